@@ -1,0 +1,140 @@
+/* The type table and fp16/bf16 conversions; per-family row conversions live
+   in dtype_simple.c and dtype_kquant.c. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+
+static const ember_dtype_info table[] = {
+    [EMBER_F32] = {"F32", 1, 4},
+    [EMBER_F16] = {"F16", 1, 2},
+    [EMBER_Q4_0] = {"Q4_0", QK, sizeof(block_q4_0)},
+    [EMBER_Q4_1] = {"Q4_1", QK, sizeof(block_q4_1)},
+    [EMBER_Q5_0] = {"Q5_0", QK, sizeof(block_q5_0)},
+    [EMBER_Q5_1] = {"Q5_1", QK, sizeof(block_q5_1)},
+    [EMBER_Q8_0] = {"Q8_0", QK, sizeof(block_q8_0)},
+    [EMBER_Q8_1] = {"Q8_1", QK, sizeof(block_q8_1)},
+    [EMBER_Q2_K] = {"Q2_K", QK_K, sizeof(block_q2_K)},
+    [EMBER_Q3_K] = {"Q3_K", QK_K, sizeof(block_q3_K)},
+    [EMBER_Q4_K] = {"Q4_K", QK_K, sizeof(block_q4_K)},
+    [EMBER_Q5_K] = {"Q5_K", QK_K, sizeof(block_q5_K)},
+    [EMBER_Q6_K] = {"Q6_K", QK_K, sizeof(block_q6_K)},
+    [EMBER_Q8_K] = {"Q8_K", QK_K, sizeof(block_q8_K)},
+    [EMBER_IQ4_NL] = {"IQ4_NL", QK, sizeof(block_iq4_nl)},
+    [EMBER_BF16] = {"BF16", 1, 2},
+};
+
+_Static_assert(sizeof(block_q4_0) == 18, "q4_0 layout");
+_Static_assert(sizeof(block_q5_0) == 22, "q5_0 layout");
+_Static_assert(sizeof(block_q8_0) == 34, "q8_0 layout");
+_Static_assert(sizeof(block_q2_K) == 84, "q2_K layout");
+_Static_assert(sizeof(block_q3_K) == 110, "q3_K layout");
+_Static_assert(sizeof(block_q4_K) == 144, "q4_K layout");
+_Static_assert(sizeof(block_q5_K) == 176, "q5_K layout");
+_Static_assert(sizeof(block_q6_K) == 210, "q6_K layout");
+_Static_assert(sizeof(block_q8_K) == 292, "q8_K layout");
+
+const ember_dtype_info *ember_dtype_get(int type)
+{
+    if (type < 0 || (size_t)type >= sizeof table / sizeof table[0] || !table[type].name)
+        return NULL;
+    return &table[type];
+}
+
+const char *ember_dtype_name(int type)
+{
+    const ember_dtype_info *i = ember_dtype_get(type);
+    return i ? i->name : "?";
+}
+
+int ember_dtype_from_name(const char *name)
+{
+    for (size_t t = 0; t < sizeof table / sizeof table[0]; t++)
+        if (table[t].name && strcasecmp(table[t].name, name) == 0)
+            return (int)t;
+    return -1;
+}
+
+size_t ember_row_bytes(int type, int64_t n)
+{
+    const ember_dtype_info *i = ember_dtype_get(type);
+    if (!i || n < 0) return 0;
+    return (size_t)(n / i->block_elems) * (size_t)i->block_bytes;
+}
+
+float ember_fp16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else {                     /* subnormal: renormalise */
+            int e = -1;
+            do { e++; man <<= 1; } while (!(man & 0x400));
+            bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | man << 13;
+    } else {
+        bits = sign | (exp + 112) << 23 | man << 13;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t ember_f32_to_fp16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    uint32_t ax = x & 0x7fffffff;
+    if (ax >= 0x7f800000u)                       /* inf / nan */
+        return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
+    if (ax >= 0x477ff000u)                       /* rounds to >= 65520: inf */
+        return (uint16_t)(sign | 0x7c00);
+    if (ax < 0x38800000u) {                      /* subnormal or zero in fp16 */
+        if (ax < 0x33000000u) return (uint16_t)sign;
+        uint32_t e = ax >> 23, m = (ax & 0x7fffff) | 0x800000;
+        int shift = 126 - (int)e;            /* to units of 2^-24 */
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((ax >> 13) - (112u << 10));
+    uint32_t rem = ax & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+
+float ember_bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t ember_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000u) return (uint16_t)((x >> 16) | 64); /* quiet nan */
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+int ember_dequantize_row(int type, const void *src, float *dst, int64_t n)
+{
+    if (ember_dequantize_row_simple(type, src, dst, n) == 0) return 0;
+    return ember_dequantize_row_kquant(type, src, dst, n);
+}
+
+int ember_quantize_row(int type, const float *src, void *dst, int64_t n)
+{
+    if (ember_quantize_row_simple(type, src, dst, n) == 0) return 0;
+    return ember_quantize_row_kquant(type, src, dst, n);
+}

@@ -1,0 +1,92 @@
+/* The type table (numbered as ggml) with reference dequantize/quantize rows
+   and the block layouts the kernels read. */
+#ifndef EMBER_DTYPE_H
+#define EMBER_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    EMBER_F32 = 0, EMBER_F16 = 1, EMBER_Q4_0 = 2, EMBER_Q4_1 = 3,
+    EMBER_Q5_0 = 6, EMBER_Q5_1 = 7, EMBER_Q8_0 = 8, EMBER_Q8_1 = 9,
+    EMBER_Q2_K = 10, EMBER_Q3_K = 11, EMBER_Q4_K = 12, EMBER_Q5_K = 13,
+    EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ4_NL = 20, EMBER_BF16 = 30,
+} ember_dtype;
+
+typedef struct {
+    const char *name;
+    int block_elems;
+    int block_bytes;
+} ember_dtype_info;
+
+#define QK 32     /* elements per simple block */
+#define QK_K 256  /* elements per K-quant super-block */
+#define K_SCALE_SIZE 12
+
+typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_q4_0;              /* 18 */
+typedef struct { uint16_t d, m; uint8_t qs[QK / 2]; } block_q4_1;           /* 20 */
+typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_0; /* 22 */
+typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_1; /* 24 */
+typedef struct { uint16_t d; int8_t qs[QK]; } block_q8_0;                   /* 34 */
+typedef struct { uint16_t d, s; int8_t qs[QK]; } block_q8_1;                /* 36 */
+typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_iq4_nl;            /* 18 */
+
+typedef struct {                    /* 84 */
+    uint8_t scales[QK_K / 16];
+    uint8_t qs[QK_K / 4];
+    uint16_t d, dmin;
+} block_q2_K;
+typedef struct {                    /* 110 */
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12];
+    uint16_t d;
+} block_q3_K;
+typedef struct {                    /* 144 */
+    uint16_t d, dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qs[QK_K / 2];
+} block_q4_K;
+typedef struct {                    /* 176 */
+    uint16_t d, dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+} block_q5_K;
+typedef struct {                    /* 210 */
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    uint16_t d;
+} block_q6_K;
+typedef struct {                    /* 292: activations for K-quant dots */
+    float d;
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+} block_q8_K;
+
+/* NULL for a type number ember does not know. */
+const ember_dtype_info *ember_dtype_get(int type);
+const char *ember_dtype_name(int type);      /* "?" when unknown */
+int ember_dtype_from_name(const char *name); /* -1 when unknown */
+/* Bytes of a row of n elements (n must be a multiple of block_elems). */
+size_t ember_row_bytes(int type, int64_t n);
+
+float ember_fp16_to_f32(uint16_t h);
+uint16_t ember_f32_to_fp16(float f);   /* round to nearest even */
+float ember_bf16_to_f32(uint16_t h);
+uint16_t ember_f32_to_bf16(float f);   /* round to nearest even */
+
+/* Reference (scalar) conversions; n is a multiple of the block size.
+   Return 0, or -1 for a type without that conversion. */
+int ember_dequantize_row(int type, const void *src, float *dst, int64_t n);
+int ember_quantize_row(int type, const float *src, void *dst, int64_t n);
+
+/* Per-family implementations (dtype_simple.c, dtype_kquant.c). */
+int ember_dequantize_row_simple(int type, const void *src, float *dst, int64_t n);
+int ember_quantize_row_simple(int type, const float *src, void *dst, int64_t n);
+int ember_dequantize_row_kquant(int type, const void *src, float *dst, int64_t n);
+int ember_quantize_row_kquant(int type, const float *src, void *dst, int64_t n);
+
+#endif

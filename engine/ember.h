@@ -1,0 +1,152 @@
+/* libember: the public engine API.  No UI dependencies. */
+#ifndef EMBER_H
+#define EMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "memstat.h"
+
+typedef struct ember_model ember_model;
+typedef struct ember_session ember_session;
+typedef struct ember_tokenizer ember_tokenizer;
+
+typedef enum {
+    EMBER_STRATEGY_EAGER = 0,
+    EMBER_STRATEGY_COMPRESSED = 1,
+    EMBER_STRATEGY_PACKED = 2,
+} ember_strategy;
+
+const char *ember_strategy_name(ember_strategy s);
+int ember_strategy_from_name(const char *s);  /* -1 when unknown */
+
+/* Projections that the packed strategy may re-lay (bit mask). */
+enum {
+    EMBER_PROJ_Q = 1 << 0, EMBER_PROJ_K = 1 << 1, EMBER_PROJ_V = 1 << 2,
+    EMBER_PROJ_O = 1 << 3, EMBER_PROJ_GATE = 1 << 4, EMBER_PROJ_UP = 1 << 5,
+    EMBER_PROJ_DOWN = 1 << 6,
+    EMBER_PROJ_ALL = (1 << 7) - 1,
+};
+const char *ember_proj_name(int bit_index);   /* "q", "k", ... "down" */
+int ember_proj_from_name(const char *name);   /* bit mask, 0 when unknown */
+
+typedef enum {
+    EMBER_PACK_AT_LOAD = 0,
+    EMBER_PACK_BEFORE_PREFILL = 1,
+    EMBER_PACK_AFTER_PREFILL = 2,
+} ember_pack_when;
+
+typedef struct ember_plan_opts {
+    ember_strategy strategy;
+    unsigned projections;          /* EMBER_PROJ_* mask for packed */
+    ember_pack_when pack_when;
+    bool evict_source;             /* MADV_DONTNEED the packed sources */
+    bool reevict_after_prefill;    /* evict again after a generic prefill */
+    bool packed_prefill;           /* prefill runs on the packed tiles */
+    bool allow_fallback;           /* dtype without kernel -> eager for that tensor */
+    int threads;                   /* 0 = one per core */
+} ember_plan_opts;
+
+void ember_plan_opts_default(ember_plan_opts *o);  /* compressed, fallback on */
+
+/* Architecture summary of an opened model. */
+typedef struct ember_model_info {
+    char arch[32];
+    char name[128];
+    int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;
+    int n_ctx_train;
+    uint64_t n_params;
+    int dominant_dtype;            /* dtype holding most weight bytes */
+    uint64_t file_bytes;
+} ember_model_info;
+
+ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, ember_err *err);
+void ember_model_free(ember_model *m);
+const ember_model_info *ember_model_get_info(const ember_model *m);
+ember_tokenizer *ember_model_tokenizer(ember_model *m);   /* owned by the model */
+/* The GGUF chat template string, or NULL. */
+const char *ember_model_chat_template(const ember_model *m);
+
+/* ---- execution plan: one record per weight tensor ------------------- */
+
+typedef enum {
+    EMBER_REP_EAGER_F32 = 0,
+    EMBER_REP_COMPRESSED = 1,
+    EMBER_REP_PACKED_Q8X16 = 2,
+} ember_rep;
+
+const char *ember_rep_name(ember_rep r);   /* "eager-f32", "compressed", "packed-q8x16" */
+
+typedef struct ember_plan_entry {
+    char name[96];
+    int dtype;
+    int64_t ne[2];
+    ember_rep rep;
+    char kernel[48];               /* kernel name, "" for non-matmul tensors */
+    char isa[16];
+    uint64_t resident_bytes;
+    char reason[160];              /* why this representation ("" if as asked) */
+} ember_plan_entry;
+
+typedef struct ember_plan {
+    int n;
+    ember_plan_entry *e;
+    uint64_t bytes_by_rep[3];
+    int packable, packed;          /* projections eligible / actually packed */
+} ember_plan;
+
+const ember_plan *ember_model_plan(const ember_model *m);
+
+/* ---- sessions -------------------------------------------------------- */
+
+typedef struct ember_session_opts {
+    int n_ctx;                     /* 0 = min(model's, 4096) */
+    int threads;                   /* 0 = from plan opts, else one per core */
+} ember_session_opts;
+
+typedef enum {
+    EMBER_PHASE_OPENED = 0,
+    EMBER_PHASE_PACKED,
+    EMBER_PHASE_EVICTED,
+    EMBER_PHASE_PREFILL_DONE,
+    EMBER_PHASE_REEVICTED,
+    EMBER_PHASE_DECODE_DONE,
+    EMBER_PHASE_COUNT
+} ember_phase;
+
+const char *ember_phase_name(ember_phase p);
+
+typedef struct ember_stats {
+    ember_strategy strategy;
+    int n_ctx, n_past;
+    int n_prompt;                  /* tokens in the last prefill */
+    int n_decoded;                 /* tokens decoded since the last prefill */
+    double prefill_ms, decode_ms, ttft_ms, pack_ms;
+    double prefill_tps, decode_tps;
+    int packed, packable;          /* tensors */
+    unsigned packed_proj_mask;
+    bool src_evicted;
+    ember_memstat mem;             /* sampled at the call */
+    ember_memstat phase_mem[EMBER_PHASE_COUNT];
+    bool phase_seen[EMBER_PHASE_COUNT];
+} ember_stats;
+
+ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, ember_err *err);
+void ember_session_free(ember_session *s);
+/* Clears the KV cache (n_past = 0). */
+void ember_session_reset(ember_session *s);
+/* Truncates the cache to n tokens (n <= n_past). */
+void ember_session_truncate(ember_session *s, int n);
+int ember_session_n_past(const ember_session *s);
+int ember_session_n_ctx(const ember_session *s);
+/* Processes n tokens as one batch; writes the last position's logits
+   (n_vocab floats) to last_logits if non-NULL, and all rows to all_logits
+   (n * n_vocab) if non-NULL.  Fails (no write) when the context would overflow. */
+int ember_prefill(ember_session *s, const int32_t *tokens, int n,
+                  float *last_logits, float *all_logits, ember_err *err);
+int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err);
+void ember_stats_get(const ember_session *s, ember_stats *st);
+
+#endif

@@ -1,0 +1,18 @@
+/* Errors a person can act on: every fallible engine call fills one. */
+#ifndef EMBER_ERR_H
+#define EMBER_ERR_H
+
+typedef struct ember_err {
+    char msg[512];
+} ember_err;
+
+#if defined(__GNUC__)
+#define EMBER_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define EMBER_PRINTF(a, b)
+#endif
+
+/* Sets the message (when err is non-NULL) and returns -1. */
+int ember_seterr(ember_err *err, const char *fmt, ...) EMBER_PRINTF(2, 3);
+
+#endif

@@ -1,0 +1,80 @@
+/* Matrix kernels per weight format and ISA, chosen once at start by cpuid.
+ *
+ * All weight kernels share one shape:
+ *   y[t * y_stride + r] = dot(W row r, activation t)  for r in [r0, r1), t in [0, nt)
+ * W rows are `row_bytes` apart, each holding k elements in the weight dtype.
+ * Activations are quantized once per operation into the kernel's act_type
+ * (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_K for K-quants, F32 for float formats) by
+ * quantize_act; activation t starts at xq + t * xq_stride bytes.
+ *
+ * Numerics: integer formats compute each block's (or sub-block's) integer
+ * dot exactly in int32, then fold it into the row's single f32 accumulator
+ * with fmaf() in block order.  SIMD variants keep that order, so they are
+ * bit-identical to the scalar oracle (and packed == compressed for Q8_0).
+ */
+#ifndef EMBER_KERNELS_H
+#define EMBER_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { EMBER_ISA_SCALAR = 0, EMBER_ISA_AVX2 = 1, EMBER_ISA_AVX512 = 2 } ember_isa;
+
+/* Highest ISA this CPU (and build) supports; EMBER_ISA=scalar|avx2|avx512 in
+   the environment lowers it (tests use that to compare paths). */
+ember_isa ember_cpu_isa(void);
+const char *ember_isa_name(ember_isa isa);
+/* True when the CPU has AVX-512 F/BW/VL and VNNI (packed Q8_0 needs it). */
+int ember_cpu_has_vnni512(void);
+
+typedef void (*ember_quantize_act_fn)(const float *x, void *xq, int64_t k);
+typedef void (*ember_matmul_fn)(const void *w, size_t row_bytes, int64_t k,
+                                int r0, int r1,
+                                const void *xq, size_t xq_stride, int nt,
+                                float *y, size_t y_stride);
+
+typedef struct {
+    const char *name;        /* e.g. "q8_0_avx512vnni" */
+    ember_isa isa;
+    int wtype;               /* weight dtype */
+    int act_type;            /* EMBER_Q8_0, EMBER_Q8_K or EMBER_F32 */
+    ember_quantize_act_fn quantize_act;
+    ember_matmul_fn matmul;  /* handles any nt >= 1 (GEMV when nt == 1) */
+} ember_kernel;
+
+/* Best kernel for this weight dtype at or below `isa`; NULL if the dtype has
+   no native kernel (the plan then falls back to eager). */
+const ember_kernel *ember_kernel_find(int wtype, ember_isa isa);
+/* Bytes of one quantized activation row of k elements in act_type. */
+size_t ember_act_bytes(int act_type, int64_t k);
+
+/* Per-family registration (kernels_simple*.c, kernels_kquant*.c). Each
+   returns its kernel for (wtype, exact isa) or NULL. */
+const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa);
+const ember_kernel *ember_kernels_kquant(int wtype, ember_isa isa);
+
+/* ---- packed Q8_0: 16-row tiles (DESIGN.md "Packed Q8_0 layout") ------- */
+
+#define EMBER_PACK_ROWS 16
+#define EMBER_PACK_RECORD 544
+
+/* Bytes of the packed form of a rows x k Q8_0 matrix (rows rounded up to 16). */
+size_t ember_pack_q8_0_bytes(int rows, int64_t k);
+/* Packs tiles [t0, t1) of a Q8_0 matrix (row stride row_bytes) into dst. */
+void ember_pack_q8_0(const void *src, size_t row_bytes, int rows, int64_t k,
+                     void *dst, int t0, int t1);
+/* y as above for rows [r0, r1) (r0 a multiple of 16); xq holds Q8_0
+   activations.  Bit-identical to the compressed Q8_0 kernel. */
+typedef void (*ember_packed_matmul_fn)(const void *packed, int rows, int64_t k,
+                                       int r0, int r1,
+                                       const void *xq, size_t xq_stride, int nt,
+                                       float *y, size_t y_stride);
+/* NULL when the CPU cannot run it (no AVX-512 VNNI). A scalar reference
+   (ember_packed_matmul_ref) exists for tests on any CPU. */
+ember_packed_matmul_fn ember_packed_matmul_get(void);
+void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
+                             int r0, int r1,
+                             const void *xq, size_t xq_stride, int nt,
+                             float *y, size_t y_stride);
+
+#endif

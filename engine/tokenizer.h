@@ -1,0 +1,57 @@
+/* Tokenizers from GGUF metadata: byte-level BPE (llama-bpe, qwen2 and
+   other pre-tokenizers) and SentencePiece (llama). */
+#ifndef EMBER_TOKENIZER_H
+#define EMBER_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "gguf.h"
+
+typedef struct ember_tokenizer ember_tokenizer;
+
+/* Builds the tokenizer from a file's tokenizer.* keys. */
+ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err);
+void ember_tokenizer_free(ember_tokenizer *t);
+
+int ember_tok_n_vocab(const ember_tokenizer *t);
+int32_t ember_tok_bos(const ember_tokenizer *t);   /* -1 if none */
+int32_t ember_tok_eos(const ember_tokenizer *t);   /* -1 if none */
+bool ember_tok_add_bos(const ember_tokenizer *t);
+/* True for EOS, EOT (<|eot_id|>, <|im_end|>, <|end_of_text|> ...). */
+bool ember_tok_is_eog(const ember_tokenizer *t, int32_t id);
+/* Id of an exact token string (e.g. "<|im_start|>"), or -1. */
+int32_t ember_tok_find(const ember_tokenizer *t, const char *piece);
+
+/* Tokenizes text (len bytes).  add_bos: prepend BOS when the vocabulary has
+   one and wants it; parse_special: recognise special/control token strings
+   in the text.  Returns the count (may exceed cap: call again with a larger
+   buffer), or -1 with err set. */
+int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len,
+                   bool add_bos, bool parse_special,
+                   int32_t *out, int cap, ember_err *err);
+
+/* The raw bytes of one token's piece (byte-level BPE decoded, SentencePiece
+   spaces restored, <0xXX> as the byte).  Returns the length written
+   (truncated to cap), or -1 for an out-of-range id. */
+int ember_token_bytes(const ember_tokenizer *t, int32_t id, char *buf, int cap);
+/* The token's string as stored in the vocabulary (for `ember tokenize`). */
+const char *ember_token_text(const ember_tokenizer *t, int32_t id);
+
+/* Streaming detokenizer: emits only complete UTF-8 characters; invalid
+   sequences become U+FFFD. */
+typedef struct ember_detok {
+    unsigned char pending[8];
+    int n_pending;
+} ember_detok;
+
+void ember_detok_init(ember_detok *d);
+/* Appends the printable text for `id` to out (NUL-terminated, at most cap-1
+   bytes; 64 is always enough).  Control tokens produce nothing. Returns bytes written. */
+int ember_detok_push(ember_detok *d, const ember_tokenizer *t, int32_t id, char *out, int cap);
+/* Flushes a dangling partial character as U+FFFD. */
+int ember_detok_flush(ember_detok *d, char *out, int cap);
+
+#endif

@@ -1,0 +1,53 @@
+/* ember: dispatch to subcommands. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: ember [-m MODEL] [options]       open the chat on MODEL\n"
+        "       ember COMMAND [options]\n"
+        "\n"
+        "Commands:\n"
+        "  chat       the full-screen chat (the default when -m is given)\n"
+        "  run        generate from a prompt, print text and stats\n"
+        "  eval       write logits for a prompt (golden comparisons)\n"
+        "  inspect    show a GGUF file's metadata, tensors and execution plan\n"
+        "  tokenize   print the token ids of a text\n"
+        "  synth      write a random-weight model of a known shape\n"
+        "  bench      measure prefill / decode speed and memory\n"
+        "  profiles   list and show YAML profiles\n"
+        "\n"
+        "  -h, --help      this help;  ember COMMAND --help for a command's options\n"
+        "  -V, --version   print the version\n"
+        "\n"
+        "See ember(1) and ember-profile(5).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *c = argv[1];
+    if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(c, "-V") || !strcmp(c, "--version")) {
+        printf("ember %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
+        {"inspect", cmd_inspect},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "ember: unknown command '%s' (try ember --help)\n", c);
+    return 2;
+}
