@@ -26,4 +26,9 @@ const char *ember_chat_kind_name(ember_chat_kind k);
 char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
                         int add_generation_prompt);
 
+/* The system message a template inserts when the conversation has none
+   (Qwen2/2.5: "You are Qwen, created by Alibaba Cloud. ..."), as a
+   malloc'd string, or NULL when the template has no such default. */
+char *ember_chat_default_system(const char *jinja);
+
 #endif

@@ -1,5 +1,258 @@
-/* STUB: replaced by the simple-block family (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL). */
+/* Reference row conversions for the simple 32-element block formats and the
+   plain float types.  Bit layouts and rounding follow ggml's reference
+   quantizers so files written by it round-trip exactly. */
 #include "config.h"
+
+#include <math.h>
+#include <string.h>
+
 #include "dtype.h"
-int ember_dequantize_row_simple(int type, const void *src, float *dst, int64_t n) { (void)type; (void)src; (void)dst; (void)n; return -1; }
-int ember_quantize_row_simple(int type, const float *src, void *dst, int64_t n) { (void)type; (void)src; (void)dst; (void)n; return -1; }
+
+/* IQ4_NL's non-linear code book (ggml kvalues_iq4nl). */
+static const int8_t iq4nl_values[16] = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+};
+
+static uint32_t load_qh(const uint8_t qh[4])
+{
+    return (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+}
+
+static void store_qh(uint8_t qh[4], uint32_t v)
+{
+    for (int i = 0; i < 4; i++) qh[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ggml casts x + 0.5 to int8 and clamps at the top; clamping on both sides
+   first keeps non-finite or out-of-range input from undefined conversions. */
+static int trunc_clamp(float v, int hi)
+{
+    if (!(v > 0.0f)) return 0;
+    if (v >= (float)hi) return hi;
+    return (int)v;
+}
+
+static void dequant_q4_0(const block_q4_0 *b, float *y, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d);
+        for (int j = 0; j < QK / 2; j++) {
+            y[i * QK + j] = (float)((b[i].qs[j] & 0x0f) - 8) * d;
+            y[i * QK + j + QK / 2] = (float)((b[i].qs[j] >> 4) - 8) * d;
+        }
+    }
+}
+
+static void dequant_q4_1(const block_q4_1 *b, float *y, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d), m = ember_fp16_to_f32(b[i].m);
+        for (int j = 0; j < QK / 2; j++) {
+            y[i * QK + j] = (float)(b[i].qs[j] & 0x0f) * d + m;
+            y[i * QK + j + QK / 2] = (float)(b[i].qs[j] >> 4) * d + m;
+        }
+    }
+}
+
+static void dequant_q5_0(const block_q5_0 *b, float *y, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d);
+        uint32_t qh = load_qh(b[i].qh);
+        for (int j = 0; j < QK / 2; j++) {
+            int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
+            y[i * QK + j] = (float)(((b[i].qs[j] & 0x0f) | h0 << 4) - 16) * d;
+            y[i * QK + j + QK / 2] = (float)(((b[i].qs[j] >> 4) | h1 << 4) - 16) * d;
+        }
+    }
+}
+
+static void dequant_q5_1(const block_q5_1 *b, float *y, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d), m = ember_fp16_to_f32(b[i].m);
+        uint32_t qh = load_qh(b[i].qh);
+        for (int j = 0; j < QK / 2; j++) {
+            int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
+            y[i * QK + j] = (float)((b[i].qs[j] & 0x0f) | h0 << 4) * d + m;
+            y[i * QK + j + QK / 2] = (float)((b[i].qs[j] >> 4) | h1 << 4) * d + m;
+        }
+    }
+}
+
+static void dequant_q8_0(const block_q8_0 *b, float *y, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d);
+        for (int j = 0; j < QK; j++) y[i * QK + j] = (float)b[i].qs[j] * d;
+    }
+}
+
+static void dequant_iq4_nl(const block_iq4_nl *b, float *y, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d);
+        for (int j = 0; j < QK / 2; j++) {
+            y[i * QK + j] = d * (float)iq4nl_values[b[i].qs[j] & 0x0f];
+            y[i * QK + j + QK / 2] = d * (float)iq4nl_values[b[i].qs[j] >> 4];
+        }
+    }
+}
+
+int ember_dequantize_row_simple(int type, const void *src, float *dst, int64_t n)
+{
+    if (n < 0) return -1;
+    const uint16_t *h = src;
+    switch (type) {
+    case EMBER_F32: memcpy(dst, src, (size_t)n * sizeof(float)); return 0;
+    case EMBER_F16:
+        for (int64_t i = 0; i < n; i++) dst[i] = ember_fp16_to_f32(h[i]);
+        return 0;
+    case EMBER_BF16:
+        for (int64_t i = 0; i < n; i++) dst[i] = ember_bf16_to_f32(h[i]);
+        return 0;
+    default: break;
+    }
+    if (n % QK) return -1;
+    int64_t nb = n / QK;
+    switch (type) {
+    case EMBER_Q4_0: dequant_q4_0(src, dst, nb); return 0;
+    case EMBER_Q4_1: dequant_q4_1(src, dst, nb); return 0;
+    case EMBER_Q5_0: dequant_q5_0(src, dst, nb); return 0;
+    case EMBER_Q5_1: dequant_q5_1(src, dst, nb); return 0;
+    case EMBER_Q8_0: dequant_q8_0(src, dst, nb); return 0;
+    case EMBER_IQ4_NL: dequant_iq4_nl(src, dst, nb); return 0;
+    default: return -1;
+    }
+}
+
+/* Signed value of largest magnitude: the symmetric formats map it to the
+   most negative code so the other side never clips. */
+static float signed_absmax(const float *x, int n)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < n; j++) {
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
+static void quant_q4_0(const float *x, block_q4_0 *b, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float d = signed_absmax(x, QK) / -8.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = ember_f32_to_fp16(d);
+        for (int j = 0; j < QK / 2; j++) {
+            int q0 = trunc_clamp(x[j] * id + 8.5f, 15);
+            int q1 = trunc_clamp(x[j + QK / 2] * id + 8.5f, 15);
+            b[i].qs[j] = (uint8_t)(q0 | q1 << 4);
+        }
+    }
+}
+
+static void quant_q4_1(const float *x, block_q4_1 *b, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float min = INFINITY, max = -INFINITY;
+        for (int j = 0; j < QK; j++) {
+            if (x[j] < min) min = x[j];
+            if (x[j] > max) max = x[j];
+        }
+        float d = (max - min) / 15.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = ember_f32_to_fp16(d);
+        b[i].m = ember_f32_to_fp16(min);
+        for (int j = 0; j < QK / 2; j++) {
+            int q0 = trunc_clamp((x[j] - min) * id + 0.5f, 15);
+            int q1 = trunc_clamp((x[j + QK / 2] - min) * id + 0.5f, 15);
+            b[i].qs[j] = (uint8_t)(q0 | q1 << 4);
+        }
+    }
+}
+
+static void quant_q5_0(const float *x, block_q5_0 *b, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float d = signed_absmax(x, QK) / -16.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = ember_f32_to_fp16(d);
+        uint32_t qh = 0;
+        for (int j = 0; j < QK / 2; j++) {
+            int q0 = trunc_clamp(x[j] * id + 16.5f, 31);
+            int q1 = trunc_clamp(x[j + QK / 2] * id + 16.5f, 31);
+            b[i].qs[j] = (uint8_t)((q0 & 0x0f) | (q1 & 0x0f) << 4);
+            qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
+        }
+        store_qh(b[i].qh, qh);
+    }
+}
+
+static void quant_q5_1(const float *x, block_q5_1 *b, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float min = INFINITY, max = -INFINITY;
+        for (int j = 0; j < QK; j++) {
+            if (x[j] < min) min = x[j];
+            if (x[j] > max) max = x[j];
+        }
+        float d = (max - min) / 31.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = ember_f32_to_fp16(d);
+        b[i].m = ember_f32_to_fp16(min);
+        uint32_t qh = 0;
+        for (int j = 0; j < QK / 2; j++) {
+            int q0 = trunc_clamp((x[j] - min) * id + 0.5f, 31);
+            int q1 = trunc_clamp((x[j + QK / 2] - min) * id + 0.5f, 31);
+            b[i].qs[j] = (uint8_t)((q0 & 0x0f) | (q1 & 0x0f) << 4);
+            qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
+        }
+        store_qh(b[i].qh, qh);
+    }
+}
+
+static void quant_q8_0(const float *x, block_q8_0 *b, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK; j++)
+            if (fabsf(x[j]) > amax) amax = fabsf(x[j]);
+        float d = amax / 127.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = ember_f32_to_fp16(d);
+        for (int j = 0; j < QK; j++) {
+            float v = roundf(x[j] * id);
+            /* only NaN/inf input gets here out of range; keep it defined */
+            b[i].qs[j] = (int8_t)(v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? (int)v : 0);
+        }
+    }
+}
+
+int ember_quantize_row_simple(int type, const float *src, void *dst, int64_t n)
+{
+    if (n < 0) return -1;
+    uint16_t *h = dst;
+    switch (type) {
+    case EMBER_F32: memcpy(dst, src, (size_t)n * sizeof(float)); return 0;
+    case EMBER_F16:
+        for (int64_t i = 0; i < n; i++) h[i] = ember_f32_to_fp16(src[i]);
+        return 0;
+    case EMBER_BF16:
+        for (int64_t i = 0; i < n; i++) h[i] = ember_f32_to_bf16(src[i]);
+        return 0;
+    default: break;
+    }
+    if (n % QK) return -1;
+    int64_t nb = n / QK;
+    switch (type) {
+    case EMBER_Q4_0: quant_q4_0(src, dst, nb); return 0;
+    case EMBER_Q4_1: quant_q4_1(src, dst, nb); return 0;
+    case EMBER_Q5_0: quant_q5_0(src, dst, nb); return 0;
+    case EMBER_Q5_1: quant_q5_1(src, dst, nb); return 0;
+    case EMBER_Q8_0: quant_q8_0(src, dst, nb); return 0;
+    default: return -1;
+    }
+}

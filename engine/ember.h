@@ -59,13 +59,20 @@ typedef struct ember_model_info {
     int n_ctx_train;
     uint64_t n_params;
     int dominant_dtype;            /* dtype holding most weight bytes */
+    char file_type[16];            /* general.file_type as a name ("Q4_K_M"), "" if absent */
     uint64_t file_bytes;
 } ember_model_info;
+
+/* Reads only the GGUF header: architecture, name, sizes, dtypes (for
+   profile matching before a model is loaded). */
+int ember_model_peek(const char *path, ember_model_info *info, ember_err *err);
 
 ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, ember_err *err);
 void ember_model_free(ember_model *m);
 const ember_model_info *ember_model_get_info(const ember_model *m);
 ember_tokenizer *ember_model_tokenizer(ember_model *m);   /* owned by the model */
+/* Why ember_model_tokenizer() is NULL (the file's tokenizer could not load). */
+const char *ember_model_tokenizer_error(const ember_model *m);
 /* The GGUF chat template string, or NULL. */
 const char *ember_model_chat_template(const ember_model *m);
 
@@ -148,5 +155,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n,
                   float *last_logits, float *all_logits, ember_err *err);
 int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err);
 void ember_stats_get(const ember_session *s, ember_stats *st);
+/* Records the decode-done memory snapshot (end of a generation). */
+void ember_session_mark_decode_done(ember_session *s);
 
 #endif

@@ -118,7 +118,19 @@ void gguf_w_copy_kv(gguf_writer *w, const gguf_kv *kv);
 /* Adds a tensor; data (nbytes, already in the dtype's block format) is copied. */
 void gguf_w_tensor(gguf_writer *w, const char *name, int dtype, int n_dims,
                    const int64_t *ne, const void *data, uint64_t nbytes);
-/* Writes atomically (tmp + rename). */
+/* Any scalar type (u8..f64, bool): *v is a value of that C type
+   (uint8_t, int16_t, float, double, bool, ...). */
+void gguf_w_scalar(gguf_writer *w, const char *key, gguf_type type, const void *v);
+/* A tensor whose bytes are produced at save time, so a model larger than
+   memory can be streamed to disk: fill() is called with consecutive whole
+   rows [row0, row0 + nrows) (a row = ne[0] elements in the dtype's block
+   format) and writes them to dst; it returns 0, or -1 after filling err.
+   nbytes must equal the tensor's size. */
+typedef int (*gguf_fill_fn)(void *ctx, uint64_t row0, uint64_t nrows, void *dst, ember_err *err);
+void gguf_w_tensor_cb(gguf_writer *w, const char *name, int dtype, int n_dims,
+                      const int64_t *ne, uint64_t nbytes, gguf_fill_fn fill, void *ctx);
+/* Writes atomically (tmp + rename).  Errors recorded by the calls above
+   (bad dtype or shape, duplicate tensor, out of memory) are reported here. */
 int gguf_writer_save(gguf_writer *w, const char *path, ember_err *err);
 /* Serialises into a malloc'd buffer (tests and fuzz seeds). */
 int gguf_writer_to_mem(gguf_writer *w, uint8_t **buf, size_t *size, ember_err *err);

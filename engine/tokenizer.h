@@ -34,8 +34,9 @@ int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len,
                    int32_t *out, int cap, ember_err *err);
 
 /* The raw bytes of one token's piece (byte-level BPE decoded, SentencePiece
-   spaces restored, <0xXX> as the byte).  Returns the length written
-   (truncated to cap), or -1 for an out-of-range id. */
+   spaces restored, <0xXX> as the byte; control tokens give their text).
+   Returns the length written (truncated to cap), the full length when buf
+   is NULL, or -1 for an out-of-range id. */
 int ember_token_bytes(const ember_tokenizer *t, int32_t id, char *buf, int cap);
 /* The token's string as stored in the vocabulary (for `ember tokenize`). */
 const char *ember_token_text(const ember_tokenizer *t, int32_t id);
@@ -49,8 +50,12 @@ typedef struct ember_detok {
 
 void ember_detok_init(ember_detok *d);
 /* Appends the printable text for `id` to out (NUL-terminated, at most cap-1
-   bytes; 64 is always enough).  Control tokens produce nothing. Returns bytes written. */
+   bytes; ember_tok_max_piece() is always enough - under 400 for the Llama
+   and Qwen vocabularies; characters that do not fit are dropped whole).
+   Control tokens produce nothing. Returns bytes written. */
 int ember_detok_push(ember_detok *d, const ember_tokenizer *t, int32_t id, char *out, int cap);
+/* Buffer size that always suffices for one ember_detok_push. */
+int ember_tok_max_piece(const ember_tokenizer *t);
 /* Flushes a dangling partial character as U+FFFD. */
 int ember_detok_flush(ember_detok *d, char *out, int cap);
 

@@ -1,5 +1,398 @@
-/* STUB: ember inspect is being written. */
+/* ember inspect: a GGUF file's model summary and tensor inventory, as text
+   or as one JSON object. */
 #include "config.h"
+
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
-int cmd_inspect(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "ember inspect: not yet\n"); return 1; }
+#include "dtype.h"
+#include "gguf.h"
+#include "json.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: ember inspect FILE [--tensors] [--meta] [--json]\n"
+        "\n"
+        "Shows a GGUF file's architecture, sizes, tokenizer and tensor inventory by dtype.\n"
+        "\n"
+        "  --tensors   list every tensor: name, dtype, shape, data offset, bytes\n"
+        "  --meta      list every metadata key (arrays by type and length)\n"
+        "  --json      print one JSON object instead of text\n"
+        "  -h, --help  this help\n");
+}
+
+/* Per-dtype totals, indexed by ggml type number. */
+#define N_TYPES 64
+
+typedef struct {
+    const gguf_file *f;
+    char arch[64];
+    uint64_t params;
+    uint64_t tensor_bytes;
+    uint64_t count[N_TYPES], bytes[N_TYPES];
+} summary;
+
+/* Looks up "<arch>.<suffix>" as an unsigned integer. */
+static bool arch_u64(const summary *s, const char *suffix, uint64_t *v)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", s->arch, suffix);
+    return gguf_get_u64(s->f, key, v);
+}
+
+/* The vocabulary size as the model would see it: the declared key, else the
+   token list, else the embedding's rows. */
+static bool vocab_size(const summary *s, uint64_t *v)
+{
+    if (arch_u64(s, "vocab_size", v)) return true;
+    const gguf_kv *kv = gguf_find(s->f, "tokenizer.ggml.tokens");
+    if (kv && kv->type == GGUF_T_ARRAY) {
+        *v = kv->arr_n;
+        return true;
+    }
+    const gguf_tensor *t = gguf_find_tensor(s->f, "token_embd.weight");
+    if (t && t->n_dims >= 2) {
+        *v = (uint64_t)t->ne[1];
+        return true;
+    }
+    return false;
+}
+
+/* Metadata strings are arbitrary bytes: keep terminals safe. */
+static void print_clean(FILE *out, const char *p, uint64_t n, size_t max)
+{
+    size_t k = n < max ? (size_t)n : max;
+    for (size_t i = 0; i < k; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\n') fputs("\\n", out);
+        else if (c < 0x20 || c == 0x7f) fputc('?', out);
+        else fputc(c, out);
+    }
+    if (k < n) fputs("...", out);
+}
+
+static void summarise(summary *s, const gguf_file *f)
+{
+    memset(s, 0, sizeof *s);
+    s->f = f;
+    gguf_str a;
+    if (gguf_get_str(f, "general.architecture", &a) && a.len < sizeof s->arch) {
+        memcpy(s->arch, a.ptr, (size_t)a.len);
+        s->arch[a.len] = 0;
+    }
+    for (uint64_t i = 0; i < f->n_tensors; i++) {
+        const gguf_tensor *t = &f->tensors[i];
+        uint64_t n = 1;
+        for (int d = 0; d < GGUF_MAX_DIMS; d++) n *= (uint64_t)t->ne[d];
+        s->params += n;
+        s->tensor_bytes += t->nbytes;
+        if (t->type >= 0 && t->type < N_TYPES) {
+            s->count[t->type]++;
+            s->bytes[t->type] += t->nbytes;
+        }
+    }
+}
+
+static void shape_str(const gguf_tensor *t, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (uint32_t d = 0; d < t->n_dims && o < cap; d++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%" PRId64, d ? " x " : "", t->ne[d]);
+}
+
+static const char *human(uint64_t b, char *buf, size_t cap)
+{
+    if (b >= (1ull << 30)) snprintf(buf, cap, "%.2f GiB", (double)b / (1ull << 30));
+    else if (b >= (1ull << 20)) snprintf(buf, cap, "%.2f MiB", (double)b / (1ull << 20));
+    else if (b >= 1024) snprintf(buf, cap, "%.1f KiB", (double)b / 1024);
+    else snprintf(buf, cap, "%" PRIu64 " B", b);
+    return buf;
+}
+
+static void print_kv_value(FILE *out, const gguf_kv *kv)
+{
+    switch (kv->type) {
+    case GGUF_T_STRING:
+        fputc('"', out);
+        print_clean(out, kv->v.s.ptr, kv->v.s.len, 60);
+        fputc('"', out);
+        break;
+    case GGUF_T_ARRAY:
+        fprintf(out, "[%s x %" PRIu64 "]", gguf_type_name(kv->arr_type), kv->arr_n);
+        break;
+    case GGUF_T_F32: case GGUF_T_F64: fprintf(out, "%g", kv->v.f); break;
+    case GGUF_T_BOOL: fputs(kv->v.b ? "true" : "false", out); break;
+    case GGUF_T_I8: case GGUF_T_I16: case GGUF_T_I32: case GGUF_T_I64:
+        fprintf(out, "%" PRId64, kv->v.i);
+        break;
+    default: fprintf(out, "%" PRIu64, kv->v.u); break;
+    }
+}
+
+static void text_field_u64(const char *label, const summary *s, const char *suffix)
+{
+    uint64_t v = 0;
+    bool ok = suffix ? arch_u64(s, suffix, &v) : vocab_size(s, &v);
+    if (ok) printf("%-18s%" PRIu64 "\n", label, v);
+    else printf("%-18s?\n", label);
+}
+
+static void text_field_str(const summary *s, const char *label, const char *key)
+{
+    gguf_str v;
+    printf("%-18s", label);
+    if (gguf_get_str(s->f, key, &v)) print_clean(stdout, v.ptr, v.len, 80);
+    else fputs("?", stdout);
+    fputc('\n', stdout);
+}
+
+static void print_text(const summary *s, bool tensors, bool meta)
+{
+    const gguf_file *f = s->f;
+    char b1[32], b2[32];
+    uint64_t v, v2;
+    printf("%-18s%s (%s, GGUF v%u)\n", "file:", f->path ? f->path : "-",
+           human(f->size, b1, sizeof b1), f->version);
+    printf("%-18s%s\n", "architecture:", s->arch[0] ? s->arch : "?");
+    text_field_str(s, "name:", "general.name");
+    if (s->params >= 1000000)
+        printf("%-18s%.2f M (%" PRIu64 ")\n", "parameters:", (double)s->params / 1e6, s->params);
+    else
+        printf("%-18s%" PRIu64 "\n", "parameters:", s->params);
+    text_field_u64("context length:", s, "context_length");
+    text_field_u64("embedding size:", s, "embedding_length");
+    text_field_u64("layers:", s, "block_count");
+    bool h = arch_u64(s, "attention.head_count", &v), hk = arch_u64(s, "attention.head_count_kv", &v2);
+    printf("%-18s", "heads / KV heads:");
+    if (h) printf("%" PRIu64, v); else fputs("?", stdout);
+    if (hk) printf(" / %" PRIu64 "\n", v2); else fputs(" / ?\n", stdout);
+    text_field_u64("vocab size:", s, NULL);
+    gguf_str tm, tp;
+    printf("%-18s", "tokenizer:");
+    if (gguf_get_str(f, "tokenizer.ggml.model", &tm)) print_clean(stdout, tm.ptr, tm.len, 40);
+    else fputs("none", stdout);
+    if (gguf_get_str(f, "tokenizer.ggml.pre", &tp)) {
+        fputs(" (pre ", stdout);
+        print_clean(stdout, tp.ptr, tp.len, 40);
+        fputs(")", stdout);
+    }
+    fputc('\n', stdout);
+    printf("%-18s%" PRIu64 "\n", "metadata keys:", f->n_kv);
+
+    printf("\n%" PRIu64 " tensors, %s of %s\n", f->n_tensors,
+           human(s->tensor_bytes, b1, sizeof b1), human(f->size, b2, sizeof b2));
+    if (f->n_tensors) {
+        printf("  %-8s %6s %14s %7s\n", "dtype", "count", "bytes", "share");
+        for (int t = 0; t < N_TYPES; t++) {
+            if (!s->count[t]) continue;
+            printf("  %-8s %6" PRIu64 " %14" PRIu64 " %6.2f%%\n", ember_dtype_name(t), s->count[t],
+                   s->bytes[t], f->size ? 100.0 * (double)s->bytes[t] / (double)f->size : 0.0);
+        }
+    }
+    if (tensors && f->n_tensors) {
+        printf("\n  %-32s %-6s %-22s %12s %12s\n", "name", "dtype", "shape", "offset", "bytes");
+        for (uint64_t i = 0; i < f->n_tensors; i++) {
+            const gguf_tensor *t = &f->tensors[i];
+            char shape[96];
+            shape_str(t, shape, sizeof shape);
+            printf("  %-32s %-6s %-22s %#12" PRIx64 " %12" PRIu64 "\n", t->name_z,
+                   ember_dtype_name(t->type), shape, t->file_offset, t->nbytes);
+        }
+    }
+    if (meta) {
+        printf("\nmetadata:\n");
+        for (uint64_t i = 0; i < f->n_kv; i++) {
+            const gguf_kv *kv = &f->kv[i];
+            fputs("  ", stdout);
+            print_clean(stdout, kv->key.ptr, kv->key.len, 120);
+            printf(" (%s) = ", gguf_type_name(kv->type));
+            print_kv_value(stdout, kv);
+            fputc('\n', stdout);
+        }
+    }
+}
+
+static void json_opt_u64(json_w *j, const char *key, const summary *s, const char *suffix)
+{
+    uint64_t v = 0;
+    bool ok = suffix ? arch_u64(s, suffix, &v) : vocab_size(s, &v);
+    json_key(j, key);
+    if (ok) json_u64(j, v);
+    else json_null(j);
+}
+
+static void json_opt_str(json_w *j, const summary *s, const char *key, const char *gkey)
+{
+    gguf_str v;
+    json_key(j, key);
+    if (gguf_get_str(s->f, gkey, &v)) json_strn(j, v.ptr, (size_t)v.len);
+    else json_null(j);
+}
+
+static void json_kv_value(json_w *j, const gguf_kv *kv)
+{
+    switch (kv->type) {
+    case GGUF_T_STRING: json_strn(j, kv->v.s.ptr, (size_t)kv->v.s.len); break;
+    case GGUF_T_ARRAY:
+        json_obj_begin(j);
+        json_kv_str(j, "array_of", gguf_type_name(kv->arr_type));
+        json_kv_u64(j, "count", kv->arr_n);
+        json_obj_end(j);
+        break;
+    case GGUF_T_F32: case GGUF_T_F64: json_f64(j, kv->v.f); break;
+    case GGUF_T_BOOL: json_bool(j, kv->v.b); break;
+    case GGUF_T_I8: case GGUF_T_I16: case GGUF_T_I32: case GGUF_T_I64: json_i64(j, kv->v.i); break;
+    default: json_u64(j, kv->v.u); break;
+    }
+}
+
+static int print_json(const summary *s, bool tensors, bool meta)
+{
+    const gguf_file *f = s->f;
+    uint64_t v;
+    json_w j;
+    json_init(&j, stdout, true);
+    json_obj_begin(&j);
+    json_kv_str(&j, "file", f->path);
+    json_kv_u64(&j, "file_bytes", f->size);
+    json_kv_u64(&j, "gguf_version", f->version);
+    json_kv_u64(&j, "alignment", f->alignment);
+    json_key(&j, "architecture");
+    if (s->arch[0]) json_str(&j, s->arch);
+    else json_null(&j);
+    json_opt_str(&j, s, "name", "general.name");
+    json_kv_u64(&j, "parameters", s->params);
+    json_opt_u64(&j, "context_length", s, "context_length");
+    json_opt_u64(&j, "embedding_length", s, "embedding_length");
+    json_opt_u64(&j, "block_count", s, "block_count");
+    json_opt_u64(&j, "head_count", s, "attention.head_count");
+    json_opt_u64(&j, "head_count_kv", s, "attention.head_count_kv");
+    json_opt_u64(&j, "vocab_size", s, NULL);
+    json_opt_str(&j, s, "tokenizer_model", "tokenizer.ggml.model");
+    json_opt_str(&j, s, "tokenizer_pre", "tokenizer.ggml.pre");
+    json_key(&j, "file_type");
+    if (gguf_get_u64(f, "general.file_type", &v)) json_u64(&j, v);
+    else json_null(&j);
+    json_kv_u64(&j, "kv_count", f->n_kv);
+    json_kv_u64(&j, "tensor_count", f->n_tensors);
+    json_kv_u64(&j, "tensor_bytes", s->tensor_bytes);
+    json_key(&j, "dtypes");
+    json_obj_begin(&j);
+    for (int t = 0; t < N_TYPES; t++) {
+        if (!s->count[t]) continue;
+        json_key(&j, ember_dtype_name(t));
+        json_obj_begin(&j);
+        json_kv_u64(&j, "count", s->count[t]);
+        json_kv_u64(&j, "bytes", s->bytes[t]);
+        json_kv_fixed(&j, "share", f->size ? (double)s->bytes[t] / (double)f->size : 0.0, 6);
+        json_obj_end(&j);
+    }
+    json_obj_end(&j);
+    if (tensors) {
+        json_key(&j, "tensors");
+        json_arr_begin(&j);
+        for (uint64_t i = 0; i < f->n_tensors; i++) {
+            const gguf_tensor *t = &f->tensors[i];
+            json_obj_begin(&j);
+            json_kv_str(&j, "name", t->name_z);
+            json_kv_str(&j, "dtype", ember_dtype_name(t->type));
+            json_key(&j, "shape");
+            json_arr_begin(&j);
+            for (uint32_t d = 0; d < t->n_dims; d++) json_i64(&j, t->ne[d]);
+            json_arr_end(&j);
+            json_kv_u64(&j, "offset", t->offset);
+            json_kv_u64(&j, "file_offset", t->file_offset);
+            json_kv_u64(&j, "bytes", t->nbytes);
+            json_obj_end(&j);
+        }
+        json_arr_end(&j);
+    }
+    if (meta) {
+        json_key(&j, "metadata");
+        json_obj_begin(&j);
+        for (uint64_t i = 0; i < f->n_kv; i++) {
+            const gguf_kv *kv = &f->kv[i];
+            /* keys are validated UTF-8 without NUL by the reader */
+            char *k = strndup(kv->key.ptr, (size_t)kv->key.len);
+            if (!k) continue;
+            json_key(&j, k);
+            free(k);
+            json_kv_value(&j, kv);
+        }
+        json_obj_end(&j);
+    }
+    json_obj_end(&j);
+    return json_finish(&j);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool tensors = false, json = false, meta = false, plan = false;
+    const char *strategy = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--tensors")) {
+            tensors = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--meta")) {
+            meta = true;
+        } else if (!strcmp(a, "--plan")) {
+            plan = true;
+        } else if (!strcmp(a, "--strategy")) {
+            if (++i >= argc) {
+                fprintf(stderr, "ember inspect: --strategy needs a value\n");
+                return 2;
+            }
+            strategy = argv[i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "ember inspect: unknown option '%s' (try ember inspect --help)\n", a);
+            return 2;
+        } else if (path) {
+            fprintf(stderr, "ember inspect: one FILE only ('%s' and '%s' given)\n", path, a);
+            return 2;
+        } else {
+            path = a;
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        return 2;
+    }
+    /* --plan [--strategy S]: the execution plan (per-tensor representation,
+       kernel and bytes) belongs to the weights module; it is printed here
+       once that module exists. */
+    if (plan || strategy) {
+        fprintf(stderr, "ember inspect: --plan is not available in this build yet\n");
+        return 2;
+    }
+    ember_err err = {{0}};
+    gguf_file *f = gguf_open(path, &err);
+    if (!f) {
+        fprintf(stderr, "ember inspect: %s\n", err.msg);  /* the message names the file */
+        return 1;
+    }
+    summary s;
+    summarise(&s, f);
+    int rc = 0;
+    if (json) {
+        if (print_json(&s, tensors, meta)) {
+            fprintf(stderr, "ember inspect: writing JSON failed\n");
+            rc = 1;
+        }
+    } else {
+        print_text(&s, tensors, meta);
+        if (fflush(stdout) != 0) rc = 1;
+    }
+    gguf_close(f);
+    return rc;
+}

@@ -45,6 +45,11 @@ int main(int argc, char **argv)
     }
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"inspect", cmd_inspect},
+        {"synth", cmd_synth},
+        {"run", cmd_run},
+        {"eval", cmd_eval},
+        {"tokenize", cmd_tokenize},
+        {"profiles", cmd_profiles},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

@@ -1,4 +1,149 @@
-/* STUB: replaced by the simple-format kernels. */
+/* Simple-format kernels: activation quantizers, the scalar oracles that
+   define the numerics (kernels.h), and the per-ISA registration. */
 #include "config.h"
-#include "kernels.h"
-const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa) { (void)wtype; (void)isa; return NULL; }
+
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels_simple.h"
+
+void ember_q8_0_quantize_act(const float *x, void *xq, int64_t k)
+{
+    ember_quantize_row_simple(EMBER_Q8_0, x, xq, k);
+}
+
+void ember_f32_quantize_act(const float *x, void *xq, int64_t k)
+{
+    memcpy(xq, x, (size_t)k * sizeof(float));
+}
+
+/* ---- integer formats: per block int32 dot, one fmaf per block --------- */
+
+typedef void (*unpack_fn)(const uint8_t *blk, int8_t q[QK]);
+
+static void unpack_q8_0(const uint8_t *blk, int8_t q[QK])
+{
+    memcpy(q, blk + 2, QK);
+}
+
+static void unpack_q4_0(const uint8_t *blk, int8_t q[QK])
+{
+    const uint8_t *qs = blk + 2;
+    for (int j = 0; j < QK / 2; j++) {
+        q[j] = (int8_t)((qs[j] & 0x0f) - 8);
+        q[j + QK / 2] = (int8_t)((qs[j] >> 4) - 8);
+    }
+}
+
+static void unpack_q5_0(const uint8_t *blk, int8_t q[QK])
+{
+    const uint8_t *qh = blk + 2, *qs = blk + 6;
+    uint32_t h = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+    for (int j = 0; j < QK / 2; j++) {
+        q[j] = (int8_t)(((qs[j] & 0x0f) | ((h >> j) & 1) << 4) - 16);
+        q[j + QK / 2] = (int8_t)(((qs[j] >> 4) | ((h >> (j + 16)) & 1) << 4) - 16);
+    }
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static void matmul_int_scalar(unpack_fn unpack, size_t block_bytes, EMBER_MATMUL_ARGS)
+{
+    int64_t nb = k / QK;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *wr = (const uint8_t *)w + (size_t)r * row_bytes;
+        for (int t = 0; t < nt; t++) {
+            const block_q8_0 *xb = (const block_q8_0 *)((const uint8_t *)xq + (size_t)t * xq_stride);
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = wr + (size_t)b * block_bytes;
+                int8_t q[QK];
+                unpack(blk, q);
+                int32_t isum = 0;
+                for (int j = 0; j < QK; j++) isum += (int32_t)q[j] * xb[b].qs[j];
+                float s = ember_fp16_to_f32(rd16(blk)) * ember_fp16_to_f32(xb[b].d);
+                acc = fmaf((float)isum, s, acc);
+            }
+            y[(size_t)t * y_stride + r] = acc;
+        }
+    }
+}
+
+void ember_matmul_q8_0_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_int_scalar(unpack_q8_0, sizeof(block_q8_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_matmul_q4_0_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_int_scalar(unpack_q4_0, sizeof(block_q4_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_matmul_q5_0_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_int_scalar(unpack_q5_0, sizeof(block_q5_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+/* ---- float formats: double accumulation makes the oracle the accurate one */
+
+static float elem_f32(const void *p, int64_t i) { float f; memcpy(&f, (const char *)p + 4 * i, 4); return f; }
+static float elem_f16(const void *p, int64_t i) { return ember_fp16_to_f32(rd16((const uint8_t *)p + 2 * i)); }
+static float elem_bf16(const void *p, int64_t i) { return ember_bf16_to_f32(rd16((const uint8_t *)p + 2 * i)); }
+
+static void matmul_float_scalar(float (*elem)(const void *, int64_t), EMBER_MATMUL_ARGS)
+{
+    for (int r = r0; r < r1; r++) {
+        const void *wr = (const uint8_t *)w + (size_t)r * row_bytes;
+        for (int t = 0; t < nt; t++) {
+            const float *x = (const float *)((const uint8_t *)xq + (size_t)t * xq_stride);
+            double acc = 0.0;
+            for (int64_t i = 0; i < k; i++) acc += (double)elem(wr, i) * x[i];
+            y[(size_t)t * y_stride + r] = (float)acc;
+        }
+    }
+}
+
+void ember_matmul_f32_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_float_scalar(elem_f32, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_matmul_f16_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_float_scalar(elem_f16, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_matmul_bf16_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_float_scalar(elem_bf16, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+#define KQ(wt, nm, isa, isaname) \
+    {#nm "_" #isaname, isa, wt, EMBER_Q8_0, ember_q8_0_quantize_act, ember_matmul_##nm##_##isaname}
+#define KF(wt, nm, isa, isaname) \
+    {#nm "_" #isaname, isa, wt, EMBER_F32, ember_f32_quantize_act, ember_matmul_##nm##_##isaname}
+#define KSET(isa, isaname) \
+    KQ(EMBER_Q8_0, q8_0, isa, isaname), KQ(EMBER_Q4_0, q4_0, isa, isaname), \
+    KQ(EMBER_Q5_0, q5_0, isa, isaname), KF(EMBER_F32, f32, isa, isaname),  \
+    KF(EMBER_F16, f16, isa, isaname), KF(EMBER_BF16, bf16, isa, isaname)
+
+static const ember_kernel table[] = {
+    KSET(EMBER_ISA_SCALAR, scalar),
+#ifdef EMBER_SIMD
+    KSET(EMBER_ISA_AVX2, avx2),
+    KSET(EMBER_ISA_AVX512, avx512),
+#endif
+};
+
+const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].wtype == wtype && table[i].isa == isa) return &table[i];
+    return NULL;
+}

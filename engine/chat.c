@@ -1,0 +1,180 @@
+/* Chat templates: the three families recognised from the Jinja source are
+   rendered by hand, character for character as their templates produce
+   them (minus the leading BOS, which the tokenizer adds). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat.h"
+
+ember_chat_kind ember_chat_detect(const char *jinja, int *known)
+{
+    ember_chat_kind k = EMBER_CHAT_CHATML;
+    int ok = 0;
+    if (jinja) {
+        if (strstr(jinja, "<|start_header_id|>")) {
+            k = EMBER_CHAT_LLAMA3;
+            ok = 1;
+        } else if (strstr(jinja, "<|im_start|>")) {
+            k = EMBER_CHAT_CHATML;
+            ok = 1;
+        } else if (strstr(jinja, "[INST]")) {
+            k = EMBER_CHAT_LLAMA2;
+            ok = 1;
+        }
+    }
+    if (known) *known = ok;
+    return k;
+}
+
+const char *ember_chat_kind_name(ember_chat_kind k)
+{
+    switch (k) {
+    case EMBER_CHAT_CHATML: return "chatml";
+    case EMBER_CHAT_LLAMA3: return "llama3";
+    case EMBER_CHAT_LLAMA2: return "llama2";
+    }
+    return "unknown";
+}
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} buf;
+
+static void put_n(buf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->n + n + 1) nc *= 2;
+        char *q = realloc(b->p, nc);
+        if (!q) {
+            b->oom = true;
+            return;
+        }
+        b->p = q;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void put(buf *b, const char *s) { put_n(b, s, strlen(s)); }
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* Jinja's |trim and Python's str.strip() on ASCII whitespace. */
+static void put_trimmed(buf *b, const char *s)
+{
+    size_t n = strlen(s), a = 0;
+    while (a < n && is_space(s[a])) a++;
+    while (n > a && is_space(s[n - 1])) n--;
+    put_n(b, s + a, n - a);
+}
+
+static const char *str_or_empty(const char *s) { return s ? s : ""; }
+
+static void render_llama2(buf *b, const ember_chat_msg *msgs, size_t n)
+{
+    /* The Llama 2 template folds a leading system message into the first
+       user turn; later system messages have no place in it and are left
+       out (the template itself raises an error on them). */
+    const char *sys = NULL;
+    size_t start = 0;
+    if (n > 0 && msgs[0].role && !strcmp(msgs[0].role, "system")) {
+        sys = str_or_empty(msgs[0].content);
+        start = 1;
+    }
+    for (size_t i = start; i < n; i++) {
+        const char *role = str_or_empty(msgs[i].role), *content = str_or_empty(msgs[i].content);
+        bool first = i == start;
+        if (!strcmp(role, "user")) {
+            if (!first) put(b, "<s>");
+            put(b, "[INST] ");
+            if (first && sys) {
+                /* strip() applies to "<<SYS>>...content": only the user
+                   text's trailing and the whole's leading space go. */
+                buf tmp = {0};
+                put(&tmp, "<<SYS>>\n");
+                put(&tmp, sys);
+                put(&tmp, "\n<</SYS>>\n\n");
+                put(&tmp, content);
+                if (tmp.oom) b->oom = true;
+                else put_trimmed(b, tmp.p);
+                free(tmp.p);
+            } else {
+                put_trimmed(b, content);
+            }
+            put(b, " [/INST]");
+        } else if (!strcmp(role, "assistant")) {
+            put(b, " ");
+            put_trimmed(b, content);
+            put(b, " </s>");
+        }
+    }
+}
+
+char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
+                        int add_generation_prompt)
+{
+    buf b = {0};
+    put(&b, "");
+    switch (k) {
+    case EMBER_CHAT_LLAMA3:
+        for (size_t i = 0; i < n; i++) {
+            put(&b, "<|start_header_id|>");
+            put(&b, str_or_empty(msgs[i].role));
+            put(&b, "<|end_header_id|>\n\n");
+            put_trimmed(&b, str_or_empty(msgs[i].content));
+            put(&b, "<|eot_id|>");
+        }
+        if (add_generation_prompt) put(&b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+        break;
+    case EMBER_CHAT_LLAMA2:
+        render_llama2(&b, msgs, n);
+        break;
+    case EMBER_CHAT_CHATML:
+    default:
+        for (size_t i = 0; i < n; i++) {
+            put(&b, "<|im_start|>");
+            put(&b, str_or_empty(msgs[i].role));
+            put(&b, "\n");
+            put(&b, str_or_empty(msgs[i].content));
+            put(&b, "<|im_end|>\n");
+        }
+        if (add_generation_prompt) put(&b, "<|im_start|>assistant\n");
+        break;
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+char *ember_chat_default_system(const char *jinja)
+{
+    /* Qwen2/2.5 templates emit a fixed system turn when the conversation
+       has none: '<|im_start|>system\nYou are ...<|im_end|>\n' as a Jinja
+       string literal (escapes written as backslash-n). */
+    static const char open[] = "<|im_start|>system\\n";
+    if (!jinja) return NULL;
+    for (const char *p = strstr(jinja, open); p; p = strstr(p + 1, open)) {
+        const char *s = p + sizeof open - 1;
+        const char *e = strstr(s, "<|im_end|>");
+        if (!e || e == s) continue;
+        size_t n = (size_t)(e - s);
+        if (memchr(s, '\'', n) || memchr(s, '"', n) || memchr(s, '{', n) || memchr(s, '\n', n)) continue;
+        char *out = malloc(n + 1);
+        if (!out) return NULL;
+        memcpy(out, s, n);
+        out[n] = 0;
+        return out;
+    }
+    return NULL;
+}

@@ -1,0 +1,385 @@
+/* The transformer forward pass over one preallocated workspace.  Matrix
+   products go through the per-weight kernels on the persistent pool; the
+   numerics follow the reference (DESIGN.md): activations quantized once per
+   input and shared by Q/K/V and gate/up, fp16 KV cache, q and softmax
+   weights rounded to fp16 as the reference's f16 products do. */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "session.h"
+#include "simd.h"
+
+static float f16tab[65536];
+static pthread_once_t f16once = PTHREAD_ONCE_INIT;
+
+static void f16init(void)
+{
+    for (unsigned i = 0; i < 65536; i++) f16tab[i] = ember_fp16_to_f32((uint16_t)i);
+}
+
+void ember_forward_init(void) { pthread_once(&f16once, f16init); }
+
+static inline float f16r(float x) { return f16tab[ember_f32_to_fp16(x)]; }
+
+/* ---- fp16 vector helpers (attention) ---------------------------------- */
+
+static float dot_f16_ref(const uint16_t *k, const float *q, int n)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++) s += f16tab[k[i]] * q[i];
+    return s;
+}
+
+static void axpy_f16_ref(float *y, const uint16_t *v, float a, int n)
+{
+    for (int i = 0; i < n; i++) y[i] += a * f16tab[v[i]];
+}
+
+#ifdef EMBER_SIMD
+EMBER_TARGET_AVX2 static float dot_f16_avx2(const uint16_t *k, const float *q, int n)
+{
+    __m256 acc = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i))),
+                              _mm256_loadu_ps(q + i), acc);
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    s = _mm_hadd_ps(s, s);
+    s = _mm_hadd_ps(s, s);
+    float r = _mm_cvtss_f32(s);
+    for (; i < n; i++) r += f16tab[k[i]] * q[i];
+    return r;
+}
+
+EMBER_TARGET_AVX2 static void axpy_f16_avx2(float *y, const uint16_t *v, float a, int n)
+{
+    __m256 va = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + i))),
+                                                _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] += a * f16tab[v[i]];
+}
+#endif
+
+static float (*dot_f16)(const uint16_t *, const float *, int) = dot_f16_ref;
+static void (*axpy_f16)(float *, const uint16_t *, float, int) = axpy_f16_ref;
+
+static void pick_simd(void)
+{
+#ifdef EMBER_SIMD
+    if (ember_cpu_isa() >= EMBER_ISA_AVX2) {
+        dot_f16 = dot_f16_avx2;
+        axpy_f16 = axpy_f16_avx2;
+    }
+#endif
+}
+
+/* ---- matrix products on the pool ---------------------------------------- */
+
+typedef struct {
+    const ember_weight *w;
+    const void *xq;
+    size_t xq_stride;
+    float *y;
+    int n_chunks, chunk;
+    bool packed;
+} mm_item;
+
+typedef struct {
+    mm_item it[3];
+    int n_items, nt;
+    ember_packed_matmul_fn packed_fn;
+    atomic_int next;
+} mm_job;
+
+static void mm_run(void *ctx, int ith, int nth)
+{
+    (void)ith; (void)nth;
+    mm_job *j = ctx;
+    int total = 0;
+    for (int i = 0; i < j->n_items; i++) total += j->it[i].n_chunks;
+    for (;;) {
+        int c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (c >= total) break;
+        int i = 0;
+        while (c >= j->it[i].n_chunks) c -= j->it[i++].n_chunks;
+        const mm_item *m = &j->it[i];
+        const ember_weight *w = m->w;
+        int r0 = c * m->chunk, r1 = r0 + m->chunk;
+        if (r1 > w->out) r1 = (int)w->out;
+        size_t ys = (size_t)w->out;
+        if (m->packed)
+            j->packed_fn(w->packed, (int)w->out, w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, ys);
+        else if (w->rep == EMBER_REP_EAGER_F32)
+            w->kern->matmul(w->f32, (size_t)w->in * 4, w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, ys);
+        else
+            w->kern->matmul(w->data, w->row_bytes, w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, ys);
+    }
+}
+
+typedef struct {
+    ember_session *s;
+    const float *x;
+    int nt, k;
+    int act_type;
+    ember_quantize_act_fn fn;
+    uint8_t *out;
+    size_t stride;
+} q_job;
+
+static void q_run(void *ctx, int ith, int nth)
+{
+    q_job *j = ctx;
+    for (int t = ith; t < j->nt; t += nth)
+        j->fn(j->x + (size_t)t * j->k, j->out + (size_t)t * j->stride, j->k);
+}
+
+/* Activations for weight w from x (nt rows of w->in floats); quantized once
+   per (input, activation type) and reused by the next weight on the same input. */
+static const void *prep_act(ember_session *s, const ember_weight *w, const float *x, int nt, size_t *stride)
+{
+    const ember_kernel *k = w->kern;
+    if (k->act_type == EMBER_F32) {
+        *stride = (size_t)w->in * 4;
+        return x;
+    }
+    bool q8k = k->act_type == EMBER_Q8_K;
+    uint8_t *buf = q8k ? s->xqk : s->xq8;
+    const float **src = q8k ? &s->xqk_src : &s->xq8_src;
+    int *kk = q8k ? &s->xqk_k : &s->xq8_k, *nn = q8k ? &s->xqk_nt : &s->xq8_nt;
+    *stride = ember_act_bytes(k->act_type, w->in);
+    if (*src != x || *kk != w->in || *nn != nt) {
+        q_job j = {s, x, nt, (int)w->in, k->act_type, k->quantize_act, buf, *stride};
+        if (nt >= 4) ember_pool_run(s->pool, q_run, &j);
+        else q_run(&j, 0, 1);
+        *src = x;
+        *kk = (int)w->in;
+        *nn = nt;
+    }
+    return buf;
+}
+
+/* Invalidates cached activations (their source buffer was overwritten). */
+static void act_dirty(ember_session *s) { s->xq8_src = s->xqk_src = NULL; }
+
+static bool use_packed(const ember_session *s, const ember_weight *w, int nt)
+{
+    if (w->rep != EMBER_REP_PACKED_Q8X16 || !w->packed) return false;
+    return nt == 1 || s->m->opts.packed_prefill || !s->in_prefill;
+}
+
+/* y_i = W_i x for up to three weights sharing the input x. */
+static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt)
+{
+    mm_job j;
+    memset(&j, 0, sizeof j);
+    j.nt = nt;
+    j.n_items = n;
+    j.packed_fn = s->m->packed_fn;
+    int nth = ember_pool_size(s->pool);
+    for (int i = 0; i < n; i++) {
+        mm_item *it = &j.it[i];
+        it->w = ws[i];
+        it->y = ys[i];
+        it->packed = use_packed(s, ws[i], nt);
+        it->xq = prep_act(s, ws[i], x, nt, &it->xq_stride);  /* packed: kern is Q8_0's */
+        /* chunks of 16 rows (the packed tile), about 4 per thread per item */
+        int rows = (int)ws[i]->out;
+        int chunk = (rows + nth * 4 - 1) / (nth * 4);
+        chunk = (chunk + 15) / 16 * 16;
+        if (chunk < 16) chunk = 16;
+        it->chunk = chunk;
+        it->n_chunks = (rows + chunk - 1) / chunk;
+    }
+    atomic_init(&j.next, 0);
+    ember_pool_run(s->pool, mm_run, &j);
+}
+
+static void matmul(ember_session *s, const ember_weight *w, float *y, const float *x, int nt)
+{
+    matmul_n(s, &w, &y, 1, x, nt);
+}
+
+/* ---- element-wise pieces ------------------------------------------------- */
+
+static void rmsnorm(float *out, const float *x, const float *wt, int n, float eps)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += (double)(x[i] * x[i]);  /* f32 product, f64 sum: as the reference */
+    float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+    for (int i = 0; i < n; i++) out[i] = x[i] * scale * wt[i];
+}
+
+/* Rotates the n_rot leading dims of every head in v (nh heads of hd). */
+static void rope(const ember_model *m, float *v, int nh, int hd, int pos)
+{
+    const int nr = m->n_rot;
+    float theta_scale = powf(m->rope_base, -2.0f / (float)nr);
+    float cs[1024], sn[1024];
+    float theta = (float)pos;
+    for (int i = 0; i < nr / 2; i++) {
+        float t = m->rope_freqs ? theta / m->rope_freqs[i] : theta;
+        cs[i] = cosf(t);
+        sn[i] = sinf(t);
+        theta *= theta_scale;
+    }
+    for (int h = 0; h < nh; h++) {
+        float *p = v + (size_t)h * hd;
+        for (int i = 0; i < nr / 2; i++) {
+            int a = m->rope == ROPE_NORM ? 2 * i : i;
+            int b = m->rope == ROPE_NORM ? 2 * i + 1 : i + nr / 2;
+            float x0 = p[a], x1 = p[b];
+            p[a] = x0 * cs[i] - x1 * sn[i];
+            p[b] = x0 * sn[i] + x1 * cs[i];
+        }
+    }
+}
+
+typedef struct {
+    ember_session *s;
+    int layer, nt, pos0;
+} att_job;
+
+static void att_run(void *ctx, int ith, int nth)
+{
+    att_job *j = ctx;
+    ember_session *s = j->s;
+    const ember_model_info *I = &s->m->info;
+    const int hd = I->head_dim, nh = I->n_head, group = I->n_head / I->n_head_kv;
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *sc = s->scratch + (size_t)ith * s->scratch_stride;
+    float *qh = sc + s->n_ctx;
+    const uint16_t *K = s->kcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
+    const uint16_t *V = s->vcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
+    for (int w = ith; w < j->nt * nh; w += nth) {
+        int t = w / nh, h = w % nh, kvh = h / group;
+        int npos = j->pos0 + t + 1;
+        const float *q = s->q + (size_t)t * nh * hd + (size_t)h * hd;
+        for (int d = 0; d < hd; d++) qh[d] = f16r(q[d]);
+        float mx = -INFINITY;
+        for (int p = 0; p < npos; p++) {
+            float v = dot_f16(K + (size_t)p * s->kv_dim + (size_t)kvh * hd, qh, hd) * scale;
+            sc[p] = v;
+            if (v > mx) mx = v;
+        }
+        double sum = 0;
+        for (int p = 0; p < npos; p++) {
+            sc[p] = expf(sc[p] - mx);
+            sum += sc[p];
+        }
+        float inv = (float)(1.0 / sum);
+        float *o = s->att + (size_t)t * nh * hd + (size_t)h * hd;
+        memset(o, 0, (size_t)hd * sizeof *o);
+        for (int p = 0; p < npos; p++)
+            axpy_f16(o, V + (size_t)p * s->kv_dim + (size_t)kvh * hd, f16r(sc[p] * inv), hd);
+    }
+}
+
+typedef struct {
+    float *g;
+    const float *u;
+    size_t n;
+} swiglu_job;
+
+static void swiglu_run(void *ctx, int ith, int nth)
+{
+    swiglu_job *j = ctx;
+    size_t a = j->n * (size_t)ith / (size_t)nth, b = j->n * (size_t)(ith + 1) / (size_t)nth;
+    for (size_t i = a; i < b; i++) {
+        float x = j->g[i];
+        j->g[i] = x / (1.0f + expf(-x)) * j->u[i];
+    }
+}
+
+static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
+{
+    const ember_model *m = s->m;
+    const int E = m->info.n_embd;
+    for (int t = 0; t < n; t++) {
+        if (tok[t] < 0 || tok[t] >= m->info.n_vocab)
+            return ember_seterr(err, "token id %d is outside the vocabulary (0..%d)", tok[t], m->info.n_vocab - 1);
+        float *dst = s->x + (size_t)t * E;
+        if (m->tok_embd.f32)
+            memcpy(dst, m->tok_embd.f32 + (size_t)tok[t] * E, (size_t)E * sizeof *dst);
+        else
+            ember_dequantize_row(m->tok_embd.dtype, m->tok_embd.data + (size_t)tok[t] * m->tok_embd.row_bytes, dst, E);
+    }
+    return 0;
+}
+
+static void add_bias(float *y, const float *b, int nt, int n)
+{
+    if (!b) return;
+    for (int t = 0; t < nt; t++)
+        for (int i = 0; i < n; i++) y[(size_t)t * n + i] += b[i];
+}
+
+int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, pick_simd);
+    const ember_model *m = s->m;
+    const ember_model_info *I = &m->info;
+    const int E = I->n_embd, hd = I->head_dim, nh = I->n_head, nkv = I->n_head_kv;
+    const int HQ = nh * hd, HK = nkv * hd, F = I->n_ff;
+    const int pos0 = s->n_past;
+    if (embed(s, tok, n, err)) return -1;
+    for (int l = 0; l < I->n_layer; l++) {
+        const ember_layer *L = &m->layers[l];
+        for (int t = 0; t < n; t++)
+            rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, L->attn_norm, E, m->rms_eps);
+        act_dirty(s);
+        const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *ys[3] = {s->q, s->k, s->v};
+        matmul_n(s, qkv, ys, 3, s->xn, n);
+        add_bias(s->q, L->bq, n, HQ);
+        add_bias(s->k, L->bk, n, HK);
+        add_bias(s->v, L->bv, n, HK);
+        uint16_t *K = s->kcache + (size_t)l * s->n_ctx * s->kv_dim;
+        uint16_t *V = s->vcache + (size_t)l * s->n_ctx * s->kv_dim;
+        for (int t = 0; t < n; t++) {
+            float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
+            if (L->q_norm) {
+                for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
+                for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
+            }
+            rope(m, q, nh, hd, pos0 + t);
+            rope(m, k, nkv, hd, pos0 + t);
+            uint16_t *kd = K + (size_t)(pos0 + t) * s->kv_dim, *vd = V + (size_t)(pos0 + t) * s->kv_dim;
+            const float *v = s->v + (size_t)t * HK;
+            for (int i = 0; i < HK; i++) {
+                kd[i] = ember_f32_to_fp16(k[i]);
+                vd[i] = ember_f32_to_fp16(v[i]);
+            }
+        }
+        att_job aj = {s, l, n, pos0};
+        ember_pool_run(s->pool, att_run, &aj);
+        matmul(s, &L->wo, s->xn, s->att, n);
+        for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+        for (int t = 0; t < n; t++)
+            rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, L->ffn_norm, E, m->rms_eps);
+        act_dirty(s);
+        const ember_weight *gu[2] = {&L->gate, &L->up};
+        float *gy[2] = {s->g, s->u};
+        matmul_n(s, gu, gy, 2, s->xn, n);
+        swiglu_job sj = {s->g, s->u, (size_t)n * F};
+        if ((size_t)n * F >= 16384) ember_pool_run(s->pool, swiglu_run, &sj);
+        else swiglu_run(&sj, 0, 1);
+        act_dirty(s);
+        matmul(s, &L->down, s->xn, s->g, n);
+        for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+    }
+    int first = all_rows ? 0 : n - 1, rows = n - first;
+    for (int t = first; t < n; t++)
+        rmsnorm(s->xn + (size_t)(t - first) * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);
+    act_dirty(s);
+    matmul(s, &m->output, s->logits, s->xn, rows);
+    act_dirty(s);
+    return 0;
+}

@@ -1,0 +1,355 @@
+/* AVX-512 (BW/VL/VNNI) K-quant kernels.  Same order of float operations as
+   the scalar oracles (kernels_kquant_impl.h), so bit-identical to them.
+ *
+ * A 64-element chunk of a super-block fills one zmm of weights: u8 quants
+ * times s8 activations through vpmaddubsw (pairs, no saturation possible:
+ * 2 * 63 * 128 < 32767), then vpdpwssd multiplies by the per-sub-block
+ * scale words and accumulates in int32.  Four (row, token) pairs run side by
+ * side so their horizontal sums and the float folds share instructions:
+ * decode (nt == 1) takes 4 rows x 1 token, prefill 1 row x 4 tokens, which
+ * decodes each weight super-block once per 4 tokens. */
+#include "config.h"
+
+#ifdef EMBER_SIMD
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels_kquant_impl.h"
+#include "simd.h"
+
+#define T EMBER_TARGET_AVX512
+#define INL static inline __attribute__((always_inline)) T
+
+/* Sums of a, b, c, d as lanes 0..3. */
+INL __m128i hsum4_512(__m512i a, __m512i b, __m512i c, __m512i d)
+{
+    __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+    __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+INL __m128i hsum4_128(__m128i a, __m128i b, __m128i c, __m128i d)
+{
+    return _mm_hadd_epi32(_mm_hadd_epi32(a, b), _mm_hadd_epi32(c, d));
+}
+
+/* bsums[2j] + bsums[2j+1] as 8 words (each |.| <= 4064). */
+INL __m128i bsum_pairs(const block_q8_K *x)
+{
+    return _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x->bsums),
+                          _mm_loadu_si128((const __m128i *)(const void *)(x->bsums + 8)));
+}
+
+static const block_q8_K *act(const void *xq, size_t stride, int t)
+{
+    return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
+}
+
+static void store_row4(float *y, size_t y_stride, int t, int r, int cnt, __m128 v, int rows)
+{
+    float o[4];
+    _mm_storeu_ps(o, v);
+    for (int i = 0; i < cnt; i++) {
+        if (rows) y[(size_t)t * y_stride + (size_t)(r + i)] = o[i];
+        else y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
+    }
+}
+
+/* ---- Q4_K / Q5_K -------------------------------------------------------- */
+
+typedef struct {
+    __m512i q[4];   /* chunk c: elements 64c..64c+63 as u8 */
+    __m512i s[4];   /* chunk c: words 0..15 = scale 2c, 16..31 = scale 2c+1 */
+    __m128i m;      /* the 8 mins as words */
+} q45_dec;
+
+typedef struct {
+    __m512i idx[4], cnt, low4, hb[4], sixteen;
+} q45_const;
+
+INL void q45_consts(q45_const *k)
+{
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++) {
+        k->idx[c] = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * c)),
+                                       _mm256_set1_epi16((short)(2 * c + 1)), 1);
+        k->hb[c] = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (2 * c))),
+                                      _mm256_set1_epi8((char)(1 << (2 * c + 1))), 1);
+    }
+    k->cnt = _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0);
+    k->low4 = _mm512_set1_epi8(0x0f);
+    k->sixteen = _mm512_set1_epi8(16);
+}
+
+/* Scales and mins sit at byte 4 of both Q4_K and Q5_K blocks; the 6-bit
+   values of sub-blocks 4..7 borrow their top bits from bytes 0..7. */
+INL void q45_scales(const uint8_t *s12, const q45_const *k, q45_dec *o)
+{
+    uint32_t w0, w1, w2;
+    memcpy(&w0, s12, 4);
+    memcpy(&w1, s12 + 4, 4);
+    memcpy(&w2, s12 + 8, 4);
+    uint64_t sc = (w0 & 0x3f3f3f3fu) |
+                  (uint64_t)((w2 & 0x0f0f0f0fu) | ((w0 >> 6) & 0x03030303u) << 4) << 32;
+    uint64_t mn = (w1 & 0x3f3f3f3fu) |
+                  (uint64_t)(((w2 >> 4) & 0x0f0f0f0fu) | ((w1 >> 6) & 0x03030303u) << 4) << 32;
+    __m512i scw = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+    o->m = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)mn));
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++) o->s[c] = _mm512_permutexvar_epi16(k->idx[c], scw);
+}
+
+/* qs chunk c (32 bytes) holds elements 64c..64c+31 in its low nibbles and
+   64c+32..64c+63 in its high ones: broadcast it and shift the upper half. */
+INL __m512i q4_chunk(const uint8_t *qs, int c, const q45_const *k)
+{
+    __m512i raw = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(qs + 32 * c)));
+    return _mm512_and_si512(_mm512_srlv_epi64(raw, k->cnt), k->low4);
+}
+
+INL void q45_decode(const uint8_t *blk, int five, const q45_const *k, q45_dec *o)
+{
+    q45_scales(blk + 4, k, o);
+    if (five) {
+        const block_q5_K *b = (const block_q5_K *)(const void *)blk;
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)b->qh));
+        #pragma GCC unroll 8
+        for (int c = 0; c < 4; c++) {
+            __m512i q = q4_chunk(b->qs, c, k);
+            __mmask64 m = _mm512_test_epi8_mask(qh, k->hb[c]);
+            o->q[c] = _mm512_mask_add_epi8(q, m, q, k->sixteen);
+        }
+    } else {
+        const block_q4_K *b = (const block_q4_K *)(const void *)blk;
+        #pragma GCC unroll 8
+        for (int c = 0; c < 4; c++) o->q[c] = q4_chunk(b->qs, c, k);
+    }
+}
+
+INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
+{
+    __m512i acc = _mm512_setzero_si512();
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++) {
+        __m512i p = _mm512_maddubs_epi16(o->q[c], _mm512_loadu_si512((const void *)(xqs + 64 * c)));
+        acc = _mm512_dpwssd_epi32(acc, p, o->s[c]);
+    }
+    return acc;
+}
+
+/* [d0 d1 d2 d3 dmin0 dmin1 dmin2 dmin3] from four blocks' first 4 bytes. */
+INL __m256 q45_dd(const uint8_t *const blk[4])
+{
+    uint32_t dd[4];
+    #pragma GCC unroll 8
+    for (int i = 0; i < 4; i++) memcpy(&dd[i], blk[i], 4);
+    const __m128i split = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    return _mm256_cvtph_ps(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)dd), split));
+}
+
+INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
+{
+    const size_t bb = five ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const int nb = (int)(k / QK_K);
+    q45_const kc;
+    q45_consts(&kc);
+    if (nt == 1) {
+        const block_q8_K *x = act(xq, xq_stride, 0);
+        for (int r = r0; r < r1; r += 4) {
+            int cnt = r1 - r < 4 ? r1 - r : 4;
+            const uint8_t *row[4];
+            #pragma GCC unroll 8
+            for (int i = 0; i < 4; i++)
+                row[i] = (const uint8_t *)w + (size_t)(r + (i < cnt ? i : cnt - 1)) * row_bytes;
+            __m128 acc = _mm_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                const block_q8_K *xb = x + b;
+                __m128i bsp = bsum_pairs(xb);
+                __m512i a[4];
+                __m128i mv[4];
+                const uint8_t *blk[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) {
+                    q45_dec o;
+                    blk[i] = row[i] + (size_t)b * bb;
+                    q45_decode(blk[i], five, &kc, &o);
+                    a[i] = q45_dot(&o, xb->qs);
+                    mv[i] = _mm_madd_epi16(bsp, o.m);
+                }
+                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+                __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
+                __m256 dd = q45_dd(blk);
+                __m128 dx = _mm_set1_ps(xb->d);
+                acc = _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(dd), dx), _mm_cvtepi32_ps(isum), acc);
+                acc = _mm_fnmadd_ps(_mm_mul_ps(_mm256_extractf128_ps(dd, 1), dx), _mm_cvtepi32_ps(msum), acc);
+            }
+            store_row4(y, y_stride, 0, r, cnt, acc, 1);
+        }
+        return;
+    }
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        for (int t = 0; t < nt; t += 4) {
+            int cnt = nt - t < 4 ? nt - t : 4;
+            const block_q8_K *x[4];
+            #pragma GCC unroll 8
+            for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            __m128 acc = _mm_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *blk = row + (size_t)b * bb;
+                q45_dec o;
+                q45_decode(blk, five, &kc, &o);
+                __m512i a[4];
+                __m128i mv[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) {
+                    a[i] = q45_dot(&o, x[i][b].qs);
+                    mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), o.m);
+                }
+                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+                __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
+                uint16_t dh[2];
+                memcpy(dh, blk, 4);
+                __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
+                __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+                __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
+                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+            }
+            store_row4(y, y_stride, t, r, cnt, acc, 0);
+        }
+    }
+}
+
+T void ember_kq_q4_K_avx512(EMBER_KQ_MATMUL_ARGS)
+{
+    q45_matmul(0, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+T void ember_kq_q5_K_avx512(EMBER_KQ_MATMUL_ARGS)
+{
+    q45_matmul(1, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+/* ---- Q6_K ---------------------------------------------------------------- */
+
+typedef struct {
+    __m512i q[4];    /* chunk c: elements 64c..64c+63 as u8 in 0..63 */
+    __m512i s[4];    /* chunk c: 128-bit lane i = scale of group 4c+i as words */
+    __m256i sw;      /* the 16 scales as words, for the -32 * bsums term */
+} q6_dec;
+
+typedef struct {
+    __m512i idx[4], shl, shr, low4, hi2;
+} q6_const;
+
+INL void q6_consts(q6_const *k)
+{
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++)
+        k->idx[c] = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_set1_epi16((short)(4 * c))), _mm_set1_epi16((short)(4 * c + 1)), 1)),
+            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16((short)(4 * c + 2))),
+                                    _mm_set1_epi16((short)(4 * c + 3)), 1),
+            1);
+    k->shl = _mm512_set_epi64(2, 2, 2, 2, 4, 4, 4, 4);
+    k->shr = _mm512_set_epi64(2, 2, 2, 2, 0, 0, 0, 0);
+    k->low4 = _mm512_set1_epi8(0x0f);
+    k->hi2 = _mm512_set1_epi8(0x30);
+}
+
+/* Half n: ql[64n..64n+63] low nibbles are elements 128n..128n+63 and high
+   nibbles 128n+64..128n+127; qh[32n..32n+31] gives each quarter two bits
+   (bits 0-1, 2-3, 4-5, 6-7), moved to bits 4-5 by per-half shifts. */
+INL void q6_decode(const block_q6_K *b, const q6_const *k, q6_dec *o)
+{
+    #pragma GCC unroll 8
+    for (int n = 0; n < 2; n++) {
+        __m512i ql = _mm512_loadu_si512((const void *)(b->ql + 64 * n));
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(b->qh + 32 * n)));
+        __m512i lo = _mm512_and_si512(ql, k->low4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(ql, 4), k->low4);
+        /* 0xf8: A | (B & C) */
+        o->q[2 * n] = _mm512_ternarylogic_epi32(lo, _mm512_sllv_epi64(qh, k->shl), k->hi2, 0xf8);
+        o->q[2 * n + 1] = _mm512_ternarylogic_epi32(hi, _mm512_srlv_epi64(qh, k->shr), k->hi2, 0xf8);
+    }
+    o->sw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)b->scales));
+    __m512i sz = _mm512_zextsi256_si512(o->sw);
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++) o->s[c] = _mm512_permutexvar_epi16(k->idx[c], sz);
+}
+
+/* sum_g sc_g * sum (q - 32) x, spread over lanes: the -32 comes out as
+   32 * sum_g sc_g * bsums_g, exact in int32. */
+INL __m512i q6_dot(const q6_dec *o, const block_q8_K *x)
+{
+    __m512i acc = _mm512_setzero_si512();
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++) {
+        __m512i p = _mm512_maddubs_epi16(o->q[c], _mm512_loadu_si512((const void *)(x->qs + 64 * c)));
+        acc = _mm512_dpwssd_epi32(acc, p, o->s[c]);
+    }
+    __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)x->bsums), o->sw);
+    return _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(bs, 5)));
+}
+
+T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
+{
+    const int nb = (int)(k / QK_K);
+    q6_const kc;
+    q6_consts(&kc);
+    if (nt == 1) {
+        const block_q8_K *x = act(xq, xq_stride, 0);
+        for (int r = r0; r < r1; r += 4) {
+            int cnt = r1 - r < 4 ? r1 - r : 4;
+            const block_q6_K *row[4];
+            #pragma GCC unroll 8
+            for (int i = 0; i < 4; i++)
+                row[i] = (const block_q6_K *)(const void *)((const uint8_t *)w +
+                    (size_t)(r + (i < cnt ? i : cnt - 1)) * row_bytes);
+            __m128 acc = _mm_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                __m512i a[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) {
+                    q6_dec o;
+                    q6_decode(row[i] + b, &kc, &o);
+                    a[i] = q6_dot(&o, x + b);
+                }
+                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+                __m128 dw = _mm_cvtph_ps(_mm_setr_epi16((short)row[0][b].d, (short)row[1][b].d,
+                                                        (short)row[2][b].d, (short)row[3][b].d, 0, 0, 0, 0));
+                acc = _mm_fmadd_ps(_mm_mul_ps(dw, _mm_set1_ps(x[b].d)), _mm_cvtepi32_ps(isum), acc);
+            }
+            store_row4(y, y_stride, 0, r, cnt, acc, 1);
+        }
+        return;
+    }
+    for (int r = r0; r < r1; r++) {
+        const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+        for (int t = 0; t < nt; t += 4) {
+            int cnt = nt - t < 4 ? nt - t : 4;
+            const block_q8_K *x[4];
+            #pragma GCC unroll 8
+            for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            __m128 acc = _mm_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                q6_dec o;
+                q6_decode(row + b, &kc, &o);
+                __m512i a[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) a[i] = q6_dot(&o, x[i] + b);
+                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+                __m128 dw = _mm_set1_ps(_cvtsh_ss(row[b].d));
+                __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+            }
+            store_row4(y, y_stride, t, r, cnt, acc, 0);
+        }
+    }
+}
+
+#endif /* EMBER_SIMD */

@@ -1,0 +1,25 @@
+/* Internal: the simple-format kernels per ISA, registered by kernels_simple.c. */
+#ifndef EMBER_KERNELS_SIMPLE_H
+#define EMBER_KERNELS_SIMPLE_H
+
+#include "kernels.h"
+
+#define EMBER_MATMUL_ARGS const void *w, size_t row_bytes, int64_t k, int r0, int r1, \
+    const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride
+
+void ember_q8_0_quantize_act(const float *x, void *xq, int64_t k);
+void ember_f32_quantize_act(const float *x, void *xq, int64_t k);
+
+#define EMBER_DECLARE_SIMPLE(isa) \
+    void ember_matmul_q8_0_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_q4_0_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_q5_0_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_f32_##isa(EMBER_MATMUL_ARGS);  \
+    void ember_matmul_f16_##isa(EMBER_MATMUL_ARGS);  \
+    void ember_matmul_bf16_##isa(EMBER_MATMUL_ARGS);
+
+EMBER_DECLARE_SIMPLE(scalar)
+EMBER_DECLARE_SIMPLE(avx2)
+EMBER_DECLARE_SIMPLE(avx512)
+
+#endif

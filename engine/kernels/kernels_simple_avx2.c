@@ -1,0 +1,241 @@
+/* AVX2 kernels for Q8_0, Q4_0, Q5_0 and the float formats.
+ *
+ * Integer formats work on 8 rows at a time: each row's block dot becomes 8
+ * int32 partials in a ymm, an hadd tree turns 8 rows into one ymm of exact
+ * block sums in row order, and one vector fma per block updates 8 per-row
+ * accumulators, so every lane repeats the scalar oracle's fmaf() sequence.
+ * Q8_0 widens both sides to int16 (vpmaddwd is exact for all int8 input);
+ * Q4_0/Q5_0 take the codes as unsigned u = w + off, where vpmaddubsw cannot
+ * saturate (31 * 128 * 2 < 32767), and subtract off * sum(activations).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels_simple.h"
+#include "simd.h"
+
+#ifdef EMBER_SIMD
+
+#define INLINE2 static inline __attribute__((always_inline)) EMBER_TARGET_AVX2
+
+typedef struct {
+    __m256i a;      /* raw activation bytes */
+    __m256i a0, a1; /* widened to int16 (Q8_0) */
+} act_t;
+
+INLINE2 act_t act_prep(const int8_t *qs)
+{
+    act_t r;
+    r.a = _mm256_loadu_si256((const __m256i *)qs);
+    r.a0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)qs));
+    r.a1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(qs + 16)));
+    return r;
+}
+
+INLINE2 __m256i dot_q8_0(const uint8_t *blk, const act_t *x)
+{
+    __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 18)));
+    return _mm256_add_epi32(_mm256_madd_epi16(w0, x->a0), _mm256_madd_epi16(w1, x->a1));
+}
+
+INLINE2 __m256i nibbles(const uint8_t *qs)
+{
+    __m128i q = _mm_loadu_si128((const __m128i *)qs);
+    __m256i u = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
+    return _mm256_and_si256(u, _mm256_set1_epi8(0x0f));
+}
+
+INLINE2 __m256i udot(__m256i u, const act_t *x)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x->a), _mm256_set1_epi16(1));
+}
+
+INLINE2 __m256i dot_q4_0(const uint8_t *blk, const act_t *x)
+{
+    return udot(nibbles(blk + 2), x);
+}
+
+INLINE2 __m256i dot_q5_0(const uint8_t *blk, const act_t *x)
+{
+    uint32_t qh;
+    memcpy(&qh, blk + 2, 4);
+    const __m256i sel = _mm256_set_epi64x(0x0303030303030303LL, 0x0202020202020202LL,
+                                          0x0101010101010101LL, 0x0000000000000000LL);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    __m256i h = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), sel);
+    h = _mm256_cmpeq_epi8(_mm256_and_si256(h, bit), bit);
+    __m256i u = _mm256_or_si256(nibbles(blk + 6), _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
+    return udot(u, x);
+}
+
+INLINE2 int32_t hsum8(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* off * sum of the block's activations, what the unsigned codes add. */
+INLINE2 __m256i act_corr(const act_t *x, int off)
+{
+    if (!off) return _mm256_setzero_si256();
+    return _mm256_set1_epi32(off * hsum8(udot(_mm256_set1_epi8((char)1), x)));
+}
+
+INLINE2 __m256i reduce8(const __m256i s[8])
+{
+    __m256i h01 = _mm256_hadd_epi32(s[0], s[1]), h23 = _mm256_hadd_epi32(s[2], s[3]);
+    __m256i h45 = _mm256_hadd_epi32(s[4], s[5]), h67 = _mm256_hadd_epi32(s[6], s[7]);
+    __m256i h0 = _mm256_hadd_epi32(h01, h23), h1 = _mm256_hadd_epi32(h45, h67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                            _mm256_permute2x128_si256(h0, h1, 0x31));
+}
+
+INLINE2 __m256 scales8(const uint8_t *base, __m256i gidx)
+{
+    __m256i g = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)base, gidx, 1),
+                                 _mm256_set1_epi32(0xffff));
+    __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(g), _mm256_extracti128_si256(g, 1));
+    return _mm256_cvtph_ps(h);
+}
+
+#define INT_KERNEL(fmt, BLOCK, OFF)                                                               \
+    INLINE2 void fmt##_pass(const uint8_t *const p[8], __m256i gidx, int64_t nb,                   \
+                            const uint8_t *xq, size_t xq_stride, const int tb,                     \
+                            float *y, size_t y_stride, __m256i m)                                  \
+    {                                                                                              \
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),           \
+                         _mm256_setzero_ps()};                                                     \
+        for (int64_t b = 0; b < nb; b++) {                                                         \
+            size_t o = (size_t)b * (BLOCK);                                                        \
+            __m256 dw = scales8(p[0] + o, gidx);                                                   \
+            for (int t = 0; t < tb; t++) {                                                         \
+                const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;       \
+                act_t x = act_prep(xb->qs);                                                        \
+                __m256i s[8];                                                                      \
+                for (int i = 0; i < 8; i++) s[i] = dot_##fmt(p[i] + o, &x);                        \
+                __m256i isum = _mm256_sub_epi32(reduce8(s), act_corr(&x, OFF));                    \
+                __m256 dx = _mm256_set1_ps(_cvtsh_ss(xb->d));                                      \
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, dx), acc[t]); \
+            }                                                                                      \
+        }                                                                                          \
+        for (int t = 0; t < tb; t++) _mm256_maskstore_ps(y + (size_t)t * y_stride, m, acc[t]);    \
+    }                                                                                              \
+    EMBER_TARGET_AVX2 void ember_matmul_##fmt##_avx2(EMBER_MATMUL_ARGS)                            \
+    {                                                                                              \
+        if (row_bytes > ((size_t)1 << 27)) { /* gather offsets are int32 */                        \
+            ember_matmul_##fmt##_scalar(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);  \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t nb = k / QK;                                                                       \
+        for (int g0 = r0; g0 < r1; g0 += 8) {                                                      \
+            int n = r1 - g0 < 8 ? r1 - g0 : 8;                                                     \
+            const uint8_t *p[8];                                                                   \
+            int idx[8], msk[8];                                                                    \
+            for (int i = 0; i < 8; i++) {                                                          \
+                int r = g0 + (i < n ? i : n - 1); /* tail lanes repeat a valid row */              \
+                p[i] = (const uint8_t *)w + (size_t)r * row_bytes;                                 \
+                idx[i] = (int)(p[i] - p[0]);                                                       \
+                msk[i] = i < n ? -1 : 0;                                                           \
+            }                                                                                      \
+            __m256i gidx = _mm256_loadu_si256((const __m256i *)idx);                               \
+            __m256i m = _mm256_loadu_si256((const __m256i *)msk);                                  \
+            for (int t = 0; t < nt; t += 4) {                                                      \
+                const uint8_t *xt = (const uint8_t *)xq + (size_t)t * xq_stride;                   \
+                float *yt = y + (size_t)t * y_stride + g0;                                         \
+                switch (nt - t) {                                                                  \
+                case 1: fmt##_pass(p, gidx, nb, xt, xq_stride, 1, yt, y_stride, m); break;         \
+                case 2: fmt##_pass(p, gidx, nb, xt, xq_stride, 2, yt, y_stride, m); break;         \
+                case 3: fmt##_pass(p, gidx, nb, xt, xq_stride, 3, yt, y_stride, m); break;         \
+                default: fmt##_pass(p, gidx, nb, xt, xq_stride, 4, yt, y_stride, m); break;        \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+INT_KERNEL(q8_0, sizeof(block_q8_0), 0)
+INT_KERNEL(q4_0, sizeof(block_q4_0), 8)
+INT_KERNEL(q5_0, sizeof(block_q5_0), 16)
+
+/* ---- float formats: 4 rows x up to 2 tokens of 8-wide fma chains ------- */
+
+INLINE2 __m256 fl_f32(const void *p, int64_t i)
+{
+    return _mm256_loadu_ps((const float *)p + i);
+}
+
+INLINE2 __m256 fl_f16(const void *p, int64_t i)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+}
+
+INLINE2 __m256 fl_bf16(const void *p, int64_t i)
+{
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+static float el_f32(const void *p, int64_t i) { float f; memcpy(&f, (const char *)p + 4 * i, 4); return f; }
+static float el_f16(const void *p, int64_t i) { uint16_t h; memcpy(&h, (const char *)p + 2 * i, 2); return ember_fp16_to_f32(h); }
+static float el_bf16(const void *p, int64_t i) { uint16_t h; memcpy(&h, (const char *)p + 2 * i, 2); return ember_bf16_to_f32(h); }
+
+INLINE2 float hsum8f(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#define FLOAT_KERNEL(fmt)                                                                          \
+    INLINE2 void fmt##_tile(const uint8_t *w, size_t row_bytes, int64_t k, const int rb,           \
+                            const uint8_t *xq, size_t xq_stride, const int tb,                     \
+                            float *y, size_t y_stride)                                             \
+    {                                                                                              \
+        __m256 acc[4][2];                                                                          \
+        for (int i = 0; i < rb; i++)                                                               \
+            for (int t = 0; t < tb; t++) acc[i][t] = _mm256_setzero_ps();                          \
+        int64_t k8 = k & ~(int64_t)7;                                                              \
+        for (int64_t j = 0; j < k8; j += 8) {                                                      \
+            __m256 x[2];                                                                           \
+            for (int t = 0; t < tb; t++)                                                           \
+                x[t] = _mm256_loadu_ps((const float *)(xq + (size_t)t * xq_stride) + j);           \
+            for (int i = 0; i < rb; i++) {                                                         \
+                __m256 wv = fl_##fmt(w + (size_t)i * row_bytes, j);                                \
+                for (int t = 0; t < tb; t++) acc[i][t] = _mm256_fmadd_ps(wv, x[t], acc[i][t]);     \
+            }                                                                                      \
+        }                                                                                          \
+        for (int i = 0; i < rb; i++)                                                               \
+            for (int t = 0; t < tb; t++) {                                                         \
+                const float *x = (const float *)(xq + (size_t)t * xq_stride);                      \
+                float s = hsum8f(acc[i][t]);                                                       \
+                for (int64_t j = k8; j < k; j++) s += el_##fmt(w + (size_t)i * row_bytes, j) * x[j]; \
+                y[(size_t)t * y_stride + i] = s;                                                   \
+            }                                                                                      \
+    }                                                                                              \
+    EMBER_TARGET_AVX2 void ember_matmul_##fmt##_avx2(EMBER_MATMUL_ARGS)                            \
+    {                                                                                              \
+        for (int r = r0; r < r1;) {                                                                \
+            int rb = r1 - r >= 4 ? 4 : 1;                                                          \
+            const uint8_t *wr = (const uint8_t *)w + (size_t)r * row_bytes;                        \
+            for (int t = 0; t < nt; t += 2) {                                                      \
+                const uint8_t *xt = (const uint8_t *)xq + (size_t)t * xq_stride;                   \
+                float *yt = y + (size_t)t * y_stride + r;                                          \
+                int tb = nt - t < 2 ? 1 : 2;                                                       \
+                if (rb == 4 && tb == 2) fmt##_tile(wr, row_bytes, k, 4, xt, xq_stride, 2, yt, y_stride); \
+                else if (rb == 4) fmt##_tile(wr, row_bytes, k, 4, xt, xq_stride, 1, yt, y_stride); \
+                else fmt##_tile(wr, row_bytes, k, 1, xt, xq_stride, tb, yt, y_stride);             \
+            }                                                                                      \
+            r += rb;                                                                               \
+        }                                                                                          \
+    }
+
+FLOAT_KERNEL(f32)
+FLOAT_KERNEL(f16)
+FLOAT_KERNEL(bf16)
+
+#endif

@@ -1,0 +1,520 @@
+/* Model loading: hyper-parameters from metadata (strict), tensor binding
+   with shape checks, and the per-tensor execution plan. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "model.h"
+#include "tokenizer.h"
+
+static const char *const strategy_names[] = {"eager", "compressed", "packed"};
+static const char *const proj_names[] = {"q", "k", "v", "o", "gate", "up", "down"};
+static const char *const rep_names[] = {"eager-f32", "compressed", "packed-q8x16"};
+static const char *const phase_names[] = {"opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
+
+const char *ember_strategy_name(ember_strategy s)
+{
+    return (unsigned)s < 3 ? strategy_names[s] : "?";
+}
+
+int ember_strategy_from_name(const char *s)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, strategy_names[i])) return i;
+    return -1;
+}
+
+const char *ember_proj_name(int i) { return (unsigned)i < 7 ? proj_names[i] : "?"; }
+
+int ember_proj_from_name(const char *name)
+{
+    for (int i = 0; i < 7; i++)
+        if (!strcmp(name, proj_names[i])) return 1 << i;
+    return 0;
+}
+
+const char *ember_rep_name(ember_rep r) { return (unsigned)r < 3 ? rep_names[r] : "?"; }
+const char *ember_phase_name(ember_phase p) { return (unsigned)p < EMBER_PHASE_COUNT ? phase_names[p] : "?"; }
+
+void ember_plan_opts_default(ember_plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->strategy = EMBER_STRATEGY_COMPRESSED;
+    o->projections = EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V | EMBER_PROJ_O |
+                     EMBER_PROJ_GATE | EMBER_PROJ_UP;
+    o->pack_when = EMBER_PACK_BEFORE_PREFILL;
+    o->evict_source = true;
+    o->reevict_after_prefill = true;
+    o->allow_fallback = true;
+}
+
+/* ---- metadata -------------------------------------------------------- */
+
+static const char *ftype_name(uint64_t ft)
+{
+    static const struct { unsigned v; const char *n; } t[] = {
+        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"},
+        {9, "Q5_1"}, {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"},
+        {14, "Q4_K_S"}, {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},
+        {25, "IQ4_NL"}, {32, "BF16"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].v == ft) return t[i].n;
+    return "";
+}
+
+typedef struct {
+    const gguf_file *f;
+    const char *arch;
+    ember_err *err;
+} meta;
+
+static int req_u(meta *m, const char *suffix, int64_t lo, int64_t hi, int *out)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    int64_t v;
+    if (!gguf_find(m->f, key)) return ember_seterr(m->err, "required metadata key '%s' is missing", key);
+    if (!gguf_get_i64(m->f, key, &v)) return ember_seterr(m->err, "metadata key '%s' is not an integer", key);
+    if (v < lo || v > hi)
+        return ember_seterr(m->err, "metadata key '%s' = %lld is outside %lld..%lld", key,
+                            (long long)v, (long long)lo, (long long)hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int opt_u(meta *m, const char *suffix, int64_t lo, int64_t hi, int *out, int dflt)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    if (!gguf_find(m->f, key)) {
+        *out = dflt;
+        return 0;
+    }
+    return req_u(m, suffix, lo, hi, out);
+}
+
+static int opt_f(meta *m, const char *suffix, float *out, float dflt, bool required)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    double v;
+    if (!gguf_find(m->f, key)) {
+        if (required) return ember_seterr(m->err, "required metadata key '%s' is missing", key);
+        *out = dflt;
+        return 0;
+    }
+    if (!gguf_get_f64(m->f, key, &v)) return ember_seterr(m->err, "metadata key '%s' is not a number", key);
+    if (!(v > 0) || v > 1e12) return ember_seterr(m->err, "metadata key '%s' = %g is not a positive number", key, v);
+    *out = (float)v;
+    return 0;
+}
+
+static void fill_dtypes(const gguf_file *f, ember_model_info *info)
+{
+    uint64_t by[64] = {0};
+    uint64_t params = 0;
+    for (uint64_t i = 0; i < f->n_tensors; i++) {
+        const gguf_tensor *t = &f->tensors[i];
+        uint64_t n = 1;
+        for (int d = 0; d < GGUF_MAX_DIMS; d++) n *= (uint64_t)t->ne[d];
+        params += n;
+        if (t->n_dims >= 2 && t->type >= 0 && t->type < 64) by[t->type] += t->nbytes;
+    }
+    int best = EMBER_F32;
+    for (int d = 0; d < 64; d++)
+        if (by[d] > by[best]) best = d;
+    info->dominant_dtype = best;
+    info->n_params = params;
+}
+
+/* Fills info from the header; sets m->arch etc. when model is non-NULL. */
+static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model *m, ember_err *err)
+{
+    memset(info, 0, sizeof *info);
+    gguf_str a;
+    if (!gguf_get_str(f, "general.architecture", &a))
+        return ember_seterr(err, "required metadata key 'general.architecture' is missing");
+    snprintf(info->arch, sizeof info->arch, "%.*s", (int)(a.len < 31 ? a.len : 31), a.ptr);
+    ember_arch arch;
+    if (!strcmp(info->arch, "llama")) arch = ARCH_LLAMA;
+    else if (!strcmp(info->arch, "qwen2")) arch = ARCH_QWEN2;
+    else if (!strcmp(info->arch, "qwen3")) arch = ARCH_QWEN3;
+    else return ember_seterr(err, "architecture '%s' is not supported (supported: llama, qwen2, qwen3)", info->arch);
+    gguf_str nm;
+    if (gguf_get_str(f, "general.name", &nm))
+        snprintf(info->name, sizeof info->name, "%.*s", (int)(nm.len < 127 ? nm.len : 127), nm.ptr);
+    uint64_t ft;
+    if (gguf_get_u64(f, "general.file_type", &ft))
+        snprintf(info->file_type, sizeof info->file_type, "%s", ftype_name(ft));
+    info->file_bytes = f->size;
+    fill_dtypes(f, info);
+
+    meta mt = {f, info->arch, err};
+    if (req_u(&mt, "block_count", 1, 1024, &info->n_layer) ||
+        req_u(&mt, "embedding_length", 1, 1 << 17, &info->n_embd) ||
+        req_u(&mt, "feed_forward_length", 1, 1 << 20, &info->n_ff) ||
+        req_u(&mt, "attention.head_count", 1, 4096, &info->n_head) ||
+        req_u(&mt, "context_length", 1, 1 << 24, &info->n_ctx_train) ||
+        opt_u(&mt, "attention.head_count_kv", 1, 4096, &info->n_head_kv, info->n_head))
+        return -1;
+    if (info->n_head % info->n_head_kv)
+        return ember_seterr(err, "%s.attention.head_count %d is not a multiple of head_count_kv %d",
+                            info->arch, info->n_head, info->n_head_kv);
+    int dflt_hd = info->n_embd / info->n_head;
+    if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
+    int vlen;
+    if (opt_u(&mt, "attention.value_length", 1, 1 << 14, &vlen, info->head_dim)) return -1;
+    if (vlen != info->head_dim)
+        return ember_seterr(err, "%s.attention.value_length %d differs from key_length %d (not supported)",
+                            info->arch, vlen, info->head_dim);
+    if (arch != ARCH_QWEN3 && info->n_embd % info->n_head)
+        return ember_seterr(err, "embedding_length %d is not a multiple of head_count %d", info->n_embd, info->n_head);
+    if (info->head_dim % 2)
+        return ember_seterr(err, "head dimension %d is odd (rope needs pairs)", info->head_dim);
+    const gguf_tensor *emb = gguf_find_tensor(f, "token_embd.weight");
+    if (!emb) return ember_seterr(err, "tensor 'token_embd.weight' is missing");
+    if (emb->n_dims != 2 || emb->ne[0] != info->n_embd)
+        return ember_seterr(err, "tensor 'token_embd.weight' has shape [%lld, %lld], expected [%d, n_vocab]",
+                            (long long)emb->ne[0], (long long)emb->ne[1], info->n_embd);
+    if (emb->ne[1] > (1 << 22)) return ember_seterr(err, "vocabulary of %lld tokens is too large", (long long)emb->ne[1]);
+    info->n_vocab = (int)emb->ne[1];
+    if (m) {
+        m->arch = arch;
+        m->rope = arch == ARCH_LLAMA ? ROPE_NORM : ROPE_NEOX;
+        if (opt_u(&mt, "rope.dimension_count", 2, info->head_dim, &m->n_rot, info->head_dim) ||
+            opt_f(&mt, "rope.freq_base", &m->rope_base, 10000.0f, false) ||
+            opt_f(&mt, "attention.layer_norm_rms_epsilon", &m->rms_eps, 1e-5f, true))
+            return -1;
+        if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
+    }
+    return 0;
+}
+
+int ember_model_peek(const char *path, ember_model_info *info, ember_err *err)
+{
+    gguf_file *f = gguf_open(path, err);
+    if (!f) return -1;
+    ember_err e2;
+    int rc = read_hparams(f, info, NULL, &e2);
+    if (rc) ember_seterr(err, "%s: %s", path, e2.msg);
+    gguf_close(f);
+    return rc;
+}
+
+/* ---- tensors --------------------------------------------------------- */
+
+static const gguf_tensor *tensor(ember_model *m, const char *name, int64_t ne0, int64_t ne1,
+                                 bool required, ember_err *err, int *rc)
+{
+    const gguf_tensor *t = gguf_find_tensor(m->f, name);
+    if (!t) {
+        if (required) *rc = ember_seterr(err, "tensor '%s' is missing", name);
+        return NULL;
+    }
+    bool ok = ne1 ? (t->n_dims == 2 && t->ne[0] == ne0 && t->ne[1] == ne1)
+                  : (t->n_dims == 1 && t->ne[0] == ne0);
+    if (!ok) {
+        *rc = ember_seterr(err, "tensor '%s' has shape [%lld, %lld] (%u dims), expected [%lld%s%lld]",
+                           name, (long long)t->ne[0], (long long)t->ne[1], t->n_dims, (long long)ne0,
+                           ne1 ? ", " : "", (long long)ne1);
+        return NULL;
+    }
+    return t;
+}
+
+static float *load_vec(ember_model *m, const char *name, int64_t n, bool required, ember_err *err, int *rc)
+{
+    const gguf_tensor *t = tensor(m, name, n, 0, required, err, rc);
+    if (!t) return NULL;
+    float *v = malloc((size_t)n * sizeof *v);
+    if (!v) {
+        *rc = ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    if (ember_dequantize_row(t->type, t->data, v, n)) {
+        *rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64_t in, int64_t out,
+                        int proj, ember_err *err, int *rc)
+{
+    memset(w, 0, sizeof *w);
+    w->t = tensor(m, name, in, out, true, err, rc);
+    if (!w->t) return;
+    w->dtype = w->t->type;
+    w->in = in;
+    w->out = out;
+    w->data = w->t->data;
+    w->row_bytes = ember_row_bytes(w->dtype, in);
+    w->proj = proj;
+}
+
+static int plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const char *kernel,
+                    const char *isa, uint64_t bytes, const char *reason)
+{
+    ember_plan *p = &m->plan;
+    ember_plan_entry *e = realloc(p->e, (size_t)(p->n + 1) * sizeof *e);
+    if (!e) return -1;
+    p->e = e;
+    e = &p->e[p->n];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", t->name_z);
+    e->dtype = t->type;
+    e->ne[0] = t->ne[0];
+    e->ne[1] = t->ne[1];
+    e->rep = rep;
+    snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "");
+    snprintf(e->isa, sizeof e->isa, "%s", isa ? isa : "");
+    e->resident_bytes = bytes;
+    snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
+    p->bytes_by_rep[rep] += bytes;
+    return p->n++;
+}
+
+static int make_eager(ember_weight *w, ember_err *err)
+{
+    const ember_kernel *k = ember_kernel_find(EMBER_F32, ember_cpu_isa());
+    if (!k) return ember_seterr(err, "no F32 kernel available");
+    size_t n = (size_t)w->in * (size_t)w->out;
+    w->f32 = malloc(n * sizeof(float));
+    if (!w->f32) return ember_seterr(err, "%s: out of memory for %zu MiB of f32 weights", w->t->name_z, n * 4 >> 20);
+    for (int64_t r = 0; r < w->out; r++)
+        if (ember_dequantize_row(w->dtype, w->data + (size_t)r * w->row_bytes, w->f32 + (size_t)r * (size_t)w->in, w->in))
+            return ember_seterr(err, "%s: dtype %s cannot be dequantized", w->t->name_z, ember_dtype_name(w->dtype));
+    w->rep = EMBER_REP_EAGER_F32;
+    w->kern = k;
+    return 0;
+}
+
+/* Chooses and prepares one matrix's representation; records it in the plan. */
+static int plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
+{
+    const ember_plan_opts *o = &m->opts;
+    char reason[160] = "";
+    bool eager = o->strategy == EMBER_STRATEGY_EAGER;
+    if (!eager) {
+        w->kern = ember_kernel_find(w->dtype, m->isa);
+        if (!w->kern) {
+            if (!o->allow_fallback)
+                return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",
+                                    w->t->name_z, ember_dtype_name(w->dtype));
+            snprintf(reason, sizeof reason, "dtype %s has no native kernel: eager fallback", ember_dtype_name(w->dtype));
+            eager = true;
+        }
+    }
+    if (eager) {
+        if (make_eager(w, err)) return -1;
+        w->plan_index = plan_add(m, w->t, EMBER_REP_EAGER_F32, w->kern->name, ember_isa_name(w->kern->isa),
+                                 (uint64_t)w->in * (uint64_t)w->out * 4, reason);
+        return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
+    }
+    w->rep = EMBER_REP_COMPRESSED;
+    if (o->strategy == EMBER_STRATEGY_PACKED && w->proj) {
+        const char *env = getenv("EMBER_LLAMA_PACKED_Q8");
+        m->plan.packable += w->dtype == EMBER_Q8_0 && !has_bias;
+        if (!(o->projections & (unsigned)w->proj))
+            snprintf(reason, sizeof reason, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
+        else if (w->dtype != EMBER_Q8_0)
+            snprintf(reason, sizeof reason, "packing needs Q8_0, tensor is %s", ember_dtype_name(w->dtype));
+        else if (has_bias)
+            snprintf(reason, sizeof reason, "has a bias: not eligible for packing");
+        else if (env && !strcmp(env, "0"))
+            snprintf(reason, sizeof reason, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
+        else if (!m->packed_fn)
+            snprintf(reason, sizeof reason, "CPU lacks AVX-512 VNNI: packed kernel unavailable");
+        else
+            w->want_pack = true;
+    }
+    uint64_t bytes = w->want_pack ? ember_pack_q8_0_bytes((int)w->out, w->in) : w->t->nbytes;
+    w->plan_index = plan_add(m, w->t, w->want_pack ? EMBER_REP_PACKED_Q8X16 : EMBER_REP_COMPRESSED,
+                             w->want_pack ? "q8_0x16_avx512vnni" : w->kern->name,
+                             w->want_pack ? "avx512" : ember_isa_name(w->kern->isa), bytes,
+                             w->want_pack && o->pack_when != EMBER_PACK_AT_LOAD ? "packed at the phase the profile sets" : reason);
+    if (w->want_pack) m->plan.packed++;
+    return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
+}
+
+int ember_model_weights(ember_model *m, ember_weight **out, int cap)
+{
+    int n = 0;
+    for (int l = 0; l < m->info.n_layer; l++) {
+        ember_layer *L = &m->layers[l];
+        ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+        for (int i = 0; i < 7; i++)
+            if (n < cap) out[n++] = ws[i];
+    }
+    if (n < cap) out[n++] = &m->output;
+    return n;
+}
+
+static int bind_layers(ember_model *m, ember_err *err)
+{
+    const ember_model_info *I = &m->info;
+    int64_t E = I->n_embd, HQ = (int64_t)I->n_head * I->head_dim, HK = (int64_t)I->n_head_kv * I->head_dim;
+    int rc = 0;
+    m->layers = calloc((size_t)I->n_layer, sizeof *m->layers);
+    if (!m->layers) return ember_seterr(err, "out of memory");
+    char nm[96];
+#define NAME(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
+    for (int l = 0; l < I->n_layer && !rc; l++) {
+        ember_layer *L = &m->layers[l];
+        L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
+        if (!rc) L->ffn_norm = load_vec(m, NAME("ffn_norm.weight"), E, true, err, &rc);
+        if (!rc) bind_weight(m, &L->wq, NAME("attn_q.weight"), E, HQ, EMBER_PROJ_Q, err, &rc);
+        if (!rc) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
+        if (!rc) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+        if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
+        if (!rc) bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, I->n_ff, EMBER_PROJ_GATE, err, &rc);
+        if (!rc) bind_weight(m, &L->up, NAME("ffn_up.weight"), E, I->n_ff, EMBER_PROJ_UP, err, &rc);
+        if (!rc) bind_weight(m, &L->down, NAME("ffn_down.weight"), I->n_ff, E, EMBER_PROJ_DOWN, err, &rc);
+        bool qwen2 = m->arch == ARCH_QWEN2;
+        if (!rc) L->bq = load_vec(m, NAME("attn_q.bias"), HQ, qwen2, err, &rc);
+        if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, qwen2, err, &rc);
+        if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, qwen2, err, &rc);
+        if (!rc && m->arch == ARCH_QWEN3) {
+            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), I->head_dim, true, err, &rc);
+            if (!rc) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), I->head_dim, true, err, &rc);
+        }
+        if (!rc) {
+            struct { ember_weight *w; bool bias; } ws[] = {
+                {&L->wq, L->bq != NULL}, {&L->wk, L->bk != NULL}, {&L->wv, L->bv != NULL},
+                {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->down, false}};
+            for (int i = 0; i < 7 && !rc; i++) rc = plan_weight(m, ws[i].w, ws[i].bias, err);
+        }
+    }
+#undef NAME
+    return rc;
+}
+
+static int bind_model(ember_model *m, ember_err *err)
+{
+    const ember_model_info *I = &m->info;
+    int rc = 0;
+    bind_weight(m, &m->tok_embd, "token_embd.weight", I->n_embd, I->n_vocab, 0, err, &rc);
+    if (rc) return rc;
+    float *probe = malloc((size_t)I->n_embd * sizeof *probe);
+    int bad = !probe || ember_dequantize_row(m->tok_embd.dtype, m->tok_embd.data, probe, I->n_embd) != 0;
+    free(probe);
+    if (bad)
+        return ember_seterr(err, "token_embd.weight: dtype %s cannot be dequantized",
+                            ember_dtype_name(m->tok_embd.dtype));
+    m->output_norm = load_vec(m, "output_norm.weight", I->n_embd, true, err, &rc);
+    if (rc) return rc;
+    const gguf_tensor *rf = gguf_find_tensor(m->f, "rope_freqs.weight");
+    if (rf) {
+        m->rope_freqs = load_vec(m, "rope_freqs.weight", m->n_rot / 2, true, err, &rc);
+        if (rc) return rc;
+        for (int i = 0; i < m->n_rot / 2; i++)
+            if (!(m->rope_freqs[i] > 0)) return ember_seterr(err, "rope_freqs.weight[%d] = %g is not positive", i, m->rope_freqs[i]);
+    }
+    if (bind_layers(m, err)) return -1;
+    /* The LM head: output.weight, or the tied embedding. */
+    if (gguf_find_tensor(m->f, "output.weight"))
+        bind_weight(m, &m->output, "output.weight", I->n_embd, I->n_vocab, 0, err, &rc);
+    else
+        bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, 0, err, &rc);
+    if (rc) return rc;
+    if (plan_weight(m, &m->output, false, err)) return -1;
+    bool tied = m->output.t == m->tok_embd.t;
+    if (m->output.rep == EMBER_REP_EAGER_F32 && tied) {
+        m->tok_embd.f32 = m->output.f32;   /* one f32 table serves both */
+        m->tok_embd.rep = EMBER_REP_EAGER_F32;
+    } else if (m->opts.strategy == EMBER_STRATEGY_EAGER) {
+        if (make_eager(&m->tok_embd, err)) return -1;
+    }
+    if (!tied)
+        plan_add(m, m->tok_embd.t, m->tok_embd.rep, "", "",
+                 m->tok_embd.rep == EMBER_REP_EAGER_F32 ? (uint64_t)I->n_embd * I->n_vocab * 4 : m->tok_embd.t->nbytes,
+                 m->tok_embd.rep == EMBER_REP_EAGER_F32 ? "" : "embedding rows dequantized per lookup");
+    /* Small tensors (norms, biases, rope factors) live as f32. */
+    for (uint64_t i = 0; i < m->f->n_tensors; i++) {
+        const gguf_tensor *t = &m->f->tensors[i];
+        if (t->n_dims == 1)
+            plan_add(m, t, EMBER_REP_EAGER_F32, "", "", (uint64_t)t->ne[0] * 4, "");
+    }
+    return 0;
+}
+
+static void free_weight(ember_weight *w)
+{
+    free(w->f32);
+    w->f32 = NULL;
+    free(w->packed);
+    w->packed = NULL;
+}
+
+void ember_model_free(ember_model *m)
+{
+    if (!m) return;
+    if (m->layers) {
+        for (int l = 0; l < m->info.n_layer; l++) {
+            ember_layer *L = &m->layers[l];
+            free(L->attn_norm); free(L->ffn_norm); free(L->bq); free(L->bk); free(L->bv);
+            free(L->q_norm); free(L->k_norm);
+            ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+            for (int i = 0; i < 7; i++) free_weight(ws[i]);
+        }
+        free(m->layers);
+    }
+    if (m->tok_embd.f32 == m->output.f32) m->tok_embd.f32 = NULL;
+    free_weight(&m->tok_embd);
+    free_weight(&m->output);
+    free(m->output_norm);
+    free(m->rope_freqs);
+    ember_tokenizer_free(m->tok);
+    free(m->chat_template);
+    free(m->plan.e);
+    gguf_close(m->f);
+    free(m);
+}
+
+ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, ember_err *err)
+{
+    ember_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    if (opts) m->opts = *opts;
+    else ember_plan_opts_default(&m->opts);
+    m->f = gguf_open(path, err);
+    if (!m->f) {
+        free(m);
+        return NULL;
+    }
+    ember_err e2;
+    m->isa = ember_cpu_isa();
+    m->packed_fn = ember_packed_matmul_get();
+    if (read_hparams(m->f, &m->info, m, &e2) || bind_model(m, &e2)) {
+        ember_seterr(err, "%s: %s", path, e2.msg);
+        ember_model_free(m);
+        return NULL;
+    }
+    m->tok = ember_tokenizer_load(m->f, &e2);   /* optional: eval works on ids */
+    if (!m->tok) snprintf(m->tok_error, sizeof m->tok_error, "%s", e2.msg);
+    m->chat_template = gguf_get_strdup(m->f, "tokenizer.chat_template");
+    if (m->opts.strategy == EMBER_STRATEGY_PACKED && m->opts.pack_when == EMBER_PACK_AT_LOAD) {
+        ember_pool *pool = ember_pool_new(m->opts.threads);
+        int rc = ember_model_pack(m, pool, err);
+        ember_pool_free(pool);
+        if (rc) {
+            ember_model_free(m);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+const ember_model_info *ember_model_get_info(const ember_model *m) { return &m->info; }
+ember_tokenizer *ember_model_tokenizer(ember_model *m) { return m->tok; }
+const char *ember_model_tokenizer_error(const ember_model *m) { return m->tok_error; }
+const char *ember_model_chat_template(const ember_model *m) { return m->chat_template; }
+const ember_plan *ember_model_plan(const ember_model *m) { return &m->plan; }

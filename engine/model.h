@@ -1,0 +1,71 @@
+/* Internal model structures shared by model.c (loading, plan), pack
+   lifecycle (packing.c), forward.c and session.c. */
+#ifndef EMBER_MODEL_H
+#define EMBER_MODEL_H
+
+#include "ember.h"
+#include "gguf.h"
+#include "kernels.h"
+#include "threads.h"
+
+typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 } ember_arch;
+typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
+
+/* A matrix [out x in]: rows of `in` elements in one representation. */
+typedef struct ember_weight {
+    const gguf_tensor *t;
+    int dtype;                  /* GGUF dtype of the source */
+    int64_t in, out;
+    ember_rep rep;
+    const uint8_t *data;        /* compressed: rows in the mmap */
+    size_t row_bytes;
+    float *f32;                 /* eager: out x in floats */
+    const ember_kernel *kern;   /* compressed kernel (or F32 kernel for eager) */
+    void *packed;               /* packed-q8x16 tiles (anonymous memory) */
+    size_t packed_bytes;
+    int proj;                   /* EMBER_PROJ_* bit, 0 if not a projection */
+    bool want_pack;             /* eligible and selected by the plan */
+    int plan_index;
+} ember_weight;
+
+typedef struct {
+    float *attn_norm, *ffn_norm;
+    float *bq, *bk, *bv;        /* qwen2 biases (NULL otherwise) */
+    float *q_norm, *k_norm;     /* qwen3 per-head norms */
+    ember_weight wq, wk, wv, wo, gate, up, down;
+} ember_layer;
+
+struct ember_model {
+    gguf_file *f;
+    ember_model_info info;
+    ember_plan_opts opts;
+    ember_arch arch;
+    ember_rope rope;
+    int n_rot;
+    float rope_base, rms_eps;
+    float *rope_freqs;          /* n_rot/2 divisors, or NULL */
+    ember_layer *layers;
+    ember_weight tok_embd;      /* rows looked up one at a time */
+    ember_weight output;        /* may alias token_embd's data */
+    float *output_norm;
+    ember_tokenizer *tok;
+    char tok_error[512];        /* why tok is NULL */
+    char *chat_template;
+    ember_plan plan;
+    ember_isa isa;
+    ember_packed_matmul_fn packed_fn;
+    /* packing lifecycle */
+    bool packed_done, evicted;
+    double pack_ms;
+};
+
+/* Iterates every matrix weight of the model (layers, then output). */
+int ember_model_weights(ember_model *m, ember_weight **out, int cap);
+
+/* Packs every weight with want_pack (threads from the pool) and records the
+   time; evicts the sources when asked. */
+int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err);
+/* MADV_DONTNEED over the page-aligned interior of each packed weight's source. */
+void ember_model_evict_sources(ember_model *m);
+
+#endif

@@ -1,0 +1,86 @@
+/* The packed lifecycle: re-lay eligible Q8_0 projections into 16-row tiles
+   (in parallel on the pool) and release their source pages. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef struct {
+    ember_weight **ws;
+    int n;
+} pack_job;
+
+static void pack_run(void *ctx, int ith, int nth)
+{
+    pack_job *j = ctx;
+    for (int i = 0; i < j->n; i++) {
+        ember_weight *w = j->ws[i];
+        int tiles = (int)((w->out + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS);
+        int t0 = (int)((int64_t)tiles * ith / nth), t1 = (int)((int64_t)tiles * (ith + 1) / nth);
+        if (t1 > t0) ember_pack_q8_0(w->data, w->row_bytes, (int)w->out, w->in, w->packed, t0, t1);
+    }
+}
+
+int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
+{
+    if (m->packed_done) return 0;
+    ember_weight *all[4096];
+    int n = ember_model_weights(m, all, 4096), k = 0;
+    ember_weight *todo[4096];
+    double t0 = now_ms();
+    for (int i = 0; i < n; i++) {
+        ember_weight *w = all[i];
+        if (!w->want_pack) continue;
+        w->packed_bytes = ember_pack_q8_0_bytes((int)w->out, w->in);
+        /* 2 MiB alignment lets the kernel back big tiles with huge pages */
+        size_t align = w->packed_bytes >= (2u << 20) ? (2u << 20) : 64;
+        size_t sz = (w->packed_bytes + align - 1) / align * align;
+        if (posix_memalign(&w->packed, align, sz) != 0) {
+            w->packed = NULL;
+            return ember_seterr(err, "%s: cannot allocate %zu MiB for packed tiles", w->t->name_z, sz >> 20);
+        }
+#ifdef MADV_HUGEPAGE
+        if (align > 64) madvise(w->packed, sz, MADV_HUGEPAGE);
+#endif
+        todo[k++] = w;
+    }
+    pack_job j = {todo, k};
+    ember_pool_run(pool, pack_run, &j);
+    for (int i = 0; i < k; i++) {
+        todo[i]->rep = EMBER_REP_PACKED_Q8X16;
+        m->plan.e[todo[i]->plan_index].reason[0] = '\0';
+    }
+    m->pack_ms = now_ms() - t0;
+    m->packed_done = true;
+    if (m->opts.evict_source) ember_model_evict_sources(m);
+    return 0;
+}
+
+void ember_model_evict_sources(ember_model *m)
+{
+    ember_weight *all[4096];
+    int n = ember_model_weights(m, all, 4096);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++) {
+        ember_weight *w = all[i];
+        if (w->rep != EMBER_REP_PACKED_Q8X16 || !w->packed) continue;
+        /* only whole pages inside the tensor: a page shared with a neighbour
+           that stays compressed must remain mapped */
+        uintptr_t a = ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
+        uintptr_t b = ((uintptr_t)w->t->data + w->t->nbytes) & ~(page - 1);
+        if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    }
+    m->evicted = true;
+}

@@ -1,0 +1,212 @@
+/* Sessions: KV cache and workspace allocated once, prefill in batches,
+   decode one token at a time, phase timing and memory snapshots, and the
+   packing lifecycle at the phase boundaries the profile chose. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dtype.h"
+#include "session.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void snap(ember_session *s, ember_phase p)
+{
+    ember_memstat_read(&s->st.phase_mem[p]);
+    s->st.phase_seen[p] = true;
+}
+
+static void *zalloc(size_t n, bool *ok)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p) *ok = false;
+    return p;
+}
+
+ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, ember_err *err)
+{
+    ember_forward_init();
+    const ember_model_info *I = &m->info;
+    ember_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    s->m = m;
+    int n_ctx = o && o->n_ctx > 0 ? o->n_ctx : (I->n_ctx_train < 4096 ? I->n_ctx_train : 4096);
+    if (n_ctx > I->n_ctx_train) n_ctx = I->n_ctx_train;
+    s->n_ctx = n_ctx;
+    int threads = o && o->threads > 0 ? o->threads : m->opts.threads;
+    s->pool = ember_pool_new(threads);
+    s->kv_dim = I->n_head_kv * I->head_dim;
+    size_t B = EMBER_UBATCH, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * I->head_dim;
+    size_t kvn = (size_t)I->n_layer * (size_t)n_ctx * (size_t)s->kv_dim;
+    size_t maxk = HQ > E ? HQ : E;
+    if ((size_t)I->n_ff > maxk) maxk = (size_t)I->n_ff;
+    bool ok = s->pool != NULL;
+    s->kcache = zalloc(kvn * 2, &ok);
+    s->vcache = zalloc(kvn * 2, &ok);
+    s->x = zalloc(B * E * 4, &ok);
+    s->xn = zalloc(B * (E > HQ ? E : HQ) * 4, &ok);
+    s->q = zalloc(B * HQ * 4, &ok);
+    s->k = zalloc(B * (size_t)s->kv_dim * 4, &ok);
+    s->v = zalloc(B * (size_t)s->kv_dim * 4, &ok);
+    s->att = zalloc(B * HQ * 4, &ok);
+    s->g = zalloc(B * (size_t)I->n_ff * 4, &ok);
+    s->u = zalloc(B * (size_t)I->n_ff * 4, &ok);
+    s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
+    s->xq8 = zalloc(B * (ember_act_bytes(EMBER_Q8_0, (int64_t)(maxk + 31) / 32 * 32) + 64), &ok);
+    s->xqk = zalloc(B * (ember_act_bytes(EMBER_Q8_K, (int64_t)(maxk + 255) / 256 * 256) + 64), &ok);
+    s->scratch_stride = (size_t)n_ctx + (size_t)I->head_dim + 16;
+    s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
+    if (!ok) {
+        ember_seterr(err, "out of memory for a %d-token context (KV cache %zu MiB)", n_ctx, kvn * 4 >> 20);
+        ember_session_free(s);
+        return NULL;
+    }
+    s->st.strategy = m->opts.strategy;
+    s->st.n_ctx = n_ctx;
+    snap(s, EMBER_PHASE_OPENED);
+    if (m->packed_done) {
+        snap(s, EMBER_PHASE_PACKED);
+        if (m->evicted) snap(s, EMBER_PHASE_EVICTED);
+    }
+    return s;
+}
+
+void ember_session_free(ember_session *s)
+{
+    if (!s) return;
+    ember_pool_free(s->pool);
+    free(s->kcache); free(s->vcache); free(s->x); free(s->xn); free(s->q); free(s->k);
+    free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->xq8);
+    free(s->xqk); free(s->scratch); free(s->all_logits);
+    free(s);
+}
+
+void ember_session_reset(ember_session *s) { s->n_past = 0; }
+
+void ember_session_truncate(ember_session *s, int n)
+{
+    if (n >= 0 && n < s->n_past) s->n_past = n;
+}
+
+int ember_session_n_past(const ember_session *s) { return s->n_past; }
+int ember_session_n_ctx(const ember_session *s) { return s->n_ctx; }
+
+static int do_pack(ember_session *s, ember_err *err)
+{
+    ember_model *m = s->m;
+    if (m->opts.strategy != EMBER_STRATEGY_PACKED || m->packed_done || !m->plan.packed) return 0;
+    if (ember_model_pack(m, s->pool, err)) return -1;
+    s->st.pack_ms = m->pack_ms;
+    snap(s, EMBER_PHASE_PACKED);
+    if (m->evicted) snap(s, EMBER_PHASE_EVICTED);
+    return 0;
+}
+
+int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_logits,
+                  float *all_logits, ember_err *err)
+{
+    ember_model *m = s->m;
+    if (n <= 0) return ember_seterr(err, "prefill of %d tokens", n);
+    if (n > s->n_ctx - s->n_past)
+        return ember_seterr(err, "context full: %d cached + %d new tokens exceed the %d-token context",
+                            s->n_past, n, s->n_ctx);
+    double t0 = now_ms();
+    if (m->opts.pack_when == EMBER_PACK_BEFORE_PREFILL && do_pack(s, err)) return -1;
+    double t1 = now_ms();
+    s->in_prefill = true;
+    const int V = m->info.n_vocab;
+    for (int i = 0; i < n; i += EMBER_UBATCH) {
+        int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
+        bool all = all_logits != NULL;
+        if (all && !s->all_logits) {
+            s->all_logits = malloc((size_t)EMBER_UBATCH * V * sizeof(float));
+            if (!s->all_logits) {
+                s->in_prefill = false;
+                return ember_seterr(err, "out of memory for logits");
+            }
+        }
+        float *dst = s->logits;
+        if (all) {
+            float *keep = s->logits;
+            s->logits = s->all_logits;
+            int rc = ember_forward(s, tokens + i, nb, true, err);
+            s->logits = keep;
+            if (rc) { s->in_prefill = false; return -1; }
+            memcpy(all_logits + (size_t)i * V, s->all_logits, (size_t)nb * V * sizeof(float));
+            memcpy(s->logits, s->all_logits + (size_t)(nb - 1) * V, (size_t)V * sizeof(float));
+        } else if (ember_forward(s, tokens + i, nb, false, err)) {
+            s->in_prefill = false;
+            return -1;
+        }
+        (void)dst;
+        s->n_past += nb;
+    }
+    s->in_prefill = false;
+    if (last_logits) memcpy(last_logits, s->logits, (size_t)V * sizeof(float));
+    double t2 = now_ms();
+    s->st.n_prompt = n;
+    s->st.n_decoded = 0;
+    s->st.decode_ms = 0;
+    s->st.decode_tps = 0;
+    s->st.prefill_ms = t2 - t1;
+    s->st.ttft_ms = t2 - t0;
+    s->st.prefill_tps = n / ((t2 - t1) / 1e3);
+    snap(s, EMBER_PHASE_PREFILL_DONE);
+    if (m->packed_done && m->opts.evict_source && m->opts.reevict_after_prefill && !m->opts.packed_prefill) {
+        ember_model_evict_sources(m);
+        snap(s, EMBER_PHASE_REEVICTED);
+    }
+    s->prefilled_once = true;
+    return 0;
+}
+
+int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err)
+{
+    ember_model *m = s->m;
+    if (s->n_past >= s->n_ctx)
+        return ember_seterr(err, "context full: all %d positions are used", s->n_ctx);
+    if (m->opts.pack_when == EMBER_PACK_AFTER_PREFILL && do_pack(s, err)) return -1;
+    double t0 = now_ms();
+    if (ember_forward(s, &token, 1, false, err)) return -1;
+    s->n_past++;
+    if (logits) memcpy(logits, s->logits, (size_t)m->info.n_vocab * sizeof(float));
+    s->st.decode_ms += now_ms() - t0;
+    s->st.n_decoded++;
+    s->st.decode_tps = s->st.n_decoded / (s->st.decode_ms / 1e3);
+    return 0;
+}
+
+void ember_stats_get(const ember_session *s, ember_stats *st)
+{
+    *st = s->st;
+    const ember_model *m = s->m;
+    st->n_past = s->n_past;
+    st->n_ctx = s->n_ctx;
+    st->strategy = m->opts.strategy;
+    st->pack_ms = m->pack_ms;
+    st->packable = m->plan.packable;
+    st->packed = 0;
+    st->packed_proj_mask = 0;
+    ember_weight *all[4096];
+    int n = ember_model_weights((ember_model *)m, all, 4096);
+    for (int i = 0; i < n; i++)
+        if (all[i]->rep == EMBER_REP_PACKED_Q8X16) {
+            st->packed++;
+            st->packed_proj_mask |= (unsigned)all[i]->proj;
+        }
+    st->src_evicted = m->evicted;
+    ember_memstat_read(&st->mem);
+}
+
+/* Snapshot at the end of a generation (the caller says when decoding is done). */
+void ember_session_mark_decode_done(ember_session *s) { snap(s, EMBER_PHASE_DECODE_DONE); }

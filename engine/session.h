@@ -1,0 +1,34 @@
+/* Internal session state: KV cache, workspace, pool, phase stats. */
+#ifndef EMBER_SESSION_H
+#define EMBER_SESSION_H
+
+#include "model.h"
+
+#define EMBER_UBATCH 64   /* prompt tokens per forward pass */
+
+struct ember_session {
+    ember_model *m;
+    ember_pool *pool;
+    int n_ctx, n_past;
+    int kv_dim;
+    uint16_t *kcache, *vcache;  /* [layer][n_ctx][kv_dim] fp16 */
+    /* workspace, sized for EMBER_UBATCH tokens */
+    float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
+    float *all_logits;          /* EMBER_UBATCH rows, only for eval */
+    uint8_t *xq8, *xqk;         /* Q8_0 / Q8_K activations */
+    const float *xq8_src, *xqk_src;
+    int xq8_k, xqk_k, xq8_nt, xqk_nt;
+    float *scratch;             /* per thread: n_ctx scores + head_dim */
+    size_t scratch_stride;
+    ember_stats st;
+    bool prefilled_once;
+    bool in_prefill;
+};
+
+/* Runs n (<= EMBER_UBATCH) tokens at positions n_past.. ; writes logits of
+   the last token (or all n rows when all_rows) into s->logits. */
+int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err);
+/* Prepares the fp16 conversion table used by attention. */
+void ember_forward_init(void);
+
+#endif

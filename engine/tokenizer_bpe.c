@@ -1,0 +1,344 @@
+/* Byte-level BPE: PCRE2 pre-tokenizer, GPT-2 byte<->unicode mapping and
+   rank-ordered merging with a binary heap. */
+#include "config.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenizer.h"
+#include "tokenizer_impl.h"
+
+/* Pre-tokenizer patterns, as the published tokenizer.json files define
+   them (case-insensitive contractions spelled out so no flag is needed). */
+static const char RE_LLAMA3[] =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char RE_QWEN2[] =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char RE_GPT2[] =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+
+/* GPT-2's reversible byte -> code point map: printable Latin-1 bytes stand
+   for themselves, the rest are shifted to U+0100.. in byte order. */
+static int byte_is_direct(int b)
+{
+    return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+}
+
+static uint32_t byte_to_cp(int b)
+{
+    if (byte_is_direct(b)) return (uint32_t)b;
+    int k = 0;
+    for (int i = 0; i < b; i++)
+        if (!byte_is_direct(i)) k++;
+    return 256u + (uint32_t)k;
+}
+
+static int cp_to_byte(uint32_t cp)
+{
+    if (cp < 256) return byte_is_direct((int)cp) ? (int)cp : -1;
+    if (cp >= 256 + 68) return -1;
+    int k = (int)(cp - 256);
+    for (int b = 0; b < 256; b++)
+        if (!byte_is_direct(b) && k-- == 0) return b;
+    return -1;
+}
+
+/* Encoded forms of all 256 bytes (at most 2 UTF-8 bytes each). */
+static struct { char s[2]; uint8_t n; } g_benc[256];
+static int16_t g_bdec_hi[0x200]; /* code point -> byte, -1 when unmapped */
+static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
+
+static void tables_build(void)
+{
+    for (int b = 0; b < 256; b++) {
+        uint32_t cp = byte_to_cp(b);
+        if (cp < 0x80) {
+            g_benc[b].s[0] = (char)cp;
+            g_benc[b].n = 1;
+        } else {
+            g_benc[b].s[0] = (char)(0xC0 | (cp >> 6));
+            g_benc[b].s[1] = (char)(0x80 | (cp & 0x3F));
+            g_benc[b].n = 2;
+        }
+    }
+    for (uint32_t cp = 0; cp < 0x200; cp++) g_bdec_hi[cp] = -1;
+    for (uint32_t cp = 0; cp < 0x200; cp++) {
+        int b = cp_to_byte(cp);
+        g_bdec_hi[cp] = (int16_t)b;
+    }
+}
+
+static void tables_init(void) { pthread_once(&g_tables_once, tables_build); }
+
+int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int n = 0;
+    size_t i = 0;
+    while (i < len) {
+        int l = tok_utf8_valid(u + i, len - i);
+        uint32_t cp = 0xFFFFFFFFu;
+        if (l == 1) cp = u[i];
+        else if (l == 2) cp = ((uint32_t)(u[i] & 0x1F) << 6) | (u[i + 1] & 0x3F);
+        if (l == 0) l = 1;
+        if (cp < 0x200 && g_bdec_hi[cp] != -1) {
+            if (n < cap) buf[n] = (char)(uint8_t)g_bdec_hi[cp];
+            n++;
+        } else {
+            /* Not a mapped code point: keep the original bytes. */
+            for (int k = 0; k < l; k++) {
+                if (n < cap) buf[n] = s[i + k];
+                n++;
+            }
+        }
+        i += (size_t)l;
+    }
+    return n;
+}
+
+int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
+{
+    tables_init();
+    const char *pat = RE_GPT2;
+    t->ignore_merges = false;
+    if (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3"))) {
+        pat = RE_LLAMA3;
+        t->ignore_merges = true;
+    } else if (pre && (!strcmp(pre, "qwen2") || !strcmp(pre, "deepseek-r1-qwen"))) {
+        pat = RE_QWEN2;
+    }
+    int ec;
+    PCRE2_SIZE eoff;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eoff, NULL);
+    if (!re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(ec, msg, sizeof msg);
+        return ember_seterr(err, "tokenizer: cannot compile the pre-tokenizer pattern: %s", (char *)msg);
+    }
+    /* JIT is an optimisation only; the interpreter is used if it fails. */
+    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    t->re = re;
+    return 0;
+}
+
+void tok_bpe_free(struct ember_tokenizer *t)
+{
+    if (t->re) pcre2_code_free(t->re);
+    t->re = NULL;
+}
+
+/* ---- merging -------------------------------------------------------- */
+
+typedef struct {
+    int prev, next;
+    uint32_t off, n;   /* into the word */
+} sym;
+
+typedef struct {
+    int left, right;
+    int32_t rank;
+    uint32_t size;
+} bigram;
+
+typedef struct {
+    sym *syms;
+    int cap_syms;
+    bigram *heap;
+    int n_heap, cap_heap;
+    char *key;
+    size_t cap_key;
+    char *word;      /* byte-encoded word */
+    size_t cap_word;
+} bpe_scratch;
+
+static bool bigram_before(const bigram *a, const bigram *b)
+{
+    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
+}
+
+static int heap_push(bpe_scratch *s, bigram g)
+{
+    if (s->n_heap == s->cap_heap) {
+        int nc = s->cap_heap ? s->cap_heap * 2 : 64;
+        bigram *h = realloc(s->heap, (size_t)nc * sizeof *h);
+        if (!h) return -1;
+        s->heap = h;
+        s->cap_heap = nc;
+    }
+    int i = s->n_heap++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!bigram_before(&g, &s->heap[p])) break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = g;
+    return 0;
+}
+
+static bigram heap_pop(bpe_scratch *s)
+{
+    bigram top = s->heap[0];
+    bigram last = s->heap[--s->n_heap];
+    int i = 0, n = s->n_heap;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && bigram_before(&s->heap[c + 1], &s->heap[c])) c++;
+        if (!bigram_before(&s->heap[c], &last)) break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (n > 0) s->heap[i] = last;
+    return top;
+}
+
+static int ensure(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need) nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static int try_bigram(const struct ember_tokenizer *t, bpe_scratch *s, int l, int r)
+{
+    if (l < 0 || r < 0) return 0;
+    const sym *a = &s->syms[l], *b = &s->syms[r];
+    size_t klen = (size_t)a->n + 1 + b->n;
+    if (ensure((void **)&s->key, &s->cap_key, klen, 1)) return -1;
+    memcpy(s->key, s->word + a->off, a->n);
+    s->key[a->n] = ' ';
+    memcpy(s->key + a->n + 1, s->word + b->off, b->n);
+    int32_t rank = tok_map_get(&t->merges, s->key, klen);
+    if (rank < 0) return 0;
+    bigram g = {l, r, rank, a->n + b->n};
+    return heap_push(s, g);
+}
+
+static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen, tok_out *out)
+{
+    const char *w = s->word;
+    if (t->ignore_merges) {
+        int32_t id = tok_map_get(&t->by_text, w, wlen);
+        if (id >= 0) {
+            tok_out_push(out, id);
+            return 0;
+        }
+    }
+    size_t need = wlen + 1, cap = (size_t)s->cap_syms;
+    if (ensure((void **)&s->syms, &cap, need, sizeof(sym))) return -1;
+    s->cap_syms = (int)cap;
+    int n = 0;
+    for (size_t off = 0; off < wlen; n++) {
+        size_t l = (size_t)tok_utf8_len((unsigned char)w[off]);
+        if (l > wlen - off) l = wlen - off;
+        s->syms[n] = (sym){n - 1, -1, (uint32_t)off, (uint32_t)l};
+        if (n > 0) s->syms[n - 1].next = n;
+        off += l;
+    }
+    s->n_heap = 0;
+    for (int i = 0; i + 1 < n; i++)
+        if (try_bigram(t, s, i, i + 1)) return -1;
+    while (s->n_heap > 0) {
+        bigram g = heap_pop(s);
+        sym *a = &s->syms[g.left], *b = &s->syms[g.right];
+        /* Stale entries: one side was merged away or grew since. */
+        if (a->n == 0 || b->n == 0 || a->n + b->n != g.size) continue;
+        a->n += b->n;
+        b->n = 0;
+        a->next = b->next;
+        if (b->next >= 0) s->syms[b->next].prev = g.left;
+        if (try_bigram(t, s, a->prev, g.left)) return -1;
+        if (try_bigram(t, s, g.left, a->next)) return -1;
+    }
+    for (int i = 0; i >= 0 && n > 0; i = s->syms[i].next) {
+        const sym *a = &s->syms[i];
+        int32_t id = tok_map_get(&t->by_text, w + a->off, a->n);
+        if (id >= 0) {
+            tok_out_push(out, id);
+            continue;
+        }
+        /* No token for the symbol: fall back to single bytes that are. */
+        for (uint32_t k = 0; k < a->n; k++) {
+            int32_t bid = tok_map_get(&t->by_text, w + a->off + k, 1);
+            if (bid >= 0) tok_out_push(out, bid);
+        }
+    }
+    return 0;
+}
+
+int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len,
+                   tok_out *out, ember_err *err)
+{
+    if (len == 0) return 0;
+    int rc = -1;
+    bpe_scratch s = {0};
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(t->re, NULL);
+    if (!md) {
+        ember_seterr(err, "tokenizer: out of memory");
+        goto done;
+    }
+    const PCRE2_SPTR subj = (PCRE2_SPTR)text;
+    size_t pos = 0;
+    while (pos < len) {
+        size_t ms, me;
+        int m = pcre2_match(t->re, subj, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
+        if (m == PCRE2_ERROR_NOMATCH) {
+            ms = me = len;
+        } else if (m < 0) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(m, msg, sizeof msg);
+            ember_seterr(err, "tokenizer: pre-tokenizer match failed: %s", (char *)msg);
+            goto done;
+        } else {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            ms = ov[0];
+            me = ov[1];
+            if (me == ms) { /* never with these patterns; step one character */
+                me = ms + (size_t)tok_utf8_len((unsigned char)text[ms]);
+                if (me > len) me = len;
+            }
+        }
+        /* Text between matches is a piece of its own. */
+        for (int part = 0; part < 2; part++) {
+            size_t a = part ? ms : pos, b = part ? me : ms;
+            if (b <= a) continue;
+            size_t wl = 0;
+            if (ensure((void **)&s.word, &s.cap_word, (b - a) * 2 + 1, 1)) {
+                ember_seterr(err, "tokenizer: out of memory");
+                goto done;
+            }
+            for (size_t i = a; i < b; i++) {
+                unsigned char c = (unsigned char)text[i];
+                memcpy(s.word + wl, g_benc[c].s, g_benc[c].n);
+                wl += g_benc[c].n;
+            }
+            if (bpe_word(t, &s, wl, out)) {
+                ember_seterr(err, "tokenizer: out of memory");
+                goto done;
+            }
+        }
+        pos = me;
+    }
+    rc = 0;
+done:
+    if (md) pcre2_match_data_free(md);
+    free(s.syms);
+    free(s.heap);
+    free(s.key);
+    free(s.word);
+    return rc;
+}

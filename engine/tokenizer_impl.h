@@ -1,0 +1,103 @@
+/* Private to the tokenizer modules (tokenizer.c, tokenizer_bpe.c,
+   tokenizer_spm.c): the vocabulary, string hash tables and the scratch
+   output buffer they share. */
+#ifndef EMBER_TOKENIZER_IMPL_H
+#define EMBER_TOKENIZER_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* GGUF token_type values (tokenizer.ggml.token_type). */
+enum {
+    TOK_NORMAL = 1, TOK_UNKNOWN = 2, TOK_CONTROL = 3,
+    TOK_USER = 4, TOK_UNUSED = 5, TOK_BYTE = 6,
+};
+
+typedef enum { TOK_KIND_BPE, TOK_KIND_SPM } tok_kind;
+
+/* Open-addressing map from byte strings (not owned) to int32 values. */
+typedef struct {
+    const char **keys;
+    uint32_t *lens;
+    int32_t *vals;
+    uint32_t mask;      /* capacity - 1, capacity a power of two */
+    uint32_t n;
+} tok_map;
+
+int tok_map_init(tok_map *m, size_t expected);
+void tok_map_free(tok_map *m);
+/* Keeps the first value stored for a key (duplicates in a vocabulary
+   resolve to the lowest id, as the reference does). */
+void tok_map_put(tok_map *m, const char *key, uint32_t len, int32_t val);
+int32_t tok_map_get(const tok_map *m, const char *key, size_t len); /* -1 if absent */
+
+typedef struct {
+    const char *text;   /* into the arena, NUL-terminated */
+    uint32_t len;
+    float score;
+    uint8_t type;
+} tok_entry;
+
+struct pcre2_real_code_8;
+
+struct ember_tokenizer {
+    tok_kind kind;
+    int n_vocab;
+    tok_entry *tok;
+    char *arena;                 /* all token and merge strings */
+    tok_map by_text;
+    tok_map merges;              /* "left right" -> rank (BPE) */
+    struct pcre2_real_code_8 *re; /* pre-tokenizer (BPE) */
+    bool ignore_merges;          /* llama-bpe: whole-word vocab hits skip merging */
+    bool add_space_prefix;       /* SPM */
+    bool add_bos;
+    int32_t bos, eos, eot, unk;
+    int32_t byte_tok[256];       /* SPM <0xXX> tokens, -1 when absent */
+    int32_t *special;            /* control/user/unknown ids, longest text first */
+    int n_special;
+    int32_t *eog;
+    int n_eog;
+    int max_piece;               /* longest decoded piece, bytes */
+};
+
+/* Growable id output: counts every id, stores the first cap. */
+typedef struct {
+    int32_t *ids;
+    int cap;
+    int n;
+} tok_out;
+
+static inline void tok_out_push(tok_out *o, int32_t id)
+{
+    if (o->n < o->cap) o->ids[o->n] = id;
+    o->n++;
+}
+
+/* Byte length of the UTF-8 sequence announced by a lead byte (1 for
+   continuation or invalid bytes, as the reference's splitter does). */
+static inline int tok_utf8_len(unsigned char c)
+{
+    static const uint8_t lut[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+    return lut[c >> 4];
+}
+
+/* Length of a well-formed UTF-8 sequence at s (n bytes left), 0 if the
+   bytes there are not one. */
+int tok_utf8_valid(const unsigned char *s, size_t n);
+
+/* tokenizer_bpe.c */
+int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err);
+void tok_bpe_free(struct ember_tokenizer *t);
+int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len,
+                   tok_out *out, ember_err *err);
+/* Maps a vocabulary string through the GPT-2 unicode->byte table. */
+int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap);
+
+/* tokenizer_spm.c */
+int tok_spm_encode(const struct ember_tokenizer *t, const char *text, size_t len,
+                   bool space_prefix, tok_out *out, ember_err *err);
+
+#endif

@@ -1,0 +1,125 @@
+/* ember eval: batched prefill of prompt ids, then single-token decode of
+   each forced id, writing every logits row (the golden fixtures' format). */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ember.h"
+#include "ids.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: ember eval -m MODEL --ids PROMPT_IDS [--force IDS] --logits OUT\n"
+        "                  [--strategy eager|compressed|packed] [--threads N]\n"
+        "\n"
+        "Runs the prompt ids (a file of whitespace-separated ids, - for stdin) as one\n"
+        "batched prefill, then decodes each id of --force (a file) one at a time, and\n"
+        "writes f32 little-endian logits: one row of n_vocab per prompt position, then\n"
+        "one row after each forced id.\n");
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    const char *model = NULL, *ids_path = NULL, *force_path = NULL, *out_path = NULL;
+    ember_plan_opts po;
+    ember_plan_opts_default(&po);
+    static const struct option lo[] = {
+        {"model", required_argument, 0, 'm'}, {"ids", required_argument, 0, 'i'},
+        {"force", required_argument, 0, 'f'}, {"logits", required_argument, 0, 'o'},
+        {"strategy", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "m:t:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'i': ids_path = optarg; break;
+        case 'f': force_path = optarg; break;
+        case 'o': out_path = optarg; break;
+        case 's': {
+            int s = ember_strategy_from_name(optarg);
+            if (s < 0) {
+                fprintf(stderr, "ember eval: unknown strategy '%s' (eager, compressed, packed)\n", optarg);
+                return 2;
+            }
+            po.strategy = (ember_strategy)s;
+            break;
+        }
+        case 't': po.threads = atoi(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!model || !ids_path || !out_path || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    ember_err err;
+    int np = 0, nf = 0;
+    int32_t *ids = ids_read_file(ids_path, &np, &err), *force = NULL;
+    if (!ids) {
+        fprintf(stderr, "ember eval: %s\n", err.msg);
+        return 1;
+    }
+    if (np == 0) {
+        fprintf(stderr, "ember eval: %s holds no token ids\n", ids_path);
+        free(ids);
+        return 1;
+    }
+    if (force_path && !(force = ids_read_file(force_path, &nf, &err))) {
+        fprintf(stderr, "ember eval: %s\n", err.msg);
+        free(ids);
+        return 1;
+    }
+    int rc = 1;
+    ember_model *m = ember_model_open(model, &po, &err);
+    ember_session *s = NULL;
+    float *rows = NULL;
+    FILE *out = NULL;
+    if (!m) goto fail;
+    const int V = ember_model_get_info(m)->n_vocab;
+    ember_session_opts so = {np + nf + 1, po.threads};
+    if (!(s = ember_session_new(m, &so, &err))) goto fail;
+    rows = malloc((size_t)np * V * sizeof *rows);
+    if (!rows) {
+        ember_seterr(&err, "out of memory for %d logits rows", np);
+        goto fail;
+    }
+    if (ember_prefill(s, ids, np, NULL, rows, &err)) goto fail;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    if (!(out = fopen(tmp, "wb"))) {
+        ember_seterr(&err, "%s: cannot write", tmp);
+        goto fail;
+    }
+    fwrite(rows, sizeof *rows, (size_t)np * V, out);
+    for (int i = 0; i < nf; i++) {
+        if (ember_decode(s, force[i], rows, &err)) goto fail;
+        fwrite(rows, sizeof *rows, (size_t)V, out);
+    }
+    if (fclose(out) != 0) {
+        out = NULL;
+        ember_seterr(&err, "%s: write failed", tmp);
+        goto fail;
+    }
+    out = NULL;
+    if (rename(tmp, out_path) != 0) {
+        ember_seterr(&err, "%s: cannot rename into place", out_path);
+        goto fail;
+    }
+    rc = 0;
+fail:
+    if (rc) fprintf(stderr, "ember eval: %s\n", err.msg);
+    if (out) fclose(out);
+    free(rows);
+    ember_session_free(s);
+    ember_model_free(m);
+    free(ids);
+    free(force);
+    return rc;
+}

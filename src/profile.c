@@ -1,0 +1,871 @@
+/* Profile schema: node tree -> struct profile, with strict checks.
+   Format and defaults are documented in man/ember-profile.5; keep the two
+   in step. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "profile.h"
+#include "profile_yaml.h"
+
+typedef struct {
+    const char *label;
+    profile_err *err;
+} ctx;
+
+static const char *const errc_names[PROFILE_E_COUNT] = {
+    "ok", "io", "too-large", "empty", "syntax", "tab", "multi-doc", "alias",
+    "not-mapping", "unknown-key", "duplicate-key", "type", "value", "enum", "missing",
+    "unsupported", "pack-not-packed", "too-deep", "no-match", "not-found", "model",
+};
+
+const char *profile_errc_name(profile_errc c)
+{
+    return (unsigned)c < PROFILE_E_COUNT ? errc_names[c] : "?";
+}
+
+/* ---- the single tables of words ------------------------------------------- */
+
+/* The strategies and projection names are the engine's own tables
+   (ember_strategy_name / ember_proj_name, engine/model.c): a profile can
+   name exactly what the engine has, and nothing else. */
+#define MAX_STRATEGIES 8
+
+static int strategy_names(const char **names)
+{
+    int n = 0;
+    while (n < MAX_STRATEGIES) {
+        const char *s = ember_strategy_name((ember_strategy)n);
+        if (!s || !strcmp(s, "?")) break;
+        names[n++] = s;
+    }
+    return n;
+}
+
+static const char *const when_names[] = {"load", "before-prefill", "after-prefill"};
+static const char *const prefill_names[] = {"generic", "packed"};
+
+const char *profile_strategy_name(ember_strategy s)
+{
+    const char *names[MAX_STRATEGIES];
+    int n = strategy_names(names);
+    return (unsigned)s < (unsigned)n ? names[s] : NULL;
+}
+
+const char *profile_when_name(ember_pack_when w)
+{
+    return (unsigned)w < 3 ? when_names[w] : "?";
+}
+
+const char *profile_proj_name(int bit_index)
+{
+    return ember_proj_name(bit_index);
+}
+
+void profile_proj_list(unsigned mask, char *buf, size_t cap)
+{
+    if (!cap) return;
+    buf[0] = 0;
+    if ((mask & EMBER_PROJ_ALL) == EMBER_PROJ_ALL) {
+        snprintf(buf, cap, "all");
+        return;
+    }
+    if (!(mask & EMBER_PROJ_ALL)) {
+        snprintf(buf, cap, "none");
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < 7; i++) {
+        if (!(mask & (1u << i))) continue;
+        int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", ember_proj_name(i));
+        if (w < 0 || (size_t)w >= cap - used) break;
+        used += (size_t)w;
+    }
+}
+
+/* ---- "did you mean" ------------------------------------------------------- */
+
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            int best = diag + cost;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The closest word within a typo's reach, or NULL. */
+static const char *suggest(const char *word, const char *const *words, int n)
+{
+    const char *best = NULL;
+    int bestd = 99;
+    for (int i = 0; i < n; i++) {
+        if (!words[i]) continue;
+        int d = edit_distance(word, words[i]);
+        int reach = (int)strlen(words[i]) / 3;
+        if (reach < 2) reach = 2;
+        if (d <= reach && d < bestd) {
+            best = words[i];
+            bestd = d;
+        }
+    }
+    return best;
+}
+
+/* " (did you mean 'x'?)" or "" */
+static const char *dym(char *buf, size_t cap, const char *word, const char *const *words, int n)
+{
+    const char *s = suggest(word, words, n);
+    if (s) snprintf(buf, cap, " (did you mean '%s'?)", s);
+    else buf[0] = 0;
+    return buf;
+}
+
+static void join_words(char *buf, size_t cap, const char *const *words, int n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", words[i]);
+        if (w < 0 || (size_t)w >= cap - used) break;
+        used += (size_t)w;
+    }
+}
+
+/* ---- typed values --------------------------------------------------------- */
+
+static const char *kind_word(const ynode *n)
+{
+    if (n->kind == YN_MAP) return "a mapping";
+    if (n->kind == YN_SEQ) return "a list";
+    if (n->null) return "nothing";
+    return n->plain ? "a word" : "a quoted string";
+}
+
+static int want_string(ctx *c, const ynode *v, const char *key, char **out)
+{
+    if (v->kind != YN_SCALAR || v->null)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects a string, got %s", key, kind_word(v));
+    if (memchr(v->str, 0, v->len))
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'%s' contains a NUL character", key);
+    char *s = strdup(v->str);
+    if (!s) return profile_seterr(c->err, PROFILE_E_IO, c->label, 0, 0, "out of memory");
+    free(*out);
+    *out = s;
+    return 0;
+}
+
+/* Integers and numbers must be unquoted: "4" in quotes is a string in YAML. */
+static int want_int(ctx *c, const ynode *v, const char *key, long long lo, long long hi,
+                    const char *range_hint, long long *out)
+{
+    if (v->kind != YN_SCALAR || !v->plain || v->null)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects an integer, got %s", key, kind_word(v));
+    errno = 0;
+    char *end;
+    long long x = strtoll(v->str, &end, 10);
+    if (end == v->str || *end)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects an integer, got '%s'", key, v->str);
+    if (errno == ERANGE || x < lo || x > hi)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'%s' is %s: %s", key, v->str, range_hint);
+    *out = x;
+    return 0;
+}
+
+/* The full unsigned 64-bit range (seeds). */
+static int want_u64(ctx *c, const ynode *v, const char *key, uint64_t *out)
+{
+    long long dummy;
+    if (v->kind == YN_SCALAR && v->plain && v->str[0] == '-')
+        return want_int(c, v, key, 0, 0, "must be >= 0", &dummy);
+    if (v->kind != YN_SCALAR || !v->plain || v->null ||
+        !(isdigit((unsigned char)v->str[0]) || v->str[0] == '+'))
+        return want_int(c, v, key, 0, 0, "", &dummy);   /* reports the type error */
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(v->str, &end, 10);
+    if (*end)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects an integer, got '%s'", key, v->str);
+    if (errno == ERANGE)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'%s' is %s: must be at most 18446744073709551615", key, v->str);
+    *out = x;
+    return 0;
+}
+
+static int want_float(ctx *c, const ynode *v, const char *key, double lo, double hi, bool lo_open,
+                      const char *range_hint, float *out)
+{
+    if (v->kind != YN_SCALAR || !v->plain || v->null)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects a number, got %s", key, kind_word(v));
+    char *end;
+    double x = strtod(v->str, &end);
+    if (end == v->str || *end || isnan(x))
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects a number, got '%s'", key, v->str);
+    if (!(x >= lo && x <= hi) || (lo_open && x == lo))
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'%s' is %s: %s", key, v->str, range_hint);
+    *out = (float)x;
+    return 0;
+}
+
+static int want_bool(ctx *c, const ynode *v, const char *key, bool *out)
+{
+    if (v->kind == YN_SCALAR && v->plain) {
+        if (!strcmp(v->str, "true") || !strcmp(v->str, "True") || !strcmp(v->str, "TRUE")) {
+            *out = true;
+            return 0;
+        }
+        if (!strcmp(v->str, "false") || !strcmp(v->str, "False") || !strcmp(v->str, "FALSE")) {
+            *out = false;
+            return 0;
+        }
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects true or false, got '%s'", key, v->str);
+    }
+    return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                          "'%s' expects true or false, got %s", key, kind_word(v));
+}
+
+/* One of `words` (exact, case-sensitive); returns the index. */
+static int want_word(ctx *c, const ynode *v, const char *key, const char *what,
+                     const char *const *words, int n, int *out)
+{
+    if (v->kind != YN_SCALAR || v->null)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects a word, got %s", key, kind_word(v));
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v->str, words[i])) {
+            *out = i;
+            return 0;
+        }
+    char list[200], hint[96];
+    join_words(list, sizeof list, words, n);
+    return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col,
+                          "unknown %s '%s'%s; expected one of: %s", what, v->str,
+                          dym(hint, sizeof hint, v->str, words, n), list);
+}
+
+/* Parameter counts: 7000000000, 7B, 1.5B, 500M, 135m, 2K, 1T. */
+static int want_params(ctx *c, const ynode *v, const char *key, uint64_t *out)
+{
+    if (v->kind != YN_SCALAR || v->null)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects a parameter count like 500M or 1.5B, got %s", key,
+                              kind_word(v));
+    const char *s = v->str;
+    if (*s == '-')
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'%s' is negative (%s): parameter counts are >= 0", key, s);
+    char *end;
+    double x = strtod(s, &end);
+    double mul = 1;
+    if (end != s && *end && !end[1]) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1e3; end++; break;
+        case 'm': case 'M': mul = 1e6; end++; break;
+        case 'b': case 'B': case 'g': case 'G': mul = 1e9; end++; break;
+        case 't': case 'T': mul = 1e12; end++; break;
+        default: break;
+        }
+    }
+    if (end == s || *end || !isdigit((unsigned char)s[0]) || isnan(x) || isinf(x))
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'%s' expects a parameter count like 500M or 1.5B, got '%s'", key, s);
+    x *= mul;
+    if (x > 1e15)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'%s' is %s: more than 10^15 parameters", key, s);
+    *out = (uint64_t)(x + 0.5);
+    return 0;
+}
+
+/* ---- mappings -------------------------------------------------------------- */
+
+/* Resolves the key of pair i of map m against keys[]: its index, or -1
+   with an error (non-string key, unknown key, duplicate).  first[] holds
+   each key's first line (0 = not yet seen). */
+static int map_key(ctx *c, const ynode *m, int i, const char *section, const char *const *keys,
+                   int nkeys, int *first_line, int *first_col)
+{
+    const ynode *k = m->kids[i];
+    if (k->kind != YN_SCALAR || k->null)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, k->line, k->col,
+                              "keys must be plain words, got %s", kind_word(k));
+    for (int j = 0; j < nkeys; j++) {
+        if (strcmp(k->str, keys[j])) continue;
+        if (first_line[j])
+            return profile_seterr(c->err, PROFILE_E_DUPLICATE_KEY, c->label, k->line, k->col,
+                                  "duplicate key '%s' (first given at %d:%d)", k->str,
+                                  first_line[j], first_col[j]);
+        first_line[j] = k->line;
+        first_col[j] = k->col;
+        return j;
+    }
+    char list[300], hint[96];
+    join_words(list, sizeof list, keys, nkeys);
+    return profile_seterr(c->err, PROFILE_E_UNKNOWN_KEY, c->label, k->line, k->col,
+                          "unknown key '%s' in %s%s; known keys: %s", k->str, section,
+                          dym(hint, sizeof hint, k->str, keys, nkeys), list);
+}
+
+static int want_map(ctx *c, const ynode *v, const char *key)
+{
+    if (v->kind == YN_MAP) return 0;
+    return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                          "'%s' expects a mapping (key: value lines or {...}), got %s", key,
+                          kind_word(v));
+}
+
+#define NKEYS(a) (int)(sizeof a / sizeof a[0])
+
+static int is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+static int check_dtype_word(ctx *c, const ynode *v, const char *s)
+{
+    if (is_glob(s) || ember_dtype_from_name(s) >= 0) return 0;
+    const char *words[80];
+    int n = 0;
+    for (int i = 0; i < 40 && n < 80; i++) {
+        if (!strcasecmp(profile_file_type_name(i) ? profile_file_type_name(i) : "", s)) return 0;
+        if (profile_file_type_name(i)) words[n++] = profile_file_type_name(i);
+        const ember_dtype_info *d = ember_dtype_get(i);
+        if (d && d->name && n < 80) words[n++] = d->name;
+    }
+    char hint[96];
+    return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col,
+                          "unknown dtype '%s'%s; use a weight type such as Q8_0, Q4_K, F16 or a "
+                          "file type such as Q4_K_M (globs like Q4_* are allowed)",
+                          s, dym(hint, sizeof hint, s, words, n));
+}
+
+static int parse_match(ctx *c, const ynode *m, profile_rule *r)
+{
+    static const char *const keys[] = {"arch", "dtype", "name", "file", "min_params", "max_params"};
+    int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
+    if (m->kind == YN_SCALAR && m->null) return 0;        /* `match:` alone = anything */
+    if (want_map(c, m, "match")) return -1;
+    const ynode *maxv = NULL;
+    for (int i = 0; i + 1 < m->n; i += 2) {
+        int k = map_key(c, m, i, "match", keys, NKEYS(keys), fl, fc);
+        if (k < 0) return -1;
+        const ynode *v = m->kids[i + 1];
+        int rc = 0;
+        switch (k) {
+        case 0: rc = want_string(c, v, keys[k], &r->arch); break;
+        case 1:
+            rc = want_string(c, v, keys[k], &r->dtype);
+            if (!rc) rc = check_dtype_word(c, v, r->dtype);
+            break;
+        case 2: rc = want_string(c, v, keys[k], &r->name_glob); break;
+        case 3: rc = want_string(c, v, keys[k], &r->file_glob); break;
+        case 4: rc = want_params(c, v, keys[k], &r->min_params); r->has_min = true; break;
+        case 5: rc = want_params(c, v, keys[k], &r->max_params); r->has_max = true; maxv = v; break;
+        }
+        if (rc) return -1;
+    }
+    if (r->has_min && r->has_max && r->min_params > r->max_params)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, maxv->line, maxv->col,
+                              "max_params is below min_params: no model can match this rule");
+    return 0;
+}
+
+static int parse_projections(ctx *c, const ynode *v, unsigned *mask)
+{
+    if (v->kind == YN_SCALAR && !v->null) {
+        if (!strcmp(v->str, "all")) {
+            *mask = EMBER_PROJ_ALL;
+            return 0;
+        }
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'projections' expects a list like [q, k, v, o, gate, up, down] or "
+                              "the word all, got '%s'", v->str);
+    }
+    if (v->kind != YN_SEQ)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'projections' expects a list like [q, k, v, o, gate, up, down] or "
+                              "the word all, got %s", kind_word(v));
+    if (v->n == 0)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'projections' is empty: list at least one, or use strategy compressed");
+    unsigned m = 0;
+    for (int i = 0; i < v->n; i++) {
+        const ynode *e = v->kids[i];
+        int idx;
+        if (e->kind == YN_SCALAR && !e->null && !strcmp(e->str, "all")) {
+            m |= EMBER_PROJ_ALL;
+            continue;
+        }
+        const char *proj_names[7];
+        for (int j = 0; j < 7; j++) proj_names[j] = ember_proj_name(j);
+        if (want_word(c, e, "projections", "projection", proj_names, 7, &idx)) return -1;
+        if (m & (1u << idx))
+            return profile_seterr(c->err, PROFILE_E_VALUE, c->label, e->line, e->col,
+                                  "projection '%s' is listed twice", e->str);
+        m |= 1u << idx;
+    }
+    *mask = m;
+    return 0;
+}
+
+static int parse_pack(ctx *c, const ynode *m, profile_rule *r)
+{
+    static const char *const keys[] = {"projections", "when", "evict_source",
+                                       "reevict_after_prefill", "prefill"};
+    int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
+    if (want_map(c, m, "pack")) return -1;
+    for (int i = 0; i + 1 < m->n; i += 2) {
+        int k = map_key(c, m, i, "pack", keys, NKEYS(keys), fl, fc);
+        if (k < 0) return -1;
+        const ynode *v = m->kids[i + 1];
+        int rc = 0, idx = 0;
+        switch (k) {
+        case 0: rc = parse_projections(c, v, &r->projections); break;
+        case 1:
+            rc = want_word(c, v, keys[k], "pack time", when_names, 3, &idx);
+            r->when = (ember_pack_when)idx;
+            break;
+        case 2: rc = want_bool(c, v, keys[k], &r->evict_source); break;
+        case 3: rc = want_bool(c, v, keys[k], &r->reevict_after_prefill); break;
+        case 4:
+            rc = want_word(c, v, keys[k], "prefill path", prefill_names, 2, &idx);
+            r->prefill = (profile_prefill)idx;
+            break;
+        }
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+static void rule_defaults(profile_rule *r)
+{
+    memset(r, 0, sizeof *r);
+    r->strategy = EMBER_STRATEGY_COMPRESSED;
+    r->projections = EMBER_PROJ_ALL;
+    r->when = EMBER_PACK_AT_LOAD;
+    r->evict_source = true;
+    r->reevict_after_prefill = true;
+    r->prefill = PROFILE_PREFILL_GENERIC;
+}
+
+static int parse_rule(ctx *c, const ynode *m, profile_rule *r)
+{
+    static const char *const keys[] = {"match", "strategy", "pack"};
+    int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
+    rule_defaults(r);
+    r->line = m->line;
+    if (m->kind != YN_MAP)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, m->line, m->col,
+                              "each rule must be a mapping with 'match:' and 'strategy:', got %s",
+                              kind_word(m));
+    const ynode *pack = NULL;
+    for (int i = 0; i + 1 < m->n; i += 2) {
+        int k = map_key(c, m, i, "a rule", keys, NKEYS(keys), fl, fc);
+        if (k < 0) return -1;
+        const ynode *v = m->kids[i + 1];
+        if (k == 0 && parse_match(c, v, r)) return -1;
+        if (k == 1) {
+            if (v->kind != YN_SCALAR || v->null)
+                return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                                      "'strategy' expects a word, got %s", kind_word(v));
+            const char *names[MAX_STRATEGIES];
+            int ns = strategy_names(names);
+            int found = ember_strategy_from_name(v->str);
+            if (found < 0 || found >= ns) {
+                char list[100], hint[96];
+                join_words(list, sizeof list, names, ns);
+                return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col,
+                                      "strategy '%s' does not exist in this ember%s; it has: %s",
+                                      v->str, dym(hint, sizeof hint, v->str, names, ns), list);
+            }
+            r->strategy = (ember_strategy)found;
+        }
+        if (k == 2) {
+            if (parse_pack(c, v, r)) return -1;
+            pack = m->kids[i];
+            r->has_pack = true;
+        }
+    }
+    if (!fl[1])
+        return profile_seterr(c->err, PROFILE_E_MISSING, c->label, m->line, m->col,
+                              "this rule has no 'strategy:' (eager, compressed or packed)");
+    if (pack && r->strategy != EMBER_STRATEGY_PACKED)
+        return profile_seterr(c->err, PROFILE_E_PACK_NOT_PACKED, c->label, pack->line, pack->col,
+                              "'pack:' only applies to strategy packed, this rule is %s",
+                              profile_strategy_name(r->strategy));
+    return 0;
+}
+
+static int parse_sampling(ctx *c, const ynode *m, profile *p)
+{
+    static const char *const keys[] = {"temperature", "top_k", "top_p", "min_p",
+                                       "repeat_penalty", "repeat_last_n", "seed"};
+    int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
+    if (want_map(c, m, "sampling")) return -1;
+    for (int i = 0; i + 1 < m->n; i += 2) {
+        int k = map_key(c, m, i, "sampling", keys, NKEYS(keys), fl, fc);
+        if (k < 0) return -1;
+        const ynode *v = m->kids[i + 1];
+        long long x = 0;
+        int rc = 0;
+        switch (k) {
+        case 0:
+            rc = want_float(c, v, keys[k], 0, 100, false, "must be between 0 (greedy) and 100",
+                            &p->sampling.temperature);
+            p->sampling.has_temperature = true;
+            break;
+        case 1:
+            rc = want_int(c, v, keys[k], 0, 1000000, "must be >= 0 (0 = off)", &x);
+            p->sampling.top_k = (int)x;
+            p->sampling.has_top_k = true;
+            break;
+        case 2:
+            rc = want_float(c, v, keys[k], 0, 1, true, "must be in (0, 1] (1 = off)",
+                            &p->sampling.top_p);
+            p->sampling.has_top_p = true;
+            break;
+        case 3:
+            rc = want_float(c, v, keys[k], 0, 1, false, "must be in [0, 1] (0 = off)",
+                            &p->sampling.min_p);
+            p->sampling.has_min_p = true;
+            break;
+        case 4:
+            rc = want_float(c, v, keys[k], 0, 100, true, "must be > 0 (1 = off)",
+                            &p->sampling.repeat_penalty);
+            p->sampling.has_repeat_penalty = true;
+            break;
+        case 5:
+            rc = want_int(c, v, keys[k], 0, 1000000, "must be >= 0", &x);
+            p->sampling.repeat_last_n = (int)x;
+            p->sampling.has_repeat_last_n = true;
+            break;
+        case 6:
+            rc = want_u64(c, v, keys[k], &p->sampling.seed);
+            p->sampling.has_seed = true;
+            break;
+        }
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+static int parse_rules(ctx *c, const ynode *v, profile *p)
+{
+    if (v->kind != YN_SEQ)
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                              "'rules' expects a list of '- match: ... strategy: ...' items, got %s",
+                              kind_word(v));
+    if (v->n == 0)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "'rules' is empty: add at least one rule (match: {} fits any model)");
+    if (v->n > PROFILE_MAX_RULES)
+        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                              "%d rules: at most %d are allowed", v->n, PROFILE_MAX_RULES);
+    p->rules = calloc((size_t)v->n, sizeof *p->rules);
+    if (!p->rules) return profile_seterr(c->err, PROFILE_E_IO, c->label, 0, 0, "out of memory");
+    for (int i = 0; i < v->n; i++) {
+        p->n_rules = i + 1;              /* so profile_free sees partial rules */
+        if (parse_rule(c, v->kids[i], &p->rules[i])) return -1;
+    }
+    return 0;
+}
+
+static int valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i])) return 0;
+    return 1;
+}
+
+static int parse_top(ctx *c, const ynode *root, profile *p)
+{
+    static const char *const keys[] = {"name", "description", "rules", "threads", "context",
+                                       "kv_cache", "sampling", "system", "allow_fallback"};
+    int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
+    if (root->kind != YN_MAP)
+        return profile_seterr(c->err, PROFILE_E_NOT_MAPPING, c->label, root->line, root->col,
+                              "a profile is a mapping (name:, rules:, ...), but this document is %s",
+                              kind_word(root));
+    for (int i = 0; i + 1 < root->n; i += 2) {
+        int k = map_key(c, root, i, "the profile", keys, NKEYS(keys), fl, fc);
+        if (k < 0) return -1;
+        const ynode *v = root->kids[i + 1];
+        long long x = 0;
+        int rc = 0;
+        char *kv = NULL;
+        switch (k) {
+        case 0:
+            rc = want_string(c, v, keys[k], &p->name);
+            if (!rc && !valid_name(p->name))
+                rc = profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
+                                    "name '%s': use 1-64 letters, digits, '.', '_' or '-'", p->name);
+            break;
+        case 1: rc = want_string(c, v, keys[k], &p->description); break;
+        case 2: rc = parse_rules(c, v, p); break;
+        case 3:
+            p->has_threads = true;
+            if (v->kind == YN_SCALAR && v->plain && !strcmp(v->str, "auto")) {
+                p->threads = 0;
+                break;
+            }
+            if (v->kind == YN_SCALAR && v->plain && !v->null) {
+                char *end;
+                strtoll(v->str, &end, 10);
+                if (end == v->str || *end)
+                    return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                                          "'threads' expects an integer >= 0 or auto, got '%s'",
+                                          v->str);
+            }
+            rc = want_int(c, v, keys[k], 0, 1024,
+                          "must be between 0 and 1024 (0 or auto = one per core)", &x);
+            p->threads = (int)x;
+            break;
+        case 4:
+            rc = want_int(c, v, keys[k], 1, 1 << 24, "must be between 1 and 16777216 tokens", &x);
+            p->context = (int)x;
+            p->has_context = true;
+            break;
+        case 5:
+            rc = want_string(c, v, keys[k], &kv);
+            if (!rc && strcmp(kv, "f16"))
+                rc = profile_seterr(c->err, PROFILE_E_UNSUPPORTED, c->label, v->line, v->col,
+                                    "kv_cache '%s' is not supported: the only KV cache type is f16",
+                                    kv);
+            free(kv);
+            break;
+        case 6: rc = parse_sampling(c, v, p); break;
+        case 7: rc = want_string(c, v, keys[k], &p->system); break;
+        case 8:
+            rc = want_bool(c, v, keys[k], &p->allow_fallback);
+            p->has_allow_fallback = true;
+            break;
+        }
+        if (rc) return -1;
+    }
+    if (!fl[2])
+        return profile_seterr(c->err, PROFILE_E_MISSING, c->label, root->line, root->col,
+                              "the profile has no 'rules:' list (add '- match: {}' with a strategy)");
+    return 0;
+}
+
+void profile_free(profile *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->n_rules; i++) {
+        free(p->rules[i].arch);
+        free(p->rules[i].dtype);
+        free(p->rules[i].name_glob);
+        free(p->rules[i].file_glob);
+    }
+    free(p->rules);
+    free(p->name);
+    free(p->description);
+    free(p->source);
+    free(p->system);
+    free(p);
+}
+
+/* "dir/auto.yaml" -> "auto" */
+static char *name_from_label(const char *label)
+{
+    const char *b = strrchr(label, '/');
+    b = b ? b + 1 : label;
+    size_t n = strlen(b);
+    if (n > 5 && !strcmp(b + n - 5, ".yaml")) n -= 5;
+    return strndup(b, n);
+}
+
+profile *profile_load_mem(const char *name, const char *buf, size_t len, profile_err *err)
+{
+    profile_err dummy;
+    if (!err) err = &dummy;
+    memset(err, 0, sizeof *err);
+    ctx c = {name ? name : "<profile>", err};
+    if (len > PROFILE_MAX_BYTES) {
+        profile_seterr(err, PROFILE_E_TOO_LARGE, c.label, 0, 0,
+                       "%zu bytes: profiles are limited to 1 MiB", len);
+        return NULL;
+    }
+    ynode *root;
+    if (ynode_parse(c.label, buf, len, &root, err)) return NULL;
+    profile *p = calloc(1, sizeof *p);
+    if (!p) {
+        ynode_free(root);
+        profile_seterr(err, PROFILE_E_IO, c.label, 0, 0, "out of memory");
+        return NULL;
+    }
+    p->allow_fallback = true;
+    int rc = parse_top(&c, root, p);
+    ynode_free(root);
+    if (!rc) {
+        p->source = strdup(c.label);
+        if (!p->name) p->name = name_from_label(c.label);
+        if (!p->description) p->description = strdup("");
+        if (!p->source || !p->name || !p->description)
+            rc = profile_seterr(err, PROFILE_E_IO, c.label, 0, 0, "out of memory");
+    }
+    if (rc) {
+        profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+profile *profile_load_file(const char *path, profile_err *err)
+{
+    profile_err dummy;
+    if (!err) err = &dummy;
+    memset(err, 0, sizeof *err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        profile_seterr(err, PROFILE_E_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        profile_seterr(err, PROFILE_E_IO, path, 0, 0, "not a regular file");
+        return NULL;
+    }
+    if (st.st_size > (off_t)PROFILE_MAX_BYTES) {
+        close(fd);
+        profile_seterr(err, PROFILE_E_TOO_LARGE, path, 0, 0,
+                       "%lld bytes: profiles are limited to 1 MiB", (long long)st.st_size);
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size + 1, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        profile_seterr(err, PROFILE_E_IO, path, 0, 0, "out of memory");
+        return NULL;
+    }
+    for (;;) {
+        if (len == cap) {
+            /* the file grew since fstat: still enforce the limit */
+            if (cap > PROFILE_MAX_BYTES) break;
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) break;
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            profile_seterr(err, PROFILE_E_IO, path, 0, 0, "read failed: %s", strerror(e));
+            return NULL;
+        }
+        if (r == 0) break;
+        len += (size_t)r;
+    }
+    close(fd);
+    profile *p = profile_load_mem(path, buf, len, err);
+    free(buf);
+    return p;
+}
+
+/* ---- printing ---------------------------------------------------------------- */
+
+static void print_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
+        else if (*s == '\n') fputs("\\n", out);
+        else if ((unsigned char)*s < 0x20) fprintf(out, "\\x%02x", (unsigned char)*s);
+        else fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void profile_print(const profile *p, FILE *out)
+{
+    fprintf(out, "name: %s\n", p->name);
+    fprintf(out, "description: ");
+    print_str(out, p->description);
+    fprintf(out, "\n# source: %s\n", p->source);
+    fprintf(out, "rules:\n");
+    for (int i = 0; i < p->n_rules; i++) {
+        const profile_rule *r = &p->rules[i];
+        fprintf(out, "  - match: {");
+        int n = 0;
+        if (r->arch) { fprintf(out, "%sarch: ", n++ ? ", " : ""); print_str(out, r->arch); }
+        if (r->dtype) { fprintf(out, "%sdtype: ", n++ ? ", " : ""); print_str(out, r->dtype); }
+        if (r->name_glob) { fprintf(out, "%sname: ", n++ ? ", " : ""); print_str(out, r->name_glob); }
+        if (r->file_glob) { fprintf(out, "%sfile: ", n++ ? ", " : ""); print_str(out, r->file_glob); }
+        if (r->has_min) fprintf(out, "%smin_params: %llu", n++ ? ", " : "", (unsigned long long)r->min_params);
+        if (r->has_max) fprintf(out, "%smax_params: %llu", n++ ? ", " : "", (unsigned long long)r->max_params);
+        fprintf(out, "}    # rule %d, line %d\n", i + 1, r->line);
+        fprintf(out, "    strategy: %s\n", profile_strategy_name(r->strategy));
+        if (r->strategy == EMBER_STRATEGY_PACKED) {
+            char pl[64];
+            profile_proj_list(r->projections, pl, sizeof pl);
+            fprintf(out, "    pack: {projections: %s%s%s, when: %s, evict_source: %s,\n"
+                         "           reevict_after_prefill: %s, prefill: %s}%s\n",
+                    strcmp(pl, "all") ? "[" : "", pl, strcmp(pl, "all") ? "]" : "",
+                    profile_when_name(r->when), r->evict_source ? "true" : "false",
+                    r->reevict_after_prefill ? "true" : "false", prefill_names[r->prefill],
+                    r->has_pack ? "" : "    # defaults");
+        }
+    }
+    if (p->has_threads && p->threads) fprintf(out, "threads: %d\n", p->threads);
+    else fprintf(out, "threads: auto\n");
+    if (p->has_context) fprintf(out, "context: %d\n", p->context);
+    else fprintf(out, "context: 4096    # default (capped by the model's training context)\n");
+    fprintf(out, "kv_cache: f16\n");
+    fprintf(out, "allow_fallback: %s\n", p->allow_fallback ? "true" : "false");
+    fprintf(out, "sampling:");
+    int any = 0;
+#define SF(flag, fmt, val) if (p->sampling.flag) { fprintf(out, "\n  " fmt, val); any = 1; }
+    SF(has_temperature, "temperature: %g", p->sampling.temperature)
+    SF(has_top_k, "top_k: %d", p->sampling.top_k)
+    SF(has_top_p, "top_p: %g", p->sampling.top_p)
+    SF(has_min_p, "min_p: %g", p->sampling.min_p)
+    SF(has_repeat_penalty, "repeat_penalty: %g", p->sampling.repeat_penalty)
+    SF(has_repeat_last_n, "repeat_last_n: %d", p->sampling.repeat_last_n)
+    SF(has_seed, "seed: %llu", (unsigned long long)p->sampling.seed)
+#undef SF
+    fprintf(out, "%s\n", any ? "" : " {}    # engine defaults");
+    if (p->system) {
+        fprintf(out, "system: ");
+        print_str(out, p->system);
+        fputc('\n', out);
+    }
+}

@@ -1,0 +1,235 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chat.h"
+#include "json.h"
+#include "run_report.h"
+#include "tokenizer.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void run_opts_default(run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->n_predict = 128;
+    ember_plan_opts_default(&o->plan);
+    ember_sampler_opts_default(&o->samp);
+    o->samp.temperature = 0;
+    o->samp.top_k = 40;
+    o->samp.top_p = 0.95f;
+    o->samp.min_p = 0.05f;
+    o->samp.repeat_penalty = 1.0f;
+    o->samp.repeat_last_n = 64;
+}
+
+static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember_err *err)
+{
+    ember_tokenizer *tok = ember_model_tokenizer(m);
+    if (!tok) {
+        ember_seterr(err, "the model's tokenizer cannot be used: %s", ember_model_tokenizer_error(m));
+        return NULL;
+    }
+    char *text = NULL;
+    bool special = false;
+    if (o->chat) {
+        int known = 1;
+        ember_chat_kind k = ember_chat_detect(ember_model_chat_template(m), &known);
+        if (!known)
+            fprintf(stderr, "ember: the model's chat template is not recognised; using ChatML\n");
+        ember_chat_msg msgs[2];
+        size_t nm = 0;
+        if (o->system) msgs[nm++] = (ember_chat_msg){"system", o->system};
+        msgs[nm++] = (ember_chat_msg){"user", o->prompt};
+        text = ember_chat_render(k, msgs, nm, 1);
+        special = true;
+    } else {
+        text = strdup(o->prompt);
+    }
+    if (!text) {
+        ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    size_t len = strlen(text);
+    int cap = (int)len + 16;
+    int32_t *ids = malloc((size_t)cap * sizeof *ids);
+    int k = ids ? ember_tokenize(tok, text, len, true, special, ids, cap, err) : -1;
+    free(text);
+    if (k < 0 || k > cap) {
+        if (k > cap) ember_seterr(err, "prompt tokenization overflow");
+        free(ids);
+        return NULL;
+    }
+    *n = k;
+    return ids;
+}
+
+int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
+{
+    memset(r, 0, sizeof *r);
+    double t0 = now_ms();
+    ember_model *m = ember_model_open(o->model, &o->plan, err);
+    if (!m) return -1;
+    r->load_ms = now_ms() - t0;
+    r->info = *ember_model_get_info(m);
+    const ember_plan *pl = ember_model_plan(m);
+    r->plan_totals = *pl;
+    r->plan_totals.e = NULL;
+    int np = 0, rc = -1;
+    int32_t *prompt = NULL;
+    ember_session *s = NULL;
+    ember_sampler *smp = NULL;
+    float *logits = NULL;
+    if (o->prompt_ids) {
+        prompt = malloc((size_t)(o->n_prompt_ids ? o->n_prompt_ids : 1) * sizeof *prompt);
+        if (!prompt) goto done;
+        memcpy(prompt, o->prompt_ids, (size_t)o->n_prompt_ids * sizeof *prompt);
+        np = o->n_prompt_ids;
+    } else if (!(prompt = tokenize_prompt(o, m, &np, err))) {
+        goto done;
+    }
+    if (np == 0) {
+        ember_seterr(err, "the prompt is empty");
+        goto done;
+    }
+    const int V = r->info.n_vocab;
+    int n_ctx = o->n_ctx > 0 ? o->n_ctx : np + o->n_predict + 1;
+    ember_session_opts so = {n_ctx, o->plan.threads};
+    if (!(s = ember_session_new(m, &so, err))) goto done;
+    if (np + o->n_predict > ember_session_n_ctx(s)) {
+        ember_seterr(err, "%d prompt + %d new tokens do not fit the %d-token context",
+                     np, o->n_predict, ember_session_n_ctx(s));
+        goto done;
+    }
+    logits = malloc((size_t)V * sizeof *logits);
+    r->ids = malloc((size_t)(o->n_predict + 1) * sizeof *r->ids);
+    smp = ember_sampler_new(&o->samp, V);
+    if (!logits || !r->ids || !smp) {
+        ember_seterr(err, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < np; i++) ember_sampler_accept(smp, prompt[i]);
+    if (ember_prefill(s, prompt, np, logits, NULL, err)) goto done;
+    ember_tokenizer *tok = ember_model_tokenizer(m);
+    ember_detok dt;
+    ember_detok_init(&dt);
+    char piece[256];
+    for (int i = 0; i < o->n_predict; i++) {
+        int32_t id = ember_sampler_sample(smp, logits);
+        r->ids[r->n_ids++] = id;
+        if (tok && !o->json && out) {
+            int k = ember_detok_push(&dt, tok, id, piece, sizeof piece);
+            if (k > 0) {
+                fwrite(piece, 1, (size_t)k, out);
+                fflush(out);
+            }
+        }
+        if (!o->ignore_eos && tok && ember_tok_is_eog(tok, id)) break;
+        if (i + 1 < o->n_predict && ember_decode(s, id, logits, err)) goto done;
+    }
+    if (tok && !o->json && out) {
+        int k = ember_detok_flush(&dt, piece, sizeof piece);
+        if (k > 0) fwrite(piece, 1, (size_t)k, out);
+        fputc('\n', out);
+    }
+    ember_session_mark_decode_done(s);
+    ember_stats_get(s, &r->st);
+    r->hash = ember_hash_tokens(r->ids, r->n_ids);
+    rc = 0;
+done:
+    free(prompt);
+    free(logits);
+    ember_sampler_free(smp);
+    ember_session_free(s);
+    ember_model_free(m);
+    return rc;
+}
+
+void run_result_free(run_result *r)
+{
+    free(r->ids);
+    r->ids = NULL;
+}
+
+void run_report_text(const run_result *r, FILE *out)
+{
+    const ember_stats *st = &r->st;
+    fprintf(out, "prompt tokens %d, generated %d, strategy %s\n", st->n_prompt, r->n_ids,
+            ember_strategy_name(st->strategy));
+    fprintf(out, "TTFT %.1f ms, prefill %.1f tok/s, decode %.2f tok/s\n", st->ttft_ms,
+            st->prefill_tps, st->decode_tps);
+    if (st->packed) fprintf(out, "packed %d/%d tensors in %.0f ms%s\n", st->packed, st->packable, st->pack_ms,
+                            st->src_evicted ? ", sources evicted" : "");
+    fprintf(out, "peak RSS %.1f MiB, RSS %.1f MiB, Pss_File %.1f MiB, Pss_Anon %.1f MiB\n",
+            st->mem.hwm_kb / 1024.0, st->mem.rss_kb / 1024.0, st->mem.pss_file_kb / 1024.0,
+            st->mem.pss_anon_kb / 1024.0);
+    fprintf(out, "hash fnv1a64:%016llx\n", (unsigned long long)r->hash);
+}
+
+static void mem_json(json_w *j, const ember_memstat *m)
+{
+    json_obj_begin(j);
+    json_kv_i64(j, "rss_kb", m->rss_kb);
+    json_kv_i64(j, "pss_kb", m->pss_kb);
+    json_kv_i64(j, "pss_anon_kb", m->pss_anon_kb);
+    json_kv_i64(j, "pss_file_kb", m->pss_file_kb);
+    json_kv_i64(j, "hwm_kb", m->hwm_kb);
+    json_kv_i64(j, "minflt", m->minflt);
+    json_kv_i64(j, "majflt", m->majflt);
+    json_obj_end(j);
+}
+
+void run_report_json(const run_opts *o, const run_result *r, FILE *out)
+{
+    const ember_stats *st = &r->st;
+    json_w j;
+    json_init(&j, out, false);
+    json_obj_begin(&j);
+    json_kv_str(&j, "model", o->model);
+    json_kv_str(&j, "architecture", r->info.arch);
+    json_kv_str(&j, "strategy", ember_strategy_name(st->strategy));
+    json_kv_i64(&j, "threads", o->plan.threads);
+    json_kv_i64(&j, "prompt_tokens", st->n_prompt);
+    json_kv_i64(&j, "generated_tokens", r->n_ids);
+    json_kv_f64(&j, "load_ms", r->load_ms);
+    json_kv_f64(&j, "ttft_ms", st->ttft_ms);
+    json_kv_f64(&j, "prefill_ms", st->prefill_ms);
+    json_kv_f64(&j, "prefill_tps", st->prefill_tps);
+    json_kv_f64(&j, "decode_ms", st->decode_ms);
+    json_kv_f64(&j, "decode_tps", st->decode_tps);
+    json_kv_f64(&j, "pack_ms", st->pack_ms);
+    json_kv_i64(&j, "packed_tensors", st->packed);
+    json_kv_i64(&j, "packable_tensors", st->packable);
+    json_kv_bool(&j, "source_evicted", st->src_evicted);
+    json_kv_i64(&j, "peak_rss_kb", st->mem.hwm_kb);
+    char h[32];
+    snprintf(h, sizeof h, "fnv1a64:%016llx", (unsigned long long)r->hash);
+    json_kv_str(&j, "hash", h);
+    json_key(&j, "resident_bytes");
+    json_obj_begin(&j);
+    for (int i = 0; i < 3; i++) json_kv_u64(&j, ember_rep_name((ember_rep)i), r->plan_totals.bytes_by_rep[i]);
+    json_obj_end(&j);
+    json_key(&j, "memory");
+    mem_json(&j, &st->mem);
+    json_key(&j, "phases");
+    json_obj_begin(&j);
+    for (int p = 0; p < EMBER_PHASE_COUNT; p++) {
+        if (!st->phase_seen[p]) continue;
+        json_key(&j, ember_phase_name((ember_phase)p));
+        mem_json(&j, &st->phase_mem[p]);
+    }
+    json_obj_end(&j);
+    json_key(&j, "ids");
+    json_arr_begin(&j);
+    for (int i = 0; i < r->n_ids; i++) json_i64(&j, r->ids[i]);
+    json_arr_end(&j);
+    json_obj_end(&j);
+    json_finish(&j);
+}

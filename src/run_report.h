@@ -1,0 +1,44 @@
+/* One generation (prompt -> tokens) with its numbers; shared by `ember run`
+   and `ember bench`. */
+#ifndef EMBER_RUN_REPORT_H
+#define EMBER_RUN_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ember.h"
+#include "sampler.h"
+
+typedef struct {
+    const char *model;
+    const char *prompt;        /* text, or NULL when prompt_ids is set */
+    const int32_t *prompt_ids; /* bench: synthetic prompt */
+    int n_prompt_ids;
+    int n_predict;
+    bool chat;
+    const char *system;
+    bool json;
+    bool ignore_eos;           /* bench: always decode n_predict tokens */
+    int n_ctx;
+    ember_plan_opts plan;
+    ember_sampler_opts samp;
+} run_opts;
+
+typedef struct {
+    ember_stats st;
+    int32_t *ids;              /* generated */
+    int n_ids;
+    uint64_t hash;
+    double load_ms;
+    ember_model_info info;
+    ember_plan plan_totals;    /* n, bytes_by_rep, packable, packed (no entries) */
+} run_result;
+
+void run_opts_default(run_opts *o);
+/* Streams text to out (unless o->json); fills r. */
+int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err);
+void run_result_free(run_result *r);
+void run_report_text(const run_result *r, FILE *out);
+void run_report_json(const run_opts *o, const run_result *r, FILE *out);
+
+#endif

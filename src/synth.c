@@ -1,0 +1,410 @@
+/* ember synth: writes a random-weight model with a real model's layout,
+   metadata keys and quantized blocks, streamed to disk tensor by tensor so
+   a multi-gigabyte file never sits in memory.  Every row's values come from
+   a PRNG seeded by (seed, tensor, row): the output is the same for any
+   thread count. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "gguf.h"
+#include "synth.h"
+#include "synth_vocab.h"
+#include "threads.h"
+
+typedef struct {
+    const char *like, *arch;
+    int n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+    double rope_theta, eps;
+    bool tied;                   /* output projection shared with token_embd */
+    bool qkv_bias, rope_freqs;   /* qwen2 biases; llama3 rope factors */
+} shape;
+
+static const shape shapes[] = {
+    /* n_vocab 0: shrink to the vocabulary in use */
+    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, true, false, true},
+    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true},
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false},
+};
+
+typedef struct {
+    const char *name;
+    int ftype;        /* general.file_type, as the reference numbers it */
+} file_dtype;
+
+static const file_dtype file_dtypes[] = {
+    {"F16", 1}, {"Q8_0", 7}, {"Q4_K_M", 15}, {"Q6_K", 18},
+};
+
+typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS } gen_kind;
+
+struct synth_ctx;
+
+/* One tensor: how its values are made and stored. */
+typedef struct {
+    struct synth_ctx *sc;
+    char name[64];
+    int dtype, n_dims;
+    int64_t ne[2];
+    gen_kind kind;
+    float std;
+    uint64_t key;                /* PRNG stream of this tensor */
+} tgen;
+
+typedef struct synth_ctx {
+    const shape *sh;
+    uint64_t seed;
+    ember_pool *pool;
+    float **scratch;             /* one f32 row per thread */
+    int n_scratch;
+    int64_t max_ne0;
+    int n_tensors, done;
+    bool verbose;
+} synth_ctx;
+
+/* ---- randomness ----------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* Approximately standard normal values, cheaply: the sum of four 16-bit
+   uniforms (Irwin-Hall) has the right mean and variance and a bell shape
+   bounded at +-3.5 sigma, which is all random weights need. */
+static void normal_row(uint64_t key, uint64_t row, float *out, int64_t n, float mean, float std)
+{
+    uint64_t s = key ^ (row * 0xd1b54a32d192ed03ull);
+    splitmix64(&s);
+    const float scale = std / (65536.0f * 0.57735027f);   /* sqrt(4/12) */
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = splitmix64(&s);
+        uint32_t sum = (uint32_t)(r & 0xffff) + (uint32_t)(r >> 16 & 0xffff) +
+                       (uint32_t)(r >> 32 & 0xffff) + (uint32_t)(r >> 48);
+        out[i] = mean + ((float)sum - 131070.0f) * scale;
+    }
+}
+
+/* Llama 3.1/3.2 frequency factors (factor 32, low 1, high 4, original
+   context 8192): long wavelengths are slowed down, short ones kept. */
+static void rope_factors(const shape *sh, float *out, int64_t n)
+{
+    const double factor = 32.0, low = 1.0, high = 4.0, orig = 8192.0;
+    int hd = sh->n_embd / sh->n_head;
+    for (int64_t i = 0; i < n; i++) {
+        double freq = pow(sh->rope_theta, -2.0 * (double)i / hd);
+        double wavelen = 2.0 * M_PI / freq;
+        double f;
+        if (wavelen < orig / high) f = 1.0;
+        else if (wavelen > orig / low) f = factor;
+        else {
+            double smooth = (orig / wavelen - low) / (high - low);
+            f = 1.0 / ((1.0 - smooth) / factor + smooth);
+        }
+        out[i] = (float)f;
+    }
+}
+
+/* ---- filling rows (called by the writer at save time) --------------------- */
+
+typedef struct {
+    tgen *g;
+    uint64_t row0, nrows;
+    uint8_t *dst;
+    size_t row_bytes;
+    int failed;                  /* written by workers: any non-zero is failure */
+} fill_job;
+
+static void fill_worker(void *arg, int ith, int nth)
+{
+    fill_job *j = arg;
+    tgen *g = j->g;
+    float *x = g->sc->scratch[ith < g->sc->n_scratch ? ith : 0];
+    /* contiguous row ranges per thread keep writes to dst sequential */
+    uint64_t per = (j->nrows + (uint64_t)nth - 1) / (uint64_t)nth;
+    uint64_t a = per * (uint64_t)ith, b = a + per < j->nrows ? a + per : j->nrows;
+    for (uint64_t r = a; r < b; r++) {
+        uint64_t row = j->row0 + r;
+        int64_t n = g->ne[0];
+        switch (g->kind) {
+        case GEN_ROPE_FREQS: rope_factors(g->sc->sh, x, n); break;
+        case GEN_NORM: normal_row(g->key, row, x, n, 1.0f, g->std); break;
+        default: normal_row(g->key, row, x, n, 0.0f, g->std); break;
+        }
+        uint8_t *out = j->dst + r * j->row_bytes;
+        if (g->dtype == EMBER_F32) {
+            memcpy(out, x, (size_t)n * 4);
+        } else if (g->dtype == EMBER_F16) {
+            for (int64_t i = 0; i < n; i++) {
+                uint16_t h = ember_f32_to_fp16(x[i]);
+                memcpy(out + 2 * i, &h, 2);
+            }
+        } else if (ember_quantize_row(g->dtype, x, out, n) != 0) {
+            j->failed = 1;
+            return;
+        }
+    }
+}
+
+static int fill_rows(void *ctx, uint64_t row0, uint64_t nrows, void *dst, ember_err *err)
+{
+    tgen *g = ctx;
+    synth_ctx *sc = g->sc;
+    fill_job j = {g, row0, nrows, dst, ember_row_bytes(g->dtype, g->ne[0]), 0};
+    if (sc->verbose && row0 == 0) {
+        sc->done++;
+        fprintf(stderr, "\rember synth: [%d/%d] %-28s %-5s", sc->done, sc->n_tensors, g->name,
+                ember_dtype_name(g->dtype));
+    }
+    ember_pool_run(sc->pool, fill_worker, &j);
+    if (j.failed)
+        return ember_seterr(err, "%s: quantizing to %s failed (is the %s quantizer in this build?)",
+                            g->name, ember_dtype_name(g->dtype), ember_dtype_name(g->dtype));
+    return 0;
+}
+
+/* ---- layout and dtypes ----------------------------------------------------- */
+
+/* The reference's rule for which layers get more bits in *_M files: the
+   first and last eighth, and every third layer in between. */
+static bool use_more_bits(int i, int n)
+{
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+/* A K-quant needs rows of whole 256-element super-blocks; otherwise the
+   reference falls back to a 32-element format of similar size. */
+static int fit_dtype(int dtype, int64_t ne0)
+{
+    if (ne0 % QK_K == 0) return dtype;
+    switch (dtype) {
+    case EMBER_Q4_K: return EMBER_Q5_0;
+    case EMBER_Q5_K: return EMBER_Q5_1;
+    case EMBER_Q6_K: return EMBER_Q8_0;
+    default: return dtype;
+    }
+}
+
+typedef enum { R_EMBD, R_OUTPUT, R_ATTN_V, R_FFN_DOWN, R_OTHER } role;
+
+static int pick_dtype(const char *fdt, role r, int layer, int n_layer, bool tied, int64_t ne0)
+{
+    int t;
+    if (!strcmp(fdt, "F16")) t = EMBER_F16;
+    else if (!strcmp(fdt, "Q8_0")) t = EMBER_Q8_0;
+    else if (!strcmp(fdt, "Q6_K")) t = EMBER_Q6_K;
+    else {                                    /* Q4_K_M */
+        t = EMBER_Q4_K;
+        if (r == R_OUTPUT || (r == R_EMBD && tied)) t = EMBER_Q6_K;
+        if ((r == R_ATTN_V || r == R_FFN_DOWN) && use_more_bits(layer, n_layer)) t = EMBER_Q6_K;
+    }
+    return fit_dtype(t, ne0);
+}
+
+typedef struct {
+    tgen *t;
+    int n, cap;
+} tlist;
+
+static int add(tlist *l, synth_ctx *sc, const char *name, int dtype, int64_t ne0, int64_t ne1,
+               gen_kind kind, float std, ember_err *err)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 256;
+        tgen *nt = realloc(l->t, (size_t)cap * sizeof *nt);
+        if (!nt) return ember_seterr(err, "out of memory");
+        l->t = nt;
+        l->cap = cap;
+    }
+    tgen *g = &l->t[l->n++];
+    memset(g, 0, sizeof *g);
+    g->sc = sc;
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->dtype = dtype;
+    g->ne[0] = ne0;
+    g->ne[1] = ne1;
+    g->n_dims = ne1 > 0 ? 2 : 1;
+    g->kind = kind;
+    g->std = std;
+    g->key = hash_name(name) ^ (sc->seed * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
+    if (ne0 > sc->max_ne0) sc->max_ne0 = ne0;
+    return 0;
+}
+
+static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int E = sh->n_embd, hd = sh->n_embd / sh->n_head, L = sh->n_layer;
+    const int q_out = sh->n_head * hd, kv_out = sh->n_head_kv * hd;
+    /* std 0.02 as in GPT-2 / Llama initialisation; the projections that add
+       into the residual stream are scaled down with depth so the stream's
+       magnitude stays O(1) across layers */
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    const bool tied = sh->tied;
+    char name[64];
+
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, tied, E), E, n_vocab,
+            GEN_NORMAL, std, err)) return -1;
+    if (sh->rope_freqs &&
+        add(l, sc, "rope_freqs.weight", EMBER_F32, hd / 2, 0, GEN_ROPE_FREQS, 0, err)) return -1;
+    for (int i = 0; i < L; i++) {
+        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"attn_q.weight", R_OTHER, E, q_out, GEN_NORMAL, std},
+            {"attn_q.bias", R_OTHER, q_out, 0, GEN_NORMAL, std},
+            {"attn_k.weight", R_OTHER, E, kv_out, GEN_NORMAL, std},
+            {"attn_k.bias", R_OTHER, kv_out, 0, GEN_NORMAL, std},
+            {"attn_v.weight", R_ATTN_V, E, kv_out, GEN_NORMAL, std},
+            {"attn_v.bias", R_OTHER, kv_out, 0, GEN_NORMAL, std},
+            {"attn_output.weight", R_OTHER, q_out, E, GEN_NORMAL, res_std},
+            {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            bool bias = strstr(parts[p].n, ".bias") != NULL;
+            if (bias && !sh->qkv_bias) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, tied, parts[p].in) : EMBER_F32;
+            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+    }
+    if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
+    if (!tied && add(l, sc, "output.weight", pick_dtype(fdt, R_OUTPUT, 0, L, tied, E), E, n_vocab,
+                     GEN_NORMAL, std, err)) return -1;
+    return 0;
+}
+
+/* ---- metadata ------------------------------------------------------------- */
+
+static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const file_dtype *fd,
+                          const char *like)
+{
+    char key[96], name[96];
+#define AK(suffix) (snprintf(key, sizeof key, "%s.%s", sh->arch, suffix), key)
+    gguf_w_str(w, "general.architecture", sh->arch);
+    snprintf(name, sizeof name, "ember-synth-%s-%s", like, fd->name);
+    gguf_w_str(w, "general.name", name);
+    gguf_w_u32(w, AK("context_length"), (uint32_t)sh->n_ctx);
+    gguf_w_u32(w, AK("embedding_length"), (uint32_t)sh->n_embd);
+    gguf_w_u32(w, AK("block_count"), (uint32_t)sh->n_layer);
+    gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
+    gguf_w_u32(w, AK("attention.head_count"), (uint32_t)sh->n_head);
+    gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
+    gguf_w_f32(w, AK("rope.freq_base"), (float)sh->rope_theta);
+    gguf_w_f32(w, AK("attention.layer_norm_rms_epsilon"), (float)sh->eps);
+    gguf_w_u32(w, AK("rope.dimension_count"), (uint32_t)(sh->n_embd / sh->n_head));
+    gguf_w_u32(w, AK("vocab_size"), (uint32_t)n_vocab);
+#undef AK
+    gguf_w_u32(w, "general.file_type", (uint32_t)fd->ftype);
+    if (fd->ftype != 1) gguf_w_u32(w, "general.quantization_version", 2);
+}
+
+/* Copies every tokenizer.* key of a vocabulary file; returns its size. */
+static int copy_vocab(gguf_writer *w, const char *path, int *n_vocab, ember_err *err)
+{
+    gguf_file *v = gguf_open(path, err);
+    if (!v) return -1;
+    const gguf_kv *tok = gguf_find(v, "tokenizer.ggml.tokens");
+    if (!tok || tok->type != GGUF_T_ARRAY || tok->arr_type != GGUF_T_STRING || tok->arr_n == 0 ||
+        tok->arr_n > (1u << 24)) {
+        gguf_close(v);
+        return ember_seterr(err, "%s: no usable tokenizer.ggml.tokens array (not a vocabulary file?)", path);
+    }
+    *n_vocab = (int)tok->arr_n;
+    for (uint64_t i = 0; i < v->n_kv; i++)
+        if (v->kv[i].key.len > 10 && !memcmp(v->kv[i].key.ptr, "tokenizer.", 10))
+            gguf_w_copy_kv(w, &v->kv[i]);
+    gguf_close(v);
+    return 0;
+}
+
+/* ---- entry point ---------------------------------------------------------- */
+
+int synth_write(const synth_opts *o, ember_err *err)
+{
+    const shape *sh = NULL;
+    const file_dtype *fd = NULL;
+    const char *dt = o->dtype ? o->dtype : "Q8_0";
+    const char *like = o->like ? o->like : "tiny";
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
+    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, llama-3.2-1b, qwen2.5-0.5b)", like);
+    for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
+        if (!strcasecmp(dt, file_dtypes[i].name)) fd = &file_dtypes[i];
+    if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_K_M, Q6_K)", dt);
+    if (!o->out || !*o->out) return ember_seterr(err, "no output file given");
+
+    synth_ctx sc = {.sh = sh, .seed = o->seed, .verbose = o->verbose != 0};
+    gguf_writer *w = gguf_writer_new();
+    tlist l = {0};
+    int rc = -1, n_vocab = 0;
+    if (!w) {
+        ember_seterr(err, "out of memory");
+        goto out;
+    }
+    /* the tokenizer decides the vocabulary size: write the hyperparameters
+       first to fix the key order, then again with the real size */
+    write_hparams(w, sh, 0, fd, like);
+    if (o->vocab) {
+        if (copy_vocab(w, o->vocab, &n_vocab, err)) goto out;
+    } else {
+        n_vocab = sh->n_vocab;
+        if (synth_toy_vocab(w, &n_vocab, err)) goto out;
+    }
+    write_hparams(w, sh, n_vocab, fd, like);
+
+    if (build_tensors(&l, &sc, fd->name, n_vocab, err)) goto out;
+    sc.n_tensors = l.n;
+    sc.pool = ember_pool_new(o->threads);
+    if (!sc.pool) {
+        ember_seterr(err, "cannot start worker threads");
+        goto out;
+    }
+    sc.n_scratch = ember_pool_size(sc.pool);
+    sc.scratch = calloc((size_t)sc.n_scratch, sizeof *sc.scratch);
+    if (!sc.scratch) {
+        ember_seterr(err, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < sc.n_scratch; i++) {
+        sc.scratch[i] = malloc((size_t)sc.max_ne0 * sizeof(float));
+        if (!sc.scratch[i]) {
+            ember_seterr(err, "out of memory");
+            goto out;
+        }
+    }
+    for (int i = 0; i < l.n; i++) {
+        tgen *g = &l.t[i];
+        int64_t ne[2] = {g->ne[0], g->ne[1]};
+        uint64_t rows = g->n_dims == 2 ? (uint64_t)g->ne[1] : 1;
+        gguf_w_tensor_cb(w, g->name, g->dtype, g->n_dims, ne, ember_row_bytes(g->dtype, g->ne[0]) * rows,
+                         fill_rows, g);
+    }
+    rc = gguf_writer_save(w, o->out, err);
+    if (sc.verbose) fputc('\n', stderr);
+out:
+    if (sc.scratch)
+        for (int i = 0; i < sc.n_scratch; i++) free(sc.scratch[i]);
+    free(sc.scratch);
+    ember_pool_free(sc.pool);
+    free(l.t);
+    gguf_writer_free(w);
+    return rc;
+}

@@ -1,0 +1,14 @@
+/* The built-in toy vocabulary of `ember synth`: byte-level BPE in the
+   Llama 3 style (GPT-2 byte alphabet, English merges, Llama 3 headers). */
+#ifndef EMBER_SYNTH_VOCAB_H
+#define EMBER_SYNTH_VOCAB_H
+
+#include "err.h"
+#include "gguf.h"
+
+/* Writes the tokenizer.* keys.  *n_vocab in: the wanted size (0 = the toy
+   vocabulary's own size), padded with reserved control tokens; out: the
+   size written.  Fails when the wanted size is smaller than the toy's. */
+int synth_toy_vocab(gguf_writer *w, int *n_vocab, ember_err *err);
+
+#endif

@@ -1,0 +1,4 @@
+#include "config.h"
+#include <stdint.h>
+#include <stddef.h>
+int main(void) { return 0; }

@@ -1,0 +1,198 @@
+/* Golden parity: every fixture model, teacher-forced with the reference's
+   prompt and greedy tokens, under each strategy, against the reference's
+   logits (../shared/fixtures/golden).  Also: packed == compressed bit for
+   bit, and 1 vs 2 threads give identical logits. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember.h"
+#include "tap.h"
+
+static float *read_f32(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    float *v = malloc((size_t)sz);
+    if (v && fread(v, 1, (size_t)sz, f) != (size_t)sz) {
+        free(v);
+        v = NULL;
+    }
+    fclose(f);
+    *n = (size_t)sz / 4;
+    return v;
+}
+
+static int32_t *read_ids(const char *path, int *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    int32_t *v = malloc(4096 * sizeof *v);
+    int k = 0, x;
+    while (k < 4096 && fscanf(f, "%d", &x) == 1) v[k++] = x;
+    fclose(f);
+    *n = k;
+    return v;
+}
+
+/* Logits rows for prompt (batched) + forced ids (one at a time). */
+static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int np,
+                  const int32_t *g, int ng, int threads, int *V)
+{
+    ember_err err;
+    po->threads = threads;
+    ember_model *m = ember_model_open(model, po, &err);
+    if (!m) {
+        tap_diag("open %s: %s", model, err.msg);
+        return NULL;
+    }
+    *V = ember_model_get_info(m)->n_vocab;
+    ember_session_opts so = {np + ng + 4, threads};
+    ember_session *s = ember_session_new(m, &so, &err);
+    float *rows = s ? malloc((size_t)(np + ng) * *V * sizeof *rows) : NULL;
+    int rc = rows ? ember_prefill(s, p, np, NULL, rows, &err) : -1;
+    for (int i = 0; i < ng && rc == 0; i++)
+        rc = ember_decode(s, g[i], rows + (size_t)(np + i) * *V, &err);
+    if (rc) {
+        tap_diag("run %s: %s", model, err.msg);
+        free(rows);
+        rows = NULL;
+    }
+    ember_session_free(s);
+    ember_model_free(m);
+    return rows;
+}
+
+static int argmax(const float *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[b]) b = i;
+    return b;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* min_cos bounds every row; med_cos the median row (0 = not checked). */
+static void compare(const char *what, const float *a, const float *b, int rows, int V,
+                    double min_cos, double med_cos, double min_top1)
+{
+    double worst = 1, cs[4096];
+    int agree = 0, wr = -1;
+    for (int r = 0; r < rows; r++) {
+        const float *x = a + (size_t)r * V, *y = b + (size_t)r * V;
+        double xy = 0, xx = 0, yy = 0;
+        for (int i = 0; i < V; i++) {
+            xy += (double)x[i] * y[i];
+            xx += (double)x[i] * x[i];
+            yy += (double)y[i] * y[i];
+        }
+        double c = xy / (sqrt(xx * yy) + 1e-30);
+        cs[r < 4096 ? r : 4095] = c;
+        if (!(c >= worst)) {
+            worst = c;
+            wr = r;
+        }
+        agree += argmax(x, V) == argmax(y, V);
+    }
+    double top1 = (double)agree / rows;
+    qsort(cs, (size_t)(rows < 4096 ? rows : 4096), sizeof cs[0], cmp_dbl);
+    double med = cs[(rows < 4096 ? rows : 4096) / 2];
+    if (worst < min_cos) tap_diag("%s: worst row %d of %d", what, wr, rows);
+    tap_ok(worst >= min_cos && med >= med_cos && top1 >= min_top1,
+           "%s: min cos %.7f (>= %g), median %.7f (>= %g), top-1 %.1f%% (>= %.0f%%)",
+           what, worst, min_cos, med, med_cos, 100 * top1, 100 * min_top1);
+}
+
+int main(void)
+{
+    char buf[1024];
+    if (!tap_shared("fixtures/golden", buf, sizeof buf)) tap_skip_all("../shared/fixtures absent");
+    static const struct { const char *model, *arch; bool f16; } fx[] = {
+        {"llama-mini-f16", "llama", true}, {"llama-mini-Q8_0", "llama", false},
+        {"llama-mini-Q4_0", "llama", false}, {"llama-mini-Q4_K_M", "llama", false},
+        {"llama-mini-Q5_K_M", "llama", false}, {"llama-mini-Q6_K", "llama", false},
+        {"qwen2-mini-Q8_0", "qwen2", false}, {"qwen2-mini-Q4_K_M", "qwen2", false},
+        {"qwen3-mini-f16", "qwen3", true},
+    };
+    for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+        char model[1024], ids[1024], greedy[1024], logits[1024], rel[256];
+        snprintf(rel, sizeof rel, "fixtures/models/%s.gguf", fx[i].model);
+        if (!tap_shared(rel, model, sizeof model)) { tap_skip(fx[i].model); continue; }
+        snprintf(rel, sizeof rel, "fixtures/golden/%s-prompt.ids", fx[i].arch);
+        tap_shared(rel, ids, sizeof ids);
+        snprintf(rel, sizeof rel, "fixtures/golden/%s.greedy", fx[i].model);
+        tap_shared(rel, greedy, sizeof greedy);
+        snprintf(rel, sizeof rel, "fixtures/golden/%s.logits", fx[i].model);
+        tap_shared(rel, logits, sizeof logits);
+        int np, ng, V = 0;
+        int32_t *p = read_ids(ids, &np), *g = read_ids(greedy, &ng);
+        size_t nref;
+        float *ref = read_f32(logits, &nref);
+        if (!p || !g || !ref) {
+            tap_ok(0, "%s: fixture files readable", fx[i].model);
+            continue;
+        }
+        int rows = np + ng;
+        char what[128];
+        ember_plan_opts po;
+        ember_plan_opts_default(&po);
+        po.strategy = EMBER_STRATEGY_EAGER;
+        float *eager = run(model, &po, p, np, g, ng, 2, &V);
+        tap_ok(eager && nref == (size_t)rows * V, "%s eager: ran, %d rows of %d", fx[i].model, rows, V);
+        if (eager && nref == (size_t)rows * V) {
+            snprintf(what, sizeof what, "%s eager vs golden", fx[i].model);
+            compare(what, eager, ref, rows, V, fx[i].f16 ? 0.99999 : 0.999, 0, fx[i].f16 ? 0.98 : 0.90);
+        }
+        po.strategy = EMBER_STRATEGY_COMPRESSED;
+        float *comp = run(model, &po, p, np, g, ng, 2, &V);
+        tap_ok(comp != NULL, "%s compressed: ran", fx[i].model);
+        if (comp && nref == (size_t)rows * V) {
+            snprintf(what, sizeof what, "%s compressed vs golden", fx[i].model);
+            /* Quantized activations make these random-weight models chaotic:
+               a 1e-7 relative nudge to one RMS norm moves our own logits to a
+               median cos of 0.99988-0.99995 and a minimum of 0.9997 against
+               themselves (measured; see the note on issue 4).  Bit-exact
+               agreement would need the reference's float summation order, so
+               rows are held to that noise floor, not to exactness. */
+            compare(what, comp, ref, rows, V, fx[i].f16 ? 0.99999 : 0.9995,
+                    fx[i].f16 ? 0.99999 : 0.9998, fx[i].f16 ? 0.98 : 0.95);
+            if (eager) {
+                snprintf(what, sizeof what, "%s compressed vs eager", fx[i].model);
+                compare(what, comp, eager, rows, V, 0.999, 0, 0.90);
+            }
+            float *one = run(model, &po, p, np, g, ng, 1, &V);
+            tap_ok(one && !memcmp(one, comp, (size_t)rows * V * 4),
+                   "%s compressed: 1 thread == 2 threads bit for bit", fx[i].model);
+            free(one);
+        }
+        if (strstr(fx[i].model, "Q8_0")) {
+            po.strategy = EMBER_STRATEGY_PACKED;
+            po.projections = EMBER_PROJ_ALL;
+            for (int pp = 0; pp < 2; pp++) {
+                po.packed_prefill = pp;
+                float *pk = run(model, &po, p, np, g, ng, 2, &V);
+                tap_ok(pk && comp && !memcmp(pk, comp, (size_t)rows * V * 4),
+                       "%s packed (%s prefill) == compressed bit for bit", fx[i].model,
+                       pp ? "packed" : "generic");
+                free(pk);
+            }
+        }
+        free(eager);
+        free(comp);
+        free(p);
+        free(g);
+        free(ref);
+    }
+    return tap_done();
+}

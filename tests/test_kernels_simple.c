@@ -1,0 +1,277 @@
+/* Simple-format kernels: every SIMD variant against the scalar oracle
+   (bit for bit for the integer formats), and the oracle against a double
+   dot of the dequantized weights with the unquantized activations, over a
+   battery of shapes, sub-ranges and special blocks. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels.h"
+#include "tap.h"
+
+static uint64_t rng = 0x243f6a8885a308d3ULL;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static float frand(void) { return (float)((next() >> 11) * 0x1p-53) * 2.0f - 1.0f; }
+
+typedef struct {
+    int wtype;
+    int is_int;
+} fmt_t;
+
+static const fmt_t fmts[] = {
+    {EMBER_Q8_0, 1}, {EMBER_Q4_0, 1}, {EMBER_Q5_0, 1},
+    {EMBER_F16, 0},  {EMBER_BF16, 0}, {EMBER_F32, 0},
+};
+
+/* Overwrites some blocks with the edge cases the fast paths must agree on. */
+static void special_weights(int wtype, uint8_t *w, size_t row_bytes, int rows, int64_t k)
+{
+    int64_t nb = k / QK;
+    size_t bb = ember_row_bytes(wtype, QK);
+    for (int r = 0; r < rows && r < 6; r++) {
+        uint8_t *blk = w + (size_t)r * row_bytes + (size_t)((r * 7) % nb) * bb;
+        switch (wtype) {
+        case EMBER_Q8_0: {
+            block_q8_0 *b = (block_q8_0 *)blk;
+            for (int j = 0; j < QK; j++)
+                b->qs[j] = r == 0 ? 0 : r == 1 ? (int8_t)(j & 1 ? 127 : -127)
+                         : r == 2 ? (int8_t)-128 : r == 3 ? (int8_t)-(j * 4) : b->qs[j];
+            if (r == 4) b->d = 0x0001;      /* smallest subnormal scale */
+            if (r == 5) b->d = 0x83ff;      /* largest negative subnormal */
+            if (r == 0) b->d = 0;
+            break;
+        }
+        case EMBER_Q4_0: {
+            block_q4_0 *b = (block_q4_0 *)blk;
+            for (int j = 0; j < QK / 2; j++)
+                b->qs[j] = r == 0 ? 0x88 : r == 1 ? 0xff : r == 2 ? 0x00 : r == 3 ? (uint8_t)(j % 8 * 0x11) : b->qs[j];
+            if (r == 4) b->d = 0x0001;
+            if (r == 5) b->d = 0x83ff;
+            break;
+        }
+        case EMBER_Q5_0: {
+            block_q5_0 *b = (block_q5_0 *)blk;
+            uint8_t qh = r == 1 ? 0xff : r == 2 || r == 3 ? 0x00 : r == 0 ? 0xff : b->qh[0];
+            for (int j = 0; j < 4; j++) b->qh[j] = r < 4 ? qh : b->qh[j];
+            for (int j = 0; j < QK / 2; j++)
+                b->qs[j] = r == 0 ? 0x00 : r == 1 ? 0xff : r == 2 ? 0x00 : r == 3 ? (uint8_t)(j % 16 * 0x11) : b->qs[j];
+            if (r == 4) b->d = 0x0001;
+            if (r == 5) b->d = 0x83ff;
+            break;
+        }
+        default: {
+            int64_t e0 = (r * 7) % nb * QK;
+            for (int j = 0; j < QK; j++) {
+                int64_t i = e0 + j;
+                if (wtype == EMBER_F32) {
+                    float v = r == 0 ? 0.0f : r == 1 ? -fabsf(frand()) : r == 2 ? 1e-40f : frand() * 1e4f;
+                    memcpy(blk + 4 * j, &v, 4);
+                } else {
+                    uint16_t h = wtype == EMBER_F16 ? (r == 0 ? 0 : r == 1 ? 0xbc00 : r == 2 ? 0x0003 : 0x7bff)
+                                                    : (r == 0 ? 0 : r == 1 ? 0xbf80 : r == 2 ? 0x0001 : 0x4f00);
+                    memcpy(blk + 2 * j, &h, 2);
+                }
+                (void)i;
+            }
+        }
+        }
+    }
+}
+
+/* Edge cases on the activation side (integer formats: raw Q8_0 codes). */
+static void special_acts(uint8_t *xq, size_t stride, int nt, int64_t k)
+{
+    int64_t nb = k / QK;
+    for (int t = 0; t < nt && t < 3; t++) {
+        block_q8_0 *b = (block_q8_0 *)(xq + (size_t)t * stride) + (t * 3) % nb;
+        for (int j = 0; j < QK; j++)
+            b->qs[j] = t == 0 ? (int8_t)(j & 1 ? -128 : 127) : t == 1 ? (int8_t)-128 : b->qs[j];
+        if (t == 2) b->d = 0x0200; /* subnormal activation scale */
+    }
+}
+
+typedef struct {
+    int fails_simd[3], runs_simd[3];
+    int fails_ref, runs_ref, fails_guard;
+    double worst_simd[3];
+} stats_t;
+
+static void run_case(const fmt_t *f, const ember_kernel *ks[3], int rows, int64_t k, int nt, int r0, int r1,
+                     stats_t *st)
+{
+    size_t row_bytes = ember_row_bytes(f->wtype, k);
+    uint8_t *w = malloc(row_bytes * (size_t)rows);
+    float *xf = malloc(sizeof(float) * (size_t)k * (size_t)nt);
+    float *row = malloc(sizeof(float) * (size_t)k);
+    float *xd = malloc(sizeof(float) * (size_t)k);
+    size_t xq_stride = ember_act_bytes(ks[0]->act_type, k) + 12;
+    uint8_t *xq = calloc((size_t)nt, xq_stride);
+    size_t y_stride = (size_t)rows + 3;
+    size_t ylen = y_stride * (size_t)nt;
+    float *y0 = malloc(sizeof(float) * ylen), *y1 = malloc(sizeof(float) * ylen);
+
+    for (int r = 0; r < rows; r++) {
+        float scale = (float)(1 + r % 5) * (r % 3 ? 1.0f : 0.01f);
+        for (int64_t i = 0; i < k; i++) row[i] = frand() * scale;
+        ember_quantize_row(f->wtype, row, w + (size_t)r * row_bytes, k);
+    }
+    special_weights(f->wtype, w, row_bytes, rows, k);
+    for (int t = 0; t < nt; t++) {
+        for (int64_t i = 0; i < k; i++) xf[(size_t)t * k + i] = frand() * (float)(1 + t % 3);
+        ks[0]->quantize_act(xf + (size_t)t * k, xq + (size_t)t * xq_stride, k);
+    }
+    if (f->is_int) special_acts(xq, xq_stride, nt, k);
+
+    for (size_t i = 0; i < ylen; i++) y0[i] = -7.0f;
+    ks[0]->matmul(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y0, y_stride);
+
+    for (size_t i = 0; i < ylen; i++) {
+        size_t r = i % y_stride;
+        if ((r < (size_t)r0 || r >= (size_t)r1) && y0[i] != -7.0f) {
+            st->fails_guard++;
+            break;
+        }
+    }
+
+    /* oracle vs double dot: the only differences allowed are the
+       activation quantization (bounded element by element) and f32
+       rounding of one fma and one product per block */
+    for (int t = 0; t < nt; t++) {
+        const float *x = xf + (size_t)t * k;
+        if (f->is_int) ember_dequantize_row(EMBER_Q8_0, xq + (size_t)t * xq_stride, xd, k);
+        else memcpy(xd, x, sizeof(float) * (size_t)k);
+        for (int r = r0; r < r1; r++) {
+            ember_dequantize_row(f->wtype, w + (size_t)r * row_bytes, row, k);
+            double ref = 0, qerr = 0, mag = 0;
+            for (int64_t i = 0; i < k; i++) {
+                ref += (double)row[i] * x[i];
+                qerr += fabs((double)row[i]) * fabs((double)x[i] - xd[i]);
+                mag += fabs((double)row[i] * xd[i]);
+            }
+            double got = y0[(size_t)t * y_stride + r];
+            double tol = qerr * (1 + 1e-6) + mag * (double)(k / QK + 4) * 0x1p-23 + 1e-37;
+            st->runs_ref++;
+            if (!(fabs(got - ref) <= tol)) {
+                if (!st->fails_ref++)
+                    tap_diag("%s rows=%d k=%lld nt=%d r=%d t=%d: oracle %.9g, double %.9g (tol %.3g)",
+                             ember_dtype_name(f->wtype), rows, (long long)k, nt, r, t, got, ref, tol);
+            }
+        }
+    }
+
+    for (int isa = 1; isa < 3; isa++) {
+        if (!ks[isa]) continue;
+        for (size_t i = 0; i < ylen; i++) y1[i] = -7.0f;
+        ks[isa]->matmul(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y1, y_stride);
+        st->runs_simd[isa]++;
+        int bad = 0;
+        if (f->is_int) {
+            bad = memcmp(y0, y1, sizeof(float) * ylen) != 0;
+        } else {
+            for (int t = 0; t < nt && !bad; t++) {
+                const float *x = xf + (size_t)t * k;
+                for (int r = 0; r < (int)y_stride; r++) {
+                    size_t i = (size_t)t * y_stride + (size_t)r;
+                    if (r < r0 || r >= r1) {
+                        bad |= y1[i] != -7.0f;
+                        continue;
+                    }
+                    ember_dequantize_row(f->wtype, w + (size_t)r * row_bytes, row, k);
+                    double mag = 0;
+                    for (int64_t j = 0; j < k; j++) mag += fabs((double)row[j] * x[j]);
+                    double e = fabs((double)y1[i] - y0[i]);
+                    if (mag > 1e-30 && e / mag > st->worst_simd[isa]) st->worst_simd[isa] = e / mag;
+                    if (e > 1e-5 * mag + 1e-37) bad = 1;
+                }
+            }
+        }
+        if (bad && !st->fails_simd[isa]++) {
+            for (size_t i = 0; i < ylen; i++)
+                if (memcmp(&y0[i], &y1[i], 4)) {
+                    tap_diag("%s: rows=%d k=%lld nt=%d r0=%d r1=%d: y[%zu] scalar %.9g, %s %.9g", ks[isa]->name,
+                             rows, (long long)k, nt, r0, r1, i, y0[i], ember_isa_name((ember_isa)isa), y1[i]);
+                    break;
+                }
+        }
+    }
+    free(w);
+    free(xf);
+    free(row);
+    free(xd);
+    free(xq);
+    free(y0);
+    free(y1);
+}
+
+int main(void)
+{
+    static const int64_t ks_list[] = {32, 64, 96, 256, 512, 896, 1536, 2048, 4864, 8192};
+    static const int nts_small[] = {1, 2, 3, 4, 8, 17, 32};
+    static const int nts_mid[] = {1, 4, 17};
+    static const int nts_big[] = {1, 5};
+    ember_isa have = ember_cpu_isa();
+
+    for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
+        const fmt_t *f = &fmts[fi];
+        const ember_kernel *ks[3] = {0};
+        for (int isa = 0; isa <= (int)have; isa++) ks[isa] = ember_kernels_simple(f->wtype, (ember_isa)isa);
+        if (!tap_ok(ks[0] != NULL, "%s has a scalar kernel", ember_dtype_name(f->wtype))) continue;
+        tap_ok(ks[0]->act_type == (f->is_int ? EMBER_Q8_0 : EMBER_F32) && ks[0]->wtype == f->wtype,
+               "%s activations are %s", ember_dtype_name(f->wtype), f->is_int ? "Q8_0" : "F32");
+        stats_t st = {0};
+        for (size_t ki = 0; ki < sizeof ks_list / sizeof ks_list[0]; ki++) {
+            int64_t k = ks_list[ki];
+            const int *nts = k <= 512 ? nts_small : k <= 2048 ? nts_mid : nts_big;
+            int nnt = k <= 512 ? 7 : k <= 2048 ? 3 : 2;
+            for (int ni = 0; ni < nnt; ni++) {
+                int nt = nts[ni];
+                run_case(f, ks, 1, k, nt, 0, 1, &st);
+                run_case(f, ks, 15, k, nt, 0, 15, &st);
+                run_case(f, ks, 16, k, nt, 0, 16, &st);
+                run_case(f, ks, 17, k, nt, 0, 17, &st);
+                if (k <= 2048 || nt == 1) {
+                    run_case(f, ks, 64, k, nt, 0, 64, &st);
+                    run_case(f, ks, 64, k, nt, 3, 50, &st);  /* sub-range not at 0, odd length */
+                    run_case(f, ks, 64, k, nt, 16, 33, &st); /* starts on a 16-row boundary */
+                    run_case(f, ks, 17, k, nt, 16, 17, &st); /* the last row alone */
+                }
+                if (k <= 96 && nt <= 4) run_case(f, ks, 2048, k, nt, 0, 2048, &st);
+            }
+        }
+        const char *fn = ember_dtype_name(f->wtype);
+        tap_ok(st.fails_ref == 0, "%s scalar oracle matches the double dot within rounding and activation "
+               "quantization (%d of %d outputs off)", fn, st.fails_ref, st.runs_ref);
+        tap_ok(st.fails_guard == 0, "%s scalar writes only rows r0..r1 (%d cases wrote outside)", fn, st.fails_guard);
+        for (int isa = 1; isa < 3; isa++) {
+            if (!ks[isa]) {
+                if (isa <= (int)have) tap_ok(0, "%s has a %s kernel", fn, ember_isa_name((ember_isa)isa));
+                else tap_skip("ISA not available on this CPU");
+                continue;
+            }
+            if (f->is_int)
+                tap_ok(st.fails_simd[isa] == 0, "%s == scalar bit for bit (%d of %d cases differ)",
+                       ks[isa]->name, st.fails_simd[isa], st.runs_simd[isa]);
+            else
+                tap_ok(st.fails_simd[isa] == 0, "%s within 1e-5 of scalar, relative to sum|w*x| "
+                       "(%d of %d cases off, worst %.2g)", ks[isa]->name, st.fails_simd[isa],
+                       st.runs_simd[isa], st.worst_simd[isa]);
+        }
+    }
+
+    /* the kernel lookup walks down from the requested ISA */
+    const ember_kernel *kq = ember_kernel_find(EMBER_Q8_0, have);
+    tap_ok(kq && kq->isa == have, "ember_kernel_find(Q8_0, %s) picks that ISA", ember_isa_name(have));
+    tap_ok(ember_kernels_simple(EMBER_Q4_K, EMBER_ISA_SCALAR) == NULL &&
+           ember_kernels_simple(EMBER_Q4_1, EMBER_ISA_SCALAR) == NULL, "no simple kernel for Q4_K / Q4_1");
+    return tap_done();
+}

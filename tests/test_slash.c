@@ -1,0 +1,109 @@
+/* Slash-command parsing, validation and tab completion. */
+#include "config.h"
+
+#include <string.h>
+
+#include "slash.h"
+#include "tap.h"
+
+static int argis(const ui_slash *s, const char *want)
+{
+    return s->arg_len == strlen(want) && !strncmp(s->arg, want, s->arg_len);
+}
+
+int main(void)
+{
+    ui_slash s;
+    ui_slash_parse("hello there", &s);
+    tap_ok(s.kind == SL_NONE && argis(&s, "hello there"), "plain text is a message");
+    ui_slash_parse("//etc/passwd is a path", &s);
+    tap_ok(s.kind == SL_NONE && argis(&s, "/etc/passwd is a path"), "// escapes a leading slash");
+    ui_slash_parse("/help", &s);
+    tap_ok(s.kind == SL_HELP, "/help");
+    ui_slash_parse("/quit  ", &s);
+    tap_ok(s.kind == SL_QUIT, "/quit with trailing spaces");
+    ui_slash_parse("/quit now", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "no argument"), "/quit with an argument is an error");
+    ui_slash_parse("/clear", &s);
+    tap_ok(s.kind == SL_CLEAR, "/clear");
+    ui_slash_parse("/regen", &s);
+    tap_ok(s.kind == SL_REGEN, "/regen");
+    ui_slash_parse("/stats", &s);
+    tap_ok(s.kind == SL_STATS, "/stats");
+    ui_slash_parse("/system   You are terse.  ", &s);
+    tap_ok(s.kind == SL_SYSTEM && argis(&s, "You are terse."), "/system TEXT trimmed");
+    ui_slash_parse("/system", &s);
+    tap_ok(s.kind == SL_SYSTEM && s.arg_len == 0, "/system alone clears");
+    ui_slash_parse("/profile packed-decode", &s);
+    tap_ok(s.kind == SL_PROFILE && argis(&s, "packed-decode"), "/profile NAME");
+    ui_slash_parse("/profile", &s);
+    tap_ok(s.kind == SL_PROFILE && s.arg_len == 0, "/profile lists");
+    ui_slash_parse("/save out/chat.md", &s);
+    tap_ok(s.kind == SL_SAVE && argis(&s, "out/chat.md"), "/save FILE");
+    ui_slash_parse("/save", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "file name"), "/save without a file is an error");
+    ui_slash_parse("/sav x", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "unknown command '/sav'"), "prefixes are not commands: %s", s.err);
+    ui_slash_parse("/helpme", &s);
+    tap_ok(s.kind == SL_ERROR, "/helpme is unknown");
+
+    ui_slash_parse("/set temp 0.25", &s);
+    tap_ok(s.kind == SL_SET && s.key == SET_TEMP && s.fval == 0.25, "/set temp");
+    ui_slash_parse("/set top_p 1", &s);
+    tap_ok(s.kind == SL_SET && s.key == SET_TOP_P && s.fval == 1.0, "/set top_p 1");
+    ui_slash_parse("/set top_p 0", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "(0, 1]"), "/set top_p 0 rejected: %s", s.err);
+    ui_slash_parse("/set top_k 40", &s);
+    tap_ok(s.kind == SL_SET && s.key == SET_TOP_K && s.ival == 40, "/set top_k");
+    ui_slash_parse("/set top_k 4.5", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "whole number"), "/set top_k 4.5 rejected");
+    ui_slash_parse("/set min_p 0.05", &s);
+    tap_ok(s.kind == SL_SET && s.key == SET_MIN_P, "/set min_p");
+    ui_slash_parse("/set seed 18446744073709551615", &s);
+    tap_ok(s.kind == SL_SET && s.key == SET_SEED && s.uval == 18446744073709551615ull, "/set seed u64 max");
+    ui_slash_parse("/set seed -1", &s);
+    tap_ok(s.kind == SL_ERROR, "/set seed -1 rejected");
+    ui_slash_parse("/set seed 99999999999999999999", &s);
+    tap_ok(s.kind == SL_ERROR, "/set seed overflow rejected");
+    ui_slash_parse("/set n_predict -1", &s);
+    tap_ok(s.kind == SL_SET && s.key == SET_N_PREDICT && s.ival == -1, "/set n_predict -1 = no limit");
+    ui_slash_parse("/set n_predict 0", &s);
+    tap_ok(s.kind == SL_ERROR, "/set n_predict 0 rejected");
+    ui_slash_parse("/set temp nan", &s);
+    tap_ok(s.kind == SL_ERROR, "/set temp nan rejected");
+    ui_slash_parse("/set temp -1", &s);
+    tap_ok(s.kind == SL_ERROR, "/set temp -1 rejected");
+    ui_slash_parse("/set temp", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "give a value"), "/set temp without value");
+    ui_slash_parse("/set warmth 1", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "unknown key 'warmth'"), "/set unknown key: %s", s.err);
+    ui_slash_parse("/set", &s);
+    tap_ok(s.kind == SL_ERROR, "/set alone");
+
+    char out[256], list[256];
+    int n = ui_slash_complete("/he", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 1 && !strcmp(out, "/help "), "/he completes to '/help ' ('%s')", out);
+    n = ui_slash_complete("/s", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 4 && !strcmp(out, "/s") && !strcmp(list, "/system /set /stats /save"),
+           "/s lists four (%s)", list);
+    n = ui_slash_complete("/sy", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 1 && !strcmp(out, "/system "), "/sy -> /system");
+    n = ui_slash_complete("/set t", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 3 && !strcmp(out, "/set t") && !strcmp(list, "temp top_p top_k"), "/set t: %s", list);
+    n = ui_slash_complete("/set top_", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 2 && !strcmp(out, "/set top_"), "/set top_ keeps the common prefix");
+    n = ui_slash_complete("/set n", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 1 && !strcmp(out, "/set n_predict "), "/set n -> n_predict");
+    const char *profs[] = {"compressed", "eager", "packed-decode", "packed-prefill"};
+    n = ui_slash_complete("/profile pa", profs, 4, out, sizeof out, list, sizeof list);
+    tap_ok(n == 2 && !strcmp(out, "/profile packed-"), "/profile pa -> packed- (%s)", out);
+    n = ui_slash_complete("/profile e", profs, 4, out, sizeof out, list, sizeof list);
+    tap_ok(n == 1 && !strcmp(out, "/profile eager "), "/profile e -> eager");
+    n = ui_slash_complete("/x", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 0 && !strcmp(out, "/x"), "no candidate leaves the line");
+    n = ui_slash_complete("hello", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 0, "plain text does not complete");
+    n = ui_slash_complete("/save a b", NULL, 0, out, sizeof out, list, sizeof list);
+    tap_ok(n == 0, "no completion past the first argument");
+    return tap_done();
+}

@@ -1,0 +1,477 @@
+/* Tokenizer: the reference's test vectors for the three fixture
+   vocabularies, special tokens, pieces, and the streaming detokenizer on
+   a tiny in-memory vocabulary. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gguf.h"
+#include "tap.h"
+#include "tokenizer.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap + 1);
+    size_t r;
+    while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *nb = realloc(b, cap * 2 + 1);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    *len = n;
+    return b;
+}
+
+static bool has_ids(const ember_tokenizer *t, const char *text, bool bos, const int32_t *want, int nw)
+{
+    int32_t ids[64];
+    ember_err err;
+    int n = ember_tokenize(t, text, strlen(text), bos, true, ids, 64, &err);
+    if (n != nw || memcmp(ids, want, (size_t)nw * sizeof *ids)) {
+        char line[512];
+        int k = 0;
+        for (int i = 0; i < n && i < 40 && k < 480; i++) k += snprintf(line + k, sizeof line - (size_t)k, " %d", ids[i]);
+        line[k] = 0;
+        tap_diag("'%s' gave%s", text, line);
+        return false;
+    }
+    return true;
+}
+
+/* Special tokens, BOS and end-of-generation on the real vocabularies. */
+static void check_specials(const char *name, const ember_tokenizer *t)
+{
+    if (!strcmp(name, "llama3-bpe")) {
+        tap_ok(ember_tok_add_bos(t) && ember_tok_bos(t) == 128000, "llama3: adds BOS 128000");
+        tap_ok(has_ids(t, "Hello<|eot_id|>", true, (int32_t[]){128000, 9906, 128009}, 3),
+               "llama3: <|eot_id|> parsed as one token after BOS");
+        tap_ok(ember_tok_is_eog(t, 128009) && ember_tok_is_eog(t, 128001) && !ember_tok_is_eog(t, 9906),
+               "llama3: <|eot_id|> and <|end_of_text|> end generation");
+    } else if (!strcmp(name, "qwen2-bpe")) {
+        tap_ok(!ember_tok_add_bos(t), "qwen2: no BOS");
+        tap_ok(has_ids(t, "<|im_start|>user\nHi<|im_end|>", true, (int32_t[]){151644, 872, 198, 13048, 151645}, 5),
+               "qwen2: ChatML markers parsed");
+        tap_ok(ember_tok_is_eog(t, 151645) && ember_tok_is_eog(t, 151643), "qwen2: <|im_end|> and <|endoftext|> end generation");
+    } else {
+        tap_ok(ember_tok_add_bos(t) && ember_tok_bos(t) == 1 && ember_tok_eos(t) == 2, "spm: BOS 1, EOS 2");
+        tap_ok(has_ids(t, "Hello</s>", true, (int32_t[]){1, 15043, 2}, 3), "spm: </s> parsed after a spaced word");
+        tap_ok(ember_tok_is_eog(t, 2), "spm: </s> ends generation");
+    }
+}
+
+/* Runs every case of NAME.inp/.out; cases are split on
+   "\n__ggml_vocab_test__\n" exactly as the reference's test program does. */
+static void run_vectors(const char *name)
+{
+    char rel[256], p_gguf[1024], p_inp[1024], p_out[1024];
+    snprintf(rel, sizeof rel, "fixtures/tokenizers/%s.gguf", name);
+    if (!tap_shared(rel, p_gguf, sizeof p_gguf)) {
+        tap_skip("fixture tokenizers absent");
+        return;
+    }
+    snprintf(p_inp, sizeof p_inp, "%.1000s", p_gguf);
+    strcpy(p_inp + strlen(p_inp) - 5, ".inp");
+    snprintf(p_out, sizeof p_out, "%.1000s", p_gguf);
+    strcpy(p_out + strlen(p_out) - 5, ".out");
+    ember_err err = {{0}};
+    gguf_file *f = gguf_open(p_gguf, &err);
+    if (!tap_ok(f != NULL, "%s: gguf_open (%s)", name, f ? "ok" : err.msg)) return;
+    ember_tokenizer *t = ember_tokenizer_load(f, &err);
+    if (!tap_ok(t != NULL, "%s: tokenizer loads (%s)", name, t ? "ok" : err.msg)) {
+        gguf_close(f);
+        return;
+    }
+    size_t li, lo;
+    char *inp = slurp(p_inp, &li), *out = slurp(p_out, &lo);
+    if (!inp || !out) {
+        tap_ok(0, "%s: read .inp/.out", name);
+        goto done;
+    }
+    static const char sep[] = "\n__ggml_vocab_test__\n";
+    size_t pos = 0;
+    char *oline = out;
+    int cases = 0, passed = 0, roundtrip_bad = 0;
+    int32_t ids[4096];
+    while (pos < li) {
+        char *next = strstr(inp + pos, sep);
+        size_t clen = next ? (size_t)(next - (inp + pos)) : li - pos;
+        char *eol = oline ? strchr(oline, '\n') : NULL;
+        if (eol) *eol = 0;
+        int32_t want[4096];
+        int nw = 0;
+        for (char *q = oline ? oline : ""; *q && nw < 4096;) {
+            char *e;
+            long v = strtol(q, &e, 10);
+            if (e == q) break;
+            want[nw++] = (int32_t)v;
+            q = e;
+        }
+        int n = ember_tokenize(t, inp + pos, clen, false, false, ids, 4096, &err);
+        bool same = n == nw && (n <= 0 || !memcmp(ids, want, (size_t)n * sizeof *ids));
+        cases++;
+        /* Detokenizing streams back the text (SentencePiece adds its
+           leading space). */
+        if (same && n > 0) {
+            char back[8192], piece[1024];
+            size_t bl = 0;
+            ember_detok d;
+            ember_detok_init(&d);
+            for (int i = 0; i < n; i++) {
+                int pl = ember_detok_push(&d, t, ids[i], piece, sizeof piece);
+                if (bl + (size_t)pl < sizeof back) memcpy(back + bl, piece, (size_t)pl), bl += (size_t)pl;
+            }
+            int pl = ember_detok_flush(&d, piece, sizeof piece);
+            if (bl + (size_t)pl < sizeof back) memcpy(back + bl, piece, (size_t)pl), bl += (size_t)pl;
+            size_t skip = !strcmp(name, "llama-spm") ? 1 : 0;
+            if (bl != clen + skip || memcmp(back + skip, inp + pos, clen)) {
+                roundtrip_bad++;
+                tap_diag("%s case %d does not detokenize back: '%.*s'", name, cases, (int)bl, back);
+            }
+        }
+        if (same) {
+            passed++;
+        } else {
+            tap_diag("%s case %d '%.*s': got %d ids, want %d", name, cases, (int)clen, inp + pos, n, nw);
+            char line[2048];
+            int k = 0;
+            for (int i = 0; i < n && i < 64 && k < 1900; i++) k += snprintf(line + k, sizeof line - (size_t)k, " %d", ids[i]);
+            line[k] = 0;
+            tap_diag("  got:%s", line);
+            tap_diag("  want: %s", oline ? oline : "");
+        }
+        oline = eol ? eol + 1 : NULL;
+        pos = next ? (size_t)(next - inp) + sizeof sep - 1 : li;
+    }
+    tap_ok(cases == 46 && passed == cases, "%s: %d/%d reference cases", name, passed, cases);
+    tap_ok(roundtrip_bad == 0, "%s: every case detokenizes back to its text (%d do not)", name, roundtrip_bad);
+    check_specials(name, t);
+done:
+    free(inp);
+    free(out);
+    ember_tokenizer_free(t);
+    gguf_close(f);
+}
+
+
+/* ---- a tiny in-memory vocabulary ------------------------------------ */
+
+static int byte_direct(int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255); }
+
+/* GPT-2's byte -> code point map, written out independently of the
+   engine, as UTF-8. */
+static void byte_str(int b, char out[3])
+{
+    unsigned cp = (unsigned)b;
+    if (!byte_direct(b)) {
+        cp = 256;
+        for (int i = 0; i < b; i++) cp += !byte_direct(i);
+    }
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        out[1] = 0;
+    } else {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        out[2] = 0;
+    }
+}
+
+enum { T_BOS = 256, T_EOT, T_HE, T_LL, T_HELL, T_HELLO, T_TOOL, T_N };
+
+static ember_tokenizer *tiny_bpe(uint8_t **mem, gguf_file **fp)
+{
+    static char bytes[256][3];
+    const char *toks[T_N];
+    int32_t types[T_N];
+    for (int b = 0; b < 256; b++) {
+        byte_str(b, bytes[b]);
+        toks[b] = bytes[b];
+        types[b] = 1;
+    }
+    toks[T_BOS] = "<|bos|>"; types[T_BOS] = 3;
+    toks[T_EOT] = "<|eot|>"; types[T_EOT] = 3;
+    toks[T_HE] = "he"; types[T_HE] = 1;
+    toks[T_LL] = "ll"; types[T_LL] = 1;
+    toks[T_HELL] = "hell"; types[T_HELL] = 1;
+    toks[T_HELLO] = "hello"; types[T_HELLO] = 1;
+    toks[T_TOOL] = "<tool>"; types[T_TOOL] = 4;
+    const char *merges[] = {"h e", "l l", "he ll", "hell o"};
+    gguf_writer *w = gguf_writer_new();
+    gguf_w_str(w, "general.architecture", "llama");
+    gguf_w_str(w, "tokenizer.ggml.model", "gpt2");
+    gguf_w_str(w, "tokenizer.ggml.pre", "default");
+    gguf_w_arr_str(w, "tokenizer.ggml.tokens", toks, T_N);
+    gguf_w_arr(w, "tokenizer.ggml.token_type", GGUF_T_I32, types, T_N);
+    gguf_w_arr_str(w, "tokenizer.ggml.merges", merges, 4);
+    gguf_w_u32(w, "tokenizer.ggml.bos_token_id", T_BOS);
+    gguf_w_u32(w, "tokenizer.ggml.eot_token_id", T_EOT);
+    gguf_w_bool(w, "tokenizer.ggml.add_bos_token", true);
+    size_t size;
+    ember_err err;
+    ember_tokenizer *t = NULL;
+    *fp = NULL;
+    if (gguf_writer_to_mem(w, mem, &size, &err) == 0) {
+        *fp = gguf_open_mem(*mem, size, &err);
+        if (*fp) t = ember_tokenizer_load(*fp, &err);
+    }
+    if (!t) tap_diag("tiny BPE vocabulary: %s", err.msg);
+    gguf_writer_free(w);
+    return t;
+}
+
+static int tok(ember_tokenizer *t, const char *s, bool bos, bool special, int32_t *ids)
+{
+    ember_err err;
+    return ember_tokenize(t, s, strlen(s), bos, special, ids, 64, &err);
+}
+
+static bool ids_eq(const int32_t *a, int n, const int32_t *b, int m)
+{
+    return n == m && !memcmp(a, b, (size_t)n * sizeof *a);
+}
+
+static void test_tiny_bpe(void)
+{
+    uint8_t *mem = NULL;
+    gguf_file *f;
+    ember_tokenizer *t = tiny_bpe(&mem, &f);
+    if (!tap_ok(t != NULL, "tiny BPE vocabulary loads")) {
+        if (f) gguf_close(f);
+        free(mem);
+        return;
+    }
+    int32_t ids[64];
+    int n = tok(t, "hello", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO}, 1), "merges by rank: hello -> one token");
+    n = tok(t, "hell", true, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_BOS, T_HELL}, 2), "add_bos prepends BOS");
+    n = tok(t, "hello<|eot|>", false, true, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO, T_EOT}, 2), "parse_special matches a control token");
+    n = tok(t, "<|eot|>", false, false, ids);
+    tap_ok(n == 7 && ids[0] == '<' && ids[1] == '|', "without parse_special the control text is plain bytes (%d ids)", n);
+    n = tok(t, "a<tool>b", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){'a', T_TOOL, 'b'}, 3), "user-defined tokens are always matched");
+    n = tok(t, "a\xFF" "b", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){'a', 0xEF, 0xBF, 0xBD, 'b'}, 5), "invalid UTF-8 input becomes U+FFFD");
+    ember_err err;
+    ids[1] = -7;
+    n = ember_tokenize(t, "hellohello", 10, false, false, ids, 1, &err);
+    tap_ok(n == 2 && ids[0] == T_HELLO && ids[1] == -7, "a short buffer still reports the full count (%d)", n);
+    tap_ok(ember_tok_is_eog(t, T_EOT) && !ember_tok_is_eog(t, T_HELLO), "EOT is end-of-generation");
+    tap_ok(ember_tok_find(t, "hell") == T_HELL && ember_tok_find(t, "nope") == -1, "ember_tok_find");
+    char b[16];
+    tap_ok(ember_token_bytes(t, ' ', b, sizeof b) == 1 && b[0] == ' ', "byte token for ' ' decodes to a space");
+    tap_ok(ember_token_bytes(t, 0xC3, b, sizeof b) == 1 && (unsigned char)b[0] == 0xC3, "byte token 0xC3 decodes");
+    tap_ok(ember_token_bytes(t, T_N, b, sizeof b) == -1, "out-of-range id is -1");
+
+    /* Streaming: U+1F999 split into its four bytes. */
+    ember_detok d;
+    ember_detok_init(&d);
+    char out[64], all[256] = "";
+    int lens[4];
+    const int32_t llama[] = {0xF0, 0x9F, 0xA6, 0x99};
+    for (int i = 0; i < 4; i++) {
+        lens[i] = ember_detok_push(&d, t, llama[i], out, sizeof out);
+        strcat(all, out);
+    }
+    tap_ok(lens[0] == 0 && lens[1] == 0 && lens[2] == 0 && lens[3] == 4 && !strcmp(all, "\xF0\x9F\xA6\x99"),
+           "a 4-byte character is held back until complete");
+    all[0] = 0;
+    const int32_t seq[] = {T_HELLO, T_EOT, 0xC3, 'a', 0xFF, 0xE2, 0x82};
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+        ember_detok_push(&d, t, seq[i], out, sizeof out);
+        strcat(all, out);
+    }
+    ember_detok_flush(&d, out, sizeof out);
+    strcat(all, out);
+    tap_ok(!strcmp(all, "hello\xEF\xBF\xBD" "a\xEF\xBF\xBD\xEF\xBF\xBD"),
+           "control tokens print nothing; broken and dangling sequences become U+FFFD");
+    ember_detok_init(&d);
+    n = ember_detok_push(&d, t, T_HELLO, out, 4);
+    tap_ok(n == 3 && !strcmp(out, "hel"), "output stops at cap - 1 bytes, never overruns (%d)", n);
+    ember_tokenizer_free(t);
+    gguf_close(f);
+    free(mem);
+}
+
+static ember_tokenizer *tiny_spm(uint8_t **mem, gguf_file **fp)
+{
+    static char names[256][8];
+    enum { N = 3 + 256 + 4 };
+    const char *toks[N];
+    float scores[N];
+    int32_t types[N];
+    toks[0] = "<unk>"; types[0] = 2;
+    toks[1] = "<s>"; types[1] = 3;
+    toks[2] = "</s>"; types[2] = 3;
+    for (int b = 0; b < 256; b++) {
+        snprintf(names[b], sizeof names[b], "<0x%02X>", b);
+        toks[3 + b] = names[b];
+        types[3 + b] = 6;
+    }
+    toks[259] = "\xE2\x96\x81"; /* U+2581 */
+    toks[260] = "\xE2\x96\x81h";
+    toks[261] = "\xE2\x96\x81hi";
+    toks[262] = "h";
+    for (int i = 0; i < N; i++) scores[i] = i >= 259 ? -(float)i : 0.0f;
+    for (int i = 259; i < N; i++) types[i] = 1;
+    gguf_writer *w = gguf_writer_new();
+    gguf_w_str(w, "general.architecture", "llama");
+    gguf_w_str(w, "tokenizer.ggml.model", "llama");
+    gguf_w_arr_str(w, "tokenizer.ggml.tokens", toks, N);
+    gguf_w_arr(w, "tokenizer.ggml.scores", GGUF_T_F32, scores, N);
+    gguf_w_arr(w, "tokenizer.ggml.token_type", GGUF_T_I32, types, N);
+    size_t size;
+    ember_err err;
+    ember_tokenizer *t = NULL;
+    *fp = NULL;
+    if (gguf_writer_to_mem(w, mem, &size, &err) == 0) {
+        *fp = gguf_open_mem(*mem, size, &err);
+        if (*fp) t = ember_tokenizer_load(*fp, &err);
+    }
+    if (!t) tap_diag("tiny SPM vocabulary: %s", err.msg);
+    gguf_writer_free(w);
+    return t;
+}
+
+static void test_tiny_spm(void)
+{
+    uint8_t *mem = NULL;
+    gguf_file *f;
+    ember_tokenizer *t = tiny_spm(&mem, &f);
+    if (!tap_ok(t != NULL, "tiny SentencePiece vocabulary loads")) {
+        if (f) gguf_close(f);
+        free(mem);
+        return;
+    }
+    int32_t ids[64];
+    int n = tok(t, "hi", true, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){1, 261}, 2), "BOS, then a leading space merged into \xE2\x96\x81hi");
+    n = tok(t, "h\xC3\xA9", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){260, 3 + 0xC3, 3 + 0xA9}, 3), "unknown characters fall back to <0xXX>");
+    n = tok(t, "hi</s>hi", false, true, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){261, 2, 261}, 3), "a space prefix follows a special token, as in the reference");
+    ember_detok d;
+    ember_detok_init(&d);
+    char out[64], all[64] = "";
+    const int32_t seq[] = {1, 261, 3 + 0xC3, 3 + 0xA9, 2};
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+        ember_detok_push(&d, t, seq[i], out, sizeof out);
+        strcat(all, out);
+    }
+    tap_ok(!strcmp(all, " hi\xC3\xA9"), "SentencePiece detokenizes spaces and byte pieces (%s)", all);
+    ember_tokenizer_free(t);
+    gguf_close(f);
+    free(mem);
+}
+
+/* Malformed tokenizer metadata is an error with a message, not a crash. */
+static void test_bad(void)
+{
+    static const struct { const char *what, *model; int bos; const char *merge; int32_t type1; } cases[] = {
+        {"no tokenizer.ggml.model", NULL, -1, "a b", 1},
+        {"unsupported model", "bert", -1, "a b", 1},
+        {"BOS out of range", "gpt2", 99, "a b", 1},
+        {"merge without a space", "gpt2", -1, "ab", 1},
+        {"token type out of range", "gpt2", -1, "a b", 42},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *toks[] = {"a", "b", "ab"};
+        int32_t types[] = {1, cases[i].type1, 1};
+        gguf_writer *w = gguf_writer_new();
+        if (cases[i].model) gguf_w_str(w, "tokenizer.ggml.model", cases[i].model);
+        gguf_w_arr_str(w, "tokenizer.ggml.tokens", toks, 3);
+        gguf_w_arr(w, "tokenizer.ggml.token_type", GGUF_T_I32, types, 3);
+        gguf_w_arr_str(w, "tokenizer.ggml.merges", &cases[i].merge, 1);
+        if (cases[i].bos >= 0) gguf_w_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)cases[i].bos);
+        uint8_t *mem = NULL;
+        size_t size;
+        ember_err err = {{0}};
+        gguf_file *f = NULL;
+        ember_tokenizer *t = NULL;
+        if (gguf_writer_to_mem(w, &mem, &size, &err) == 0 && (f = gguf_open_mem(mem, size, &err)))
+            t = ember_tokenizer_load(f, &err);
+        tap_ok(f && !t && err.msg[0], "%s: rejected (%s)", cases[i].what, err.msg);
+        ember_tokenizer_free(t);
+        if (f) gguf_close(f);
+        free(mem);
+        gguf_writer_free(w);
+    }
+}
+
+/* ---- ember tokenize ------------------------------------------------- */
+
+static int run_status(const char *cmd)
+{
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool run_output(const char *cmd, char *out, size_t cap)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return false;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    return pclose(p) == 0;
+}
+
+static void test_cli(void)
+{
+    const char *bin = getenv("EMBER_BIN");
+    if (!bin || access(bin, X_OK) != 0) {
+        tap_skip("EMBER_BIN not built");
+        return;
+    }
+    char cmd[2048], out[4096], vocab[1024];
+    snprintf(cmd, sizeof cmd, "'%s' tokenize >/dev/null 2>&1", bin);
+    tap_ok(run_status(cmd) == 2, "tokenize without arguments: usage error (2)");
+    snprintf(cmd, sizeof cmd, "'%s' tokenize --bogus -m x t >/dev/null 2>&1", bin);
+    tap_ok(run_status(cmd) == 2, "unknown option: usage error (2)");
+    snprintf(cmd, sizeof cmd, "'%s' tokenize --help 2>&1", bin);
+    tap_ok(run_output(cmd, out, sizeof out) && strstr(out, "--no-bos"), "--help describes the options");
+    snprintf(cmd, sizeof cmd, "'%s' tokenize -m /nonexistent/model.gguf hi 2>&1", bin);
+    bool ok = !run_output(cmd, out, sizeof out) && strstr(out, "/nonexistent/model.gguf");
+    snprintf(cmd, sizeof cmd, "'%s' tokenize -m /nonexistent/model.gguf hi >/dev/null 2>&1", bin);
+    tap_ok(ok && run_status(cmd) == 1, "a missing model is an error naming it (1)");
+    if (!tap_shared("fixtures/tokenizers/llama3-bpe.gguf", vocab, sizeof vocab)) {
+        tap_skip("fixture tokenizers absent");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "'%s' tokenize -m '%s' --ids 'Hello world'", bin, vocab);
+    tap_ok(run_output(cmd, out, sizeof out) && !strcmp(out, "128000 9906 1917\n"), "--ids prints BOS and ids");
+    snprintf(cmd, sizeof cmd, "printf 'Hello<|eot_id|>' | '%s' tokenize -m '%s' --ids --no-bos --special -", bin, vocab);
+    tap_ok(run_output(cmd, out, sizeof out) && !strcmp(out, "9906 128009\n"), "stdin, --no-bos, --special");
+    snprintf(cmd, sizeof cmd, "'%s' tokenize -m '%s' --no-bos ' world\n'", bin, vocab);
+    tap_ok(run_output(cmd, out, sizeof out) && !strcmp(out, "1917\t world\n198\t\\n\n"),
+           "id<TAB>piece lines with escapes");
+}
+
+int main(void)
+{
+    test_cli();
+    test_tiny_bpe();
+    test_tiny_spm();
+    test_bad();
+    run_vectors("llama3-bpe");
+    run_vectors("qwen2-bpe");
+    run_vectors("llama-spm");
+    return tap_done();
+}

@@ -1,0 +1,223 @@
+/* The engine thread on the fake engine: command order, events, cancel
+   within a token, KV reuse across turns, context dropping, failed reloads
+   and quit. */
+#include "config.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tap.h"
+#include "worker.h"
+
+static double ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef struct {
+    char text[8192];
+    int n_tokens, n_stats, n_errors, n_notice, n_loaded, dropped;
+    bool done, cancelled;
+    int done_n;
+    ember_stats final;
+    char error[1024], loaded[256], plan[512];
+    uint64_t done_seq;
+} turn;
+
+/* Collects events until a DONE (or LOADED/ERROR when want_load) arrives or
+   the time runs out. */
+static bool wait_for(ember_worker *w, turn *t, ember_event_kind until, double timeout_ms)
+{
+    double end = ms() + timeout_ms;
+    while (ms() < end) {
+        struct pollfd p = {.fd = ember_worker_fd(w), .events = POLLIN};
+        poll(&p, 1, 50);
+        ember_event ev;
+        while (ember_worker_poll(w, &ev)) {
+            ember_event_kind k = ev.kind;
+            switch (k) {
+            case EMBER_EV_TOKEN:
+                t->n_tokens++;
+                strncat(t->text, ev.text, sizeof t->text - strlen(t->text) - 1);
+                break;
+            case EMBER_EV_STATS: t->n_stats++; break;
+            case EMBER_EV_ERROR:
+                t->n_errors++;
+                snprintf(t->error, sizeof t->error, "%s", ev.text);
+                break;
+            case EMBER_EV_NOTICE: t->n_notice++; break;
+            case EMBER_EV_DROPPED: t->dropped = ev.i; break;
+            case EMBER_EV_LOADED:
+                t->n_loaded++;
+                snprintf(t->loaded, sizeof t->loaded, "%s", ev.text);
+                snprintf(t->plan, sizeof t->plan, "%s", ev.text2);
+                break;
+            case EMBER_EV_DONE:
+                t->done = true;
+                t->cancelled = ev.cancelled;
+                t->done_n = ev.i;
+                t->final = ev.stats;
+                t->done_seq = ev.seq;
+                break;
+            default: break;
+            }
+            ember_event_clear(&ev);
+            if (k == until) return true;
+        }
+    }
+    return false;
+}
+
+static void load_opts(ember_worker_load *l, const char *profile, int n_ctx)
+{
+    memset(l, 0, sizeof *l);
+    snprintf(l->model_path, sizeof l->model_path, "fake.gguf");
+    snprintf(l->profile, sizeof l->profile, "%s", profile);
+    l->plan.strategy = EMBER_STRATEGY_COMPRESSED;
+    l->n_ctx = n_ctx;
+}
+
+int main(void)
+{
+    ember_err err = {{0}};
+    bool ok;
+    tap_ok(ember_worker_common_prefix((const int32_t[]){1, 2, 3}, 3, (const int32_t[]){1, 2, 4}, 3) == 2,
+           "common prefix stops at the first difference");
+    tap_ok(ember_worker_common_prefix((const int32_t[]){1, 2}, 2, (const int32_t[]){1, 2, 4}, 3) == 2,
+           "common prefix bounded by the shorter sequence");
+
+    ember_worker_fake_config(0, 0);
+    ember_worker_opts o;
+    ember_worker_opts_default(&o);
+    ember_worker *w = ember_worker_start(&ember_worker_fake_backend, &o, &err);
+    if (!tap_ok(w != NULL, "worker starts")) return tap_done();
+
+    /* generate before load: an error, and the turn still ends */
+    ember_chat_msg m1[] = {{"system", "be brief"}, {"user", "hello"}};
+    turn t = {0};
+    ember_worker_generate(w, m1, 2);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && t.n_errors == 1 && strstr(t.error, "no model"),
+           "generating without a model reports an error and ends the turn (%s)", t.error);
+
+    ember_worker_load l;
+    load_opts(&l, "first", 256);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    ok = wait_for(w, &t, EMBER_EV_LOADED, 2000);
+    tap_ok(ok && !strcmp(t.loaded, "fake-echo") &&
+           strstr(t.plan, "compressed"), "load reports the model and plan (%s / %s)", t.loaded, t.plan);
+
+    /* queue order: two turns queued back to back answer in order */
+    memset(&t, 0, sizeof t);
+    uint64_t s1 = ember_worker_generate(w, m1, 2);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && t.done_seq == s1 && !t.cancelled,
+           "first turn completes");
+    tap_ok(!strcmp(t.text, "You said: hello"), "streamed text is the reply ('%s')", t.text);
+    tap_ok(t.n_tokens == (int)strlen("You said: hello") && t.done_n == t.n_tokens,
+           "one token event per token (%d) and DONE counts them (%d)", t.n_tokens, t.done_n);
+    int first_prompt = t.final.n_prompt;
+
+    /* second turn: only the new suffix is prefilled */
+    ember_chat_msg m2[] = {{"system", "be brief"}, {"user", "hello"},
+                           {"assistant", "You said: hello"}, {"user", "again"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m2, 4);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && !strcmp(t.text, "You said: again"),
+           "second turn replies to the new message");
+    /* cached: "...<assistant>You said: hello"; new: "\n<user>again\n<assistant>" */
+    int want = (int)strlen("\n<user>again\n<assistant>");
+    tap_ok(t.final.n_prompt == want, "KV cache kept: second prefill %d tokens (want %d, first %d)",
+           t.final.n_prompt, want, first_prompt);
+
+    /* cancel mid-generation, within one token */
+    ember_worker_fake_config(20, 400);
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m1, 2);
+    double t0 = ms();
+    while (t.n_tokens < 3 && ms() - t0 < 3000) wait_for(w, &t, EMBER_EV_TOKEN, 100);
+    ember_worker_cancel(w);
+    double tc = ms();
+    int at_cancel = t.n_tokens;
+    ok = wait_for(w, &t, EMBER_EV_DONE, 3000);
+    double took = ms() - tc;
+    tap_ok(ok && t.cancelled, "cancel ends the turn marked cancelled");
+    tap_ok(t.n_tokens <= at_cancel + 2 && took < 500,
+           "cancel takes effect within one token (%d -> %d tokens, %.0f ms)", at_cancel,
+           t.n_tokens, took);
+
+    /* cancel also drops generations queued before it, not those after */
+    memset(&t, 0, sizeof t);
+    ember_worker_fake_config(0, 0);
+    ember_worker_generate(w, m1, 2);
+    ember_worker_cancel(w);
+    uint64_t s3 = ember_worker_generate(w, m1, 2);
+    wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(t.done && t.cancelled && t.n_tokens == 0, "queued turn before cancel is skipped");
+    memset(&t, 0, sizeof t);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && t.done_seq == s3 && !t.cancelled &&
+           !strcmp(t.text, "You said: hello"), "turn queued after cancel runs");
+
+    /* context full: oldest messages dropped, system kept, with a notice */
+    ember_worker_clear(w);
+    load_opts(&l, "small", 200);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    wait_for(w, &t, EMBER_EV_LOADED, 2000);
+    char big[80];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ember_chat_msg m3[] = {{"system", "sys"}, {"user", big}, {"assistant", big},
+                           {"user", big}, {"assistant", big}, {"user", "last"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m3, 6);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && t.n_notice >= 1 && t.dropped >= 2 &&
+           t.dropped % 2 == 0 && !strcmp(t.text, "You said: last"),
+           "context full drops whole turns with a notice (dropped %d)", t.dropped);
+
+    /* a profile that cannot load leaves the old one running */
+    load_opts(&l, "broken", 256);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    wait_for(w, &t, EMBER_EV_ERROR, 2000);
+    tap_ok(t.n_errors == 1 && strstr(t.error, "still running small") && strstr(t.error, "refuses"),
+           "failed reload reports why and keeps the old model (%s)", t.error);
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m1, 2);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && !strcmp(t.text, "You said: hello"),
+           "old model still answers");
+
+    /* a successful switch keeps the conversation: re-prefilled at load */
+    load_opts(&l, "second", 256);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    wait_for(w, &t, EMBER_EV_LOADED, 2000);
+    int after_load = t.n_stats;
+    wait_for(w, &t, EMBER_EV_STATS, 2000);
+    wait_for(w, &t, EMBER_EV_STATS, 2000);
+    tap_ok(t.n_stats >= after_load + 2 && t.n_errors == 0, "switch re-prefills the conversation");
+    memset(&t, 0, sizeof t);
+    ember_chat_msg m4[] = {{"system", "be brief"}, {"user", "hello"},
+                           {"assistant", "You said: hello"}, {"user", "more"}};
+    ember_worker_generate(w, m4, 4);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && t.final.n_prompt == (int)strlen("<user>more\n<assistant>"),
+           "after a switch only the new message is prefilled (%d tokens)", t.final.n_prompt);
+
+    /* quit while generating returns promptly */
+    ember_worker_fake_config(50, 1000);
+    ember_worker_generate(w, m1, 2);
+    double tq = ms();
+    ember_worker_free(w);
+    tap_ok(ms() - tq < 1000, "quit during a generation returns in %.0f ms", ms() - tq);
+    return tap_done();
+}

@@ -1,0 +1,43 @@
+/* The conversation as shown: user and assistant turns plus notices,
+   wrapped to the window, scrolled from the bottom. */
+#ifndef EMBER_UI_TRANSCRIPT_H
+#define EMBER_UI_TRANSCRIPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum { TR_USER, TR_ASSISTANT, TR_SYSTEM, TR_NOTICE, TR_ERROR, TR_INFO } tr_role;
+
+typedef struct tr_entry {
+    tr_role role;
+    char *text;
+    size_t len, cap;
+    bool cancelled;        /* assistant reply stopped by the user */
+    bool dropped;          /* no longer in the model's context */
+} tr_entry;
+
+typedef struct transcript {
+    tr_entry *e;
+    size_t n, cap;
+    int scroll;            /* lines above the bottom */
+} transcript;
+
+void tr_init(transcript *t);
+void tr_free(transcript *t);
+/* Adds an entry; returns its index or -1. */
+int tr_add(transcript *t, tr_role role, const char *text);
+/* Appends text to entry i. */
+void tr_append(transcript *t, int i, const char *text, size_t n);
+void tr_clear(transcript *t);
+/* Removes entry i. */
+void tr_remove(transcript *t, int i);
+/* Writes Markdown (user/assistant turns, system prompt) to path through a
+   temporary file and rename; 0, or -1 with err. */
+int tr_save_markdown(const transcript *t, const char *path, const char *model,
+                     char *err, size_t errcap);
+
+/* Label shown before an entry ("you", "assistant", ...). */
+const char *tr_label(tr_role r);
+
+#endif
