@@ -79,6 +79,11 @@ void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
 /* Blocks whose activation sums and scales are precomputed per pass. */
 #define CHUNK 64
 #define TMAX 8
+/* Reading ahead within the tile stream (may run past the end of the
+   buffer: prefetches never fault). */
+#ifndef PF_BYTES
+#define PF_BYTES (2 * EMBER_PACK_RECORD)
+#endif
 
 /* vpdpbusd wants unsigned x signed bytes: weights enter as w ^ 0x80 = w + 128
    and each lane starts from -128 * sum(activations of the block), so every
@@ -95,8 +100,11 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nbc; b++, rec += EMBER_PACK_RECORD) {
         __m512i wv[GROUPS];
-        for (int g = 0; g < GROUPS; g++)
+        for (int g = 0; g < GROUPS; g++) {
+            _mm_prefetch((const char *)rec + PF_BYTES + g * 64, _MM_HINT_T0);
             wv[g] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(rec + g * 64)), flip);
+        }
+        _mm_prefetch((const char *)rec + PF_BYTES + SCALES, _MM_HINT_T0);
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + SCALES)));
         for (int t = 0; t < tb; t++) {
             const uint8_t *qs = xb[t] + (size_t)(b0 + b) * sizeof(block_q8_0) + 2;

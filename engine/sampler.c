@@ -3,7 +3,7 @@
    top-p -> a draw from the renormalised survivors.  min-p is relative to
    the best token, so it commutes with top-k; top-p is measured on what
    top-k and min-p left.  Nothing sorts the whole vocabulary: top-k keeps a
-   k-sized heap, top-p grows a sorted prefix only until it holds the mass. */
+   k-sized heap, top-p is a mass-tracking quickselect. */
 #include "config.h"
 
 #include <math.h>
@@ -16,6 +16,7 @@
 typedef struct {
     float l;
     int32_t id;
+    double w; /* exp(l - max), filled once the set is small or needed */
 } cand;
 
 struct ember_sampler {
@@ -168,6 +169,49 @@ static void select_top(cand *c, int n, int k)
     qsort(c, (size_t)k, sizeof *c, cmp_cand);
 }
 
+static void swap_cand(cand *a, cand *b)
+{
+    cand t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Top-p without sorting: a quickselect that partitions by rank and tracks
+   the mass of the better side, so it finds the smallest best-ranked set
+   whose mass reaches target in expected O(n).  Leaves that set (in no
+   particular but deterministic order) in c[0..k) and returns k >= 1. */
+static int nucleus(cand *c, int n, double target)
+{
+    int lo = 0, hi = n;
+    double acc = 0; /* mass of c[0..lo), all better than c[lo..n) */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, last = hi - 1;
+        /* median of three as the pivot, parked at c[last] */
+        if (better(&c[mid], &c[lo])) swap_cand(&c[mid], &c[lo]);
+        if (better(&c[last], &c[lo])) swap_cand(&c[last], &c[lo]);
+        if (better(&c[mid], &c[last])) swap_cand(&c[mid], &c[last]);
+        int store = lo;
+        double mb = 0;
+        for (int i = lo; i < last; i++) {
+            if (better(&c[i], &c[last])) {
+                swap_cand(&c[i], &c[store]);
+                mb += c[store].w;
+                store++;
+            }
+        }
+        swap_cand(&c[store], &c[last]);
+        if (acc + mb >= target && store > lo) {
+            hi = store;
+            continue;
+        }
+        acc += mb;
+        if (acc + c[store].w >= target) return store + 1;
+        acc += c[store].w;
+        lo = store + 1;
+    }
+    return lo > 0 ? lo : 1;
+}
+
 static int32_t argmax(const float *l, int n)
 {
     int32_t best = 0;
@@ -206,43 +250,22 @@ int32_t ember_sampler_sample(ember_sampler *s, float *logits)
         c[nc].id = i;
         nc++;
     }
-    bool sorted = false;
     if (s->o.top_k > 0 && s->o.top_k < nc) {
         select_top(c, nc, s->o.top_k);
         nc = s->o.top_k;
-        sorted = true;
     }
+    double z = 0;
+    for (int i = 0; i < nc; i++) z += c[i].w = exp((double)(c[i].l - m));
     if (s->o.top_p < 1.0f) {
-        double z = 0;
-        for (int i = 0; i < nc; i++) z += exp((double)(c[i].l - m));
-        double target = (s->o.top_p > 0.0f ? s->o.top_p : 0.0f) * z;
-        int k = sorted ? nc : (nc < 64 ? nc : 64);
-        for (;;) {
-            if (!sorted || k < nc) select_top(c, nc, k);
-            double cum = 0;
-            int cut = -1;
-            for (int i = 0; i < k; i++) {
-                cum += exp((double)(c[i].l - m));
-                if (cum >= target) {
-                    cut = i + 1;
-                    break;
-                }
-            }
-            if (cut > 0) {
-                nc = cut;
-                break;
-            }
-            if (k >= nc) break; /* rounding: keep everything */
-            k = k > nc / 8 ? nc : k * 8;
-            sorted = false;
-        }
+        double p = s->o.top_p > 0.0f ? s->o.top_p : 0.0;
+        nc = nucleus(c, nc, p * z);
+        z = 0;
+        for (int i = 0; i < nc; i++) z += c[i].w;
     }
-    double sum = 0;
-    for (int i = 0; i < nc; i++) sum += exp((double)(c[i].l - m));
-    double u = rng_uniform(s->rng) * sum, acc = 0;
+    double u = rng_uniform(s->rng) * z, acc = 0;
     tok = c[nc - 1].id;
     for (int i = 0; i < nc; i++) {
-        acc += exp((double)(c[i].l - m));
+        acc += c[i].w;
         if (u < acc) {
             tok = c[i].id;
             break;

@@ -103,36 +103,67 @@ int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
     return n;
 }
 
+/* Which patterns a tokenizer.ggml.pre name uses, as the reference maps
+   them.  Unknown names get GPT-2's (the caller can tell from the file). */
+static int patterns_for(const char *pre, const char *pats[2], bool *ignore_merges)
+{
+    *ignore_merges = false;
+    if (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3") ||
+                !strcmp(pre, "falcon3"))) {
+        pats[0] = RE_LLAMA3;
+        *ignore_merges = true;
+        return 1;
+    }
+    if (pre && !strcmp(pre, "smaug-bpe")) {
+        pats[0] = RE_LLAMA3;
+        return 1;
+    }
+    if (pre && (!strcmp(pre, "qwen2") || !strcmp(pre, "deepseek-r1-qwen") || !strcmp(pre, "stablelm2") ||
+                !strcmp(pre, "megrez"))) {
+        pats[0] = RE_QWEN2;
+        return 1;
+    }
+    /* StarCoder-family vocabularies (SmolLM among them) split every digit
+       off first, then apply GPT-2's pattern to what is left. */
+    static const char *const digit_first[] = {"smollm", "starcoder", "refact", "command-r", "codeshell",
+                                              "exaone", "minerva-7b"};
+    for (size_t i = 0; pre && i < sizeof digit_first / sizeof digit_first[0]; i++) {
+        if (!strcmp(pre, digit_first[i])) {
+            pats[0] = "\\p{N}";
+            pats[1] = RE_GPT2;
+            return 2;
+        }
+    }
+    pats[0] = RE_GPT2;
+    return 1;
+}
+
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
 {
     tables_init();
-    const char *pat = RE_GPT2;
-    t->ignore_merges = false;
-    if (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3"))) {
-        pat = RE_LLAMA3;
-        t->ignore_merges = true;
-    } else if (pre && (!strcmp(pre, "qwen2") || !strcmp(pre, "deepseek-r1-qwen"))) {
-        pat = RE_QWEN2;
+    const char *pats[2] = {NULL, NULL};
+    int n = patterns_for(pre, pats, &t->ignore_merges);
+    for (int i = 0; i < n; i++) {
+        int ec;
+        PCRE2_SIZE eoff;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)pats[i], PCRE2_ZERO_TERMINATED,
+                                       PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eoff, NULL);
+        if (!re) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(ec, msg, sizeof msg);
+            return ember_seterr(err, "tokenizer: cannot compile the pre-tokenizer pattern: %s", (char *)msg);
+        }
+        /* JIT is an optimisation only; the interpreter is used if it fails. */
+        (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+        t->re[t->n_re++] = re;
     }
-    int ec;
-    PCRE2_SIZE eoff;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eoff, NULL);
-    if (!re) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(ec, msg, sizeof msg);
-        return ember_seterr(err, "tokenizer: cannot compile the pre-tokenizer pattern: %s", (char *)msg);
-    }
-    /* JIT is an optimisation only; the interpreter is used if it fails. */
-    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-    t->re = re;
     return 0;
 }
 
 void tok_bpe_free(struct ember_tokenizer *t)
 {
-    if (t->re) pcre2_code_free(t->re);
-    t->re = NULL;
+    for (int i = 0; i < t->n_re; i++) pcre2_code_free(t->re[i]);
+    t->n_re = 0;
 }
 
 /* ---- merging -------------------------------------------------------- */
@@ -280,29 +311,46 @@ static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen
     return 0;
 }
 
-int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len,
-                   tok_out *out, ember_err *err)
+typedef struct {
+    const struct ember_tokenizer *t;
+    bpe_scratch s;
+    pcre2_match_data *md[2];
+    tok_out *out;
+    ember_err *err;
+} bpe_run;
+
+static int emit_word(bpe_run *r, const char *text, size_t a, size_t b)
 {
-    if (len == 0) return 0;
-    int rc = -1;
-    bpe_scratch s = {0};
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(t->re, NULL);
-    if (!md) {
-        ember_seterr(err, "tokenizer: out of memory");
-        goto done;
+    size_t wl = 0;
+    if (ensure((void **)&r->s.word, &r->s.cap_word, (b - a) * 2 + 1, 1))
+        return ember_seterr(r->err, "tokenizer: out of memory");
+    for (size_t i = a; i < b; i++) {
+        unsigned char c = (unsigned char)text[i];
+        memcpy(r->s.word + wl, g_benc[c].s, g_benc[c].n);
+        wl += g_benc[c].n;
     }
-    const PCRE2_SPTR subj = (PCRE2_SPTR)text;
+    if (bpe_word(r->t, &r->s, wl, r->out)) return ember_seterr(r->err, "tokenizer: out of memory");
+    return 0;
+}
+
+/* Splits text[0..len) with pattern `level`: matches and the gaps between
+   them are pieces, each split further by the next pattern (which sees only
+   that piece, as in the reference) or merged when none is left. */
+static int split(bpe_run *r, int level, const char *text, size_t len)
+{
+    if (level == r->t->n_re) return emit_word(r, text, 0, len);
+    const pcre2_code *re = r->t->re[level];
+    pcre2_match_data *md = r->md[level];
     size_t pos = 0;
     while (pos < len) {
         size_t ms, me;
-        int m = pcre2_match(t->re, subj, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
+        int m = pcre2_match(re, (PCRE2_SPTR)text, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
         if (m == PCRE2_ERROR_NOMATCH) {
             ms = me = len;
         } else if (m < 0) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(m, msg, sizeof msg);
-            ember_seterr(err, "tokenizer: pre-tokenizer match failed: %s", (char *)msg);
-            goto done;
+            return ember_seterr(r->err, "tokenizer: pre-tokenizer match failed: %s", (char *)msg);
         } else {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             ms = ov[0];
@@ -312,33 +360,29 @@ int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len
                 if (me > len) me = len;
             }
         }
-        /* Text between matches is a piece of its own. */
-        for (int part = 0; part < 2; part++) {
-            size_t a = part ? ms : pos, b = part ? me : ms;
-            if (b <= a) continue;
-            size_t wl = 0;
-            if (ensure((void **)&s.word, &s.cap_word, (b - a) * 2 + 1, 1)) {
-                ember_seterr(err, "tokenizer: out of memory");
-                goto done;
-            }
-            for (size_t i = a; i < b; i++) {
-                unsigned char c = (unsigned char)text[i];
-                memcpy(s.word + wl, g_benc[c].s, g_benc[c].n);
-                wl += g_benc[c].n;
-            }
-            if (bpe_word(t, &s, wl, out)) {
-                ember_seterr(err, "tokenizer: out of memory");
-                goto done;
-            }
-        }
+        if (ms > pos && split(r, level + 1, text + pos, ms - pos)) return -1;
+        if (me > ms && split(r, level + 1, text + ms, me - ms)) return -1;
         pos = me;
     }
-    rc = 0;
-done:
-    if (md) pcre2_match_data_free(md);
-    free(s.syms);
-    free(s.heap);
-    free(s.key);
-    free(s.word);
+    return 0;
+}
+
+int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len,
+                   tok_out *out, ember_err *err)
+{
+    if (len == 0) return 0;
+    bpe_run r = {.t = t, .out = out, .err = err};
+    int rc = 0;
+    for (int i = 0; i < t->n_re && rc == 0; i++) {
+        r.md[i] = pcre2_match_data_create_from_pattern(t->re[i], NULL);
+        if (!r.md[i]) rc = ember_seterr(err, "tokenizer: out of memory");
+    }
+    if (rc == 0) rc = split(&r, 0, text, len);
+    for (int i = 0; i < t->n_re; i++)
+        if (r.md[i]) pcre2_match_data_free(r.md[i]);
+    free(r.s.syms);
+    free(r.s.heap);
+    free(r.s.key);
+    free(r.s.word);
     return rc;
 }

@@ -20,9 +20,14 @@ typedef enum { TOK_KIND_BPE, TOK_KIND_SPM } tok_kind;
 
 /* Open-addressing map from byte strings (not owned) to int32 values. */
 typedef struct {
-    const char **keys;
-    uint32_t *lens;
-    int32_t *vals;
+    const char *key;    /* NULL: empty slot */
+    uint32_t len;
+    uint32_t hash;      /* compared before the bytes */
+    int32_t val;
+} tok_slot;
+
+typedef struct {
+    tok_slot *slots;
     uint32_t mask;      /* capacity - 1, capacity a power of two */
     uint32_t n;
 } tok_map;
@@ -50,7 +55,8 @@ struct ember_tokenizer {
     char *arena;                 /* all token and merge strings */
     tok_map by_text;
     tok_map merges;              /* "left right" -> rank (BPE) */
-    struct pcre2_real_code_8 *re; /* pre-tokenizer (BPE) */
+    struct pcre2_real_code_8 *re[2]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
+    int n_re;
     bool ignore_merges;          /* llama-bpe: whole-word vocab hits skip merging */
     bool add_space_prefix;       /* SPM */
     bool add_bos;

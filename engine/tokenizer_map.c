@@ -13,8 +13,13 @@ static uint64_t hash_bytes(const char *p, size_t n)
         h ^= (unsigned char)p[i];
         h *= 0x100000001b3ull;
     }
-    /* FNV's low bits are weak for short keys: fold the high half in. */
-    return h ^ (h >> 29);
+    /* FNV's low bits only depend on the low bits of the input, and the
+       table indexes by low bits: finish with murmur3's avalanche. */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 int tok_map_init(tok_map *m, size_t expected)
@@ -23,48 +28,37 @@ int tok_map_init(tok_map *m, size_t expected)
     while (cap < expected * 2) cap *= 2;
     memset(m, 0, sizeof *m);
     if (cap > (size_t)UINT32_MAX / 2) return -1;
-    m->keys = calloc(cap, sizeof *m->keys);
-    m->lens = calloc(cap, sizeof *m->lens);
-    m->vals = calloc(cap, sizeof *m->vals);
-    if (!m->keys || !m->lens || !m->vals) {
-        tok_map_free(m);
-        return -1;
-    }
+    m->slots = calloc(cap, sizeof *m->slots);
+    if (!m->slots) return -1;
     m->mask = (uint32_t)(cap - 1);
     return 0;
 }
 
 void tok_map_free(tok_map *m)
 {
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
 void tok_map_put(tok_map *m, const char *key, uint32_t len, int32_t val)
 {
     /* Capacity is fixed at twice the expected count, so this never fills. */
-    if (!m->keys || m->n >= m->mask) return;
-    uint32_t i = (uint32_t)hash_bytes(key, len) & m->mask;
-    while (m->keys[i]) {
-        if (m->lens[i] == len && !memcmp(m->keys[i], key, len)) return;
-        i = (i + 1) & m->mask;
-    }
-    m->keys[i] = key;
-    m->lens[i] = len;
-    m->vals[i] = val;
+    if (!m->slots || m->n >= m->mask) return;
+    uint64_t h = hash_bytes(key, len);
+    uint32_t i = (uint32_t)h & m->mask, tag = (uint32_t)(h >> 32);
+    for (tok_slot *s; (s = &m->slots[i])->key; i = (i + 1) & m->mask)
+        if (s->hash == tag && s->len == len && !memcmp(s->key, key, len)) return;
+    m->slots[i] = (tok_slot){key, len, tag, val};
     m->n++;
 }
 
 int32_t tok_map_get(const tok_map *m, const char *key, size_t len)
 {
-    if (!m->keys) return -1;
-    uint32_t i = (uint32_t)hash_bytes(key, len) & m->mask;
-    while (m->keys[i]) {
-        if (m->lens[i] == len && !memcmp(m->keys[i], key, len)) return m->vals[i];
-        i = (i + 1) & m->mask;
-    }
+    if (!m->slots) return -1;
+    uint64_t h = hash_bytes(key, len);
+    uint32_t i = (uint32_t)h & m->mask, tag = (uint32_t)(h >> 32);
+    for (const tok_slot *s; (s = &m->slots[i])->key; i = (i + 1) & m->mask)
+        if (s->hash == tag && s->len == len && !memcmp(s->key, key, len)) return s->val;
     return -1;
 }
 

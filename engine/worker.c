@@ -154,7 +154,9 @@ static void emit_stats(ember_worker *w, ember_event_kind k, uint64_t seq, int n,
         if (w->have_stats && w->last_stats.phase_seen[p] &&
             !memcmp(&w->last_stats.phase_mem[p], &ev.stats.phase_mem[p], sizeof(ember_memstat)))
             continue;
-        emit_text(w, EMBER_EV_PHASE, seq, phase_name(p), NULL);
+        ember_event pe = {.kind = EMBER_EV_PHASE, .seq = seq, .i = p, .stats = ev.stats};
+        pe.text = xstrdup(phase_name(p));
+        emit(w, &pe);
     }
     if (w->h) {
         w->last_stats = ev.stats;

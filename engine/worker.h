@@ -73,7 +73,7 @@ typedef enum {
     EMBER_EV_PROGRESS,     /* text: what the worker is doing */
     EMBER_EV_TOKEN,        /* text: decoded text */
     EMBER_EV_STATS,        /* stats: live numbers */
-    EMBER_EV_PHASE,        /* text: phase name */
+    EMBER_EV_PHASE,        /* text: phase name; i: ember_phase; stats.phase_mem[i] */
     EMBER_EV_DONE,         /* stats: final; i: tokens generated; cancelled */
     EMBER_EV_ERROR,        /* text: message */
     EMBER_EV_NOTICE,       /* text: message (e.g. context full) */

@@ -43,13 +43,17 @@ int main(int argc, char **argv)
         printf("ember %s\n", PACKAGE_VERSION);
         return 0;
     }
+    /* `ember -m MODEL ...`, `ember --demo`: options without a command open the chat. */
+    if (c[0] == '-') return cmd_chat(argc, argv);
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
+        {"chat", cmd_chat},
         {"inspect", cmd_inspect},
         {"synth", cmd_synth},
         {"run", cmd_run},
         {"eval", cmd_eval},
         {"tokenize", cmd_tokenize},
         {"profiles", cmd_profiles},
+        {"bench", cmd_bench},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

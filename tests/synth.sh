@@ -1,2 +1,95 @@
 #!/bin/sh
-echo "1..0 # SKIP being written"
+# ember synth: layouts and dtype mixes per --dtype, determinism (seed,
+# thread count), --vocab grafting, and refusals that leave no file behind.
+set -u
+BIN=${EMBER_BIN:-./ember}
+SHARED=${EMBER_SHARED:-}
+n=0
+fails=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+
+if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN not built"; exit 0; fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/ember-synth.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+dtype_count() { grep -A1 "^    \"$2\": {" "$1" | sed -n 's/.*"count": \([0-9]*\).*/\1/p'; }
+
+# dtype mixes follow the reference's rules (Q4_K_M: Q6_K for the tied
+# embedding and for attn_v / ffn_down of the last layer of two)
+for spec in "F16:F32=6 F16=15:1" "Q8_0:F32=6 Q8_0=15:7" "Q4_K_M:F32=6 Q4_K=12 Q6_K=3:15" "Q6_K:F32=6 Q6_K=15:18"; do
+    dt=${spec%%:*} rest=${spec#*:}
+    want=${rest%:*} ftype=${rest##*:}
+    if ! "$BIN" synth -q -o "$T/m-$dt.gguf" --like tiny --dtype "$dt" 2>"$T/err"; then
+        ok 1 "synth tiny $dt: $(head -c 200 "$T/err")"
+        continue
+    fi
+    "$BIN" inspect --json "$T/m-$dt.gguf" >"$T/j" 2>"$T/err"
+    good=$?
+    for d in $want; do [ "$(dtype_count "$T/j" "${d%%=*}")" = "${d#*=}" ] || good=1; done
+    grep -q "\"file_type\": $ftype," "$T/j" || good=1
+    ok $good "tiny $dt: dtypes $want, general.file_type $ftype"
+done
+
+if [ -f "$T/m-Q4_K_M.gguf" ]; then
+    "$BIN" inspect --tensors "$T/m-Q4_K_M.gguf" >"$T/t"
+    grep -q "^  token_embd.weight *Q6_K " "$T/t" && grep -q "^  blk.1.attn_v.weight *Q6_K " "$T/t" &&
+        grep -q "^  blk.1.ffn_down.weight *Q6_K " "$T/t" && grep -q "^  blk.0.ffn_down.weight *Q4_K " "$T/t" &&
+        grep -q "^  rope_freqs.weight *F32 *32 " "$T/t" && ! grep -q "^  output.weight" "$T/t"
+    ok $? "Q4_K_M: Q6_K on the tied embedding and blk.1 attn_v/ffn_down, rope_freqs F32 [32], no output.weight"
+fi
+
+"$BIN" inspect --json "$T/m-Q8_0.gguf" >"$T/j" 2>/dev/null
+grep -q '"architecture": "llama",' "$T/j" && grep -q '"embedding_length": 256,' "$T/j" &&
+    grep -q '"block_count": 2,' "$T/j" && grep -q '"head_count": 4,' "$T/j" &&
+    grep -q '"head_count_kv": 2,' "$T/j" && grep -q '"tokenizer_model": "gpt2",' "$T/j" &&
+    grep -q '"tokenizer_pre": "llama-bpe",' "$T/j"
+ok $? "tiny: llama, 256 embd, 2 layers, 4/2 heads, gpt2 / llama-bpe tokenizer"
+"$BIN" inspect --meta "$T/m-Q8_0.gguf" >"$T/m"
+for k in llama.rope.freq_base llama.attention.layer_norm_rms_epsilon llama.rope.dimension_count \
+         llama.feed_forward_length llama.context_length llama.vocab_size tokenizer.ggml.merges \
+         tokenizer.ggml.token_type tokenizer.ggml.bos_token_id tokenizer.ggml.eos_token_id \
+         tokenizer.ggml.eot_token_id tokenizer.chat_template general.quantization_version; do
+    grep -q "^  $k " "$T/m" || { echo "# missing key $k"; false; } || break
+done
+ok $? "tiny: the metadata keys a llama loader needs are present"
+
+"$BIN" synth -q -o "$T/a.gguf" --like tiny --dtype Q4_K_M --seed 7 --threads 1 &&
+    "$BIN" synth -q -o "$T/b.gguf" --like tiny --dtype Q4_K_M --seed 7 --threads 2 &&
+    cmp -s "$T/a.gguf" "$T/b.gguf"
+ok $? "same seed: identical files with 1 and 2 threads"
+"$BIN" synth -q -o "$T/c.gguf" --like tiny --dtype Q4_K_M --seed 8 && ! cmp -s "$T/a.gguf" "$T/c.gguf" &&
+    [ "$(wc -c <"$T/a.gguf")" -eq "$(wc -c <"$T/c.gguf")" ]
+ok $? "another seed: different weights, same size"
+
+"$BIN" synth -q -o "$T/x.gguf" --like gpt-5 2>"$T/err"
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] && [ ! -e "$T/x.gguf" ] && grep -q "gpt-5" "$T/err"
+ok $? "unknown shape: error naming it, no file ($(head -c 120 "$T/err"))"
+"$BIN" synth -q -o "$T/x.gguf" --like tiny --dtype Q3_K 2>"$T/err"
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] && [ ! -e "$T/x.gguf" ]
+ok $? "unknown dtype: error, no file"
+"$BIN" synth -q -o "$T/x.gguf" --like tiny --vocab "$T/nope.gguf" 2>"$T/err"
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] && [ ! -e "$T/x.gguf" ] && [ "$(ls "$T" | grep -c tmp)" -eq 0 ]
+ok $? "missing --vocab file: error, no file and no temporary left"
+"$BIN" synth --like tiny >/dev/null 2>&1
+[ $? -eq 2 ]
+ok $? "missing -o: usage error (exit 2)"
+
+V=$SHARED/fixtures/tokenizers/llama-spm.gguf
+if [ -n "$SHARED" ] && [ -f "$V" ]; then
+    "$BIN" synth -q -o "$T/v.gguf" --like tiny --vocab "$V" --dtype Q8_0 &&
+        "$BIN" inspect --json --tensors "$T/v.gguf" >"$T/j" &&
+        grep -q '"vocab_size": 32000,' "$T/j" && grep -q '"tokenizer_model": "llama",' "$T/j" &&
+        grep -A6 '"name": "token_embd.weight"' "$T/j" | tr -d ' \n' | grep -q '"shape":\[256,32000\]'
+    ok $? "--vocab llama-spm: 32000 tokens, SentencePiece tokenizer, token_embd 256 x 32000"
+    "$BIN" inspect --meta "$T/v.gguf" >"$T/m"
+    grep -q "^  tokenizer.ggml.scores (array) = \[f32 x 32000\]" "$T/m" &&
+        grep -q "^  tokenizer.ggml.unknown_token_id (u32) = 0" "$T/m"
+    ok $? "--vocab copies every tokenizer.* key (scores, unknown_token_id)"
+else
+    skip "fixtures absent (no ../shared)"
+fi
+echo "1..$n"
+[ $fails -eq 0 ]

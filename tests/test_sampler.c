@@ -189,11 +189,11 @@ static int cmp_desc(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
-/* A 151936-token vocabulary: top-p without top-k must grow its sorted
-   prefix past the first batch and still cut exactly at the nucleus. */
+/* A 151936-token vocabulary with a flat tail: top-p without top-k has a
+   nucleus of tens of thousands of tokens and must still cut exactly. */
 static void test_large(void)
 {
-    enum { NV = 151936, N = 200 };
+    enum { NV = 151936, N = 100 };
     float *base = malloc(NV * sizeof *base), *sorted = malloc(NV * sizeof *sorted);
     uint64_t x = 12345;
     for (int i = 0; i < NV; i++) {

@@ -64,13 +64,13 @@ int main(void)
 
     /* narrowing: drop order */
     ui_status_format(&s, 140, true, out, sizeof out);
-    tap_ok(!strcmp(out, "llama-mini | packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | "
+    tap_ok(!strcmp(out, "packed-decode: packed 6/7 proj, src evicted | 42.2 tok/s avg | TTFT 123 ms | "
                         "ctx 312/4096 | RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
-           "first the packing detail goes: '%s'", out);
+           "first the model name goes: '%s'", out);
     ui_status_format(&s, 120, true, out, sizeof out);
     tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | ctx 312/4096 | "
                         "RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
-           "then the model name: '%s'", out);
+           "then the packing detail: '%s'", out);
     ui_status_format(&s, 100, true, out, sizeof out);
     tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | ctx 312/4096 | RSS 1.24 GiB | "
                         "PSS 900 MiB (file 50.5 MiB)"),

@@ -111,15 +111,15 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
     int w = render(sg, sep, buf, sizeof buf);
     for (int step = 0; w > width && step < 7; step++) {
         switch (step) {
-        case 0: /* packing detail */
+        case 0:
+            if (s->demo) sg[SEG_MODEL].use_short = true;
+            else sg[SEG_MODEL].hidden = true;
+            break;
+        case 1: /* packing detail */
             if (*detail) {
                 if (prof) snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s: %s", prof, strat);
                 else snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s", strat);
             }
-            break;
-        case 1:
-            if (s->demo) sg[SEG_MODEL].use_short = true;
-            else sg[SEG_MODEL].hidden = true;
             break;
         case 2: sg[SEG_TTFT].hidden = true; break;
         case 3: sg[SEG_CTX].hidden = true; break;

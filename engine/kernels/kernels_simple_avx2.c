@@ -18,6 +18,11 @@
 
 #ifdef EMBER_SIMD
 
+/* Several row streams defeat the hardware prefetchers once the matrix is
+   out of cache; a software prefetch a few blocks ahead keeps decode at DRAM
+   speed. */
+#define PF_BYTES 256
+
 #define INLINE2 static inline __attribute__((always_inline)) EMBER_TARGET_AVX2
 
 typedef struct {
@@ -112,6 +117,9 @@ INLINE2 __m256 scales8(const uint8_t *base, __m256i gidx)
                          _mm256_setzero_ps()};                                                     \
         for (int64_t b = 0; b < nb; b++) {                                                         \
             size_t o = (size_t)b * (BLOCK);                                                        \
+            if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                                \
+                for (int i = 0; i < 8; i++)                                                        \
+                    _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);       \
             __m256 dw = scales8(p[0] + o, gidx);                                                   \
             for (int t = 0; t < tb; t++) {                                                         \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;       \

@@ -21,6 +21,12 @@
 
 #ifdef EMBER_SIMD
 
+/* 16 row streams defeat the hardware prefetchers once the matrix is out of
+   cache; a software prefetch a few blocks ahead keeps decode at DRAM speed. */
+#ifndef PF_BYTES
+#define PF_BYTES 256
+#endif
+
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
 /* Two rows' weights (row a in the low 256 bits) as unsigned u = w + off. */
@@ -79,6 +85,9 @@ INLINE512 __m512i reduce16(const __m512i s[8])
         const __m512i offv = _mm512_set1_epi8((char)(OFF)), zero = _mm512_setzero_si512();        \
         for (int64_t b = 0; b < nb; b++) {                                                        \
             size_t o = (size_t)b * (BLOCK);                                                       \
+            if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                               \
+                for (int i = 0; i < 16; i++)                                                      \
+                    _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);      \
             __m512i z[8];                                                                         \
             for (int i = 0; i < 4; i++) {                                                         \
                 z[i] = ld_##fmt(p[i] + o, p[i + 4] + o);                                          \
@@ -136,6 +145,9 @@ INT_KERNEL(q5_0, sizeof(block_q5_0), 16)
 
 /* ---- float formats: 4 rows x up to 4 tokens of 16-wide fma chains ------ */
 
+typedef float fl_elem_f32;
+typedef uint16_t fl_elem_f16, fl_elem_bf16;
+
 INLINE512 __m512 fl_f32(const void *p, int64_t i, __mmask16 m)
 {
     return _mm512_maskz_loadu_ps(m, (const float *)p + i);
@@ -162,6 +174,9 @@ INLINE512 __m512 fl_bf16(const void *p, int64_t i, __mmask16 m)
             for (int t = 0; t < tb; t++) acc[i][t] = _mm512_setzero_ps();                         \
         for (int64_t j = 0; j < k; j += 16) {                                                     \
             __mmask16 m = k - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - j)) - 1);     \
+            if (j + 256 < k)                                                                      \
+                for (int i = 0; i < rb; i++)                                                      \
+                    _mm_prefetch((const char *)w + (size_t)i * row_bytes + (j + 256) * (int64_t)sizeof(fl_elem_##fmt), _MM_HINT_T0); \
             __m512 x[4];                                                                          \
             for (int t = 0; t < tb; t++)                                                          \
                 x[t] = _mm512_maskz_loadu_ps(m, (const float *)(xq + (size_t)t * xq_stride) + j); \

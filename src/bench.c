@@ -1,0 +1,552 @@
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli_profile.h"
+#include "json.h"
+#include "run_report.h"
+
+/* ---- lifecycle modes ------------------------------------------------------ */
+
+typedef struct {
+    const char *name;
+    ember_strategy strategy;
+    ember_pack_when when;
+    bool evict, reevict, packed_prefill;
+    unsigned proj;
+} mode_def;
+
+#define QKVO (EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V | EMBER_PROJ_O)
+#define GU (EMBER_PROJ_GATE | EMBER_PROJ_UP)
+
+static const mode_def modes[] = {
+    {"control", EMBER_STRATEGY_COMPRESSED, EMBER_PACK_AT_LOAD, false, false, false, 0},
+    {"pack-before-prefill", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, false, false, EMBER_PROJ_ALL},
+    {"pack-after-prefill", EMBER_STRATEGY_PACKED, EMBER_PACK_AFTER_PREFILL, true, false, false, EMBER_PROJ_ALL},
+    {"pack-before-prefill-reevict", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, EMBER_PROJ_ALL},
+    {"duplicate", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, false, false, false, EMBER_PROJ_ALL},
+    {"packed-prefill", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, false, true, EMBER_PROJ_ALL},
+    {"gate-up", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, GU},
+    {"mlp", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, GU | EMBER_PROJ_DOWN},
+    {"attention", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, QKVO},
+    {"attention-gate-up", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, QKVO | GU},
+    {"all", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, EMBER_PROJ_ALL},
+};
+#define N_MODES ((int)(sizeof modes / sizeof modes[0]))
+
+static const mode_def *find_mode(const char *name)
+{
+    for (int i = 0; i < N_MODES; i++)
+        if (!strcmp(modes[i].name, name)) return &modes[i];
+    return NULL;
+}
+
+/* ---- the child ------------------------------------------------------------- */
+
+int bench_child(const bench_opts *b)
+{
+    run_opts ro;
+    run_opts_default(&ro);
+    ro.model = b->model;
+    ro.n_predict = b->tokens;
+    ro.ignore_eos = true;
+    ro.json = true;
+    ro.plan.threads = b->threads;
+    ember_err err;
+    if (b->mode) {
+        const mode_def *m = find_mode(b->mode);
+        if (!m) {
+            fprintf(stderr, "ember bench: unknown mode '%s'\n", b->mode);
+            return 2;
+        }
+        ro.plan.strategy = m->strategy;
+        ro.plan.pack_when = m->when;
+        ro.plan.evict_source = m->evict;
+        ro.plan.reevict_after_prefill = m->reevict;
+        ro.plan.packed_prefill = m->packed_prefill;
+        ro.plan.projections = m->proj;
+    } else {
+        cli_resolved r = {ro.plan, ro.samp, 0, ""};
+        if (cli_resolve(b->profile, b->strategy, b->model, &r, &err)) {
+            fprintf(stderr, "ember bench: %s\n", err.msg);
+            return 1;
+        }
+        ro.plan = r.plan;
+    }
+    ro.samp.temperature = 0;   /* greedy: the hash must be comparable */
+    ember_model_info info;
+    if (ember_model_peek(b->model, &info, &err)) {
+        fprintf(stderr, "ember bench: %s\n", err.msg);
+        return 1;
+    }
+    /* A fixed pseudo-random prompt away from the special tokens at the ends. */
+    int32_t *ids = malloc((size_t)b->prompt_tokens * sizeof *ids);
+    if (!ids) return 1;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    int span = info.n_vocab > 512 ? info.n_vocab - 512 : info.n_vocab;
+    for (int i = 0; i < b->prompt_tokens; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        ids[i] = (int32_t)(x % (uint64_t)span) + (info.n_vocab > 512 ? 256 : 0);
+    }
+    ro.prompt_ids = ids;
+    ro.n_prompt_ids = b->prompt_tokens;
+    run_result r;
+    int rc = run_generate(&ro, NULL, &r, &err);
+    free(ids);
+    if (rc) {
+        fprintf(stderr, "ember bench: %s\n", err.msg);
+        return 1;
+    }
+    const ember_stats *st = &r.st;
+    /* bytes a decode step reads: every matrix weight in its representation */
+    ember_model *m = NULL;
+    double bpt = 0;
+    if (b->roofline && (m = ember_model_open(b->model, &ro.plan, &err))) {
+        const ember_plan *pl = ember_model_plan(m);
+        for (int i = 0; i < pl->n; i++)
+            if (pl->e[i].kernel[0]) bpt += (double)pl->e[i].resident_bytes;
+        ember_model_free(m);
+    }
+    json_w j;
+    json_init(&j, stdout, false);
+    json_obj_begin(&j);
+    json_kv_str(&j, "strategy", ember_strategy_name(st->strategy));
+    json_kv_f64(&j, "prefill_tps", st->prefill_tps);
+    json_kv_f64(&j, "decode_tps", st->decode_tps);
+    json_kv_f64(&j, "ttft_ms", st->ttft_ms);
+    json_kv_f64(&j, "pack_ms", st->pack_ms);
+    json_kv_f64(&j, "load_ms", r.load_ms);
+    json_kv_i64(&j, "peak_rss_kb", st->mem.hwm_kb);
+    const ember_memstat *pf = &st->phase_mem[EMBER_PHASE_PREFILL_DONE];
+    const ember_memstat *end = &st->phase_mem[EMBER_PHASE_DECODE_DONE];
+    json_kv_i64(&j, "prefill_pss_file_kb", pf->pss_file_kb);
+    json_kv_i64(&j, "prefill_pss_anon_kb", pf->pss_anon_kb);
+    json_kv_i64(&j, "end_pss_file_kb", end->pss_file_kb);
+    json_kv_i64(&j, "end_pss_anon_kb", end->pss_anon_kb);
+    json_kv_i64(&j, "end_rss_kb", end->rss_kb);
+    json_kv_i64(&j, "packed", st->packed);
+    json_kv_i64(&j, "packable", st->packable);
+    json_kv_f64(&j, "decode_bytes_per_token", bpt);
+    char h[32];
+    snprintf(h, sizeof h, "%016llx", (unsigned long long)r.hash);
+    json_kv_str(&j, "hash", h);
+    json_obj_end(&j);
+    json_finish(&j);
+    run_result_free(&r);
+    return 0;
+}
+
+/* ---- running children --------------------------------------------------------- */
+
+static bool num(const char *js, const char *key, double *out)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(js, pat);
+    if (!p) return false;
+    char *end;
+    *out = strtod(p + strlen(pat), &end);
+    return end != p + strlen(pat);
+}
+
+static void str(const char *js, const char *key, char *out, size_t cap)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const char *p = strstr(js, pat);
+    out[0] = '\0';
+    if (!p) return;
+    p += strlen(pat);
+    size_t n = 0;
+    while (p[n] && p[n] != '"' && n + 1 < cap) n++;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
+int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    char pt[16], nt[16], th[16];
+    snprintf(pt, sizeof pt, "%d", b->prompt_tokens);
+    snprintf(nt, sizeof nt, "%d", b->tokens);
+    snprintf(th, sizeof th, "%d", b->threads);
+    const char *argv[32];
+    int k = 0;
+    argv[k++] = "ember";
+    argv[k++] = "bench";
+    argv[k++] = "--child";
+    argv[k++] = "-m";
+    argv[k++] = b->model;
+    argv[k++] = "-p";
+    argv[k++] = pt;
+    argv[k++] = "-n";
+    argv[k++] = nt;
+    argv[k++] = "-t";
+    argv[k++] = th;
+    if (b->roofline) argv[k++] = "--roofline";
+    for (int i = 0; extra && extra[i] && k < 30; i++) argv[k++] = extra[i];
+    argv[k] = NULL;
+    int pfd[2];
+    if (pipe(pfd)) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        execv("/proc/self/exe", (char *const *)argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char buf[8192];
+    size_t len = 0;
+    ssize_t r;
+    while ((r = read(pfd[0], buf + len, sizeof buf - 1 - len)) > 0 || (r < 0 && errno == EINTR))
+        if (r > 0) len += (size_t)r;
+    buf[len] = '\0';
+    close(pfd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    double v;
+    s->ok = num(buf, "decode_tps", &s->decode_tps);
+    num(buf, "prefill_tps", &s->prefill_tps);
+    num(buf, "ttft_ms", &s->ttft_ms);
+    num(buf, "pack_ms", &s->pack_ms);
+    num(buf, "load_ms", &s->load_ms);
+    num(buf, "peak_rss_kb", &s->peak_rss_kb);
+    num(buf, "prefill_pss_file_kb", &s->prefill_pss_file_kb);
+    num(buf, "prefill_pss_anon_kb", &s->prefill_pss_anon_kb);
+    num(buf, "end_pss_file_kb", &s->end_pss_file_kb);
+    num(buf, "end_pss_anon_kb", &s->end_pss_anon_kb);
+    num(buf, "end_rss_kb", &s->end_rss_kb);
+    num(buf, "decode_bytes_per_token", &s->decode_bytes_per_token);
+    if (num(buf, "packed", &v)) s->packed = (int)v;
+    if (num(buf, "packable", &v)) s->packable = (int)v;
+    str(buf, "hash", s->hash, sizeof s->hash);
+    str(buf, "strategy", s->strategy, sizeof s->strategy);
+    return s->ok ? 0 : -1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct {
+    double med, min, max;
+} trio;
+
+static trio stats(const bench_sample *s, int n, size_t off)
+{
+    double v[256];
+    int k = 0;
+    for (int i = 0; i < n && k < 256; i++) v[k++] = *(const double *)((const char *)&s[i] + off);
+    trio t = {bench_median(v, k), v[0], v[k ? k - 1 : 0]};
+    return t;
+}
+
+#define STAT(s, n, field) stats(s, n, offsetof(bench_sample, field))
+
+static bool hashes_equal(const bench_sample *s, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (strcmp(s[i].hash, s[0].hash)) return false;
+    return true;
+}
+
+/* ---- bandwidth ----------------------------------------------------------------- */
+
+typedef struct {
+    const uint64_t *buf;
+    size_t n;
+    int ith, nth;
+    uint64_t sum;
+} bw_arg;
+
+static void *bw_run(void *p)
+{
+    bw_arg *a = p;
+    size_t lo = a->n * (size_t)a->ith / (size_t)a->nth, hi = a->n * (size_t)(a->ith + 1) / (size_t)a->nth;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = lo; i + 4 <= hi; i += 4) {
+        s0 += a->buf[i];
+        s1 += a->buf[i + 1];
+        s2 += a->buf[i + 2];
+        s3 += a->buf[i + 3];
+    }
+    a->sum = s0 ^ s1 ^ s2 ^ s3;
+    return NULL;
+}
+
+double bench_bandwidth(int threads)
+{
+    if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads > 64) threads = 64;
+    size_t bytes = (size_t)1 << 30;
+    uint64_t *buf = malloc(bytes);
+    if (!buf) return 0;
+    size_t n = bytes / 8;
+    for (size_t i = 0; i < n; i++) buf[i] = i;
+    double best = 0;
+    for (int pass = 0; pass < 4; pass++) {
+        pthread_t t[64];
+        bw_arg a[64];
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < threads; i++) {
+            a[i] = (bw_arg){buf, n, i, threads, 0};
+            pthread_create(&t[i], NULL, bw_run, &a[i]);
+        }
+        for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        double gbs = bytes / s / 1e9;
+        if (gbs > best) best = gbs;
+    }
+    free(buf);
+    return best;
+}
+
+/* ---- reports ---------------------------------------------------------------------- */
+
+static int run_reps(const bench_opts *b, const char *const *extra, bench_sample *out, const char *label)
+{
+    for (int i = 0; i < b->warmup; i++) {
+        bench_sample w;
+        if (bench_spawn(b, extra, &w)) {
+            fprintf(stderr, "ember bench: %s: warm-up run failed (see the message above)\n", label);
+            return -1;
+        }
+    }
+    for (int i = 0; i < b->reps; i++)
+        if (bench_spawn(b, extra, &out[i])) {
+            fprintf(stderr, "ember bench: %s: repetition %d failed (see the message above)\n", label, i + 1);
+            return -1;
+        }
+    return 0;
+}
+
+int bench_simple(const bench_opts *b)
+{
+    bench_sample *s = calloc((size_t)b->reps, sizeof *s);
+    if (!s) return 1;
+    const char *extra[6];
+    int k = 0;
+    if (b->strategy) { extra[k++] = "--strategy"; extra[k++] = b->strategy; }
+    if (b->profile) { extra[k++] = "--profile"; extra[k++] = b->profile; }
+    extra[k] = NULL;
+    if (run_reps(b, extra, s, "bench")) {
+        free(s);
+        return 1;
+    }
+    trio pp = STAT(s, b->reps, prefill_tps), tg = STAT(s, b->reps, decode_tps),
+         tt = STAT(s, b->reps, ttft_ms), rss = STAT(s, b->reps, peak_rss_kb);
+    bool same = hashes_equal(s, b->reps);
+    printf("model %s, strategy %s, threads %d, prompt %d, decode %d, reps %d (+%d warm-up)\n",
+           b->model, s[0].strategy, b->threads, b->prompt_tokens, b->tokens, b->reps, b->warmup);
+    printf("%-14s %10s %10s %10s\n", "", "median", "min", "max");
+    printf("%-14s %10.2f %10.2f %10.2f\n", "prefill tok/s", pp.med, pp.min, pp.max);
+    printf("%-14s %10.2f %10.2f %10.2f\n", "decode tok/s", tg.med, tg.min, tg.max);
+    printf("%-14s %10.1f %10.1f %10.1f\n", "TTFT ms", tt.med, tt.min, tt.max);
+    printf("%-14s %10.1f %10.1f %10.1f\n", "peak RSS MiB", rss.med / 1024, rss.min / 1024, rss.max / 1024);
+    printf("hash %s%s\n", s[0].hash, same ? " (equal across repetitions)" : "  WARNING: hashes differ across repetitions");
+    double bw = 0, frac = 0;
+    if (b->roofline) {
+        bw = bench_bandwidth(b->threads);
+        frac = bw > 0 ? tg.med * s[0].decode_bytes_per_token / (bw * 1e9) : 0;
+        printf("roofline: read bandwidth %.2f GB/s (%d threads); decode reads %.1f MiB/token;\n"
+               "          %.2f tok/s x %.1f MiB = %.2f GB/s = %.0f%% of the measured bandwidth\n",
+               bw, b->threads ? b->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+               s[0].decode_bytes_per_token / 1048576, tg.med, s[0].decode_bytes_per_token / 1048576,
+               tg.med * s[0].decode_bytes_per_token / 1e9, 100 * frac);
+    }
+    if (b->json_out) {
+        FILE *f = fopen(b->json_out, "w");
+        if (!f) {
+            fprintf(stderr, "ember bench: %s: %s\n", b->json_out, strerror(errno));
+            free(s);
+            return 1;
+        }
+        json_w j;
+        json_init(&j, f, true);
+        json_obj_begin(&j);
+        json_kv_str(&j, "model", b->model);
+        json_kv_str(&j, "strategy", s[0].strategy);
+        json_kv_i64(&j, "threads", b->threads);
+        json_kv_i64(&j, "prompt_tokens", b->prompt_tokens);
+        json_kv_i64(&j, "tokens", b->tokens);
+        json_kv_i64(&j, "reps", b->reps);
+        struct { const char *k; trio t; } rows[] = {
+            {"prefill_tps", pp}, {"decode_tps", tg}, {"ttft_ms", tt}, {"peak_rss_kb", rss}};
+        for (size_t i = 0; i < 4; i++) {
+            json_key(&j, rows[i].k);
+            json_obj_begin(&j);
+            json_kv_f64(&j, "median", rows[i].t.med);
+            json_kv_f64(&j, "min", rows[i].t.min);
+            json_kv_f64(&j, "max", rows[i].t.max);
+            json_obj_end(&j);
+        }
+        json_kv_str(&j, "hash", s[0].hash);
+        json_kv_bool(&j, "hash_equal", same);
+        if (b->roofline) {
+            json_kv_f64(&j, "bandwidth_gbs", bw);
+            json_kv_f64(&j, "decode_bytes_per_token", s[0].decode_bytes_per_token);
+            json_kv_f64(&j, "roofline_fraction", frac);
+        }
+        json_obj_end(&j);
+        json_finish(&j);
+        fclose(f);
+    }
+    free(s);
+    return same ? 0 : 3;
+}
+
+int bench_lifecycle(const bench_opts *b)
+{
+    int sel[N_MODES], ns = 0;
+    if (b->modes) {
+        char *dup = strdup(b->modes), *save = NULL;
+        for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            const mode_def *m = find_mode(t);
+            if (!m) {
+                fprintf(stderr, "ember bench: unknown mode '%s'; modes:", t);
+                for (int i = 0; i < N_MODES; i++) fprintf(stderr, " %s", modes[i].name);
+                fprintf(stderr, "\n");
+                free(dup);
+                return 2;
+            }
+            if (ns < N_MODES) sel[ns++] = (int)(m - modes);
+        }
+        free(dup);
+        bool has_control = false;
+        for (int i = 0; i < ns; i++) has_control |= sel[i] == 0;
+        if (!has_control && ns < N_MODES) {
+            memmove(sel + 1, sel, (size_t)ns * sizeof *sel);
+            sel[0] = 0;
+            ns++;
+        }
+    } else {
+        for (int i = 0; i < N_MODES; i++) sel[ns++] = i;
+    }
+    /* (mode, rep) runs in an order shuffled with a fixed seed, so slow drift
+       of the machine does not favour the modes that happen to run first */
+    int total = ns * (b->reps + b->warmup);
+    int *order = malloc((size_t)total * sizeof *order);
+    bench_sample *all = calloc((size_t)ns * (size_t)b->reps, sizeof *all);
+    int *got = calloc((size_t)ns, sizeof *got);
+    if (!order || !all || !got) return 1;
+    for (int i = 0; i < total; i++) order[i] = i % ns;
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int i = total - 1; i > 0; i--) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        int j = (int)(x % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int *warm = calloc((size_t)ns, sizeof *warm);
+    int rc = 0;
+    for (int i = 0; i < total && !rc; i++) {
+        int m = order[i];
+        const char *extra[] = {"--mode", modes[sel[m]].name, NULL};
+        bench_sample s;
+        if (bench_spawn(b, extra, &s)) {
+            fprintf(stderr, "ember bench: mode %s failed\n", modes[sel[m]].name);
+            rc = 1;
+            break;
+        }
+        if (warm[m] < b->warmup) warm[m]++;
+        else all[(size_t)m * b->reps + got[m]++] = s;
+        fprintf(stderr, "\r[%d/%d] %-28s", i + 1, total, modes[sel[m]].name);
+    }
+    fprintf(stderr, "\n");
+    if (!rc) {
+        printf("lifecycle bench: %s, threads %d, prompt %d, decode %d, reps %d (+%d warm-up), shuffled (seed fixed)\n",
+               b->model, b->threads, b->prompt_tokens, b->tokens, b->reps, b->warmup);
+        printf("%-28s %8s %6s %8s %7s %8s %8s %8s %8s %8s %9s %-16s\n", "mode", "decode", "xctl", "TTFT",
+               "pack", "peakRSS", "pf:File", "pf:Anon", "end:File", "end:Anon", "breakeven", "hash");
+        printf("%-28s %8s %6s %8s %7s %8s %8s %8s %8s %8s %9s\n", "", "tok/s", "", "ms", "ms", "MiB",
+               "MiB", "MiB", "MiB", "MiB", "tokens");
+        FILE *jf = b->json_out ? fopen(b->json_out, "w") : NULL;
+        json_w j;
+        if (jf) {
+            json_init(&j, jf, true);
+            json_obj_begin(&j);
+            json_kv_str(&j, "model", b->model);
+            json_kv_i64(&j, "threads", b->threads);
+            json_kv_i64(&j, "prompt_tokens", b->prompt_tokens);
+            json_kv_i64(&j, "tokens", b->tokens);
+            json_kv_i64(&j, "reps", b->reps);
+            json_key(&j, "modes");
+            json_arr_begin(&j);
+        }
+        bench_sample *ctl = all;
+        double ctl_dec = STAT(ctl, b->reps, decode_tps).med, ctl_ttft = STAT(ctl, b->reps, ttft_ms).med;
+        for (int m = 0; m < ns; m++) {
+            bench_sample *s = all + (size_t)m * b->reps;
+            int n = b->reps;
+            double dec = STAT(s, n, decode_tps).med, ttft = STAT(s, n, ttft_ms).med;
+            double pack = STAT(s, n, pack_ms).med, rss = STAT(s, n, peak_rss_kb).med;
+            double pff = STAT(s, n, prefill_pss_file_kb).med, pfa = STAT(s, n, prefill_pss_anon_kb).med;
+            double ef = STAT(s, n, end_pss_file_kb).med, ea = STAT(s, n, end_pss_anon_kb).med;
+            /* tokens after which the faster decode repays the extra TTFT */
+            double gain = 1000.0 / ctl_dec - 1000.0 / dec, extra = ttft - ctl_ttft;
+            double be = m == 0 ? 0 : gain > 0 ? (extra > 0 ? extra / gain : 0) : -1;
+            bool same = hashes_equal(s, n) && !strcmp(s[0].hash, ctl[0].hash);
+            char bes[16];
+            if (be < 0) snprintf(bes, sizeof bes, "never");
+            else snprintf(bes, sizeof bes, "%.0f", be);
+            printf("%-28s %8.2f %6.2f %8.1f %7.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9s %-16s%s\n",
+                   modes[sel[m]].name, dec, dec / ctl_dec, ttft, pack, rss / 1024, pff / 1024, pfa / 1024,
+                   ef / 1024, ea / 1024, bes, s[0].hash, same ? "" : "  HASH DIFFERS FROM CONTROL");
+            if (jf) {
+                json_obj_begin(&j);
+                json_kv_str(&j, "mode", modes[sel[m]].name);
+                json_kv_f64(&j, "decode_tps", dec);
+                json_kv_f64(&j, "decode_vs_control", dec / ctl_dec);
+                json_kv_f64(&j, "ttft_ms", ttft);
+                json_kv_f64(&j, "pack_ms", pack);
+                json_kv_f64(&j, "peak_rss_kb", rss);
+                json_kv_f64(&j, "prefill_pss_file_kb", pff);
+                json_kv_f64(&j, "prefill_pss_anon_kb", pfa);
+                json_kv_f64(&j, "end_pss_file_kb", ef);
+                json_kv_f64(&j, "end_pss_anon_kb", ea);
+                json_kv_f64(&j, "break_even_tokens", be);
+                json_kv_i64(&j, "packed_tensors", s[0].packed);
+                json_kv_str(&j, "hash", s[0].hash);
+                json_kv_bool(&j, "hash_equals_control", same);
+                json_obj_end(&j);
+            }
+            if (!same) rc = 3;
+        }
+        if (jf) {
+            json_arr_end(&j);
+            json_obj_end(&j);
+            json_finish(&j);
+            fclose(jf);
+        }
+    }
+    free(order);
+    free(all);
+    free(got);
+    free(warm);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* ember bench internals: the child (one measured run, one JSON line on
+   stdout), the process runner, statistics and the lifecycle modes. */
+#ifndef EMBER_BENCH_H
+#define EMBER_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *model, *profile, *strategy, *json_out, *modes, *mode;
+    int prompt_tokens, tokens, reps, warmup, threads;
+    bool roofline, lifecycle;
+} bench_opts;
+
+/* One child's numbers. */
+typedef struct {
+    bool ok;
+    double prefill_tps, decode_tps, ttft_ms, pack_ms, load_ms;
+    double peak_rss_kb, prefill_pss_file_kb, prefill_pss_anon_kb, end_pss_file_kb,
+           end_pss_anon_kb, end_rss_kb, decode_bytes_per_token;
+    int packed, packable;
+    char hash[32];
+    char strategy[16];
+} bench_sample;
+
+int bench_child(const bench_opts *b);
+int bench_simple(const bench_opts *b);
+int bench_lifecycle(const bench_opts *b);
+/* Runs `ember bench --child` with extra args; fills s. */
+int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s);
+double bench_median(double *v, int n);
+/* Memory read bandwidth in GB/s with `threads` threads (best of a few passes). */
+double bench_bandwidth(int threads);
+
+#endif

@@ -1,0 +1,102 @@
+/* ember bench: the measuring instrument.  Every repetition runs in a fresh
+   process (so page cache residency, packing and eviction start equal); the
+   parent collects one flat JSON line from each child and reports medians. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "cli_profile.h"
+#include "json.h"
+#include "run_report.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: ember bench -m MODEL [--strategy S | --profile P] [options]\n"
+        "\n"
+        "  -m, --model FILE        GGUF model\n"
+        "      --strategy S        eager | compressed | packed\n"
+        "      --profile P         a profile name or file (ember-profile(5))\n"
+        "  -p, --prompt-tokens N   prompt length for prefill (default 128)\n"
+        "  -n, --tokens N          tokens to decode (default 128)\n"
+        "  -r, --reps R            measured repetitions (default 3)\n"
+        "  -w, --warmup W          unmeasured repetitions first (default 1)\n"
+        "  -t, --threads T         threads (default: one per core)\n"
+        "      --json OUT          also write all results as JSON to OUT\n"
+        "      --roofline          measure memory read bandwidth and report the\n"
+        "                          achieved fraction of it during decode\n"
+        "      --lifecycle         compare the packing lifecycles (control, pack-before-\n"
+        "                          prefill, ..., projection selections); order shuffled\n"
+        "                          with a fixed seed, each repetition a fresh process\n"
+        "      --modes LIST        with --lifecycle: comma-separated subset of modes\n"
+        "\n"
+        "Each repetition runs in a fresh process. Reported: median / min / max of\n"
+        "prefill tok/s, decode tok/s, TTFT, peak RSS, and the token hash (equal across\n"
+        "repetitions, else the bench says so).\n");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts b;
+    memset(&b, 0, sizeof b);
+    b.prompt_tokens = 128;
+    b.tokens = 128;
+    b.reps = 3;
+    b.warmup = 1;
+    const char *profile_name = NULL, *strategy = NULL;
+    bool child = false;
+    static const struct option lo[] = {
+        {"model", required_argument, 0, 'm'}, {"strategy", required_argument, 0, 's'},
+        {"profile", required_argument, 0, 'P'}, {"prompt-tokens", required_argument, 0, 'p'},
+        {"tokens", required_argument, 0, 'n'}, {"reps", required_argument, 0, 'r'},
+        {"warmup", required_argument, 0, 'w'}, {"threads", required_argument, 0, 't'},
+        {"json", required_argument, 0, 'j'}, {"roofline", no_argument, 0, 'R'},
+        {"lifecycle", no_argument, 0, 'L'}, {"modes", required_argument, 0, 'M'},
+        {"child", no_argument, 0, 'C'}, {"mode", required_argument, 0, 'O'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "m:p:n:r:w:t:h", lo, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'm': b.model = optarg; break;
+        case 's': strategy = optarg; break;
+        case 'P': profile_name = optarg; break;
+        case 'p': b.prompt_tokens = (int)strtol(optarg, &end, 10); break;
+        case 'n': b.tokens = (int)strtol(optarg, &end, 10); break;
+        case 'r': b.reps = (int)strtol(optarg, &end, 10); break;
+        case 'w': b.warmup = (int)strtol(optarg, &end, 10); break;
+        case 't': b.threads = (int)strtol(optarg, &end, 10); break;
+        case 'j': b.json_out = optarg; break;
+        case 'R': b.roofline = true; break;
+        case 'L': b.lifecycle = true; break;
+        case 'M': b.modes = optarg; break;
+        case 'C': child = true; break;
+        case 'O': b.mode = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (end && *end) {
+            fprintf(stderr, "ember bench: '%s' is not a number\n", optarg);
+            return 2;
+        }
+    }
+    if (!b.model || optind != argc || b.prompt_tokens < 1 || b.tokens < 1 || b.reps < 1 ||
+        b.warmup < 0 || b.threads < 0 || (profile_name && strategy && b.lifecycle)) {
+        usage(stderr);
+        return 2;
+    }
+    b.profile = profile_name;
+    b.strategy = strategy;
+    if (child) return bench_child(&b);
+    return b.lifecycle ? bench_lifecycle(&b) : bench_simple(&b);
+}

@@ -1,0 +1,63 @@
+#!/bin/sh
+# `ember profiles`: listing, shadowing, invalid files, show -m on fixtures.
+bin=${EMBER_BIN:-./ember}
+src=${EMBER_SRCDIR:-..}
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+
+if [ ! -x "$bin" ]; then echo "1..0 # SKIP no ember binary at $bin"; exit 0; fi
+tmp=$(mktemp -d /tmp/ember-cli-XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CONFIG_HOME="$tmp/config" EMBER_PROFILE_DIR="$src/profiles"
+
+"$bin" profiles >"$tmp/out" 2>&1; rc=$?
+c=$(grep -cE '^(auto|eager|compressed|packed|packed-lean|low-memory) ' "$tmp/out")
+[ $rc = 0 ] && [ "$c" = 6 ]; ok $? "lists the 6 shipped profiles"
+
+mkdir -p "$tmp/config/ember/profiles"
+printf 'description: mine\nrules:\n  - match: {}\n    strategy: eager\n' \
+    >"$tmp/config/ember/profiles/auto.yaml"
+"$bin" profiles >"$tmp/out" 2>&1
+grep -q 'auto.yaml (user, overrides shipped)' "$tmp/out" &&
+    grep -q 'auto.yaml (shipped, hidden by a user profile)' "$tmp/out"
+ok $? "a user profile shadowing a shipped one is marked"
+
+"$bin" profiles show auto >"$tmp/out" 2>&1
+grep -q 'description: "mine"' "$tmp/out"; ok $? "show NAME picks the user profile"
+
+printf 'rules:\n  - match: {}\n    stratgy: eager\n' >"$tmp/bad.yaml"
+"$bin" profiles show "$tmp/bad.yaml" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "bad.yaml:3:5: unknown key 'stratgy' in a rule (did you mean 'strategy'?)" "$tmp/out"
+ok $? "an invalid file is reported with line:column and a suggestion"
+
+cp "$tmp/bad.yaml" "$tmp/config/ember/profiles/broken.yaml"
+"$bin" profiles >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q 'INVALID: .*broken.yaml:3:5' "$tmp/out"
+ok $? "the list marks invalid profiles and fails"
+rm -f "$tmp/config/ember/profiles/broken.yaml" "$tmp/config/ember/profiles/auto.yaml"
+
+"$bin" profiles show nope >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "no profile named 'nope'" "$tmp/out"; ok $? "unknown name fails clearly"
+
+"$bin" profiles --help >"$tmp/out" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q 'ember profiles show' "$tmp/out"; ok $? "--help"
+
+models="${EMBER_SHARED:-../shared}/fixtures/models"
+if [ -f "$models/llama-mini-Q8_0.gguf" ] && [ -f "$models/qwen2-mini-Q4_K_M.gguf" ]; then
+    "$bin" profiles show auto -m "$models/llama-mini-Q8_0.gguf" >"$tmp/out" 2>&1; rc=$?
+    [ $rc = 0 ] && grep -q '^matched: rule 1' "$tmp/out" && grep -q 'strategy: packed' "$tmp/out" &&
+        grep -q 'projections: q, k, v, o, gate, up' "$tmp/out"
+    ok $? "auto on llama Q8_0: rule 1, packed without down"
+    if grep -q 'packed-q8x16' "$tmp/out"; then ok 0 "plan summary shows packed tensors"
+    else skip "plan has no packed tensors (CPU without AVX-512 VNNI?)"; fi
+    "$bin" profiles show auto -m "$models/qwen2-mini-Q4_K_M.gguf" >"$tmp/out" 2>&1; rc=$?
+    [ $rc = 0 ] && grep -q '^matched: rule 2' "$tmp/out" && grep -q 'strategy: compressed' "$tmp/out" &&
+        grep -q 'file type Q4_K_M' "$tmp/out"
+    ok $? "auto on qwen2 Q4_K_M: rule 2, compressed"
+else
+    skip "fixtures absent: ../shared not available"
+fi
+echo "1..$n"
+exit $fail

@@ -1,0 +1,692 @@
+/* The full-screen chat: terminal setup, the poll loop over the terminal
+   and the worker's event pipe, keys, slash commands. */
+#include "config.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app_impl.h"
+#include "slash.h"
+
+static void set_flash(app *a, const char *msg)
+{
+    size_t n = strlen(msg);
+    if (n >= sizeof a->flash) n = sizeof a->flash - 1;
+    memcpy(a->flash, msg, n);
+    a->flash[n] = 0;
+    a->dirty = true;
+}
+
+static void note(app *a, tr_role r, const char *msg)
+{
+    tr_add(&a->tr, r, msg);
+    a->tr.scroll = 0;
+    a->dirty = true;
+}
+
+/* The conversation as the model sees it. */
+static ember_chat_msg *conversation(app *a, size_t *n)
+{
+    ember_chat_msg *m = calloc(a->tr.n + 2, sizeof *m);
+    if (!m) return NULL;
+    size_t k = 0;
+    if (a->system && *a->system) m[k++] = (ember_chat_msg){"system", a->system};
+    for (size_t i = 0; i < a->tr.n; i++) {
+        tr_entry *e = &a->tr.e[i];
+        if (e->role == TR_USER) m[k++] = (ember_chat_msg){"user", e->text};
+        else if (e->role == TR_ASSISTANT && (int)i != a->cur_assist)
+            m[k++] = (ember_chat_msg){"assistant", e->text};
+    }
+    *n = k;
+    return m;
+}
+
+static void start_generation(app *a)
+{
+    size_t n;
+    ember_chat_msg *m = conversation(a, &n);
+    if (!m) {
+        note(a, TR_ERROR, "out of memory");
+        return;
+    }
+    a->cur_assist = tr_add(&a->tr, TR_ASSISTANT, "");
+    a->gen_seq = ember_worker_generate(a->w, m, n);
+    free(m);
+    a->generating = true;
+    a->tr.scroll = 0;
+    a->dirty = true;
+}
+
+static void switch_profile(app *a, int idx, const char *name)
+{
+    ui_config *c = a->cfg;
+    if (!c->resolve) {
+        set_flash(a, "no profiles: start with --profile or put YAML files in ~/.config/ember/profiles");
+        return;
+    }
+    if (a->generating) {
+        set_flash(a, "a reply is running: press Esc first, then switch");
+        return;
+    }
+    ember_worker_load l;
+    char err[1024];
+    ember_sampler_opts s = c->samp;
+    if (c->resolve(c->ctx, name, &l, &s, err, sizeof err) < 0) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "profile %s: %s (still running %s)", name, err,
+                 a->profile[0] ? a->profile : "the current plan");
+        note(a, TR_ERROR, msg);
+        return;
+    }
+    snprintf(a->load_profile, sizeof a->load_profile, "%s", name);
+    a->load_index = idx;
+    a->load_seq = ember_worker_load_model(a->w, &l);
+    snprintf(a->progress, sizeof a->progress, "switching to %s...", name);
+    a->dirty = true;
+}
+
+static void cycle_profile(app *a)
+{
+    ui_config *c = a->cfg;
+    if (c->n_profiles == 0) {
+        switch_profile(a, -1, "");
+        return;
+    }
+    int next = (c->cur_profile + 1) % c->n_profiles;
+    switch_profile(a, next, c->profiles[next]);
+}
+
+static void show_help(app *a)
+{
+    char buf[2048] = "Commands:\n";
+    for (int i = 0; ui_slash_help[i]; i++) {
+        strcat(buf, "  ");
+        strcat(buf, ui_slash_help[i]);
+        strcat(buf, "\n");
+    }
+    strcat(buf, "Keys: Enter send; Alt-Enter or a trailing \\ new line; Up/Down history; Ctrl-R search;\n"
+                "  Esc/Ctrl-C stop the reply; Ctrl-C twice or Ctrl-D on an empty line quit;\n"
+                "  F2/Ctrl-P next profile; F3 memory panel; PgUp/PgDn scroll; Tab completes commands;\n"
+                "  emacs editing (Ctrl-A/E/B/F/K/U/W/Y, Alt-B/F/D).");
+    note(a, TR_INFO, buf);
+}
+
+static void show_stats(app *a)
+{
+    char buf[2048], r[32], p[32], f[32], an[32], hwm[32];
+    if (!a->have_last) {
+        snprintf(buf, sizeof buf, "no finished turn yet\nplan: %s", a->plan);
+        note(a, TR_INFO, buf);
+        return;
+    }
+    ember_stats *s = &a->last;
+    ui_fmt_kb(s->mem.rss_kb, r, sizeof r);
+    ui_fmt_kb(s->mem.pss_kb, p, sizeof p);
+    ui_fmt_kb(s->mem.pss_file_kb, f, sizeof f);
+    ui_fmt_kb(s->mem.pss_anon_kb, an, sizeof an);
+    ui_fmt_kb(s->mem.hwm_kb, hwm, sizeof hwm);
+    snprintf(buf, sizeof buf,
+             "last turn: %d prompt tokens prefilled in %.1f ms (%.1f tok/s), TTFT %.1f ms\n"
+             "  %d tokens decoded in %.1f ms (%.2f tok/s); context %d/%d\n"
+             "memory: RSS %s (peak %s), PSS %s = file %s + anon %s\n"
+             "packing: %d/%d tensors packed%s, pack time %.1f ms\n"
+             "plan: %s",
+             s->n_prompt, s->prefill_ms, s->prefill_tps, s->ttft_ms, s->n_decoded, s->decode_ms,
+             s->decode_tps, s->n_past, s->n_ctx, r, hwm, p, f, an, s->packed, s->packable,
+             s->src_evicted ? ", sources evicted" : "", s->pack_ms, a->plan);
+    note(a, TR_INFO, buf);
+}
+
+static void set_system(app *a, const char *text, size_t n)
+{
+    free(a->system);
+    a->system = n ? strndup(text, n) : NULL;
+    /* Shown once at the top of the transcript. */
+    for (size_t i = 0; i < a->tr.n; i++)
+        if (a->tr.e[i].role == TR_SYSTEM) {
+            tr_remove(&a->tr, (int)i);
+            break;
+        }
+    if (a->system) {
+        tr_add(&a->tr, TR_SYSTEM, a->system);
+        /* move it to the front */
+        tr_entry e = a->tr.e[a->tr.n - 1];
+        memmove(&a->tr.e[1], &a->tr.e[0], (a->tr.n - 1) * sizeof e);
+        a->tr.e[0] = e;
+    }
+    a->dirty = true;
+}
+
+static void run_command(app *a, const char *line)
+{
+    ui_slash s;
+    ui_slash_parse(line, &s);
+    ui_config *c = a->cfg;
+    char msg[1200];
+    switch (s.kind) {
+    case SL_NONE:
+        if (!s.arg_len) return;
+        if (a->generating) {
+            set_flash(a, "wait for the reply, or press Esc to stop it");
+            return;
+        }
+        tr_add(&a->tr, TR_USER, s.arg);
+        start_generation(a);
+        return;
+    case SL_ERROR: note(a, TR_ERROR, s.err); return;
+    case SL_HELP: show_help(a); return;
+    case SL_QUIT: a->quit = true; return;
+    case SL_STATS: show_stats(a); return;
+    case SL_CLEAR:
+        if (a->generating) ember_worker_cancel(a->w);
+        tr_clear(&a->tr);
+        if (a->system) set_system(a, a->system, strlen(a->system));
+        ember_worker_clear(a->w);
+        a->cur_assist = -1;
+        a->generating = false;
+        a->dropped = 0;
+        set_flash(a, "conversation cleared");
+        return;
+    case SL_SYSTEM: {
+        char *t = strndup(s.arg, s.arg_len);
+        set_system(a, t ? t : "", t ? s.arg_len : 0);
+        free(t);
+        set_flash(a, s.arg_len ? "system prompt set" : "system prompt removed");
+        return;
+    }
+    case SL_SET:
+        switch (s.key) {
+        case SET_TEMP: c->samp.temperature = (float)s.fval; break;
+        case SET_TOP_P: c->samp.top_p = (float)s.fval; break;
+        case SET_MIN_P: c->samp.min_p = (float)s.fval; break;
+        case SET_TOP_K: c->samp.top_k = (int)s.ival; break;
+        case SET_SEED: c->samp.seed = s.uval; break;
+        case SET_N_PREDICT: c->n_predict = (int)s.ival; break;
+        }
+        ember_worker_set_sampling(a->w, &c->samp, c->n_predict);
+        snprintf(msg, sizeof msg, "temp %.2f, top_k %d, top_p %.2f, min_p %.2f, seed %llu, n_predict %d",
+                 c->samp.temperature, c->samp.top_k, c->samp.top_p, c->samp.min_p,
+                 (unsigned long long)c->samp.seed, c->n_predict);
+        note(a, TR_NOTICE, msg);
+        return;
+    case SL_PROFILE: {
+        if (!s.arg_len) {
+            size_t k = (size_t)snprintf(msg, sizeof msg, "profiles:");
+            for (int i = 0; i < c->n_profiles && k < sizeof msg; i++)
+                k += (size_t)snprintf(msg + k, sizeof msg - k, " %s%s", c->profiles[i],
+                                      i == c->cur_profile ? " (in use)" : "");
+            if (!c->n_profiles) snprintf(msg, sizeof msg, "no profiles found (see ember profiles)");
+            note(a, TR_INFO, msg);
+            return;
+        }
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)s.arg_len, s.arg);
+        int idx = -1;
+        for (int i = 0; i < c->n_profiles; i++)
+            if (!strcmp(c->profiles[i], name)) idx = i;
+        switch_profile(a, idx, name);
+        return;
+    }
+    case SL_REGEN: {
+        if (a->generating) {
+            set_flash(a, "a reply is running");
+            return;
+        }
+        int last = (int)a->tr.n - 1;
+        while (last >= 0 && a->tr.e[last].role != TR_USER && a->tr.e[last].role != TR_ASSISTANT) last--;
+        if (last >= 0 && a->tr.e[last].role == TR_ASSISTANT) tr_remove(&a->tr, last);
+        bool has_user = false;
+        for (size_t i = 0; i < a->tr.n; i++) has_user |= a->tr.e[i].role == TR_USER;
+        if (!has_user) {
+            note(a, TR_ERROR, "/regen: nothing to answer yet");
+            return;
+        }
+        start_generation(a);
+        return;
+    }
+    case SL_SAVE: {
+        char path[4096], err[512];
+        snprintf(path, sizeof path, "%.*s", (int)s.arg_len, s.arg);
+        if (tr_save_markdown(&a->tr, path, a->model, err, sizeof err) < 0) note(a, TR_ERROR, err);
+        else {
+            char done[4200];
+            snprintf(done, sizeof done, "saved the transcript to %s", path);
+            note(a, TR_NOTICE, done);
+        }
+        return;
+    }
+    }
+}
+
+static void submit(app *a)
+{
+    char *text = ui_input_text(a->in);
+    if (!text) return;
+    if (a->generating && text[0] != '/') {
+        set_flash(a, "wait for the reply, or press Esc to stop it");
+        free(text);
+        return;
+    }
+    ui_input_history_add(a->in, text);
+    ui_input_clear(a->in);
+    run_command(a, text);
+    free(text);
+    a->dirty = true;
+}
+
+static void on_event(app *a, ember_event *ev)
+{
+    switch (ev->kind) {
+    case EMBER_EV_TOKEN:
+        if (a->cur_assist >= 0) tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
+        break;
+    case EMBER_EV_STATS:
+        a->st.st = ev->stats;
+        a->st.have_stats = true;
+        mem_add(a, &ev->stats.mem);
+        break;
+    case EMBER_EV_PHASE: {
+        /* One sample per phase, from the engine's own snapshot. */
+        static const char marks[] = "OPEFRD";
+        if (ev->i >= 0 && ev->i < EMBER_PHASE_COUNT && ev->i < 6) {
+            a->pending_mark = marks[ev->i];
+            mem_add(a, &ev->stats.phase_mem[ev->i]);
+        }
+        break;
+    }
+    case EMBER_EV_DONE:
+        if (ev->seq == a->gen_seq) {
+            if (a->cur_assist >= 0) {
+                tr_entry *e = &a->tr.e[a->cur_assist];
+                e->cancelled = ev->cancelled;
+                if (ev->cancelled && e->len == 0) tr_remove(&a->tr, a->cur_assist);
+            }
+            a->cur_assist = -1;
+            a->generating = false;
+            a->last = ev->stats;
+            a->st.st = ev->stats;
+            a->st.have_stats = a->st.have_stats || ev->stats.n_ctx > 0;
+            a->have_last = ev->stats.n_ctx > 0;
+            mem_add(a, &ev->stats.mem);
+            a->progress[0] = 0;
+        }
+        break;
+    case EMBER_EV_ERROR:
+        note(a, TR_ERROR, ev->text ? ev->text : "error");
+        if (ev->seq == a->load_seq) {
+            a->progress[0] = 0;
+            a->load_seq = 0;
+        }
+        break;
+    case EMBER_EV_NOTICE: note(a, TR_NOTICE, ev->text ? ev->text : ""); break;
+    case EMBER_EV_PROGRESS:
+        snprintf(a->progress, sizeof a->progress, "%s", ev->text ? ev->text : "");
+        if (!strcmp(a->progress, "prefill")) a->progress[0] = 0;
+        break;
+    case EMBER_EV_LOADED:
+        snprintf(a->model, sizeof a->model, "%s", ev->text ? ev->text : "");
+        snprintf(a->plan, sizeof a->plan, "%s", ev->text2 ? ev->text2 : "");
+        if (ev->seq == a->load_seq && a->load_seq) {
+            snprintf(a->profile, sizeof a->profile, "%s", a->load_profile);
+            a->cfg->cur_profile = a->load_index;
+            char msg[800];
+            snprintf(msg, sizeof msg, "profile %s: %s", a->load_profile, a->plan);
+            note(a, TR_NOTICE, msg);
+        }
+        break;
+    case EMBER_EV_DROPPED: {
+        /* Mark the oldest ev->i user/assistant entries as out of context. */
+        int k = 0;
+        for (size_t i = 0; i < a->tr.n; i++) {
+            tr_entry *e = &a->tr.e[i];
+            if (e->role != TR_USER && e->role != TR_ASSISTANT) continue;
+            e->dropped = k < ev->i;
+            k++;
+        }
+        a->dropped = ev->i;
+        break;
+    }
+    case EMBER_EV_QUIT: break;
+    }
+    a->dirty = true;
+}
+
+static void cancel_generation(app *a)
+{
+    if (!a->generating) return;
+    ember_worker_cancel(a->w);
+    set_flash(a, "stopping...");
+}
+
+/* Reads a key with a short wait (escape sequences). */
+static int key_soon(app *a, wint_t *ch, int ms)
+{
+    wtimeout(a->wi, ms);
+    int r = wget_wch(a->wi, ch);
+    wtimeout(a->wi, 0);
+    return r;
+}
+
+static void paste_mode(app *a)
+{
+    /* Bracketed paste: everything up to ESC [ 2 0 1 ~ is text, newlines kept. */
+    wchar_t buf[4096];
+    size_t n = 0;
+    const wchar_t *end = L"\x1b[201~";
+    size_t matched = 0;
+    for (int guard = 0; guard < 1000000; guard++) {
+        wint_t ch;
+        int r = key_soon(a, &ch, 500);
+        if (r == ERR) break;
+        if (r == KEY_CODE_YES) continue;
+        if ((wchar_t)ch == end[matched]) {
+            if (++matched == 6) break;
+            continue;
+        }
+        for (size_t i = 0; i < matched && n + 1 < 4096; i++) buf[n++] = end[i];
+        matched = 0;
+        if (ch == L'\r') ch = L'\n';
+        if (ch == L'\t') ch = L' ';
+        if ((ch < 0x20 && ch != L'\n') || ch == 0x7F) continue;
+        buf[n++] = (wchar_t)ch;
+        if (n + 8 >= 4096) {
+            buf[n] = 0;
+            ui_input_insert(a->in, buf);
+            n = 0;
+        }
+    }
+    buf[n] = 0;
+    if (n) ui_input_insert(a->in, buf);
+}
+
+static void on_escape(app *a)
+{
+    wint_t ch;
+    int r = key_soon(a, &ch, 30);
+    if (r == ERR) {                      /* a lone Esc */
+        if (a->searching) a->searching = false;
+        else cancel_generation(a);
+        return;
+    }
+    if (r == OK && (ch == L'\r' || ch == L'\n')) {   /* Alt-Enter */
+        ui_input_insert(a->in, L"\n");
+        return;
+    }
+    if (r == OK && ch == L'[') {
+        wchar_t seq[8];
+        int n = 0;
+        while (n < 5) {
+            wint_t c2;
+            if (key_soon(a, &c2, 30) != OK) break;
+            seq[n++] = (wchar_t)c2;
+            if (c2 == L'~' || (c2 >= L'A' && c2 <= L'Z') || (c2 >= L'a' && c2 <= L'z')) break;
+        }
+        if (n == 4 && !wcsncmp(seq, L"200~", 4)) {
+            paste_mode(a);
+            return;
+        }
+        return;                          /* an unknown sequence: ignore it */
+    }
+    if (r == OK) {                       /* Alt-key: a libedit meta command */
+        wchar_t k[2] = {0x1b, (wchar_t)ch};
+        ui_input_feed(a->in, k, 2);
+    }
+}
+
+static void search_key(app *a, int r, wint_t ch)
+{
+    size_t n = strlen(a->search);
+    if (r == OK && ch == 0x12) {            /* Ctrl-R again: older match */
+        int pos = a->search_pos;
+        if (ui_input_history_search(a->in, a->search, &pos)) {
+            int p2 = pos;
+            if (ui_input_history_search(a->in, a->search, &p2)) a->search_pos = pos;
+        }
+        return;
+    }
+    if (r == OK && (ch == L'\r' || ch == L'\n')) {
+        int pos = a->search_pos;
+        const char *m = ui_input_history_search(a->in, a->search, &pos);
+        if (m) ui_input_set_text(a->in, m);
+        a->searching = false;
+        return;
+    }
+    if ((r == KEY_CODE_YES && ch == KEY_BACKSPACE) || (r == OK && (ch == 0x7F || ch == 8))) {
+        while (n > 0 && ((unsigned char)a->search[n - 1] & 0xC0) == 0x80) n--;
+        if (n > 0) n--;
+        a->search[n] = 0;
+        a->search_pos = -1;
+        return;
+    }
+    if (r == OK && (ch == 7 || ch == 3)) {   /* Ctrl-G / Ctrl-C */
+        a->searching = false;
+        return;
+    }
+    if (r == OK && ch >= 0x20 && ch != 0x7F) {
+        char mb[8];
+        mbstate_t st;
+        memset(&st, 0, sizeof st);
+        size_t k = wcrtomb(mb, (wchar_t)ch, &st);
+        if (k != (size_t)-1 && n + k + 1 < sizeof a->search) {
+            memcpy(a->search + n, mb, k);
+            a->search[n + k] = 0;
+        }
+        a->search_pos = -1;
+        return;
+    }
+    /* Anything else ends the search, keeping the match. */
+    int pos = a->search_pos;
+    const char *m = a->search[0] ? ui_input_history_search(a->in, a->search, &pos) : NULL;
+    if (m) ui_input_set_text(a->in, m);
+    a->searching = false;
+}
+
+static void complete(app *a)
+{
+    char *t = ui_input_text(a->in);
+    if (!t) return;
+    char out[1024], list[1024];
+    int n = ui_slash_complete(t, (const char *const *)a->cfg->profiles, a->cfg->n_profiles,
+                              out, sizeof out, list, sizeof list);
+    if (n >= 1) ui_input_set_text(a->in, out);
+    if (n > 1) set_flash(a, list);
+    free(t);
+}
+
+static void on_key(app *a, int r, wint_t ch)
+{
+    if (r == KEY_CODE_YES && ch == KEY_RESIZE) {
+        draw_layout(a);
+        a->dirty = true;
+        return;
+    }
+    a->flash[0] = 0;
+    bool was_armed = a->ctrl_c_armed;
+    a->ctrl_c_armed = false;
+    if (a->searching) {
+        search_key(a, r, ch);
+        a->dirty = true;
+        return;
+    }
+    if (r == KEY_CODE_YES) {
+        static const struct { int key; wchar_t feed; } map[] = {
+            {KEY_UP, 0x10}, {KEY_DOWN, 0x0e}, {KEY_LEFT, 0x02}, {KEY_RIGHT, 0x06},
+            {KEY_HOME, 0x01}, {KEY_END, 0x05}, {KEY_BACKSPACE, 0x7f}};
+        int rows = a->wt ? getmaxy(a->wt) : 10;
+        switch (ch) {
+        case KEY_F(2): cycle_profile(a); break;
+        case KEY_F(3):
+            a->show_mem = !a->show_mem;
+            draw_layout(a);
+            break;
+        case KEY_F(1): show_help(a); break;
+        case KEY_PPAGE: a->tr.scroll += rows > 2 ? rows - 2 : 1; break;
+        case KEY_NPAGE:
+            a->tr.scroll -= rows > 2 ? rows - 2 : 1;
+            if (a->tr.scroll < 0) a->tr.scroll = 0;
+            break;
+        case KEY_ENTER: submit(a); break;
+        case KEY_DC:
+            if (!ui_input_empty(a->in)) ui_input_feed(a->in, L"\x04", 1);
+            break;
+        default:
+            for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+                if (map[i].key == (int)ch) ui_input_feed(a->in, &map[i].feed, 1);
+        }
+        a->dirty = true;
+        return;
+    }
+    switch (ch) {
+    case 0x1b: on_escape(a); break;
+    case L'\r': case L'\n': {
+        size_t n, cur;
+        const wchar_t *b = ui_input_buf(a->in, &n, &cur);
+        if (n && b[n - 1] == L'\\' && cur == n) {   /* trailing backslash: new line */
+            ui_input_feed(a->in, L"\x7f", 1);
+            ui_input_insert(a->in, L"\n");
+        } else {
+            submit(a);
+        }
+        break;
+    }
+    case 3:                                          /* Ctrl-C */
+        if (a->generating) cancel_generation(a);
+        else if (!ui_input_empty(a->in)) ui_input_clear(a->in);
+        else if (was_armed) a->quit = true;
+        else {
+            a->ctrl_c_armed = true;
+            set_flash(a, "press Ctrl-C again to quit");
+        }
+        break;
+    case 4:                                          /* Ctrl-D */
+        if (ui_input_empty(a->in)) a->quit = true;
+        else ui_input_feed(a->in, L"\x04", 1);
+        break;
+    case 0x10: cycle_profile(a); break;              /* Ctrl-P */
+    case 0x12:                                       /* Ctrl-R */
+        a->searching = true;
+        a->search[0] = 0;
+        a->search_pos = -1;
+        draw_layout(a);
+        break;
+    case L'\t': complete(a); break;
+    case 0x0c: clearok(curscr, TRUE); break;         /* Ctrl-L */
+    default: {
+        wchar_t c = (wchar_t)ch;
+        ui_input_feed(a->in, &c, 1);
+    }
+    }
+    a->dirty = true;
+}
+
+static volatile sig_atomic_t got_signal;
+static void on_signal(int s) { got_signal = s; }
+
+int ui_app_run(ui_config *cfg)
+{
+    app *a = calloc(1, sizeof *a);
+    if (!a) return 1;
+    a->cfg = cfg;
+    a->cur_assist = -1;
+    tr_init(&a->tr);
+    char err[512], hist[4096];
+    a->in = ui_input_new(ui_history_path(hist, sizeof hist) == 0 ? hist : NULL, err, sizeof err);
+    if (!a->in) {
+        fprintf(stderr, "ember: %s\n", err);
+        free(a);
+        return 1;
+    }
+    ember_worker_opts wo;
+    ember_worker_opts_default(&wo);
+    wo.sampling = cfg->samp;
+    wo.n_predict = cfg->n_predict;
+    ember_err eerr = {{0}};
+    a->w = ember_worker_start(cfg->backend, &wo, &eerr);
+    if (!a->w) {
+        fprintf(stderr, "ember: %s\n", eerr.msg);
+        ui_input_free(a->in);
+        free(a);
+        return 1;
+    }
+    if (cfg->cur_profile >= 0 && cfg->cur_profile < cfg->n_profiles)
+        snprintf(a->profile, sizeof a->profile, "%s", cfg->profiles[cfg->cur_profile]);
+    else if (cfg->load.profile[0])
+        snprintf(a->profile, sizeof a->profile, "%s", cfg->load.profile);
+    ember_worker_load_model(a->w, &cfg->load);
+
+    const char *nc = getenv("NO_COLOR");
+    if (!initscr()) {
+        fprintf(stderr, "ember: cannot start the terminal UI (TERM=%s)\n", getenv("TERM"));
+        ember_worker_free(a->w);
+        ui_input_free(a->in);
+        free(a);
+        return 1;
+    }
+    raw();
+    noecho();
+    nonl();
+    set_escdelay(25);
+    a->color = has_colors() && !(nc && *nc);
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    a->ascii = !(cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8")));
+    if (a->color) {
+        start_color();
+        use_default_colors();
+        init_pair(CP_USER, COLOR_CYAN, -1);
+        init_pair(CP_ASSIST, -1, -1);
+        init_pair(CP_NOTICE, COLOR_YELLOW, -1);
+        init_pair(CP_ERROR, COLOR_RED, -1);
+        init_pair(CP_STATUS, COLOR_BLACK, COLOR_CYAN);
+        init_pair(CP_RSS, COLOR_GREEN, -1);
+        init_pair(CP_FILE, COLOR_BLUE, -1);
+        init_pair(CP_ANON, COLOR_MAGENTA, -1);
+        init_pair(CP_DIM, COLOR_WHITE, -1);
+    }
+    /* Bracketed paste on; off again at exit. */
+    fputs("\x1b[?2004h", stdout);
+    fflush(stdout);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    if (cfg->demo)
+        note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
+                           "engine (watch the status bar and F3) but its text means nothing.");
+    if (cfg->system && *cfg->system) set_system(a, cfg->system, strlen(cfg->system));
+    draw_layout(a);
+    a->dirty = true;
+    while (!a->quit && !got_signal) {
+        if (a->dirty) draw_all(a);
+        struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = ember_worker_fd(a->w), .events = POLLIN}};
+        int pr = poll(p, 2, 250);
+        if (pr < 0 && errno != EINTR) break;
+        if (p[0].revents & (POLLHUP | POLLERR)) break;
+        wtimeout(a->wi, 0);
+        wint_t ch;
+        int r;
+        for (int i = 0; i < 256 && (r = wget_wch(a->wi, &ch)) != ERR && !a->quit; i++) on_key(a, r, ch);
+        ember_event ev;
+        for (int i = 0; i < 4096 && ember_worker_poll(a->w, &ev); i++) {
+            on_event(a, &ev);
+            ember_event_clear(&ev);
+        }
+    }
+    ember_worker_free(a->w);
+    fputs("\x1b[?2004l", stdout);
+    fflush(stdout);
+    endwin();
+    ui_input_free(a->in);
+    tr_free(&a->tr);
+    free(a->system);
+    free(a);
+    return 0;
+}

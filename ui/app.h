@@ -1,0 +1,36 @@
+/* The chat front ends: full-screen ncurses (ui_app_run) and the plain
+   line mode for pipes (ui_plain_run).  Both drive an ember_worker. */
+#ifndef EMBER_UI_APP_H
+#define EMBER_UI_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sampler.h"
+#include "worker.h"
+
+typedef struct ui_config {
+    const ember_worker_backend *backend;
+    const char *model_path;
+    bool demo;                     /* random-weight demo model: say so */
+    const char *system;            /* initial system prompt or NULL */
+    ember_sampler_opts samp;
+    int n_predict;                 /* <= 0: no limit */
+    /* Profiles to cycle (F2 / Ctrl-P); cur is the index in use, -1 none. */
+    char **profiles;
+    int n_profiles, cur_profile;
+    /* Resolves a profile name for this model into what to load (and the
+       profile's sampling defaults, which it may overwrite); 0, or -1 with
+       err.  NULL: no profiles. */
+    int (*resolve)(void *ctx, const char *profile, ember_worker_load *out,
+                   ember_sampler_opts *samp, char *err, size_t errcap);
+    void *ctx;
+    ember_worker_load load;        /* the first load (profile already applied) */
+} ui_config;
+
+/* Full-screen chat; returns the exit status. */
+int ui_app_run(ui_config *cfg);
+/* Plain mode: a line in, the reply streamed to stdout, stats to stderr. */
+int ui_plain_run(ui_config *cfg);
+
+#endif

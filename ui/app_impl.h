@@ -1,0 +1,67 @@
+/* State shared by the full-screen UI's files (app.c: events and keys,
+   draw.c: painting, mempanel.c: the F3 panel). */
+#ifndef EMBER_UI_APP_IMPL_H
+#define EMBER_UI_APP_IMPL_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "input.h"
+#include "statusbar.h"
+#include "transcript.h"
+
+#define MEM_SAMPLES 1024
+
+typedef struct mem_sample {
+    int64_t rss_kb, pss_file_kb, pss_anon_kb;
+    char mark;                     /* phase letter or 0 */
+} mem_sample;
+
+enum { CP_USER = 1, CP_ASSIST, CP_NOTICE, CP_ERROR, CP_STATUS, CP_RSS, CP_FILE, CP_ANON, CP_DIM };
+
+typedef struct app {
+    ui_config *cfg;
+    ember_worker *w;
+    ui_input *in;
+    transcript tr;
+    WINDOW *wt, *wm, *ws, *wi;     /* transcript, memory panel, status, input */
+    int rows, cols;
+    bool color, ascii, show_mem, dirty;
+    /* conversation */
+    char *system;
+    int cur_assist;                /* entry receiving tokens, -1 when idle */
+    bool generating;
+    uint64_t gen_seq;
+    int dropped;                   /* leading messages the worker dropped */
+    /* status */
+    char model[256], plan[512], profile[128], progress[256], flash[256];
+    ui_status st;
+    bool have_last;
+    ember_stats last;              /* last finished turn */
+    int last_tokens;
+    /* profile switching */
+    uint64_t load_seq;
+    char load_profile[128];
+    int load_index;
+    /* memory panel */
+    mem_sample mem[MEM_SAMPLES];
+    int mem_n, mem_head;
+    char pending_mark;
+    /* keys */
+    bool ctrl_c_armed;
+    bool searching;
+    char search[256];
+    int search_pos;
+    bool quit;
+} app;
+
+void draw_all(app *a);
+void draw_layout(app *a);
+void mem_add(app *a, const ember_memstat *m);
+void mem_draw(app *a, WINDOW *w);
+/* Draws n bytes of UTF-8 at the cursor, at most maxcols columns. */
+void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols);
+
+#endif

@@ -1,0 +1,187 @@
+/* Plain line mode for pipes and dumb terminals: each input line is a
+   user message, the reply streams to stdout, the numbers go to stderr. */
+#include "config.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "slash.h"
+#include "statusbar.h"
+
+typedef struct {
+    ember_chat_msg *m;
+    size_t n, cap;
+} conv;
+
+static int conv_add(conv *c, const char *role, const char *text)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        ember_chat_msg *m = realloc(c->m, cap * sizeof *m);
+        if (!m) return -1;
+        c->m = m;
+        c->cap = cap;
+    }
+    char *r = strdup(role), *t = strdup(text);
+    if (!r || !t) {
+        free(r);
+        free(t);
+        return -1;
+    }
+    c->m[c->n++] = (ember_chat_msg){r, t};
+    return 0;
+}
+
+static void conv_clear(conv *c, bool keep_system)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (keep_system && i == 0 && !strcmp(c->m[i].role, "system")) {
+            k = 1;
+            continue;
+        }
+        free((char *)c->m[i].role);
+        free((char *)c->m[i].content);
+    }
+    c->n = k;
+}
+
+/* Waits for events until one of kind `until` for seq; streams tokens.
+   Returns false when the worker reported an error for seq. */
+static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **reply,
+                 ember_stats *st, int *n_tok)
+{
+    bool ok = true;
+    size_t len = 0;
+    for (;;) {
+        struct pollfd p = {.fd = ember_worker_fd(w), .events = POLLIN};
+        poll(&p, 1, 1000);
+        ember_event ev;
+        while (ember_worker_poll(w, &ev)) {
+            bool mine = ev.seq == seq;
+            ember_event_kind k = ev.kind;
+            switch (k) {
+            case EMBER_EV_TOKEN:
+                fputs(ev.text, stdout);
+                fflush(stdout);
+                if (reply) {
+                    size_t n = strlen(ev.text);
+                    char *r = realloc(*reply, len + n + 1);
+                    if (r) {
+                        memcpy(r + len, ev.text, n + 1);
+                        len += n;
+                        *reply = r;
+                    }
+                }
+                break;
+            case EMBER_EV_ERROR:
+                fprintf(stderr, "ember: %s\n", ev.text);
+                if (mine) ok = false;
+                break;
+            case EMBER_EV_NOTICE: fprintf(stderr, "ember: %s\n", ev.text); break;
+            case EMBER_EV_DONE:
+                if (st) *st = ev.stats;
+                if (n_tok) *n_tok = ev.i;
+                break;
+            default: break;
+            }
+            ember_event_clear(&ev);
+            if (mine && (k == until || (k == EMBER_EV_ERROR && until == EMBER_EV_LOADED))) return ok;
+        }
+    }
+}
+
+static void print_stats(const ember_stats *s, int n)
+{
+    char r[32], p[32], f[32];
+    static const char *const sn[] = {"eager", "compressed", "packed"};
+    ui_fmt_kb(s->mem.rss_kb, r, sizeof r);
+    ui_fmt_kb(s->mem.pss_kb, p, sizeof p);
+    ui_fmt_kb(s->mem.pss_file_kb, f, sizeof f);
+    fprintf(stderr, "[%d tokens, %.1f tok/s, TTFT %.0f ms, ctx %d/%d, RSS %s, PSS %s (file %s), %s]\n",
+            n, s->decode_tps, s->ttft_ms, s->n_past, s->n_ctx, r, p, f,
+            (unsigned)s->strategy < 3 ? sn[s->strategy] : "?");
+}
+
+int ui_plain_run(ui_config *cfg)
+{
+    ember_worker_opts wo;
+    ember_worker_opts_default(&wo);
+    wo.sampling = cfg->samp;
+    wo.n_predict = cfg->n_predict;
+    ember_err err = {{0}};
+    ember_worker *w = ember_worker_start(cfg->backend, &wo, &err);
+    if (!w) {
+        fprintf(stderr, "ember: %s\n", err.msg);
+        return 1;
+    }
+    uint64_t ls = ember_worker_load_model(w, &cfg->load);
+    if (!pump(w, ls, EMBER_EV_LOADED, NULL, NULL, NULL)) {
+        ember_worker_free(w);
+        return 1;
+    }
+    if (cfg->demo)
+        fprintf(stderr, "ember: DEMO model with random weights: the text means nothing\n");
+    conv c = {0};
+    int status = 0;
+    if (cfg->system && *cfg->system && conv_add(&c, "system", cfg->system) < 0) status = 1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while (!status && (n = getline(&line, &cap, stdin)) >= 0) {
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+        if (!n) continue;
+        ui_slash s;
+        ui_slash_parse(line, &s);
+        if (s.kind == SL_QUIT) break;
+        if (s.kind == SL_ERROR) {
+            fprintf(stderr, "ember: %s\n", s.err);
+            continue;
+        }
+        if (s.kind == SL_CLEAR) {
+            conv_clear(&c, true);
+            ember_worker_clear(w);
+            continue;
+        }
+        if (s.kind == SL_SET) {
+            switch (s.key) {
+            case SET_TEMP: cfg->samp.temperature = (float)s.fval; break;
+            case SET_TOP_P: cfg->samp.top_p = (float)s.fval; break;
+            case SET_MIN_P: cfg->samp.min_p = (float)s.fval; break;
+            case SET_TOP_K: cfg->samp.top_k = (int)s.ival; break;
+            case SET_SEED: cfg->samp.seed = s.uval; break;
+            case SET_N_PREDICT: cfg->n_predict = (int)s.ival; break;
+            }
+            ember_worker_set_sampling(w, &cfg->samp, cfg->n_predict);
+            continue;
+        }
+        if (s.kind != SL_NONE) {
+            fprintf(stderr, "ember: %s is only available in the full-screen chat\n", line);
+            continue;
+        }
+        if (conv_add(&c, "user", s.arg) < 0) {
+            status = 1;
+            break;
+        }
+        uint64_t gs = ember_worker_generate(w, c.m, c.n);
+        char *reply = NULL;
+        ember_stats st;
+        memset(&st, 0, sizeof st);
+        int nt = 0;
+        bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
+        fputc('\n', stdout);
+        fflush(stdout);
+        if (st.n_ctx) print_stats(&st, nt);
+        if (conv_add(&c, "assistant", reply ? reply : "") < 0) status = 1;
+        free(reply);
+        if (!ok) status = 1;
+    }
+    free(line);
+    conv_clear(&c, false);
+    free(c.m);
+    ember_worker_free(w);
+    return status;
+}
