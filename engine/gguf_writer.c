@@ -68,7 +68,7 @@ typedef struct {
 
 static void put(buf *b, const void *src, size_t n)
 {
-    if (b->oom) return;
+    if (b->oom || n == 0) return;
     if (n > SIZE_MAX - b->len) { b->oom = true; return; }
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
@@ -125,6 +125,12 @@ void gguf_writer_free(gguf_writer *w)
    and its last value (copying a tokenizer, then overriding one key). */
 static void set_kv(gguf_writer *w, const char *key, buf *b)
 {
+    size_t kl = strlen(key);
+    if (kl == 0 || kl > 65535) {
+        free(b->p);
+        fail(w, "metadata key '%.64s': must be 1 to 65535 bytes long", key);
+        return;
+    }
     if (b->oom) {
         free(b->p);
         fail(w, "out of memory writing key '%s'", key);
@@ -204,6 +210,7 @@ void gguf_w_bool(gguf_writer *w, const char *key, bool v) { gguf_w_scalar(w, key
 void gguf_w_str(gguf_writer *w, const char *key, const char *v)
 {
     buf b = {0};
+    if (!v) v = "";
     put_le(&b, GGUF_T_STRING, 4);
     put_str(&b, v, strlen(v));
     set_kv(w, key, &b);
@@ -238,7 +245,10 @@ void gguf_w_arr_str(gguf_writer *w, const char *key, const char *const *strs, ui
     put_le(&b, GGUF_T_ARRAY, 4);
     put_le(&b, GGUF_T_STRING, 4);
     put_le(&b, n, 8);
-    for (uint64_t i = 0; i < n; i++) put_str(&b, strs[i], strlen(strs[i]));
+    for (uint64_t i = 0; i < n; i++) {
+        const char *e = strs[i] ? strs[i] : "";
+        put_str(&b, e, strlen(e));
+    }
     set_kv(w, key, &b);
 }
 
@@ -309,6 +319,12 @@ static wtensor *add_tensor(gguf_writer *w, const char *name, int dtype, int n_di
                            const int64_t *ne, uint64_t nbytes)
 {
     if (w->failed) return NULL;
+    size_t nl = strlen(name);
+    if (nl == 0 || nl > 255) {
+        /* readers keep names in fixed buffers (the reference: 64 bytes) */
+        fail(w, "tensor '%.64s': name must be 1 to 255 bytes long", name);
+        return NULL;
+    }
     if (!ember_dtype_get(dtype)) {
         fail(w, "tensor '%s': unknown dtype %d", name, dtype);
         return NULL;
@@ -509,6 +525,11 @@ int gguf_writer_save(gguf_writer *w, const char *path, ember_err *err)
     if (!tmp) return ember_seterr(err, "%s: out of memory", path);
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".tmp.XXXXXX", 12);
+    if (w->failed) {
+        free(tmp);
+        if (err) *err = w->first_err;
+        return -1;
+    }
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int e = errno;

@@ -509,6 +509,11 @@ ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, emb
             ember_model_free(m);
             return NULL;
         }
+        ember_memstat_read(&m->mem_packed);
+        if (m->opts.evict_source) {
+            ember_model_evict_sources(m);
+            ember_memstat_read(&m->mem_evicted);
+        }
     }
     return m;
 }

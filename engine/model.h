@@ -57,13 +57,14 @@ struct ember_model {
     /* packing lifecycle */
     bool packed_done, evicted;
     double pack_ms;
+    ember_memstat mem_packed, mem_evicted;   /* snapshots when packed at load */
 };
 
 /* Iterates every matrix weight of the model (layers, then output). */
 int ember_model_weights(ember_model *m, ember_weight **out, int cap);
 
 /* Packs every weight with want_pack (threads from the pool) and records the
-   time; evicts the sources when asked. */
+   time.  The caller evicts the sources (after its memory snapshot). */
 int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err);
 /* MADV_DONTNEED over the page-aligned interior of each packed weight's source. */
 void ember_model_evict_sources(ember_model *m);

@@ -95,21 +95,21 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
                          float *y, size_t y_stride, __mmask16 m, int first)
 {
     __m512 acc[TMAX];
-    for (int t = 0; t < tb; t++)
+    _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++)
         acc[t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y + (size_t)t * y_stride);
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nbc; b++, rec += EMBER_PACK_RECORD) {
         __m512i wv[GROUPS];
-        for (int g = 0; g < GROUPS; g++) {
+        _Pragma("GCC unroll 16") for (int g = 0; g < GROUPS; g++) {
             _mm_prefetch((const char *)rec + PF_BYTES + g * 64, _MM_HINT_T0);
             wv[g] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(rec + g * 64)), flip);
         }
         _mm_prefetch((const char *)rec + PF_BYTES + SCALES, _MM_HINT_T0);
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + SCALES)));
-        for (int t = 0; t < tb; t++) {
+        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {
             const uint8_t *qs = xb[t] + (size_t)(b0 + b) * sizeof(block_q8_0) + 2;
             __m512i isum = _mm512_set1_epi32(corr[b * TMAX + t]);
-            for (int g = 0; g < GROUPS; g++) {
+            _Pragma("GCC unroll 16") for (int g = 0; g < GROUPS; g++) {
                 int32_t a4;
                 memcpy(&a4, qs + 4 * g, 4);
                 isum = _mm512_dpbusd_epi32(isum, wv[g], _mm512_set1_epi32(a4));
@@ -118,7 +118,7 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[t]);
         }
     }
-    for (int t = 0; t < tb; t++) _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, acc[t]);
+    _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, acc[t]);
 }
 
 static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows, int64_t k,
@@ -133,12 +133,12 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
     float dx[CHUNK * TMAX];
     for (int t0 = 0; t0 < nt; t0 += TMAX) {
         int tb = nt - t0 < TMAX ? nt - t0 : TMAX;
-        const uint8_t *xb[TMAX];
-        for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
+        const uint8_t *xb[TMAX] = {0};
+        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
         for (int64_t c0 = 0; c0 < nb; c0 += CHUNK) {
             int64_t nbc = nb - c0 < CHUNK ? nb - c0 : CHUNK;
             for (int64_t b = 0; b < nbc; b++)
-                for (int t = 0; t < tb; t++) {
+                _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {
                     const block_q8_0 *blk = (const block_q8_0 *)xb[t] + c0 + b;
                     __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->qs),
                                                  _mm256_set1_epi8((char)0x80));

@@ -64,7 +64,6 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
     }
     m->pack_ms = now_ms() - t0;
     m->packed_done = true;
-    if (m->opts.evict_source) ember_model_evict_sources(m);
     return 0;
 }
 

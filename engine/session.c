@@ -74,9 +74,13 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->st.strategy = m->opts.strategy;
     s->st.n_ctx = n_ctx;
     snap(s, EMBER_PHASE_OPENED);
-    if (m->packed_done) {
-        snap(s, EMBER_PHASE_PACKED);
-        if (m->evicted) snap(s, EMBER_PHASE_EVICTED);
+    if (m->packed_done) {   /* packed at load: the model kept the snapshots */
+        s->st.phase_mem[EMBER_PHASE_PACKED] = m->mem_packed;
+        s->st.phase_seen[EMBER_PHASE_PACKED] = true;
+        if (m->evicted) {
+            s->st.phase_mem[EMBER_PHASE_EVICTED] = m->mem_evicted;
+            s->st.phase_seen[EMBER_PHASE_EVICTED] = true;
+        }
     }
     return s;
 }
@@ -108,7 +112,10 @@ static int do_pack(ember_session *s, ember_err *err)
     if (ember_model_pack(m, s->pool, err)) return -1;
     s->st.pack_ms = m->pack_ms;
     snap(s, EMBER_PHASE_PACKED);
-    if (m->evicted) snap(s, EMBER_PHASE_EVICTED);
+    if (m->opts.evict_source) {
+        ember_model_evict_sources(m);
+        snap(s, EMBER_PHASE_EVICTED);
+    }
     return 0;
 }
 

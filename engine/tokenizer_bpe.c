@@ -68,11 +68,7 @@ static void tables_build(void)
             g_benc[b].n = 2;
         }
     }
-    for (uint32_t cp = 0; cp < 0x200; cp++) g_bdec_hi[cp] = -1;
-    for (uint32_t cp = 0; cp < 0x200; cp++) {
-        int b = cp_to_byte(cp);
-        g_bdec_hi[cp] = (int16_t)b;
-    }
+    for (uint32_t cp = 0; cp < 0x200; cp++) g_bdec_hi[cp] = (int16_t)cp_to_byte(cp);
 }
 
 static void tables_init(void) { pthread_once(&g_tables_once, tables_build); }

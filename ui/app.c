@@ -316,6 +316,7 @@ static void on_event(app *a, ember_event *ev)
             a->have_last = ev->stats.n_ctx > 0;
             mem_add(a, &ev->stats.mem);
             a->progress[0] = 0;
+            a->flash[0] = 0;
         }
         break;
     case EMBER_EV_ERROR:

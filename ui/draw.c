@@ -121,12 +121,13 @@ static void draw_transcript(app *a)
         if (!lines) break;
         ui_wrap(te->text, te->len, text_w, lines, n);
         bool header = te->role != TR_INFO;
-        /* bottom-up: blank separator, lines reversed, header */
+        /* bottom-up: blank separator, [stopped] footer, lines reversed, header */
         if (nv < want) vl[nv++] = (tline){e, -1, false, 0, 0};
+        if (te->cancelled && nv < want) vl[nv++] = (tline){e, -2, false, 0, 0};
         for (int i = n - 1; i >= 0 && nv < want; i--)
             vl[nv++] = (tline){e, i, false, lines[i].off, lines[i].len};
         if (header && nv < want) vl[nv++] = (tline){e, -1, true, 0, 0};
-        total_lines += n + 1 + header;
+        total_lines += n + 1 + header + te->cancelled;
         if (lines != tmp) free(lines);
     }
     /* Clamp scrolling at the top of the conversation. */
@@ -147,6 +148,13 @@ static void draw_transcript(app *a)
             if (te->role == TR_ASSISTANT && te->cancelled) waddstr(w, " (stopped)");
             if (te->dropped) waddstr(w, " (out of context)");
             wattroff(w, attr | A_BOLD);
+            continue;
+        }
+        if (v->line == -2) {
+            wmove(w, row, 2);
+            wattron(w, A_DIM);
+            waddstr(w, "[stopped]");
+            wattroff(w, A_DIM);
             continue;
         }
         if (v->line < 0) continue;

@@ -4,12 +4,14 @@
  * One 32-element piece (a Q4_K/Q5_K sub-block, or two Q6_K groups) fills a
  * ymm of u8 quants; vpmaddubsw with the s8 activations gives word pairs
  * (no saturation: 2 * 63 * 128 < 32767) and vpmaddwd by the scale words
- * folds them into int32 lanes.  Four (row, token) pairs run side by side:
- * 4 rows x 1 token for decode, 1 row x 4 tokens for prefill (each weight
- * piece decoded once for 4 tokens). */
+ * folds them into int32 lanes.  Four dot products run side by side: for
+ * decode (nt == 1) 4 consecutive super-blocks of one row, so the weights
+ * stream linearly, folded into the row's accumulator in block order; for
+ * prefill 1 row x 4 tokens (each weight piece decoded once for 4 tokens). */
 #include "config.h"
 
 #ifdef EMBER_SIMD
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -46,14 +48,36 @@ static const block_q8_K *act(const void *xq, size_t stride, int t)
     return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
 }
 
-static void store4(float *y, size_t y_stride, int t, int r, int cnt, __m128 v, int rows)
+/* Lanes 0..cnt-1 are row r of tokens t..t+cnt-1. */
+static void store_tokens(float *y, size_t y_stride, int t, int r, int cnt, __m128 v)
 {
     float o[4];
     _mm_storeu_ps(o, v);
+    for (int i = 0; i < cnt; i++) y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
+}
+
+/* The in-order folds of up to 4 consecutive blocks (lanes 0..cnt-1). */
+INL float fold_q45(float acc, __m128 p, __m128 isum, __m128 q, __m128 msum, int cnt)
+{
+    float pf[4], qf[4], inf[4], mf[4];
+    _mm_storeu_ps(pf, p);
+    _mm_storeu_ps(qf, q);
+    _mm_storeu_ps(inf, isum);
+    _mm_storeu_ps(mf, msum);
     for (int i = 0; i < cnt; i++) {
-        if (rows) y[(size_t)t * y_stride + (size_t)(r + i)] = o[i];
-        else y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
+        acc = fmaf(pf[i], inf[i], acc);
+        acc = fmaf(-qf[i], mf[i], acc);
     }
+    return acc;
+}
+
+INL float fold_q6(float acc, __m128 p, __m128 isum, int cnt)
+{
+    float pf[4], inf[4];
+    _mm_storeu_ps(pf, p);
+    _mm_storeu_ps(inf, isum);
+    for (int i = 0; i < cnt; i++) acc = fmaf(pf[i], inf[i], acc);
+    return acc;
 }
 
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */
@@ -108,28 +132,27 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
     q45_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
-        for (int r = r0; r < r1; r += 4) {
-            int cnt = r1 - r < 4 ? r1 - r : 4;
-            const uint8_t *row[4];
-            #pragma GCC unroll 8
-            for (int i = 0; i < 4; i++)
-                row[i] = (const uint8_t *)w + (size_t)(r + (i < cnt ? i : cnt - 1)) * row_bytes;
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
-                const block_q8_K *xb = x + b;
-                __m128i bsp = bsum_pairs(xb);
+        for (int r = r0; r < r1; r++) {
+            const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+            float acc = 0;
+            for (int b0 = 0; b0 < nb; b0 += 4) {
+                int cnt = nb - b0 < 4 ? nb - b0 : 4;
                 __m256i a[4];
                 __m128i mv[4];
                 uint16_t dh[4], mh[4];
+                float dxs[4];
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
-                    const uint8_t *blk = row[i] + (size_t)b * bb;
+                    int b = b0 + (i < cnt ? i : cnt - 1);
+                    const uint8_t *blk = row + (size_t)b * bb;
+                    const block_q8_K *xb = x + b;
                     uint64_t sc;
                     __m128i m;
                     q45_scales(blk + 4, &sc, &m);
                     memcpy(&dh[i], blk, 2);
                     memcpy(&mh[i], blk + 2, 2);
-                    mv[i] = _mm_madd_epi16(bsp, m);
+                    dxs[i] = xb->d;
+                    mv[i] = _mm_madd_epi16(bsum_pairs(xb), m);
                     __m256i scb = _mm256_set1_epi64x((long long)sc);
                     __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
                                       : _mm256_setzero_si256();
@@ -144,13 +167,13 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 }
                 __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
                 __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
-                __m128 dx = _mm_set1_ps(xb->d);
+                __m128 dx = _mm_loadu_ps(dxs);
                 __m128 dw = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)dh));
                 __m128 dm = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)mh));
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
-                acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+                acc = fold_q45(acc, _mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum),
+                               _mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), cnt);
             }
-            store4(y, y_stride, 0, r, cnt, acc, 1);
+            y[r] = acc;
         }
         return;
     }
@@ -195,7 +218,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
                 acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
             }
-            store4(y, y_stride, t, r, cnt, acc, 0);
+            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }
@@ -261,20 +284,18 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
     q6_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
-        for (int r = r0; r < r1; r += 4) {
-            int cnt = r1 - r < 4 ? r1 - r : 4;
-            const block_q6_K *row[4];
-            #pragma GCC unroll 8
-            for (int i = 0; i < 4; i++)
-                row[i] = (const block_q6_K *)(const void *)((const uint8_t *)w +
-                    (size_t)(r + (i < cnt ? i : cnt - 1)) * row_bytes);
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
+        for (int r = r0; r < r1; r++) {
+            const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+            float acc = 0;
+            for (int b0 = 0; b0 < nb; b0 += 4) {
+                int cnt = nb - b0 < 4 ? nb - b0 : 4;
                 __m256i a[4];
                 uint16_t dh[4];
+                float dxs[4];
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
-                    const block_q6_K *blk = row[i] + b;
+                    int b = b0 + (i < cnt ? i : cnt - 1);
+                    const block_q6_K *blk = row + b;
                     __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
                     __m256i s = _mm256_sub_epi32(_mm256_setzero_si256(),
                                                  q6_bterm(x + b, _mm256_cvtepi8_epi16(sc)));
@@ -288,12 +309,13 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
                         }
                     a[i] = s;
                     dh[i] = blk->d;
+                    dxs[i] = x[b].d;
                 }
                 __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
                 __m128 dw = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)dh));
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, _mm_set1_ps(x[b].d)), _mm_cvtepi32_ps(isum), acc);
+                acc = fold_q6(acc, _mm_mul_ps(dw, _mm_loadu_ps(dxs)), _mm_cvtepi32_ps(isum), cnt);
             }
-            store4(y, y_stride, 0, r, cnt, acc, 1);
+            y[r] = acc;
         }
         return;
     }
@@ -330,7 +352,7 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
                 __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
                 acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
             }
-            store4(y, y_stride, t, r, cnt, acc, 0);
+            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }

@@ -4,13 +4,17 @@
  * A 64-element chunk of a super-block fills one zmm of weights: u8 quants
  * times s8 activations through vpmaddubsw (pairs, no saturation possible:
  * 2 * 63 * 128 < 32767), then vpdpwssd multiplies by the per-sub-block
- * scale words and accumulates in int32.  Four (row, token) pairs run side by
- * side so their horizontal sums and the float folds share instructions:
- * decode (nt == 1) takes 4 rows x 1 token, prefill 1 row x 4 tokens, which
- * decodes each weight super-block once per 4 tokens. */
+ * scale words and accumulates in int32.  Four dot products run side by side
+ * so their horizontal sums and float products share instructions: decode
+ * (nt == 1) takes 4 consecutive super-blocks of one row (weights stream
+ * linearly: on this class of machine, interleaving several rows' streams
+ * cut single-thread read bandwidth by 3x), then folds them into the row's
+ * accumulator in block order; prefill takes 1 row x 4 tokens, decoding each
+ * weight super-block once per 4 tokens. */
 #include "config.h"
 
 #ifdef EMBER_SIMD
+#include <math.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -47,23 +51,36 @@ static const block_q8_K *act(const void *xq, size_t stride, int t)
     return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
 }
 
-static void store_row4(float *y, size_t y_stride, int t, int r, int cnt, __m128 v, int rows)
+/* The in-order folds of up to 4 consecutive blocks (lanes 0..cnt-1). */
+INL float fold_q45(float acc, __m128 p, __m128 isum, __m128 q, __m128 msum, int cnt)
+{
+    float pf[4], qf[4], inf[4], mf[4];
+    _mm_storeu_ps(pf, p);
+    _mm_storeu_ps(qf, q);
+    _mm_storeu_ps(inf, isum);
+    _mm_storeu_ps(mf, msum);
+    for (int i = 0; i < cnt; i++) {
+        acc = fmaf(pf[i], inf[i], acc);
+        acc = fmaf(-qf[i], mf[i], acc);
+    }
+    return acc;
+}
+
+INL float fold_q6(float acc, __m128 p, __m128 isum, int cnt)
+{
+    float pf[4], inf[4];
+    _mm_storeu_ps(pf, p);
+    _mm_storeu_ps(inf, isum);
+    for (int i = 0; i < cnt; i++) acc = fmaf(pf[i], inf[i], acc);
+    return acc;
+}
+
+/* Lanes 0..cnt-1 are row r of tokens t..t+cnt-1. */
+static void store_tokens(float *y, size_t y_stride, int t, int r, int cnt, __m128 v)
 {
     float o[4];
     _mm_storeu_ps(o, v);
-    for (int i = 0; i < cnt; i++) {
-        if (rows) y[(size_t)t * y_stride + (size_t)(r + i)] = o[i];
-        else y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
-    }
-}
-
-/* Decode streams 4 rows at once; the hardware prefetcher alone leaves
-   single-thread GEMV well short of DRAM bandwidth, so each row's block
-   PF_BLOCKS ahead is requested explicitly. */
-#define PF_BLOCKS 8
-static inline void prefetch_block(const uint8_t *p, size_t bytes)
-{
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch((const char *)p + o, _MM_HINT_T0);
+    for (int i = 0; i < cnt; i++) y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
 }
 
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */
@@ -166,37 +183,33 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
     q45_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
-        for (int r = r0; r < r1; r += 4) {
-            int cnt = r1 - r < 4 ? r1 - r : 4;
-            const uint8_t *row[4];
-            #pragma GCC unroll 8
-            for (int i = 0; i < 4; i++)
-                row[i] = (const uint8_t *)w + (size_t)(r + (i < cnt ? i : cnt - 1)) * row_bytes;
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
-                const block_q8_K *xb = x + b;
-                __m128i bsp = bsum_pairs(xb);
-                if (b + PF_BLOCKS < nb)
-                    for (int i = 0; i < 4; i++) prefetch_block(row[i] + (size_t)(b + PF_BLOCKS) * bb, bb);
+        for (int r = r0; r < r1; r++) {
+            const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+            float acc = 0;
+            for (int b0 = 0; b0 < nb; b0 += 4) {
+                int cnt = nb - b0 < 4 ? nb - b0 : 4;
                 __m512i a[4];
                 __m128i mv[4];
                 const uint8_t *blk[4];
+                const block_q8_K *xb[4];
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
+                    int b = b0 + (i < cnt ? i : cnt - 1);
                     q45_dec o;
-                    blk[i] = row[i] + (size_t)b * bb;
+                    blk[i] = row + (size_t)b * bb;
+                    xb[i] = x + b;
                     q45_decode(blk[i], five, &kc, &o);
-                    a[i] = q45_dot(&o, xb->qs);
-                    mv[i] = _mm_madd_epi16(bsp, o.m);
+                    a[i] = q45_dot(&o, xb[i]->qs);
+                    mv[i] = _mm_madd_epi16(bsum_pairs(xb[i]), o.m);
                 }
                 __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
                 __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
                 __m256 dd = q45_dd(blk);
-                __m128 dx = _mm_set1_ps(xb->d);
-                acc = _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(dd), dx), _mm_cvtepi32_ps(isum), acc);
-                acc = _mm_fnmadd_ps(_mm_mul_ps(_mm256_extractf128_ps(dd, 1), dx), _mm_cvtepi32_ps(msum), acc);
+                __m128 dx = _mm_setr_ps(xb[0]->d, xb[1]->d, xb[2]->d, xb[3]->d);
+                acc = fold_q45(acc, _mm_mul_ps(_mm256_castps256_ps128(dd), dx), _mm_cvtepi32_ps(isum),
+                               _mm_mul_ps(_mm256_extractf128_ps(dd, 1), dx), _mm_cvtepi32_ps(msum), cnt);
             }
-            store_row4(y, y_stride, 0, r, cnt, acc, 1);
+            y[r] = acc;
         }
         return;
     }
@@ -229,7 +242,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
                 acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
             }
-            store_row4(y, y_stride, t, r, cnt, acc, 0);
+            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }
@@ -314,28 +327,27 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
     q6_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
-        for (int r = r0; r < r1; r += 4) {
-            int cnt = r1 - r < 4 ? r1 - r : 4;
-            const block_q6_K *row[4];
-            #pragma GCC unroll 8
-            for (int i = 0; i < 4; i++)
-                row[i] = (const block_q6_K *)(const void *)((const uint8_t *)w +
-                    (size_t)(r + (i < cnt ? i : cnt - 1)) * row_bytes);
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
+        for (int r = r0; r < r1; r++) {
+            const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+            float acc = 0;
+            for (int b0 = 0; b0 < nb; b0 += 4) {
+                int cnt = nb - b0 < 4 ? nb - b0 : 4;
                 __m512i a[4];
+                int bi[4];
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
+                    bi[i] = b0 + (i < cnt ? i : cnt - 1);
                     q6_dec o;
-                    q6_decode(row[i] + b, &kc, &o);
-                    a[i] = q6_dot(&o, x + b);
+                    q6_decode(row + bi[i], &kc, &o);
+                    a[i] = q6_dot(&o, x + bi[i]);
                 }
                 __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                __m128 dw = _mm_cvtph_ps(_mm_setr_epi16((short)row[0][b].d, (short)row[1][b].d,
-                                                        (short)row[2][b].d, (short)row[3][b].d, 0, 0, 0, 0));
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, _mm_set1_ps(x[b].d)), _mm_cvtepi32_ps(isum), acc);
+                __m128 dw = _mm_cvtph_ps(_mm_setr_epi16((short)row[bi[0]].d, (short)row[bi[1]].d,
+                                                        (short)row[bi[2]].d, (short)row[bi[3]].d, 0, 0, 0, 0));
+                __m128 dx = _mm_setr_ps(x[bi[0]].d, x[bi[1]].d, x[bi[2]].d, x[bi[3]].d);
+                acc = fold_q6(acc, _mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), cnt);
             }
-            store_row4(y, y_stride, 0, r, cnt, acc, 1);
+            y[r] = acc;
         }
         return;
     }
@@ -358,7 +370,7 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
                 __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
                 acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
             }
-            store_row4(y, y_stride, t, r, cnt, acc, 0);
+            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }

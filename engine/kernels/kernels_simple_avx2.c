@@ -118,20 +118,20 @@ INLINE2 __m256 scales8(const uint8_t *base, __m256i gidx)
         for (int64_t b = 0; b < nb; b++) {                                                         \
             size_t o = (size_t)b * (BLOCK);                                                        \
             if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                                \
-                for (int i = 0; i < 8; i++)                                                        \
+                _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++)                                                        \
                     _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);       \
             __m256 dw = scales8(p[0] + o, gidx);                                                   \
-            for (int t = 0; t < tb; t++) {                                                         \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                                                         \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;       \
                 act_t x = act_prep(xb->qs);                                                        \
                 __m256i s[8];                                                                      \
-                for (int i = 0; i < 8; i++) s[i] = dot_##fmt(p[i] + o, &x);                        \
+                _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++) s[i] = dot_##fmt(p[i] + o, &x);                        \
                 __m256i isum = _mm256_sub_epi32(reduce8(s), act_corr(&x, OFF));                    \
                 __m256 dx = _mm256_set1_ps(_cvtsh_ss(xb->d));                                      \
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, dx), acc[t]); \
             }                                                                                      \
         }                                                                                          \
-        for (int t = 0; t < tb; t++) _mm256_maskstore_ps(y + (size_t)t * y_stride, m, acc[t]);    \
+        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) _mm256_maskstore_ps(y + (size_t)t * y_stride, m, acc[t]);    \
     }                                                                                              \
     EMBER_TARGET_AVX2 void ember_matmul_##fmt##_avx2(EMBER_MATMUL_ARGS)                            \
     {                                                                                              \
@@ -205,20 +205,20 @@ INLINE2 float hsum8f(__m256 v)
                             float *y, size_t y_stride)                                             \
     {                                                                                              \
         __m256 acc[4][2];                                                                          \
-        for (int i = 0; i < rb; i++)                                                               \
-            for (int t = 0; t < tb; t++) acc[i][t] = _mm256_setzero_ps();                          \
+        _Pragma("GCC unroll 16") for (int i = 0; i < 4; i++) /* all of it: quiets -Wmaybe-uninitialized */                                                               \
+            _Pragma("GCC unroll 16") for (int t = 0; t < 2; t++) acc[i][t] = _mm256_setzero_ps();                          \
         int64_t k8 = k & ~(int64_t)7;                                                              \
         for (int64_t j = 0; j < k8; j += 8) {                                                      \
             __m256 x[2];                                                                           \
-            for (int t = 0; t < tb; t++)                                                           \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++)                                                           \
                 x[t] = _mm256_loadu_ps((const float *)(xq + (size_t)t * xq_stride) + j);           \
-            for (int i = 0; i < rb; i++) {                                                         \
+            _Pragma("GCC unroll 16") for (int i = 0; i < rb; i++) {                                                         \
                 __m256 wv = fl_##fmt(w + (size_t)i * row_bytes, j);                                \
-                for (int t = 0; t < tb; t++) acc[i][t] = _mm256_fmadd_ps(wv, x[t], acc[i][t]);     \
+                _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) acc[i][t] = _mm256_fmadd_ps(wv, x[t], acc[i][t]);     \
             }                                                                                      \
         }                                                                                          \
-        for (int i = 0; i < rb; i++)                                                               \
-            for (int t = 0; t < tb; t++) {                                                         \
+        _Pragma("GCC unroll 16") for (int i = 0; i < rb; i++)                                                               \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                                                         \
                 const float *x = (const float *)(xq + (size_t)t * xq_stride);                      \
                 float s = hsum8f(acc[i][t]);                                                       \
                 for (int64_t j = k8; j < k; j++) s += el_##fmt(w + (size_t)i * row_bytes, j) * x[j]; \

@@ -86,27 +86,27 @@ INLINE512 __m512i reduce16(const __m512i s[8])
         for (int64_t b = 0; b < nb; b++) {                                                        \
             size_t o = (size_t)b * (BLOCK);                                                       \
             if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                               \
-                for (int i = 0; i < 16; i++)                                                      \
+                _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                                                      \
                     _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);      \
             __m512i z[8];                                                                         \
-            for (int i = 0; i < 4; i++) {                                                         \
+            _Pragma("GCC unroll 16") for (int i = 0; i < 4; i++) {                                                         \
                 z[i] = ld_##fmt(p[i] + o, p[i + 4] + o);                                          \
                 z[4 + i] = ld_##fmt(p[8 + i] + o, p[12 + i] + o);                                 \
             }                                                                                     \
             __m512i g = _mm512_i32gather_epi32(gidx, (const void *)(p[0] + o), 1);               \
             __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g));                                \
-            for (int t = 0; t < tb; t++) {                                                        \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                                                        \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;      \
                 __m512i a = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)xb->qs)); \
                 __m512i negc = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, a));       \
                 __m512i s[8];                                                                     \
-                for (int i = 0; i < 8; i++) s[i] = _mm512_dpbusd_epi32(negc, z[i], a);            \
+                _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++) s[i] = _mm512_dpbusd_epi32(negc, z[i], a);            \
                 __m512i isum = reduce16(s);                                                       \
                 __m512 dx = _mm512_set1_ps(_cvtsh_ss(xb->d));                                     \
                 acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, dx), acc[t]); \
             }                                                                                     \
         }                                                                                         \
-        for (int t = 0; t < tb; t++) _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, acc[t]); \
+        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, acc[t]); \
     }                                                                                             \
     EMBER_TARGET_AVX512 void ember_matmul_##fmt##_avx512(EMBER_MATMUL_ARGS)                       \
     {                                                                                             \
@@ -170,23 +170,23 @@ INLINE512 __m512 fl_bf16(const void *p, int64_t i, __mmask16 m)
                               float *y, size_t y_stride)                                          \
     {                                                                                             \
         __m512 acc[4][4];                                                                         \
-        for (int i = 0; i < rb; i++)                                                              \
-            for (int t = 0; t < tb; t++) acc[i][t] = _mm512_setzero_ps();                         \
+        _Pragma("GCC unroll 16") for (int i = 0; i < 4; i++) /* all of it: quiets -Wmaybe-uninitialized */                                                              \
+            _Pragma("GCC unroll 16") for (int t = 0; t < 4; t++) acc[i][t] = _mm512_setzero_ps();                         \
         for (int64_t j = 0; j < k; j += 16) {                                                     \
             __mmask16 m = k - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - j)) - 1);     \
             if (j + 256 < k)                                                                      \
-                for (int i = 0; i < rb; i++)                                                      \
+                _Pragma("GCC unroll 16") for (int i = 0; i < rb; i++)                                                      \
                     _mm_prefetch((const char *)w + (size_t)i * row_bytes + (j + 256) * (int64_t)sizeof(fl_elem_##fmt), _MM_HINT_T0); \
             __m512 x[4];                                                                          \
-            for (int t = 0; t < tb; t++)                                                          \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++)                                                          \
                 x[t] = _mm512_maskz_loadu_ps(m, (const float *)(xq + (size_t)t * xq_stride) + j); \
-            for (int i = 0; i < rb; i++) {                                                        \
+            _Pragma("GCC unroll 16") for (int i = 0; i < rb; i++) {                                                        \
                 __m512 wv = fl_##fmt(w + (size_t)i * row_bytes, j, m);                            \
-                for (int t = 0; t < tb; t++) acc[i][t] = _mm512_fmadd_ps(wv, x[t], acc[i][t]);    \
+                _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) acc[i][t] = _mm512_fmadd_ps(wv, x[t], acc[i][t]);    \
             }                                                                                     \
         }                                                                                         \
-        for (int i = 0; i < rb; i++)                                                              \
-            for (int t = 0; t < tb; t++) y[(size_t)t * y_stride + i] = _mm512_reduce_add_ps(acc[i][t]); \
+        _Pragma("GCC unroll 16") for (int i = 0; i < rb; i++)                                                              \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) y[(size_t)t * y_stride + i] = _mm512_reduce_add_ps(acc[i][t]); \
     }                                                                                             \
     EMBER_TARGET_AVX512 void ember_matmul_##fmt##_avx512(EMBER_MATMUL_ARGS)                       \
     {                                                                                             \

@@ -1,0 +1,84 @@
+#!/bin/sh
+# ember run / eval on a synthetic model: determinism, strategies agree,
+# eval's output format, context overflow, bad input, and the packed
+# lifecycle's memory (Pss_File drops after eviction and re-eviction).
+set -u
+EMBER=${EMBER_BIN:-./ember}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+if ! command -v python3 >/dev/null; then echo "1..0 # SKIP python3 needed to read --json"; exit 0; fi
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+m="$tmp/tiny.gguf"
+"$EMBER" synth -o "$m" --like tiny --dtype Q8_0 --seed 7 -q
+ok $? "synth writes a tiny Q8_0 model"
+
+"$EMBER" run -m "$m" -p "hello there" -n 12 --temp 0 --json > "$tmp/a.json"
+ok $? "run --json exits 0"
+"$EMBER" run -m "$m" -p "hello there" -n 12 --temp 0 --json > "$tmp/b.json"
+ha=$(jget "$tmp/a.json" "d['hash']"); hb=$(jget "$tmp/b.json" "d['hash']")
+[ -n "$ha" ] && [ "$ha" = "$hb" ]; ok $? "greedy run twice gives the same hash ($ha)"
+case "$ha" in fnv1a64:????????????????) r=0 ;; *) r=1 ;; esac; ok $r "hash is fnv1a64:%016x"
+[ "$(jget "$tmp/a.json" "len(d['ids'])")" = 12 ]; ok $? "12 tokens generated"
+# the hash is FNV-1a over the ids as u32 LE
+hc=$(jget "$tmp/a.json" "'fnv1a64:%016x' % __import__('functools').reduce(lambda h,b: ((h ^ b) * 0x100000001b3) & (2**64-1), b''.join(i.to_bytes(4,'little') for i in d['ids']), 0xcbf29ce484222325)")
+[ "$hc" = "$ha" ]; ok $? "hash recomputed from the ids matches"
+
+for t in 1 2; do
+  "$EMBER" run -m "$m" -p "hello there" -n 12 --temp 0 -t $t --json > "$tmp/t$t.json"
+done
+[ "$(jget "$tmp/t1.json" "d['hash']")" = "$(jget "$tmp/t2.json" "d['hash']")" ]; ok $? "1 and 2 threads give the same tokens"
+
+for s in eager compressed packed; do
+  "$EMBER" run -m "$m" -p "hello there" -n 12 --temp 0 --strategy $s --json > "$tmp/s-$s.json"
+  ok $? "run --strategy $s"
+done
+[ "$(jget "$tmp/s-packed.json" "d['hash']")" = "$(jget "$tmp/s-compressed.json" "d['hash']")" ]
+ok $? "packed and compressed generate the same tokens"
+
+# text mode: stats on stderr end with the hash line
+"$EMBER" run -m "$m" -p "hello there" -n 4 > "$tmp/out.txt" 2> "$tmp/err.txt"
+grep -q '^hash fnv1a64:' "$tmp/err.txt" && grep -q 'TTFT' "$tmp/err.txt" && grep -q 'decode' "$tmp/err.txt"
+ok $? "text mode prints TTFT, decode tok/s and the hash on stderr"
+
+# eval: rows = prompt + forced, n_vocab floats each
+echo "1 2 3 4 5" > "$tmp/p.ids"; echo "6 7" > "$tmp/f.ids"
+"$EMBER" eval -m "$m" --ids "$tmp/p.ids" --force "$tmp/f.ids" --logits "$tmp/l.bin"
+ok $? "eval exits 0"
+V=$("$EMBER" inspect --json "$m" | python3 -c "import json,sys; d=json.load(sys.stdin); print(d.get('vocab_size') or d.get('n_vocab') or 0)")
+sz=$(wc -c < "$tmp/l.bin")
+[ "$V" -gt 0 ] && [ "$sz" -eq $((7 * V * 4)) ]; ok $? "eval wrote 7 rows x $V floats ($sz bytes)"
+"$EMBER" eval -m "$m" --ids "$tmp/p.ids" --force "$tmp/f.ids" --logits "$tmp/l2.bin" --strategy packed -t 1
+cmp -s "$tmp/l.bin" "$tmp/l2.bin"; ok $? "eval: packed 1 thread == compressed 2 threads, bit for bit"
+
+# errors: exit 1 with a message, never a signal
+"$EMBER" run -m "$m" -p "one two three four five six seven eight nine ten" -n 4 --ctx 6 > /dev/null 2> "$tmp/e1"
+r=$?; [ $r = 1 ] && grep -q 'context' "$tmp/e1"; ok $? "context overflow is an error naming the context (rc $r)"
+printf 'GGUF\003\000\000\000garbage' > "$tmp/bad.gguf"
+"$EMBER" run -m "$tmp/bad.gguf" -p hi > /dev/null 2> "$tmp/e2"; r=$?
+[ $r = 1 ] && [ "$(wc -l < "$tmp/e2")" -ge 1 ]; ok $? "a malformed model fails cleanly (rc $r)"
+echo "1 2 999999" > "$tmp/oob.ids"
+"$EMBER" eval -m "$m" --ids "$tmp/oob.ids" --logits "$tmp/x.bin" 2> "$tmp/e3"; r=$?
+[ $r = 1 ] && grep -q 'outside the vocabulary' "$tmp/e3"; ok $? "an out-of-range token id is an error (rc $r)"
+"$EMBER" run -m "$m" -p hi --strategy bogus > /dev/null 2>&1; r=$?
+[ $r = 2 ]; ok $? "an unknown strategy is a usage error (rc $r)"
+
+# the packed lifecycle: the sources' file pages go away after eviction
+if [ -r /proc/self/smaps_rollup ]; then
+  "$EMBER" run -m "$m" -p "hello there" -n 4 --strategy packed --json > "$tmp/pk.json"
+  pk=$(jget "$tmp/pk.json" "d['phases']['packed']['pss_file_kb']")
+  ev=$(jget "$tmp/pk.json" "d['phases']['evicted']['pss_file_kb']")
+  pf=$(jget "$tmp/pk.json" "d['phases']['prefill']['pss_file_kb']")
+  re=$(jget "$tmp/pk.json" "d['phases']['re-evicted']['pss_file_kb']")
+  [ "$ev" -lt "$pk" ]; ok $? "Pss_File drops on eviction ($pk -> $ev kB)"
+  [ "$re" -lt "$pf" ]; ok $? "Pss_File drops on re-eviction after a generic prefill ($pf -> $re kB)"
+else
+  skip "/proc/self/smaps_rollup absent: no PSS to read"
+  skip "/proc/self/smaps_rollup absent: no PSS to read"
+fi
+echo "1..$n"
+[ $fails = 0 ]

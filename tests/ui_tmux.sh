@@ -1,0 +1,118 @@
+#!/bin/sh
+# End to end: the full-screen chat driven through tmux on a tiny synth
+# model.  TAP output; SKIP when tmux or the synth model is unavailable.
+set -u
+EMBER_BIN=${EMBER_BIN:-./ember}
+SRCDIR=${EMBER_SRCDIR:-.}
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+
+command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
+[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-tmux.XXXXXX") || skip_all "no temp dir"
+sock="ember-test-$$"
+T="tmux -u -L $sock -f /dev/null"
+cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+
+"$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||
+    skip_all "ember synth --like tiny is unavailable"
+
+mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
+cat > "$tmp/run.sh" <<EOF2
+#!/bin/sh
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
+export XDG_CACHE_HOME=$tmp/cache EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen
+unset NO_COLOR
+"$EMBER_BIN" -m "$tmp/tiny.gguf" --strategy compressed --threads 1 -n 24
+echo \$? > "$tmp/rc"
+EOF2
+chmod +x "$tmp/run.sh"
+
+screen() { $T capture-pane -p -t ember 2>/dev/null; }
+# The status bar is the line above the input (the last non-empty area).
+status_line() { screen | grep -E 'RSS|PSS|tok/s' | tail -n 1; }
+# wait_for REGEX SECONDS: polls the pane (every 0.1 s) until REGEX shows.
+wait_for() {
+    i=0
+    while [ $i -lt $(($2 * 10)) ]; do
+        screen | grep -Eq -- "$1" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+$T new-session -d -s ember -x 160 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
+
+wait_for 'compressed .*RSS' 20
+ok $? "status bar shows the strategy and memory after loading"
+
+$T send-keys -t ember 'hello there' Enter
+wait_for 'tok/s avg' 20
+r=$?
+st=$(status_line)
+ok $r "a reply arrives and the turn's average rate is shown"
+echo "# status: $st"
+echo "$st" | grep -Eq '[0-9.]+ tok/s avg'; ok $? "status has decode tok/s"
+echo "$st" | grep -Eq 'TTFT [0-9]+ ms'; ok $? "status has TTFT"
+echo "$st" | grep -Eq 'RSS [0-9.]+ [KMG]iB'; ok $? "status has RSS"
+echo "$st" | grep -Eq 'PSS [0-9.]+ [KMG]iB \(file [0-9.]+ [KMG]iB\)'; ok $? "status has PSS and its file part"
+echo "$st" | grep -Eq 'compressed'; ok $? "status has the strategy"
+screen | grep -q '^you' && screen | grep -q '^assistant'; ok $? "transcript shows both turns"
+
+# F2: next profile; the strategy segment changes.
+$T send-keys -t ember F2
+wait_for 'note' 20
+wait_for '^profile ' 1 || true
+i=0
+while [ $i -lt 100 ]; do
+    st2=$(status_line)
+    echo "$st2" | grep -Eq '^(ember-synth[^ ]* . )?[a-z0-9_-]+: (eager|compressed|packed)' && break
+    sleep 0.1
+    i=$((i + 1))
+done
+echo "# after F2: $st2"
+[ "$st2" != "$st" ] && echo "$st2" | grep -Eq '[a-z0-9_-]+: (eager|compressed|packed)'
+ok $? "F2 switches profile: the status shows profile and strategy"
+
+# A long generation cancelled with Esc.
+$T send-keys -t ember '/set n_predict 100000' Enter
+$T send-keys -t ember 'tell me a very long story' Enter
+wait_for '[0-9] tok/s [^a]' 20
+ok $? "live tok/s during a long generation"
+sleep 0.3
+$T send-keys -t ember Escape
+wait_for '\[stopped\]' 10
+ok $? "Esc stops the generation"
+s1=$(status_line | grep -Eo 'ctx [0-9]+')
+sleep 0.6
+s2=$(status_line | grep -Eo 'ctx [0-9]+')
+[ -n "$s1" ] && [ "$s1" = "$s2" ]; ok $? "no tokens after the cancel ($s1 = $s2)"
+
+# Resize: everything re-laid out for 70 columns.
+$T resize-window -t ember -x 70 -y 20 >/dev/null 2>&1 || $T resize-pane -t ember -x 70 -y 20
+sleep 0.6
+w=$(screen | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
+rows=$(screen | wc -l)
+last=$(screen | tail -n 2 | head -n 1)
+echo "# after resize: widest line $w, $rows rows, status: $last"
+[ "$rows" -le 20 ] && echo "$last" | grep -Eq 'tok/s|PSS'; ok $? "after a resize the status bar is on the second-to-last row"
+screen | tail -n 1 | grep -q '^>'; ok $? "and the input line is last"
+
+# /save writes Markdown.
+$T send-keys -t ember "/save $tmp/chat.md" Enter
+i=0; while [ ! -f "$tmp/chat.md" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q '^## User' "$tmp/chat.md" 2>/dev/null && grep -q 'hello there' "$tmp/chat.md"
+ok $? "/save writes the transcript as Markdown"
+
+# /quit exits 0 and restores the terminal.
+$T send-keys -t ember '/quit' Enter
+i=0; while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits with status 0 (got '$(cat "$tmp/rc" 2>/dev/null)')"
+grep -q 'hello' "$tmp/state/ember/history" 2>/dev/null; ok $? "history persisted under XDG_STATE_HOME"
+
+echo "1..$n"
+exit $fail
