@@ -117,10 +117,12 @@ static int load_arrays(ember_tokenizer *t, const gguf_file *f, ember_err *err)
             return ember_seterr(err, "tokenizer.ggml.merges[%llu] is too long", (unsigned long long)i);
         total += s.len + 1;
     }
+    if (total >= UINT32_MAX)
+        return ember_seterr(err, "tokenizer: the vocabulary's strings exceed 4 GiB");
     t->arena = malloc(total ? total : 1);
     t->tok = calloc((size_t)n, sizeof *t->tok);
-    if (!t->arena || !t->tok || tok_map_init(&t->by_text, (size_t)n) ||
-        tok_map_init(&t->merges, (size_t)n_merges))
+    if (!t->arena || !t->tok || tok_map_init(&t->by_text, (size_t)n, t->arena) ||
+        tok_map_init(&t->merges, (size_t)n_merges, t->arena))
         return ember_seterr(err, "tokenizer: out of memory for %d tokens", n);
     t->n_vocab = n;
     char *p = t->arena;

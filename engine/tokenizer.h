@@ -26,9 +26,11 @@ bool ember_tok_is_eog(const ember_tokenizer *t, int32_t id);
 int32_t ember_tok_find(const ember_tokenizer *t, const char *piece);
 
 /* Tokenizes text (len bytes).  add_bos: prepend BOS when the vocabulary has
-   one and wants it; parse_special: recognise special/control token strings
-   in the text.  Returns the count (may exceed cap: call again with a larger
-   buffer), or -1 with err set. */
+   one and wants it; parse_special: recognise control token strings in the
+   text (user-defined tokens are always recognised, as in the reference).
+   Invalid UTF-8 is tokenized as U+FFFD (BPE) or as byte tokens (SPM).
+   Returns the count (may exceed cap: call again with a larger buffer), or
+   -1 with err set.  Safe to call from several threads on one tokenizer. */
 int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len,
                    bool add_bos, bool parse_special,
                    int32_t *out, int cap, ember_err *err);
@@ -49,10 +51,11 @@ typedef struct ember_detok {
 } ember_detok;
 
 void ember_detok_init(ember_detok *d);
-/* Appends the printable text for `id` to out (NUL-terminated, at most cap-1
-   bytes; ember_tok_max_piece() is always enough - under 400 for the Llama
-   and Qwen vocabularies; characters that do not fit are dropped whole).
-   Control tokens produce nothing. Returns bytes written. */
+/* Writes the printable text for `id` to out (NUL-terminated, at most cap-1
+   bytes; characters that do not fit are dropped whole).  A cap of
+   ember_tok_max_piece() is always enough; the longest Llama 3 / Qwen piece
+   is 128 bytes, so 256 covers every valid-UTF-8 token there.  Control
+   tokens produce nothing.  Returns bytes written. */
 int ember_detok_push(ember_detok *d, const ember_tokenizer *t, int32_t id, char *out, int cap);
 /* Buffer size that always suffices for one ember_detok_push. */
 int ember_tok_max_piece(const ember_tokenizer *t);

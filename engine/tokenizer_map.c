@@ -22,14 +22,15 @@ static uint64_t hash_bytes(const char *p, size_t n)
     return h ^ (h >> 33);
 }
 
-int tok_map_init(tok_map *m, size_t expected)
+int tok_map_init(tok_map *m, size_t expected, const char *base)
 {
     size_t cap = 16;
-    while (cap < expected * 2) cap *= 2;
+    while (cap < expected + expected / 2) cap *= 2;
     memset(m, 0, sizeof *m);
     if (cap > (size_t)UINT32_MAX / 2) return -1;
     m->slots = calloc(cap, sizeof *m->slots);
     if (!m->slots) return -1;
+    m->base = base;
     m->mask = (uint32_t)(cap - 1);
     return 0;
 }
@@ -42,13 +43,13 @@ void tok_map_free(tok_map *m)
 
 void tok_map_put(tok_map *m, const char *key, uint32_t len, int32_t val)
 {
-    /* Capacity is fixed at twice the expected count, so this never fills. */
-    if (!m->slots || m->n >= m->mask) return;
+    /* Capacity is 1.5x the expected count or more, so this never fills. */
+    if (!m->slots || m->n >= m->mask || key < m->base || (uint64_t)(key - m->base) >= UINT32_MAX) return;
     uint64_t h = hash_bytes(key, len);
     uint32_t i = (uint32_t)h & m->mask, tag = (uint32_t)(h >> 32);
-    for (tok_slot *s; (s = &m->slots[i])->key; i = (i + 1) & m->mask)
-        if (s->hash == tag && s->len == len && !memcmp(s->key, key, len)) return;
-    m->slots[i] = (tok_slot){key, len, tag, val};
+    for (tok_slot *s; (s = &m->slots[i])->off; i = (i + 1) & m->mask)
+        if (s->hash == tag && s->len == len && !memcmp(m->base + s->off - 1, key, len)) return;
+    m->slots[i] = (tok_slot){(uint32_t)(key - m->base) + 1, len, tag, val};
     m->n++;
 }
 
@@ -57,8 +58,8 @@ int32_t tok_map_get(const tok_map *m, const char *key, size_t len)
     if (!m->slots) return -1;
     uint64_t h = hash_bytes(key, len);
     uint32_t i = (uint32_t)h & m->mask, tag = (uint32_t)(h >> 32);
-    for (const tok_slot *s; (s = &m->slots[i])->key; i = (i + 1) & m->mask)
-        if (s->hash == tag && s->len == len && !memcmp(s->key, key, len)) return s->val;
+    for (const tok_slot *s; (s = &m->slots[i])->off; i = (i + 1) & m->mask)
+        if (s->hash == tag && s->len == len && !memcmp(m->base + s->off - 1, key, len)) return s->val;
     return -1;
 }
 

@@ -17,7 +17,8 @@ static void usage(FILE *out)
     fprintf(out,
         "Usage: ember tokenize -m MODEL [--ids] [--no-bos] [--special] TEXT\n"
         "\n"
-        "Prints the tokens of TEXT (TEXT '-' reads standard input).\n"
+        "Prints the tokens of TEXT (TEXT '-' reads standard input; put -- before a\n"
+        "TEXT that starts with a dash).\n"
         "\n"
         "  -m, --model FILE  GGUF file whose tokenizer to use (vocab-only files work)\n"
         "      --ids         print only the ids, separated by spaces\n"
@@ -99,7 +100,7 @@ int cmd_tokenize(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+m:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
         case OPT_IDS: ids_only = true; break;

@@ -6,7 +6,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,138 +22,6 @@ typedef struct {
     const char *label;
     profile_err *err;
 } ctx;
-
-static const char *const errc_names[PROFILE_E_COUNT] = {
-    "ok", "io", "too-large", "empty", "syntax", "tab", "multi-doc", "alias",
-    "not-mapping", "unknown-key", "duplicate-key", "type", "value", "enum", "missing",
-    "unsupported", "pack-not-packed", "too-deep", "no-match", "not-found", "model",
-};
-
-const char *profile_errc_name(profile_errc c)
-{
-    return (unsigned)c < PROFILE_E_COUNT ? errc_names[c] : "?";
-}
-
-/* ---- the single tables of words ------------------------------------------- */
-
-/* The strategies and projection names are the engine's own tables
-   (ember_strategy_name / ember_proj_name, engine/model.c): a profile can
-   name exactly what the engine has, and nothing else. */
-#define MAX_STRATEGIES 8
-
-static int strategy_names(const char **names)
-{
-    int n = 0;
-    while (n < MAX_STRATEGIES) {
-        const char *s = ember_strategy_name((ember_strategy)n);
-        if (!s || !strcmp(s, "?")) break;
-        names[n++] = s;
-    }
-    return n;
-}
-
-static const char *const when_names[] = {"load", "before-prefill", "after-prefill"};
-static const char *const prefill_names[] = {"generic", "packed"};
-
-const char *profile_strategy_name(ember_strategy s)
-{
-    const char *names[MAX_STRATEGIES];
-    int n = strategy_names(names);
-    return (unsigned)s < (unsigned)n ? names[s] : NULL;
-}
-
-const char *profile_when_name(ember_pack_when w)
-{
-    return (unsigned)w < 3 ? when_names[w] : "?";
-}
-
-const char *profile_proj_name(int bit_index)
-{
-    return ember_proj_name(bit_index);
-}
-
-void profile_proj_list(unsigned mask, char *buf, size_t cap)
-{
-    if (!cap) return;
-    buf[0] = 0;
-    if ((mask & EMBER_PROJ_ALL) == EMBER_PROJ_ALL) {
-        snprintf(buf, cap, "all");
-        return;
-    }
-    if (!(mask & EMBER_PROJ_ALL)) {
-        snprintf(buf, cap, "none");
-        return;
-    }
-    size_t used = 0;
-    for (int i = 0; i < 7; i++) {
-        if (!(mask & (1u << i))) continue;
-        int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", ember_proj_name(i));
-        if (w < 0 || (size_t)w >= cap - used) break;
-        used += (size_t)w;
-    }
-}
-
-/* ---- "did you mean" ------------------------------------------------------- */
-
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63) return 99;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-            int best = diag + cost;
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-/* The closest word within a typo's reach, or NULL. */
-static const char *suggest(const char *word, const char *const *words, int n)
-{
-    const char *best = NULL;
-    int bestd = 99;
-    for (int i = 0; i < n; i++) {
-        if (!words[i]) continue;
-        int d = edit_distance(word, words[i]);
-        int reach = (int)strlen(words[i]) / 3;
-        if (reach < 2) reach = 2;
-        if (d <= reach && d < bestd) {
-            best = words[i];
-            bestd = d;
-        }
-    }
-    return best;
-}
-
-/* " (did you mean 'x'?)" or "" */
-static const char *dym(char *buf, size_t cap, const char *word, const char *const *words, int n)
-{
-    const char *s = suggest(word, words, n);
-    if (s) snprintf(buf, cap, " (did you mean '%s'?)", s);
-    else buf[0] = 0;
-    return buf;
-}
-
-static void join_words(char *buf, size_t cap, const char *const *words, int n)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n; i++) {
-        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", words[i]);
-        if (w < 0 || (size_t)w >= cap - used) break;
-        used += (size_t)w;
-    }
-}
 
 /* ---- typed values --------------------------------------------------------- */
 
@@ -272,10 +139,10 @@ static int want_word(ctx *c, const ynode *v, const char *key, const char *what,
             return 0;
         }
     char list[200], hint[96];
-    join_words(list, sizeof list, words, n);
+    profile_join_words(list, sizeof list, words, n);
     return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col,
                           "unknown %s '%s'%s; expected one of: %s", what, v->str,
-                          dym(hint, sizeof hint, v->str, words, n), list);
+                          profile_dym(hint, sizeof hint, v->str, words, n), list);
 }
 
 /* Parameter counts: 7000000000, 7B, 1.5B, 500M, 135m, 2K, 1T. */
@@ -335,10 +202,10 @@ static int map_key(ctx *c, const ynode *m, int i, const char *section, const cha
         return j;
     }
     char list[300], hint[96];
-    join_words(list, sizeof list, keys, nkeys);
+    profile_join_words(list, sizeof list, keys, nkeys);
     return profile_seterr(c->err, PROFILE_E_UNKNOWN_KEY, c->label, k->line, k->col,
                           "unknown key '%s' in %s%s; known keys: %s", k->str, section,
-                          dym(hint, sizeof hint, k->str, keys, nkeys), list);
+                          profile_dym(hint, sizeof hint, k->str, keys, nkeys), list);
 }
 
 static int want_map(ctx *c, const ynode *v, const char *key)
@@ -368,7 +235,7 @@ static int check_dtype_word(ctx *c, const ynode *v, const char *s)
     return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col,
                           "unknown dtype '%s'%s; use a weight type such as Q8_0, Q4_K, F16 or a "
                           "file type such as Q4_K_M (globs like Q4_* are allowed)",
-                          s, dym(hint, sizeof hint, s, words, n));
+                          s, profile_dym(hint, sizeof hint, s, words, n));
 }
 
 static int parse_match(ctx *c, const ynode *m, profile_rule *r)
@@ -454,13 +321,13 @@ static int parse_pack(ctx *c, const ynode *m, profile_rule *r)
         switch (k) {
         case 0: rc = parse_projections(c, v, &r->projections); break;
         case 1:
-            rc = want_word(c, v, keys[k], "pack time", when_names, 3, &idx);
+            rc = want_word(c, v, keys[k], "pack time", profile_when_names, 3, &idx);
             r->when = (ember_pack_when)idx;
             break;
         case 2: rc = want_bool(c, v, keys[k], &r->evict_source); break;
         case 3: rc = want_bool(c, v, keys[k], &r->reevict_after_prefill); break;
         case 4:
-            rc = want_word(c, v, keys[k], "prefill path", prefill_names, 2, &idx);
+            rc = want_word(c, v, keys[k], "prefill path", profile_prefill_names, 2, &idx);
             r->prefill = (profile_prefill)idx;
             break;
         }
@@ -501,14 +368,15 @@ static int parse_rule(ctx *c, const ynode *m, profile_rule *r)
                 return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
                                       "'strategy' expects a word, got %s", kind_word(v));
             const char *names[MAX_STRATEGIES];
-            int ns = strategy_names(names);
+            int ns = profile_strategy_names(names);
             int found = ember_strategy_from_name(v->str);
             if (found < 0 || found >= ns) {
                 char list[100], hint[96];
-                join_words(list, sizeof list, names, ns);
+                profile_join_words(list, sizeof list, names, ns);
                 return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col,
                                       "strategy '%s' does not exist in this ember%s; it has: %s",
-                                      v->str, dym(hint, sizeof hint, v->str, names, ns), list);
+                                      v->str, profile_dym(hint, sizeof hint, v->str, names, ns),
+                                      list);
             }
             r->strategy = (ember_strategy)found;
         }
@@ -799,73 +667,4 @@ profile *profile_load_file(const char *path, profile_err *err)
     profile *p = profile_load_mem(path, buf, len, err);
     free(buf);
     return p;
-}
-
-/* ---- printing ---------------------------------------------------------------- */
-
-static void print_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-        else if (*s == '\n') fputs("\\n", out);
-        else if ((unsigned char)*s < 0x20) fprintf(out, "\\x%02x", (unsigned char)*s);
-        else fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-void profile_print(const profile *p, FILE *out)
-{
-    fprintf(out, "name: %s\n", p->name);
-    fprintf(out, "description: ");
-    print_str(out, p->description);
-    fprintf(out, "\n# source: %s\n", p->source);
-    fprintf(out, "rules:\n");
-    for (int i = 0; i < p->n_rules; i++) {
-        const profile_rule *r = &p->rules[i];
-        fprintf(out, "  - match: {");
-        int n = 0;
-        if (r->arch) { fprintf(out, "%sarch: ", n++ ? ", " : ""); print_str(out, r->arch); }
-        if (r->dtype) { fprintf(out, "%sdtype: ", n++ ? ", " : ""); print_str(out, r->dtype); }
-        if (r->name_glob) { fprintf(out, "%sname: ", n++ ? ", " : ""); print_str(out, r->name_glob); }
-        if (r->file_glob) { fprintf(out, "%sfile: ", n++ ? ", " : ""); print_str(out, r->file_glob); }
-        if (r->has_min) fprintf(out, "%smin_params: %llu", n++ ? ", " : "", (unsigned long long)r->min_params);
-        if (r->has_max) fprintf(out, "%smax_params: %llu", n++ ? ", " : "", (unsigned long long)r->max_params);
-        fprintf(out, "}    # rule %d, line %d\n", i + 1, r->line);
-        fprintf(out, "    strategy: %s\n", profile_strategy_name(r->strategy));
-        if (r->strategy == EMBER_STRATEGY_PACKED) {
-            char pl[64];
-            profile_proj_list(r->projections, pl, sizeof pl);
-            fprintf(out, "    pack: {projections: %s%s%s, when: %s, evict_source: %s,\n"
-                         "           reevict_after_prefill: %s, prefill: %s}%s\n",
-                    strcmp(pl, "all") ? "[" : "", pl, strcmp(pl, "all") ? "]" : "",
-                    profile_when_name(r->when), r->evict_source ? "true" : "false",
-                    r->reevict_after_prefill ? "true" : "false", prefill_names[r->prefill],
-                    r->has_pack ? "" : "    # defaults");
-        }
-    }
-    if (p->has_threads && p->threads) fprintf(out, "threads: %d\n", p->threads);
-    else fprintf(out, "threads: auto\n");
-    if (p->has_context) fprintf(out, "context: %d\n", p->context);
-    else fprintf(out, "context: 4096    # default (capped by the model's training context)\n");
-    fprintf(out, "kv_cache: f16\n");
-    fprintf(out, "allow_fallback: %s\n", p->allow_fallback ? "true" : "false");
-    fprintf(out, "sampling:");
-    int any = 0;
-#define SF(flag, fmt, val) if (p->sampling.flag) { fprintf(out, "\n  " fmt, val); any = 1; }
-    SF(has_temperature, "temperature: %g", p->sampling.temperature)
-    SF(has_top_k, "top_k: %d", p->sampling.top_k)
-    SF(has_top_p, "top_p: %g", p->sampling.top_p)
-    SF(has_min_p, "min_p: %g", p->sampling.min_p)
-    SF(has_repeat_penalty, "repeat_penalty: %g", p->sampling.repeat_penalty)
-    SF(has_repeat_last_n, "repeat_last_n: %d", p->sampling.repeat_last_n)
-    SF(has_seed, "seed: %llu", (unsigned long long)p->sampling.seed)
-#undef SF
-    fprintf(out, "%s\n", any ? "" : " {}    # engine defaults");
-    if (p->system) {
-        fprintf(out, "system: ");
-        print_str(out, p->system);
-        fputc('\n', out);
-    }
 }

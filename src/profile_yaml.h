@@ -35,4 +35,15 @@ void ynode_free(ynode *n);
 int profile_seterr(profile_err *err, profile_errc code, const char *label, int line, int col,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* profile_words.c */
+#define MAX_STRATEGIES 8
+/* Fills names[] (MAX_STRATEGIES) from the engine's table; returns the count. */
+int profile_strategy_names(const char **names);
+extern const char *const profile_when_names[3];     /* ember_pack_when order */
+extern const char *const profile_prefill_names[2];  /* profile_prefill order */
+/* " (did you mean 'x'?)" for the closest of words within a typo's reach, or "". */
+const char *profile_dym(char *buf, size_t cap, const char *word, const char *const *words, int n);
+/* "a, b, c" */
+void profile_join_words(char *buf, size_t cap, const char *const *words, int n);
+
 #endif

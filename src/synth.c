@@ -27,7 +27,9 @@ typedef struct {
 
 static const shape shapes[] = {
     /* n_vocab 0: shrink to the vocabulary in use */
-    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, true, false, true},
+    /* tiny is untied: a random tied embedding makes the model repeat its
+       input token, and tests get to cover output.weight */
+    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true},
     {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false},
 };
@@ -41,7 +43,7 @@ static const file_dtype file_dtypes[] = {
     {"F16", 1}, {"Q8_0", 7}, {"Q4_K_M", 15}, {"Q6_K", 18},
 };
 
-typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS } gen_kind;
+typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD } gen_kind;
 
 struct synth_ctx;
 
@@ -63,6 +65,7 @@ typedef struct synth_ctx {
     float **scratch;             /* one f32 row per thread */
     int n_scratch;
     int64_t max_ne0;
+    int toy_words;               /* toy vocabulary: end of the merged pieces, else 0 */
     int n_tensors, done;
     bool verbose;
 } synth_ctx;
@@ -120,6 +123,17 @@ static void rope_factors(const shape *sh, float *out, int64_t n)
     }
 }
 
+/* With the toy vocabulary, logits grow with the norm of a row of the output
+   projection (output.weight, or the tied embedding): longer rows for word pieces, shorter
+   ones for raw non-ASCII bytes and control tokens make random weights
+   babble in words instead of invalid UTF-8. */
+static float toy_row_scale(const synth_ctx *sc, uint64_t row)
+{
+    if (row >= 256 && row < (uint64_t)sc->toy_words) return 1.6f;
+    if (row < 94 || row == SYNTH_TOY_SPACE || row == SYNTH_TOY_NEWLINE) return 1.0f;
+    return 0.5f;
+}
+
 /* ---- filling rows (called by the writer at save time) --------------------- */
 
 typedef struct {
@@ -144,6 +158,7 @@ static void fill_worker(void *arg, int ith, int nth)
         switch (g->kind) {
         case GEN_ROPE_FREQS: rope_factors(g->sc->sh, x, n); break;
         case GEN_NORM: normal_row(g->key, row, x, n, 1.0f, g->std); break;
+        case GEN_TOY_EMBD: normal_row(g->key, row, x, n, 0.0f, g->std * toy_row_scale(g->sc, row)); break;
         default: normal_row(g->key, row, x, n, 0.0f, g->std); break;
         }
         uint8_t *out = j->dst + r * j->row_bytes;
@@ -259,7 +274,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
     char name[64];
 
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, tied, E), E, n_vocab,
-            GEN_NORMAL, std, err)) return -1;
+            sc->toy_words && tied ? GEN_TOY_EMBD : GEN_NORMAL, std, err)) return -1;
     if (sh->rope_freqs &&
         add(l, sc, "rope_freqs.weight", EMBER_F32, hd / 2, 0, GEN_ROPE_FREQS, 0, err)) return -1;
     for (int i = 0; i < L; i++) {
@@ -287,7 +302,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
     }
     if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
     if (!tied && add(l, sc, "output.weight", pick_dtype(fdt, R_OUTPUT, 0, L, tied, E), E, n_vocab,
-                     GEN_NORMAL, std, err)) return -1;
+                     sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err)) return -1;
     return 0;
 }
 
@@ -366,7 +381,7 @@ int synth_write(const synth_opts *o, ember_err *err)
         if (copy_vocab(w, o->vocab, &n_vocab, err)) goto out;
     } else {
         n_vocab = sh->n_vocab;
-        if (synth_toy_vocab(w, &n_vocab, err)) goto out;
+        if (synth_toy_vocab(w, &n_vocab, &sc.toy_words, err)) goto out;
     }
     write_hparams(w, sh, n_vocab, fd, like);
 

@@ -108,7 +108,7 @@ static int merge_cmp(const void *a, const void *b)
     return x->order - y->order;
 }
 
-int synth_toy_vocab(gguf_writer *w, int *n_vocab, ember_err *err)
+int synth_toy_vocab(gguf_writer *w, int *n_vocab, int *first_special_out, ember_err *err)
 {
     strv tok = {0}, mer = {0};
     int rc = -1;
@@ -166,6 +166,7 @@ int synth_toy_vocab(gguf_writer *w, int *n_vocab, ember_err *err)
     free(cand);
 
     int first_special = tok.n;
+    *first_special_out = first_special;
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) sv_push(&tok, specials[i]);
     int natural = tok.n;
     if (*n_vocab == 0) *n_vocab = natural;

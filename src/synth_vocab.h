@@ -8,7 +8,11 @@
 
 /* Writes the tokenizer.* keys.  *n_vocab in: the wanted size (0 = the toy
    vocabulary's own size), padded with reserved control tokens; out: the
-   size written.  Fails when the wanted size is smaller than the toy's. */
-int synth_toy_vocab(gguf_writer *w, int *n_vocab, ember_err *err);
+   size written.  Fails when the wanted size is smaller than the toy's.
+   Ids 0..255 are the byte tokens in GPT-2 order (0..93 printable ASCII,
+   198 newline, 220 space), 256..*first_special-1 the merged pieces. */
+int synth_toy_vocab(gguf_writer *w, int *n_vocab, int *first_special, ember_err *err);
+#define SYNTH_TOY_NEWLINE 198
+#define SYNTH_TOY_SPACE 220
 
 #endif

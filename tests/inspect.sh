@@ -63,7 +63,7 @@ ok $? "unknown option: exit 2"
 
 # a model of our own, so the test has substance without ../shared
 if "$BIN" synth -q -o "$T/tiny.gguf" --like tiny --dtype F16 2>"$T/err"; then
-    check "$T/tiny.gguf" 21 "F32=6 F16=15"
+    check "$T/tiny.gguf" 22 "F32=6 F16=16"
     "$BIN" inspect "$T/tiny.gguf" | grep -q "^heads / KV heads: 4 / 2"
     ok $? "tiny: heads / KV heads 4 / 2"
     head -c 4096 "$T/tiny.gguf" >"$T/trunc.gguf"

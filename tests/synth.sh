@@ -14,9 +14,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ember-synth.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 dtype_count() { grep -A1 "^    \"$2\": {" "$1" | sed -n 's/.*"count": \([0-9]*\).*/\1/p'; }
 
-# dtype mixes follow the reference's rules (Q4_K_M: Q6_K for the tied
-# embedding and for attn_v / ffn_down of the last layer of two)
-for spec in "F16:F32=6 F16=15:1" "Q8_0:F32=6 Q8_0=15:7" "Q4_K_M:F32=6 Q4_K=12 Q6_K=3:15" "Q6_K:F32=6 Q6_K=15:18"; do
+# dtype mixes follow the reference's rules (Q4_K_M: Q6_K for output.weight
+# and for attn_v / ffn_down of the last layer of two; tiny is untied)
+for spec in "F16:F32=6 F16=16:1" "Q8_0:F32=6 Q8_0=16:7" "Q4_K_M:F32=6 Q4_K=13 Q6_K=3:15" "Q6_K:F32=6 Q6_K=16:18"; do
     dt=${spec%%:*} rest=${spec#*:}
     want=${rest%:*} ftype=${rest##*:}
     if ! "$BIN" synth -q -o "$T/m-$dt.gguf" --like tiny --dtype "$dt" 2>"$T/err"; then
@@ -32,10 +32,11 @@ done
 
 if [ -f "$T/m-Q4_K_M.gguf" ]; then
     "$BIN" inspect --tensors "$T/m-Q4_K_M.gguf" >"$T/t"
-    grep -q "^  token_embd.weight *Q6_K " "$T/t" && grep -q "^  blk.1.attn_v.weight *Q6_K " "$T/t" &&
-        grep -q "^  blk.1.ffn_down.weight *Q6_K " "$T/t" && grep -q "^  blk.0.ffn_down.weight *Q4_K " "$T/t" &&
-        grep -q "^  rope_freqs.weight *F32 *32 " "$T/t" && ! grep -q "^  output.weight" "$T/t"
-    ok $? "Q4_K_M: Q6_K on the tied embedding and blk.1 attn_v/ffn_down, rope_freqs F32 [32], no output.weight"
+    grep -q "^  output.weight *Q6_K *256 x " "$T/t" && grep -q "^  token_embd.weight *Q4_K " "$T/t" &&
+        grep -q "^  blk.1.attn_v.weight *Q6_K " "$T/t" && grep -q "^  blk.1.ffn_down.weight *Q6_K " "$T/t" &&
+        grep -q "^  blk.0.ffn_down.weight *Q4_K " "$T/t" && grep -q "^  blk.0.attn_v.weight *Q4_K " "$T/t" &&
+        grep -q "^  rope_freqs.weight *F32 *32 " "$T/t"
+    ok $? "Q4_K_M: Q6_K on output.weight and blk.1 attn_v/ffn_down, Q4_K elsewhere, rope_freqs F32 [32]"
 fi
 
 "$BIN" inspect --json "$T/m-Q8_0.gguf" >"$T/j" 2>/dev/null

@@ -291,6 +291,19 @@ static void test_match(void)
     mi.dominant_dtype = 12;   /* Q4_K */
     rc = profile_match_info(p, &mi, "/x/y/model.gguf", &o, &ri, &err);
     tap_ok(rc == 0 && ri == 3, "model info's file_type is matched by dtype: Q4_K_M");
+    char *txt = NULL;
+    size_t tlen = 0;
+    FILE *mf = open_memstream(&txt, &tlen);
+    if (mf) {
+        profile_print(p, mf);
+        fclose(mf);
+    }
+    tap_ok(txt && strstr(txt, "  temperature: 0\n") && strstr(txt, "  seed: 7\n") &&
+           strstr(txt, "top_p: 0.9    # default") && strstr(txt, "threads: 3\n") &&
+           strstr(txt, "allow_fallback: false") &&
+           strstr(txt, "pack: {projections: [q, k, v, o, gate, up], when: before-prefill"),
+           "profile_print shows set values and marks defaults");
+    free(txt);
     profile_apply_sampling(p, &so);
     tap_ok(so.temperature == 0 && so.top_k == 40 && so.seed == 7 && so.top_p == 0.9f &&
            so.repeat_last_n == 64, "sampling: only the keys set are applied");

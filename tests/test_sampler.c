@@ -245,8 +245,56 @@ static void test_large(void)
     free(sorted);
 }
 
+
+/* Random small vocabularies against a brute-force nucleus (ranked by
+   logit, then id): nothing outside it is drawn, and every member likely
+   enough to show up does. */
+static void test_nucleus_random(void)
+{
+    enum { NV = 30, DRAWS = 4000 };
+    uint64_t x = 99;
+    int bad_out = 0, missing = 0;
+    for (int round = 0; round < 20; round++) {
+        float base[NV];
+        int rank[NV];
+        for (int i = 0; i < NV; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            base[i] = (float)((x >> 33) % 4000) / 1000.0f; /* ties happen */
+            rank[i] = i;
+        }
+        for (int i = 1; i < NV; i++) /* insertion sort: logit desc, id asc */
+            for (int j = i; j > 0 && (base[rank[j]] > base[rank[j - 1]] ||
+                                      (base[rank[j]] == base[rank[j - 1]] && rank[j] < rank[j - 1])); j--) {
+                int t = rank[j];
+                rank[j] = rank[j - 1];
+                rank[j - 1] = t;
+            }
+        float p = 0.3f + 0.03f * (float)round;
+        double z = 0, cum = 0;
+        for (int i = 0; i < NV; i++) z += exp((double)base[i]);
+        bool in[NV] = {false};
+        for (int k = 0; k < NV;) {
+            cum += exp((double)base[rank[k]]);
+            in[rank[k++]] = true;
+            if (cum >= p * z) break;
+        }
+        int cnt[NV] = {0};
+        ember_sampler_opts o = opts(1.0f, 0, p, 0.0f, (uint64_t)round);
+        ember_sampler *s = ember_sampler_new(&o, NV);
+        draw(s, base, NV, DRAWS, cnt);
+        ember_sampler_free(s);
+        for (int i = 0; i < NV; i++) {
+            if (!in[i] && cnt[i]) bad_out++;
+            if (in[i] && exp((double)base[i]) / cum > 0.01 && !cnt[i]) missing++;
+        }
+    }
+    tap_ok(bad_out == 0 && missing == 0, "top-p matches a brute-force nucleus on 20 random vocabularies (%d outside, %d missing)",
+           bad_out, missing);
+}
+
 int main(void)
 {
+    test_nucleus_random();
     test_hash();
     test_greedy();
     test_penalty();

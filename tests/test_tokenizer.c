@@ -543,8 +543,57 @@ static void test_cli(void)
            "id<TAB>piece lines with escapes");
 }
 
+/* The golden prompts were tokenized by the reference with its default
+   BOS policy: detokenizing them and tokenizing the text again must give
+   the same ids (BOS for Llama 3, none for Qwen). */
+static void test_golden_prompts(void)
+{
+    static const char *const cases[][2] = {
+        {"fixtures/models/llama-mini-f16.gguf", "fixtures/golden/llama-prompt.ids"},
+        {"fixtures/models/qwen2-mini-Q8_0.gguf", "fixtures/golden/qwen2-prompt.ids"},
+        {"fixtures/models/qwen3-mini-f16.gguf", "fixtures/golden/qwen3-prompt.ids"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char pm[1024], pi[1024];
+        if (!tap_shared(cases[c][0], pm, sizeof pm) || !tap_shared(cases[c][1], pi, sizeof pi)) {
+            tap_skip("fixture models absent");
+            continue;
+        }
+        ember_err err = {{0}};
+        gguf_file *f = gguf_open(pm, &err);
+        ember_tokenizer *t = f ? ember_tokenizer_load(f, &err) : NULL;
+        size_t len;
+        char *txt = slurp(pi, &len);
+        int32_t ids[512], back[512];
+        int n = 0;
+        for (char *q = txt; q && n < 512;) {
+            char *e;
+            long v = strtol(q, &e, 10);
+            if (e == q) break;
+            ids[n++] = (int32_t)v;
+            q = e;
+        }
+        bool ok = false;
+        if (t && n > 0) {
+            char text[8192];
+            int tl = 0;
+            ember_detok d;
+            ember_detok_init(&d);
+            for (int i = 0; i < n && tl < 7000; i++) tl += ember_detok_push(&d, t, ids[i], text + tl, (int)sizeof text - tl);
+            int m = ember_tokenize(t, text, (size_t)tl, true, false, back, 512, &err);
+            ok = m == n && !memcmp(ids, back, (size_t)n * sizeof *ids);
+        }
+        tap_ok(ok, "%s: the golden prompt's text tokenizes back to the same %d ids%s%s", cases[c][1], n,
+               t ? "" : ": ", t ? "" : err.msg);
+        free(txt);
+        ember_tokenizer_free(t);
+        if (f) gguf_close(f);
+    }
+}
+
 int main(void)
 {
+    test_golden_prompts();
     test_cli();
     test_tiny_bpe();
     test_tiny_spm();

@@ -78,15 +78,21 @@ echo "# after F2: $st2"
 [ "$st2" != "$st" ] && echo "$st2" | grep -Eq '[a-z0-9_-]+: (eager|compressed|packed)'
 ok $? "F2 switches profile: the status shows profile and strategy"
 
-# A long generation cancelled with Esc.
+# A long generation cancelled with Esc.  The tiny model is fast enough to
+# fill its context in well under a second, so a run that ends by itself
+# before the key arrives is retried after /clear.
 $T send-keys -t ember '/set n_predict 100000' Enter
-$T send-keys -t ember 'tell me a very long story' Enter
-wait_for '[0-9] tok/s [^a]' 20
-ok $? "live tok/s during a long generation"
-sleep 0.3
-$T send-keys -t ember Escape
-wait_for '\[stopped\]' 10
-ok $? "Esc stops the generation"
+live=1
+stopped=1
+for attempt in 1 2 3; do
+    $T send-keys -t ember '/clear' Enter
+    $T send-keys -t ember 'tell me a very long story' Enter
+    wait_for '[0-9] tok/s [^a]' 20 && live=0
+    $T send-keys -t ember Escape
+    if wait_for '\[stopped\]' 5; then stopped=0; break; fi
+done
+ok $live "live tok/s during a long generation"
+ok $stopped "Esc stops the generation (attempt $attempt)"
 s1=$(status_line | grep -Eo 'ctx [0-9]+')
 sleep 0.6
 s2=$(status_line | grep -Eo 'ctx [0-9]+')
@@ -105,7 +111,7 @@ screen | tail -n 1 | grep -q '^>'; ok $? "and the input line is last"
 # /save writes Markdown.
 $T send-keys -t ember "/save $tmp/chat.md" Enter
 i=0; while [ ! -f "$tmp/chat.md" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-grep -q '^## User' "$tmp/chat.md" 2>/dev/null && grep -q 'hello there' "$tmp/chat.md"
+grep -q '^## User' "$tmp/chat.md" 2>/dev/null && grep -q 'very long story' "$tmp/chat.md" && grep -q '^## Assistant' "$tmp/chat.md"
 ok $? "/save writes the transcript as Markdown"
 
 # /quit exits 0 and restores the terminal.

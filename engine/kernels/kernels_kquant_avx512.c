@@ -135,9 +135,8 @@ INL __m512i q4_chunk(const uint8_t *qs, int c, const q45_const *k)
     return _mm512_and_si512(_mm512_srlv_epi64(raw, k->cnt), k->low4);
 }
 
-INL void q45_decode(const uint8_t *blk, int five, const q45_const *k, q45_dec *o)
+INL void q45_quants(const uint8_t *blk, int five, const q45_const *k, q45_dec *o)
 {
-    q45_scales(blk + 4, k, o);
     if (five) {
         const block_q5_K *b = (const block_q5_K *)(const void *)blk;
         __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)b->qh));
@@ -154,6 +153,85 @@ INL void q45_decode(const uint8_t *blk, int five, const q45_const *k, q45_dec *o
     }
 }
 
+INL void q45_decode(const uint8_t *blk, int five, const q45_const *k, q45_dec *o)
+{
+    q45_scales(blk + 4, k, o);
+    q45_quants(blk, five, k, o);
+}
+
+/* Decode's per-block scalar work, done for 4 blocks in one zmm: each
+   128-bit lane gets a block's bytes 0..15 (d, dmin, scales), laid out as
+   dwords [d|dmin, w0, w1, w2], and becomes bytes [sc0..7, m0..7]. */
+typedef struct {
+    __m512i sidx[2][4];   /* scale words of chunk c for an even/odd block */
+    __m512i midx;         /* each min twice, for both blocks of a zmm */
+    __m512i pick_cnt, pick_low, pick_high, lane0;
+} q45_meta_const;
+
+INL void q45_meta_consts(q45_meta_const *k)
+{
+    #pragma GCC unroll 8
+    for (int p = 0; p < 2; p++)
+        #pragma GCC unroll 8
+        for (int c = 0; c < 4; c++)
+            k->sidx[p][c] = _mm512_inserti64x4(_mm512_set1_epi16((short)(16 * p + 2 * c)),
+                                               _mm256_set1_epi16((short)(16 * p + 2 * c + 1)), 1);
+    short mi[32];
+    for (int j = 0; j < 32; j++) mi[j] = (short)(16 * (j / 16) + 8 + (j % 16) / 2);
+    k->midx = _mm512_loadu_si512((const void *)mi);
+    k->pick_cnt = _mm512_setr4_epi32(0, 0, 0, 4);
+    k->pick_low = _mm512_setr4_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f);
+    k->pick_high = _mm512_setr4_epi32(0, 0x30303030, 0, 0x30303030);
+    k->lane0 = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+typedef struct {
+    __m512i w[2];   /* words: blocks 0,1 then 2,3; per block sc0..7, m0..7 */
+    __m128 dw, dm;  /* the blocks' d and dmin */
+} q45_meta;
+
+INL void q45_meta4(const uint8_t *const blk[4], const q45_meta_const *k, q45_meta *o)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)blk[0]));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)blk[1]), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)blk[2]), 2);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)blk[3]), 3);
+    /* [w0, w2, w1, w2]: sc0..3 = w0 & 0x3f.., sc4..7 low = w2 & 0x0f..,
+       m0..3 = w1 & 0x3f.., m4..7 low = (w2 >> 4) & 0x0f.. */
+    __m512i lo = _mm512_and_si512(_mm512_srlv_epi32(_mm512_shuffle_epi32(v, 0xed), k->pick_cnt),
+                                  k->pick_low);
+    /* [., w0, ., w1]: the high two bits of sc4..7 / m4..7 are bits 6-7 of
+       w0 / w1's bytes, moved to bits 4-5 */
+    __m512i hi = _mm512_and_si512(_mm512_srli_epi32(_mm512_shuffle_epi32(v, 0xa5), 2), k->pick_high);
+    __m512i r = _mm512_or_si512(lo, hi);
+    o->w[0] = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(r));
+    o->w[1] = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(r, 1));
+    const __m128i split = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    __m128i dd = _mm512_castsi512_si128(_mm512_permutexvar_epi32(k->lane0, v));
+    __m256 f = _mm256_cvtph_ps(_mm_shuffle_epi8(dd, split));
+    o->dw = _mm256_castps256_ps128(f);
+    o->dm = _mm256_extractf128_ps(f, 1);
+}
+
+/* [msum0..3] for 4 blocks: mins (each twice) times the 16 bsums, summed. */
+INL __m128i q45_msum4(const q45_meta *o, const block_q8_K *const x[4], const q45_meta_const *k)
+{
+    __m512i v[2];
+    #pragma GCC unroll 8
+    for (int h = 0; h < 2; h++) {
+        __m512i bs = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)x[2 * h]->bsums)),
+            _mm256_loadu_si256((const __m256i *)(const void *)x[2 * h + 1]->bsums), 1);
+        v[h] = _mm512_madd_epi16(_mm512_permutexvar_epi16(k->midx, o->w[h]), bs);
+    }
+    /* lanes of block i to 128-bit lane i, then sum within lanes */
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i64x2(v[0], v[1], 0x88),
+                                 _mm512_shuffle_i64x2(v[0], v[1], 0xdd));
+    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0x4e));
+    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0xb1));
+    return _mm512_castsi512_si128(_mm512_permutexvar_epi32(k->lane0, s));
+}
+
 INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
 {
     __m512i acc = _mm512_setzero_si512();
@@ -165,16 +243,6 @@ INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
     return acc;
 }
 
-/* [d0 d1 d2 d3 dmin0 dmin1 dmin2 dmin3] from four blocks' first 4 bytes. */
-INL __m256 q45_dd(const uint8_t *const blk[4])
-{
-    uint32_t dd[4];
-    #pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) memcpy(&dd[i], blk[i], 4);
-    const __m128i split = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    return _mm256_cvtph_ps(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)dd), split));
-}
-
 INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
 {
     const size_t bb = five ? sizeof(block_q5_K) : sizeof(block_q4_K);
@@ -183,31 +251,38 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
     q45_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
+        q45_meta_const km;
+        q45_meta_consts(&km);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
             float acc = 0;
             for (int b0 = 0; b0 < nb; b0 += 4) {
                 int cnt = nb - b0 < 4 ? nb - b0 : 4;
-                __m512i a[4];
-                __m128i mv[4];
                 const uint8_t *blk[4];
                 const block_q8_K *xb[4];
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
                     int b = b0 + (i < cnt ? i : cnt - 1);
-                    q45_dec o;
                     blk[i] = row + (size_t)b * bb;
                     xb[i] = x + b;
-                    q45_decode(blk[i], five, &kc, &o);
+                }
+                q45_meta md;
+                q45_meta4(blk, &km, &md);
+                __m512i a[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) {
+                    q45_dec o;
+                    q45_quants(blk[i], five, &kc, &o);
+                    #pragma GCC unroll 8
+                    for (int c = 0; c < 4; c++)
+                        o.s[c] = _mm512_permutexvar_epi16(km.sidx[i & 1][c], md.w[i >> 1]);
                     a[i] = q45_dot(&o, xb[i]->qs);
-                    mv[i] = _mm_madd_epi16(bsum_pairs(xb[i]), o.m);
                 }
                 __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
-                __m256 dd = q45_dd(blk);
+                __m128i msum = q45_msum4(&md, xb, &km);
                 __m128 dx = _mm_setr_ps(xb[0]->d, xb[1]->d, xb[2]->d, xb[3]->d);
-                acc = fold_q45(acc, _mm_mul_ps(_mm256_castps256_ps128(dd), dx), _mm_cvtepi32_ps(isum),
-                               _mm_mul_ps(_mm256_extractf128_ps(dd, 1), dx), _mm_cvtepi32_ps(msum), cnt);
+                acc = fold_q45(acc, _mm_mul_ps(md.dw, dx), _mm_cvtepi32_ps(isum),
+                               _mm_mul_ps(md.dm, dx), _mm_cvtepi32_ps(msum), cnt);
             }
             y[r] = acc;
         }

@@ -29,50 +29,74 @@
 
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
-/* Two rows' weights (row a in the low 256 bits) as unsigned u = w + off. */
-INLINE512 __m512i ld_q8_0(const uint8_t *a, const uint8_t *b)
+/* Loaders fill, for row group j (rows j, 4+j, 8+j, 12+j of the 16, one per
+   128-bit lane), the unsigned codes u = w + off of the block's first 16
+   inputs (lo) and of its last 16 (hi). */
+INLINE512 void ld_q8_0(const uint8_t *const p[16], size_t o, __m512i lo[4], __m512i hi[4])
 {
-    __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(a + 2))),
-                                   _mm256_loadu_si256((const __m256i *)(b + 2)), 1);
-    return _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(p[j] + o + 2))),
+                                       _mm256_loadu_si256((const __m256i *)(p[4 + j] + o + 2)), 1);
+        __m512i b = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(p[8 + j] + o + 2))),
+                                       _mm256_loadu_si256((const __m256i *)(p[12 + j] + o + 2)), 1);
+        a = _mm512_xor_si512(a, flip);
+        b = _mm512_xor_si512(b, flip);
+        lo[j] = _mm512_shuffle_i64x2(a, b, 0x88);
+        hi[j] = _mm512_shuffle_i64x2(a, b, 0xdd);
+    }
 }
 
-/* Nibbles of 16 bytes: low ones are elements 0..15, high ones 16..31. */
-INLINE512 __m512i nibbles(const uint8_t *qa, const uint8_t *qb)
+/* 16 bytes of nibbles per row: low nibbles are inputs 0..15, high 16..31. */
+INLINE512 __m512i ld16x4(const uint8_t *a, const uint8_t *b, const uint8_t *c, const uint8_t *d)
 {
-    __m512i z = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)qa)),
-                                            0xff00, _mm_loadu_si128((const __m128i *)qb));
-    __m512i hi = _mm512_srli_epi16(z, 4);
-    z = _mm512_mask_blend_epi64(0xcc, z, hi);
-    return _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)a));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)b), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)c), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)d), 3);
 }
 
-INLINE512 __m512i ld_q4_0(const uint8_t *a, const uint8_t *b)
+INLINE512 void ld_q4_0(const uint8_t *const p[16], size_t o, __m512i lo[4], __m512i hi[4])
 {
-    return nibbles(a + 2, b + 2);
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        __m512i v = ld16x4(p[j] + o + 2, p[4 + j] + o + 2, p[8 + j] + o + 2, p[12 + j] + o + 2);
+        lo[j] = _mm512_and_si512(v, m4);
+        hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
 }
 
-INLINE512 __m512i ld_q5_0(const uint8_t *a, const uint8_t *b)
+INLINE512 uint32_t rd32(const uint8_t *p)
 {
-    uint32_t ha, hb;
-    memcpy(&ha, a + 2, 4);
-    memcpy(&hb, b + 2, 4);
-    __mmask64 m = _cvtu64_mask64((uint64_t)ha | (uint64_t)hb << 32);
-    __m512i z = nibbles(a + 6, b + 6);
-    return _mm512_mask_add_epi8(z, m, z, _mm512_set1_epi8(0x10));
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
 }
 
-/* z[i] holds rows (i, i+4) for i < 4 and (8+i-4, 12+i-4) for i >= 4; the
-   result is the 16 rows' sums in row order. */
-INLINE512 __m512i reduce16(const __m512i s[8])
+/* Q5_0's fifth bits become byte masks: lane L of group j takes the low
+   (inputs 0..15) or high (16..31) half of its row's qh. */
+INLINE512 void ld_q5_0(const uint8_t *const p[16], size_t o, __m512i lo[4], __m512i hi[4])
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        uint64_t h0 = rd32(p[j] + o + 2), h1 = rd32(p[4 + j] + o + 2);
+        uint64_t h2 = rd32(p[8 + j] + o + 2), h3 = rd32(p[12 + j] + o + 2);
+        uint64_t mlo = (h0 & 0xffff) | (h1 & 0xffff) << 16 | (h2 & 0xffff) << 32 | (h3 & 0xffff) << 48;
+        uint64_t mhi = h0 >> 16 | (h1 >> 16) << 16 | (h2 >> 16) << 32 | (h3 >> 16) << 48;
+        __m512i v = ld16x4(p[j] + o + 6, p[4 + j] + o + 6, p[8 + j] + o + 6, p[12 + j] + o + 6);
+        __m512i l = _mm512_and_si512(v, m4), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        lo[j] = _mm512_mask_add_epi8(l, _cvtu64_mask64(mlo), l, b4);
+        hi[j] = _mm512_mask_add_epi8(h, _cvtu64_mask64(mhi), h, b4);
+    }
+}
+
+/* s[j] lane L holds 4 partial sums of row 4L+j; the result is the 16 rows'
+   sums in row order. */
+INLINE512 __m512i reduce16(const __m512i s[4])
 {
     __m512i p01 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[0], s[1]), _mm512_unpackhi_epi32(s[0], s[1]));
     __m512i p23 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2], s[3]), _mm512_unpackhi_epi32(s[2], s[3]));
-    __m512i p45 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[4], s[5]), _mm512_unpackhi_epi32(s[4], s[5]));
-    __m512i p67 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[6], s[7]), _mm512_unpackhi_epi32(s[6], s[7]));
-    __m512i q0 = _mm512_add_epi32(_mm512_unpacklo_epi64(p01, p23), _mm512_unpackhi_epi64(p01, p23));
-    __m512i q1 = _mm512_add_epi32(_mm512_unpacklo_epi64(p45, p67), _mm512_unpackhi_epi64(p45, p67));
-    return _mm512_add_epi32(_mm512_shuffle_i64x2(q0, q1, 0x88), _mm512_shuffle_i64x2(q0, q1, 0xdd));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(p01, p23), _mm512_unpackhi_epi64(p01, p23));
 }
 
 #define INT_KERNEL(fmt, BLOCK, OFF)                                                              \
@@ -85,22 +109,21 @@ INLINE512 __m512i reduce16(const __m512i s[8])
         const __m512i offv = _mm512_set1_epi8((char)(OFF)), zero = _mm512_setzero_si512();        \
         for (int64_t b = 0; b < nb; b++) {                                                        \
             size_t o = (size_t)b * (BLOCK);                                                       \
-            if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                               \
-                _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                                                      \
-                    _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);      \
-            __m512i z[8];                                                                         \
-            _Pragma("GCC unroll 16") for (int i = 0; i < 4; i++) {                                                         \
-                z[i] = ld_##fmt(p[i] + o, p[i + 4] + o);                                          \
-                z[4 + i] = ld_##fmt(p[8 + i] + o, p[12 + i] + o);                                 \
-            }                                                                                     \
+            if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                              \
+                _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                             \
+                    _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);                 \
+            __m512i lo[4], hi[4];                                                                 \
+            ld_##fmt(p, o, lo, hi);                                                               \
             __m512i g = _mm512_i32gather_epi32(gidx, (const void *)(p[0] + o), 1);               \
             __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g));                                \
-            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                                                        \
+            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                               \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;      \
-                __m512i a = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)xb->qs)); \
-                __m512i negc = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, a));       \
-                __m512i s[8];                                                                     \
-                _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++) s[i] = _mm512_dpbusd_epi32(negc, z[i], a);            \
+                __m512i alo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xb->qs));   \
+                __m512i ahi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb->qs + 16))); \
+                __m512i negc = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, offv, alo), offv, ahi)); \
+                __m512i s[4];                                                                     \
+                _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                               \
+                    s[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(negc, lo[j], alo), hi[j], ahi); \
                 __m512i isum = reduce16(s);                                                       \
                 __m512 dx = _mm512_set1_ps(_cvtsh_ss(xb->d));                                     \
                 acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, dx), acc[t]); \
@@ -130,10 +153,10 @@ INLINE512 __m512i reduce16(const __m512i s[8])
                 const uint8_t *xt = (const uint8_t *)xq + (size_t)t * xq_stride;                  \
                 float *yt = y + (size_t)t * y_stride + g0;                                        \
                 switch (nt - t) {                                                                 \
-                case 1: fmt##_pass(p, gidx, nb, xt, xq_stride, 1, yt, y_stride, m); break;       \
-                case 2: fmt##_pass(p, gidx, nb, xt, xq_stride, 2, yt, y_stride, m); break;       \
-                case 3: fmt##_pass(p, gidx, nb, xt, xq_stride, 3, yt, y_stride, m); break;       \
-                default: fmt##_pass(p, gidx, nb, xt, xq_stride, 4, yt, y_stride, m); break;      \
+                case 1: fmt##_pass(p, gidx, nb, xt, xq_stride, 1, yt, y_stride, m); break;        \
+                case 2: fmt##_pass(p, gidx, nb, xt, xq_stride, 2, yt, y_stride, m); break;        \
+                case 3: fmt##_pass(p, gidx, nb, xt, xq_stride, 3, yt, y_stride, m); break;        \
+                default: fmt##_pass(p, gidx, nb, xt, xq_stride, 4, yt, y_stride, m); break;       \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
