@@ -331,7 +331,7 @@ static int partition(const ember_tokenizer *t, const char *text, size_t len, boo
             frag before = {fr[k].off, pre, -1};
             frag tokf = {fr[k].off + pre, e->len, id};
             frag after = {fr[k].off + pre + e->len, end - (fr[k].off + pre + e->len), -1};
-            memmove(&fr[k + 2], &fr[k + 1], (size_t)(n - k - 1) * sizeof *fr);
+            memmove(&fr[k + 3], &fr[k + 1], (size_t)(n - k - 1) * sizeof *fr);
             n += 2;
             fr[k] = before;
             fr[k + 1] = tokf;

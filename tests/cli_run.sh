@@ -45,6 +45,15 @@ ok $? "packed and compressed generate the same tokens"
 grep -q '^hash fnv1a64:' "$tmp/err.txt" && grep -q 'TTFT' "$tmp/err.txt" && grep -q 'decode' "$tmp/err.txt"
 ok $? "text mode prints TTFT, decode tok/s and the hash on stderr"
 
+# several special tokens in one text are each one token (a splitting bug once
+# shifted the fragments and produced garbage ids)
+"$EMBER" tokenize -m "$m" --special "<|start_header_id|>user<|end_header_id|>
+
+hi<|eot_id|><|start_header_id|>assistant<|end_header_id|>" > "$tmp/tok.txt"
+[ "$(grep -c '<|' "$tmp/tok.txt")" = 5 ] && ! grep -q 'header_id|>.' "$tmp/tok.txt"
+ok $? "five special tokens in one text tokenize to five special ids"
+"$EMBER" run -m "$m" -p "hi" --chat -n 4 > /dev/null 2>&1; ok $? "run --chat works on the llama3 template"
+
 # eval: rows = prompt + forced, n_vocab floats each
 echo "1 2 3 4 5" > "$tmp/p.ids"; echo "6 7" > "$tmp/f.ids"
 "$EMBER" eval -m "$m" --ids "$tmp/p.ids" --force "$tmp/f.ids" --logits "$tmp/l.bin"

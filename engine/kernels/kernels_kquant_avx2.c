@@ -21,6 +21,7 @@
 
 #define T EMBER_TARGET_AVX2
 #define INL static inline __attribute__((always_inline)) T
+#define ROW_BLOCK 16
 
 INL __m128i hsum4_256(__m256i a, __m256i b, __m256i c, __m256i d)
 {
@@ -177,48 +178,53 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+    /* Rows go in blocks whose weights stay in L2 while each 4-token
+       activation group is reused from L1 for all of them. */
+    for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
+        int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 4) {
             int cnt = nt - t < 4 ? nt - t : 4;
             const block_q8_K *x[4];
             #pragma GCC unroll 8
             for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
-                const uint8_t *blk = row + (size_t)b * bb;
-                uint64_t sc;
-                __m128i m;
-                q45_scales(blk + 4, &sc, &m);
-                __m256i scb = _mm256_set1_epi64x((long long)sc);
-                __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
-                                  : _mm256_setzero_si256();
-                __m256i a[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
-                                _mm256_setzero_si256(), _mm256_setzero_si256()};
-                #pragma GCC unroll 8
-                for (int j = 0; j < 8; j++) {
-                    __m256i q = q45_sub(blk + qs_off, j, five, &qh, &kc);
-                    __m256i s = _mm256_shuffle_epi8(scb, kc.ctl[j]);
+            for (int r = rb; r < re; r++) {
+                const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+                __m128 acc = _mm_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    const uint8_t *blk = row + (size_t)b * bb;
+                    uint64_t sc;
+                    __m128i m;
+                    q45_scales(blk + 4, &sc, &m);
+                    __m256i scb = _mm256_set1_epi64x((long long)sc);
+                    __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
+                                      : _mm256_setzero_si256();
+                    __m256i a[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                                    _mm256_setzero_si256(), _mm256_setzero_si256()};
                     #pragma GCC unroll 8
-                    for (int i = 0; i < 4; i++) {
-                        __m256i p = _mm256_maddubs_epi16(q, load256(x[i][b].qs + 32 * j));
-                        a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
+                    for (int j = 0; j < 8; j++) {
+                        __m256i q = q45_sub(blk + qs_off, j, five, &qh, &kc);
+                        __m256i s = _mm256_shuffle_epi8(scb, kc.ctl[j]);
+                        #pragma GCC unroll 8
+                        for (int i = 0; i < 4; i++) {
+                            __m256i p = _mm256_maddubs_epi16(q, load256(x[i][b].qs + 32 * j));
+                            a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
+                        }
                     }
+                    __m128i mv[4];
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++) mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), m);
+                    __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
+                    __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
+                    uint16_t dh[2];
+                    memcpy(dh, blk, 4);
+                    __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
+                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+                    __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
+                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                    acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
                 }
-                __m128i mv[4];
-                #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++) mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), m);
-                __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
-                __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
-                uint16_t dh[2];
-                memcpy(dh, blk, 4);
-                __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
-                __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
-                acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+                store_tokens(y, y_stride, t, r, cnt, acc);
             }
-            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }
@@ -319,40 +325,45 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    for (int r = r0; r < r1; r++) {
-        const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+    /* Rows go in blocks whose weights stay in L2 while each 4-token
+       activation group is reused from L1 for all of them. */
+    for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
+        int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 4) {
             int cnt = nt - t < 4 ? nt - t : 4;
             const block_q8_K *x[4];
             #pragma GCC unroll 8
             for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
-                const block_q6_K *blk = row + b;
-                __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
-                __m256i sw = _mm256_cvtepi8_epi16(sc);
-                __m256i a[4];
-                #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++)
-                    a[i] = _mm256_sub_epi32(_mm256_setzero_si256(), q6_bterm(x[i] + b, sw));
-                #pragma GCC unroll 8
-                for (int n = 0; n < 2; n++)
+            for (int r = rb; r < re; r++) {
+                const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+                __m128 acc = _mm_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    const block_q6_K *blk = row + b;
+                    __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
+                    __m256i sw = _mm256_cvtepi8_epi16(sc);
+                    __m256i a[4];
                     #pragma GCC unroll 8
-                    for (int qi = 0; qi < 4; qi++) {
-                        __m256i q = q6_quarter(blk, n, qi, &kc);
-                        __m256i s = q6_scale(sc, 4 * n + qi, &kc);
+                    for (int i = 0; i < 4; i++)
+                        a[i] = _mm256_sub_epi32(_mm256_setzero_si256(), q6_bterm(x[i] + b, sw));
+                    #pragma GCC unroll 8
+                    for (int n = 0; n < 2; n++)
                         #pragma GCC unroll 8
-                        for (int i = 0; i < 4; i++) {
-                            __m256i p = _mm256_maddubs_epi16(q, load256(x[i][b].qs + 128 * n + 32 * qi));
-                            a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
+                        for (int qi = 0; qi < 4; qi++) {
+                            __m256i q = q6_quarter(blk, n, qi, &kc);
+                            __m256i s = q6_scale(sc, 4 * n + qi, &kc);
+                            #pragma GCC unroll 8
+                            for (int i = 0; i < 4; i++) {
+                                __m256i p = _mm256_maddubs_epi16(q, load256(x[i][b].qs + 128 * n + 32 * qi));
+                                a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
+                            }
                         }
-                    }
-                __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
-                __m128 dw = _mm_set1_ps(_cvtsh_ss(blk->d));
-                __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                    __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
+                    __m128 dw = _mm_set1_ps(_cvtsh_ss(blk->d));
+                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                }
+                store_tokens(y, y_stride, t, r, cnt, acc);
             }
-            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }

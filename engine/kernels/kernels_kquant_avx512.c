@@ -23,6 +23,7 @@
 
 #define T EMBER_TARGET_AVX512
 #define INL static inline __attribute__((always_inline)) T
+#define ROW_BLOCK 16
 
 /* Sums of a, b, c, d as lanes 0..3. */
 INL __m128i hsum4_512(__m512i a, __m512i b, __m512i c, __m512i d)
@@ -288,36 +289,41 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+    /* Rows go in blocks whose weights stay in L2 while each 4-token
+       activation group is reused from L1 for all of them. */
+    for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
+        int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 4) {
             int cnt = nt - t < 4 ? nt - t : 4;
             const block_q8_K *x[4];
             #pragma GCC unroll 8
             for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
-                const uint8_t *blk = row + (size_t)b * bb;
-                q45_dec o;
-                q45_decode(blk, five, &kc, &o);
-                __m512i a[4];
-                __m128i mv[4];
-                #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++) {
-                    a[i] = q45_dot(&o, x[i][b].qs);
-                    mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), o.m);
+            for (int r = rb; r < re; r++) {
+                const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+                __m128 acc = _mm_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    const uint8_t *blk = row + (size_t)b * bb;
+                    q45_dec o;
+                    q45_decode(blk, five, &kc, &o);
+                    __m512i a[4];
+                    __m128i mv[4];
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++) {
+                        a[i] = q45_dot(&o, x[i][b].qs);
+                        mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), o.m);
+                    }
+                    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+                    __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
+                    uint16_t dh[2];
+                    memcpy(dh, blk, 4);
+                    __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
+                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+                    __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
+                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                    acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
                 }
-                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
-                uint16_t dh[2];
-                memcpy(dh, blk, 4);
-                __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
-                __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
-                acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+                store_tokens(y, y_stride, t, r, cnt, acc);
             }
-            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }
@@ -426,26 +432,31 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    for (int r = r0; r < r1; r++) {
-        const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+    /* Rows go in blocks whose weights stay in L2 while each 4-token
+       activation group is reused from L1 for all of them. */
+    for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
+        int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 4) {
             int cnt = nt - t < 4 ? nt - t : 4;
             const block_q8_K *x[4];
             #pragma GCC unroll 8
             for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
-            __m128 acc = _mm_setzero_ps();
-            for (int b = 0; b < nb; b++) {
-                q6_dec o;
-                q6_decode(row + b, &kc, &o);
-                __m512i a[4];
-                #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++) a[i] = q6_dot(&o, x[i] + b);
-                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                __m128 dw = _mm_set1_ps(_cvtsh_ss(row[b].d));
-                __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+            for (int r = rb; r < re; r++) {
+                const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+                __m128 acc = _mm_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    q6_dec o;
+                    q6_decode(row + b, &kc, &o);
+                    __m512i a[4];
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++) a[i] = q6_dot(&o, x[i] + b);
+                    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+                    __m128 dw = _mm_set1_ps(_cvtsh_ss(row[b].d));
+                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                }
+                store_tokens(y, y_stride, t, r, cnt, acc);
             }
-            store_tokens(y, y_stride, t, r, cnt, acc);
         }
     }
 }

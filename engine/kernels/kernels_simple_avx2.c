@@ -100,16 +100,25 @@ INLINE2 __m256i reduce8(const __m256i s[8])
                             _mm256_permute2x128_si256(h0, h1, 0x31));
 }
 
-INLINE2 __m256 scales8(const uint8_t *base, __m256i gidx)
+/* The 8 rows' fp16 block scales: scalar loads assembled in registers run on
+   the integer ports beside the vector work and cost less than a gather. */
+INLINE2 uint64_t rd16x4(const uint8_t *const *p, size_t o)
 {
-    __m256i g = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)base, gidx, 1),
-                                 _mm256_set1_epi32(0xffff));
-    __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(g), _mm256_extracti128_si256(g, 1));
-    return _mm256_cvtph_ps(h);
+    uint16_t a, b, c, d;
+    memcpy(&a, p[0] + o, 2);
+    memcpy(&b, p[1] + o, 2);
+    memcpy(&c, p[2] + o, 2);
+    memcpy(&d, p[3] + o, 2);
+    return (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 | (uint64_t)d << 48;
+}
+
+INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
+{
+    return _mm256_cvtph_ps(_mm_set_epi64x((long long)rd16x4(p + 4, o), (long long)rd16x4(p, o)));
 }
 
 #define INT_KERNEL(fmt, BLOCK, OFF)                                                               \
-    INLINE2 void fmt##_pass(const uint8_t *const p[8], __m256i gidx, int64_t nb,                   \
+    INLINE2 void fmt##_pass(const uint8_t *const p[8], int64_t nb,                                   \
                             const uint8_t *xq, size_t xq_stride, const int tb,                     \
                             float *y, size_t y_stride, __m256i m)                                  \
     {                                                                                              \
@@ -120,7 +129,7 @@ INLINE2 __m256 scales8(const uint8_t *base, __m256i gidx)
             if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                                \
                 _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++)                                                        \
                     _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);       \
-            __m256 dw = scales8(p[0] + o, gidx);                                                   \
+            __m256 dw = scales8(p, o);                                                   \
             _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                                                         \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;       \
                 act_t x = act_prep(xb->qs);                                                        \
@@ -135,31 +144,25 @@ INLINE2 __m256 scales8(const uint8_t *base, __m256i gidx)
     }                                                                                              \
     EMBER_TARGET_AVX2 void ember_matmul_##fmt##_avx2(EMBER_MATMUL_ARGS)                            \
     {                                                                                              \
-        if (row_bytes > ((size_t)1 << 27)) { /* gather offsets are int32 */                        \
-            ember_matmul_##fmt##_scalar(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);  \
-            return;                                                                                \
-        }                                                                                          \
         int64_t nb = k / QK;                                                                       \
         for (int g0 = r0; g0 < r1; g0 += 8) {                                                      \
             int n = r1 - g0 < 8 ? r1 - g0 : 8;                                                     \
             const uint8_t *p[8];                                                                   \
-            int idx[8], msk[8];                                                                    \
+            int msk[8];                                                                            \
             for (int i = 0; i < 8; i++) {                                                          \
                 int r = g0 + (i < n ? i : n - 1); /* tail lanes repeat a valid row */              \
                 p[i] = (const uint8_t *)w + (size_t)r * row_bytes;                                 \
-                idx[i] = (int)(p[i] - p[0]);                                                       \
                 msk[i] = i < n ? -1 : 0;                                                           \
             }                                                                                      \
-            __m256i gidx = _mm256_loadu_si256((const __m256i *)idx);                               \
             __m256i m = _mm256_loadu_si256((const __m256i *)msk);                                  \
             for (int t = 0; t < nt; t += 4) {                                                      \
                 const uint8_t *xt = (const uint8_t *)xq + (size_t)t * xq_stride;                   \
                 float *yt = y + (size_t)t * y_stride + g0;                                         \
                 switch (nt - t) {                                                                  \
-                case 1: fmt##_pass(p, gidx, nb, xt, xq_stride, 1, yt, y_stride, m); break;         \
-                case 2: fmt##_pass(p, gidx, nb, xt, xq_stride, 2, yt, y_stride, m); break;         \
-                case 3: fmt##_pass(p, gidx, nb, xt, xq_stride, 3, yt, y_stride, m); break;         \
-                default: fmt##_pass(p, gidx, nb, xt, xq_stride, 4, yt, y_stride, m); break;        \
+                case 1: fmt##_pass(p, nb, xt, xq_stride, 1, yt, y_stride, m); break;         \
+                case 2: fmt##_pass(p, nb, xt, xq_stride, 2, yt, y_stride, m); break;         \
+                case 3: fmt##_pass(p, nb, xt, xq_stride, 3, yt, y_stride, m); break;         \
+                default: fmt##_pass(p, nb, xt, xq_stride, 4, yt, y_stride, m); break;        \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
