@@ -47,7 +47,7 @@ ok $? "text mode prints TTFT, decode tok/s and the hash on stderr"
 
 # several special tokens in one text are each one token (a splitting bug once
 # shifted the fragments and produced garbage ids)
-"$EMBER" tokenize -m "$m" --special "<|start_header_id|>user<|end_header_id|>
+"$EMBER" tokenize -m "$m" --no-bos --special "<|start_header_id|>user<|end_header_id|>
 
 hi<|eot_id|><|start_header_id|>assistant<|end_header_id|>" > "$tmp/tok.txt"
 [ "$(grep -c '<|' "$tmp/tok.txt")" = 5 ] && ! grep -q 'header_id|>.' "$tmp/tok.txt"
