@@ -184,7 +184,8 @@ static int rd_kv(cursor *c, gguf_kv *kv, uint64_t index)
     return 0;
 }
 
-/* Open-addressing set of tensor names, for the duplicate check. */
+/* Open-addressing set for the duplicate checks (keys and tensor names):
+   linear time, so a hostile file with many keys cannot stall the parse. */
 static uint64_t hash_str(const char *p, uint64_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -192,22 +193,25 @@ static uint64_t hash_str(const char *p, uint64_t n)
     return h;
 }
 
-static int check_duplicates(gguf_file *f, ember_err *err)
+/* Returns the index of an earlier equal string, -1 when all are distinct,
+   -2 when out of memory. */
+static int64_t first_duplicate(const gguf_str *(*get)(const gguf_file *, uint64_t), const gguf_file *f,
+                               uint64_t n, uint64_t *dup_of)
 {
     uint64_t cap = 16;
-    while (cap < f->n_tensors * 2) cap <<= 1;
+    while (cap < n * 2) cap <<= 1;
     int64_t *slot = malloc(cap * sizeof *slot);
-    if (!slot) return ember_seterr(err, "out of memory");
+    if (!slot) return -2;
     for (uint64_t i = 0; i < cap; i++) slot[i] = -1;
-    int rc = 0;
-    for (uint64_t t = 0; t < f->n_tensors && !rc; t++) {
-        gguf_str s = f->tensors[t].name;
-        uint64_t h = hash_str(s.ptr, s.len) & (cap - 1);
+    int64_t found = -1;
+    for (uint64_t t = 0; t < n && found < 0; t++) {
+        const gguf_str *s = get(f, t);
+        uint64_t h = hash_str(s->ptr, s->len) & (cap - 1);
         while (slot[h] >= 0) {
-            gguf_str o = f->tensors[slot[h]].name;
-            if (o.len == s.len && memcmp(o.ptr, s.ptr, s.len) == 0) {
-                rc = ember_seterr(err, "tensor %llu '%s': duplicate name (also tensor %lld)",
-                                  (unsigned long long)t, f->tensors[t].name_z, (long long)slot[h]);
+            const gguf_str *o = get(f, (uint64_t)slot[h]);
+            if (o->len == s->len && memcmp(o->ptr, s->ptr, s->len) == 0) {
+                found = (int64_t)t;
+                *dup_of = (uint64_t)slot[h];
                 break;
             }
             h = (h + 1) & (cap - 1);
@@ -215,7 +219,21 @@ static int check_duplicates(gguf_file *f, ember_err *err)
         slot[h] = (int64_t)t;
     }
     free(slot);
-    return rc;
+    return found;
+}
+
+static const gguf_str *tensor_name(const gguf_file *f, uint64_t i) { return &f->tensors[i].name; }
+static const gguf_str *kv_key(const gguf_file *f, uint64_t i) { return &f->kv[i].key; }
+
+static int check_duplicates(gguf_file *f, ember_err *err)
+{
+    uint64_t other = 0;
+    int64_t t = first_duplicate(tensor_name, f, f->n_tensors, &other);
+    if (t == -2) return ember_seterr(err, "out of memory");
+    if (t >= 0)
+        return ember_seterr(err, "tensor %lld '%s': duplicate name (also tensor %llu)", (long long)t,
+                            f->tensors[t].name_z, (unsigned long long)other);
+    return 0;
 }
 
 static int rd_tensor(cursor *c, gguf_tensor *t, uint64_t index)
@@ -297,26 +315,28 @@ static int parse(gguf_file *f, ember_err *err)
     if (!f->kv || !f->tensors) return ember_seterr(err, "out of memory");
     f->n_kv = nkv;
     f->n_tensors = nt;
-    for (uint64_t i = 0; i < nkv; i++) {
+    for (uint64_t i = 0; i < nkv; i++)
         if (rd_kv(&c, &f->kv[i], i)) {
             f->n_kv = i + 1;
             return -1;
         }
-        for (uint64_t j = 0; j < i; j++)
-            if (f->kv[j].key.len == f->kv[i].key.len &&
-                !memcmp(f->kv[j].key.ptr, f->kv[i].key.ptr, f->kv[i].key.len)) {
-                char key[128];
-                print_str(key, sizeof key, f->kv[i].key);
-                f->n_kv = i + 1;
-                return ember_seterr(err, "metadata key '%s' appears twice", key);
-            }
+    uint64_t other = 0;
+    int64_t dup = first_duplicate(kv_key, f, nkv, &other);
+    if (dup == -2) return ember_seterr(err, "out of memory");
+    if (dup >= 0) {
+        char key[128];
+        print_str(key, sizeof key, f->kv[dup].key);
+        return ember_seterr(err, "metadata key '%s' appears twice (entries %llu and %lld)", key,
+                            (unsigned long long)other, (long long)dup);
     }
     f->alignment = 32;
     const gguf_kv *al = gguf_find(f, "general.alignment");
     if (al) {
-        if (al->type != GGUF_T_U32 || al->v.u == 0 || (al->v.u & (al->v.u - 1)) || al->v.u > (1u << 20))
-            return ember_seterr(err, "general.alignment must be a u32 power of two (got type %s)",
-                                gguf_type_name(al->type));
+        if (al->type != GGUF_T_U32)
+            return ember_seterr(err, "general.alignment must be a u32 (got type %s)", gguf_type_name(al->type));
+        if (al->v.u == 0 || (al->v.u & (al->v.u - 1)) || al->v.u > (1u << 20))
+            return ember_seterr(err, "general.alignment %llu is not a power of two up to 1 MiB",
+                                (unsigned long long)al->v.u);
         f->alignment = al->v.u;
     }
     for (uint64_t i = 0; i < nt; i++)
@@ -338,10 +358,9 @@ static int parse(gguf_file *f, ember_err *err)
                                 (unsigned long long)i, t->name_z, (unsigned long long)t->offset,
                                 (unsigned long long)f->alignment);
         if (t->offset > avail || t->nbytes > avail - t->offset)
-            return ember_seterr(err, "tensor %llu '%s': data range 0x%llx+%llu exceeds file size %llu",
-                                (unsigned long long)i, t->name_z,
-                                (unsigned long long)(data + t->offset), (unsigned long long)t->nbytes,
-                                (unsigned long long)f->size);
+            return ember_seterr(err, "tensor %llu '%s': data range at data+0x%llx (+%llu bytes) exceeds file size %llu",
+                                (unsigned long long)i, t->name_z, (unsigned long long)t->offset,
+                                (unsigned long long)t->nbytes, (unsigned long long)f->size);
         t->file_offset = data + t->offset;
         t->data = f->map + t->file_offset;
     }

@@ -11,18 +11,28 @@
 #include "dtype.h"
 #include "gguf.h"
 #include "json.h"
+#include "cli_profile.h"
+#include "ember.h"
+#include "plan_print.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember inspect FILE [--tensors] [--meta] [--json]\n"
+        "       ember inspect FILE --plan [--strategy S | --profile P] [--tensors] [--json]\n"
         "\n"
         "Shows a GGUF file's architecture, sizes, tokenizer and tensor inventory by dtype.\n"
         "\n"
-        "  --tensors   list every tensor: name, dtype, shape, data offset, bytes\n"
-        "  --meta      list every metadata key (arrays by type and length)\n"
-        "  --json      print one JSON object instead of text\n"
-        "  -h, --help  this help\n");
+        "  --tensors       list every tensor: name, dtype, shape, data offset, bytes\n"
+        "  --meta          list every metadata key (arrays by type and length)\n"
+        "  --json          print one JSON object instead of text\n"
+        "  --plan          load the model and print the execution plan: per tensor the\n"
+        "                  representation (eager-f32, compressed, packed-q8x16), kernel,\n"
+        "                  ISA, resident bytes and any fallback reason; totals by\n"
+        "                  representation (per-tensor lines with --tensors)\n"
+        "  --strategy S    eager | compressed | packed (with --plan)\n"
+        "  --profile P     a profile name or file (with --plan; see ember-profile(5))\n"
+        "  -h, --help      this help\n");
 }
 
 /* Per-dtype totals, indexed by ggml type number. */
@@ -330,11 +340,50 @@ static int print_json(const summary *s, bool tensors, bool meta)
     return json_finish(&j);
 }
 
+/* --plan: open the model under the strategy or profile and print the
+   execution plan the engine built (representation, kernel, bytes per tensor). */
+static int inspect_plan(const char *path, const char *strategy, const char *profile_name,
+                        bool tensors, bool json)
+{
+    cli_resolved r;
+    memset(&r, 0, sizeof r);
+    ember_plan_opts_default(&r.plan);
+    ember_sampler_opts_default(&r.samp);
+    ember_err err;
+    if (cli_resolve(profile_name, strategy, path, &r, &err)) {
+        fprintf(stderr, "ember inspect: %s\n", err.msg);
+        return 1;
+    }
+    ember_model *m = ember_model_open(path, &r.plan, &err);
+    if (!m) {
+        fprintf(stderr, "ember inspect: %s\n", err.msg);
+        return 1;
+    }
+    const ember_plan *p = ember_model_plan(m);
+    int rc = 0;
+    if (json) {
+        json_w j;
+        json_init(&j, stdout, true);
+        json_obj_begin(&j);
+        json_kv_str(&j, "file", path);
+        json_kv_str(&j, "architecture", ember_model_get_info(m)->arch);
+        if (r.matched[0]) json_kv_str(&j, "profile", r.matched);
+        plan_print_json(p, &r.plan, &j);
+        json_obj_end(&j);
+        rc = json_finish(&j) ? 1 : 0;
+    } else {
+        if (r.matched[0]) printf("%s\n", r.matched);
+        plan_print_text(p, &r.plan, tensors, stdout);
+    }
+    ember_model_free(m);
+    return rc;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
     bool tensors = false, json = false, meta = false, plan = false;
-    const char *strategy = NULL;
+    const char *strategy = NULL, *profile_name = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -348,12 +397,13 @@ int cmd_inspect(int argc, char **argv)
             meta = true;
         } else if (!strcmp(a, "--plan")) {
             plan = true;
-        } else if (!strcmp(a, "--strategy")) {
+        } else if (!strcmp(a, "--strategy") || !strcmp(a, "--profile")) {
             if (++i >= argc) {
-                fprintf(stderr, "ember inspect: --strategy needs a value\n");
+                fprintf(stderr, "ember inspect: %s needs a value\n", a);
                 return 2;
             }
-            strategy = argv[i];
+            if (a[2] == 's') strategy = argv[i];
+            else profile_name = argv[i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "ember inspect: unknown option '%s' (try ember inspect --help)\n", a);
             return 2;
@@ -368,13 +418,11 @@ int cmd_inspect(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    /* --plan [--strategy S]: the execution plan (per-tensor representation,
-       kernel and bytes) belongs to the weights module; it is printed here
-       once that module exists. */
-    if (plan || strategy) {
-        fprintf(stderr, "ember inspect: --plan is not available in this build yet\n");
+    if ((strategy || profile_name) && !plan) {
+        fprintf(stderr, "ember inspect: --strategy and --profile go with --plan\n");
         return 2;
     }
+    if (plan) return inspect_plan(path, strategy, profile_name, tensors, json);
     ember_err err = {{0}};
     gguf_file *f = gguf_open(path, &err);
     if (!f) {

@@ -46,9 +46,13 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
             fprintf(stderr, "ember: the model's chat template is not recognised; using ChatML\n");
         ember_chat_msg msgs[2];
         size_t nm = 0;
-        if (o->system) msgs[nm++] = (ember_chat_msg){"system", o->system};
+        /* as the model's own template would: some (Qwen2.5) insert a
+           default system message when the conversation has none */
+        char *dflt = o->system ? NULL : ember_chat_default_system(ember_model_chat_template(m));
+        if (o->system || dflt) msgs[nm++] = (ember_chat_msg){"system", o->system ? o->system : dflt};
         msgs[nm++] = (ember_chat_msg){"user", o->prompt};
         text = ember_chat_render(k, msgs, nm, 1);
+        free(dflt);
         special = true;
     } else {
         text = strdup(o->prompt);

@@ -283,9 +283,45 @@ static void check_registry(void)
 #endif
 }
 
+/* Every ISA's activation quantizer must produce the same bytes, including
+   on ties for the largest magnitude, NaN, infinities, zeros and denormals. */
+static void check_quantize_act(void)
+{
+    enum { NB = 10, K = NB * QK_K };
+    static float x[K];
+    for (int i = 0; i < K; i++) x[i] = gauss();
+    for (int i = QK_K; i < 2 * QK_K; i++) x[i] = (i & 1) ? 3.0f : -3.0f;     /* tie: -3 first */
+    for (int i = 2 * QK_K; i < 3 * QK_K; i += 7) x[i] = NAN;
+    x[3 * QK_K + 17] = INFINITY;
+    for (int i = 4 * QK_K; i < 5 * QK_K; i++) x[i] = (i & 2) ? -0.0f : 0.0f;
+    for (int i = 5 * QK_K; i < 6 * QK_K; i++) x[i] = (float)(i % 5) * 1e-40f;  /* denormal */
+    for (int i = 6 * QK_K; i < 7 * QK_K; i++) x[i] *= 1e30f;
+    for (int i = 7 * QK_K; i < 8 * QK_K; i++) x[i] = (float)(i % 255) - 127.0f + 0.5f; /* .5 ties */
+    size_t bytes = ember_act_bytes(EMBER_Q8_K, K);
+    uint8_t *ref = calloc(1, bytes), *got = calloc(1, bytes);
+    const ember_kernel *ks = ember_kernels_kquant(EMBER_Q4_K, EMBER_ISA_SCALAR);
+    ks->quantize_act(x, ref, K);
+    uint8_t direct[sizeof(block_q8_K)];
+    ember_quantize_row(EMBER_Q8_K, x, direct, QK_K);
+    tap_ok(memcmp(direct, ref, sizeof direct) == 0, "scalar quantize_act is the reference Q8_K quantizer");
+    static const int wts[] = {EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+    for (int f = 0; f < 3; f++)
+        for (int isa = EMBER_ISA_AVX2; isa <= EMBER_ISA_AVX512; isa++) {
+            const ember_kernel *kv = ember_kernels_kquant(wts[f], (ember_isa)isa);
+            if ((int)ember_cpu_isa() < isa || !kv) continue;
+            memset(got, 0xa5, bytes);
+            kv->quantize_act(x, got, K);
+            tap_ok(memcmp(ref, got, bytes) == 0, "%s quantize_act == scalar bytes (NaN, inf, ties, denormals)",
+                   kv->name);
+        }
+    free(ref);
+    free(got);
+}
+
 int main(void)
 {
     check_registry();
+    check_quantize_act();
     static const int wts[] = {EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
     static const struct { int rows; int k; int nt; } cases[] = {
         {1, 256, 1},    {15, 512, 2},   {16, 1536, 3},  {17, 2048, 4},

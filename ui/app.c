@@ -146,8 +146,9 @@ static void show_stats(app *a)
 
 static void set_system(app *a, const char *text, size_t n)
 {
+    char *copy = n ? strndup(text, n) : NULL;   /* text may be a->system itself */
     free(a->system);
-    a->system = n ? strndup(text, n) : NULL;
+    a->system = copy;
     /* Shown once at the top of the transcript. */
     for (size_t i = 0; i < a->tr.n; i++)
         if (a->tr.e[i].role == TR_SYSTEM) {

@@ -26,7 +26,7 @@ static const char *strategy_name(ember_strategy s)
 enum { SEG_PROGRESS, SEG_MODEL, SEG_STRAT, SEG_TPS, SEG_TTFT, SEG_CTX, SEG_RSS, SEG_PSS, SEG_N };
 
 typedef struct {
-    char full[192], shrt[96];
+    char full[256], shrt[128];
     bool use_short, hidden;
 } seg;
 
@@ -67,7 +67,7 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
 
     /* profile + strategy (+ packing state) */
     const char *prof = s->profile && *s->profile ? s->profile : NULL;
-    char strat[128] = "", detail[128] = "";
+    char strat[16] = "", detail[48] = "";
     if (s->have_stats) {
         snprintf(strat, sizeof strat, "%s", strategy_name(st->strategy));
         if (st->strategy == EMBER_STRATEGY_PACKED) {
@@ -77,12 +77,12 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
         }
     }
     if (prof && *strat)
-        snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s: %s%s", prof, strat, detail);
+        snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%.120s: %s%s", prof, strat, detail);
     else if (prof)
         snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s", prof);
     else
         snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s%s", strat, detail);
-    snprintf(sg[SEG_STRAT].shrt, sizeof sg[0].shrt, "%s", *strat ? strat : (prof ? prof : ""));
+    snprintf(sg[SEG_STRAT].shrt, sizeof sg[0].shrt, "%.120s", *strat ? strat : (prof ? prof : ""));
 
     if (s->have_stats && (s->live || s->have_turn) && st->decode_tps > 0)
         snprintf(sg[SEG_TPS].full, sizeof sg[0].full, "%.1f tok/s%s", st->decode_tps,
@@ -117,7 +117,7 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
             break;
         case 1: /* packing detail */
             if (*detail) {
-                if (prof) snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s: %s", prof, strat);
+                if (prof) snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%.120s: %s", prof, strat);
                 else snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s", strat);
             }
             break;

@@ -123,6 +123,7 @@ SCALAR_MATMUL(q5_K_scalar, block_q5_K, dot_q5_K)
 SCALAR_MATMUL(q6_K_scalar, block_q6_K, dot_q6_K)
 
 #define KQ(wt, isa, nm, fn) {nm, isa, wt, EMBER_Q8_K, ember_kq_quantize_q8_K, fn}
+#define KQ512(wt, nm, fn) {nm, EMBER_ISA_AVX512, wt, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512, fn}
 
 static const ember_kernel scalar_kernels[] = {
     KQ(EMBER_Q4_K, EMBER_ISA_SCALAR, "q4_K_scalar", q4_K_scalar),
@@ -135,9 +136,9 @@ static const ember_kernel simd_kernels[] = {
     KQ(EMBER_Q4_K, EMBER_ISA_AVX2, "q4_K_avx2", ember_kq_q4_K_avx2),
     KQ(EMBER_Q5_K, EMBER_ISA_AVX2, "q5_K_avx2", ember_kq_q5_K_avx2),
     KQ(EMBER_Q6_K, EMBER_ISA_AVX2, "q6_K_avx2", ember_kq_q6_K_avx2),
-    KQ(EMBER_Q4_K, EMBER_ISA_AVX512, "q4_K_avx512vnni", ember_kq_q4_K_avx512),
-    KQ(EMBER_Q5_K, EMBER_ISA_AVX512, "q5_K_avx512vnni", ember_kq_q5_K_avx512),
-    KQ(EMBER_Q6_K, EMBER_ISA_AVX512, "q6_K_avx512vnni", ember_kq_q6_K_avx512),
+    KQ512(EMBER_Q4_K, "q4_K_avx512vnni", ember_kq_q4_K_avx512),
+    KQ512(EMBER_Q5_K, "q5_K_avx512vnni", ember_kq_q5_K_avx512),
+    KQ512(EMBER_Q6_K, "q6_K_avx512vnni", ember_kq_q6_K_avx512),
 };
 #endif
 

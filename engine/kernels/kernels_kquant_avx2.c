@@ -85,6 +85,7 @@ INL float fold_q6(float acc, __m128 p, __m128 isum, int cnt)
 
 typedef struct {
     __m256i ctl[8], low4, one;
+    __m128i pick_cnt, pick_low, pick_high;
 } q45_const;
 
 INL void q45_consts(q45_const *k)
@@ -93,20 +94,23 @@ INL void q45_consts(q45_const *k)
     for (int j = 0; j < 8; j++) k->ctl[j] = _mm256_set1_epi16((short)(0x8000 | j));
     k->low4 = _mm256_set1_epi8(0x0f);
     k->one = _mm256_set1_epi8(1);
+    k->pick_cnt = _mm_setr_epi32(0, 0, 0, 4);
+    k->pick_low = _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f);
+    k->pick_high = _mm_setr_epi32(0, 0x30303030, 0, 0x30303030);
 }
 
-/* The 8 scales (bytes of *sc) and 8 mins (as words in *m). */
-INL void q45_scales(const uint8_t *s12, uint64_t *sc, __m128i *m)
+/* The 8 scales (bytes, in every qword of *scb) and 8 mins (words, *m) from
+   a block's bytes 0..15, dwords [d|dmin, w0, w1, w2]: sc0..3 = w0 & 0x3f..,
+   m0..3 = w1 & 0x3f.., sc4..7 / m4..7 take their low nibbles from w2 and
+   their top two bits from bits 6-7 of w0 / w1's bytes. */
+INL void q45_scales(const uint8_t *blk, const q45_const *k, __m256i *scb, __m128i *m)
 {
-    uint32_t w0, w1, w2;
-    memcpy(&w0, s12, 4);
-    memcpy(&w1, s12 + 4, 4);
-    memcpy(&w2, s12 + 8, 4);
-    *sc = (w0 & 0x3f3f3f3fu) |
-          (uint64_t)((w2 & 0x0f0f0f0fu) | ((w0 >> 6) & 0x03030303u) << 4) << 32;
-    uint64_t mn = (w1 & 0x3f3f3f3fu) |
-                  (uint64_t)(((w2 >> 4) & 0x0f0f0f0fu) | ((w1 >> 6) & 0x03030303u) << 4) << 32;
-    *m = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)mn));
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)blk);
+    __m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, 0xed), k->pick_cnt), k->pick_low);
+    __m128i hi = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(v, 0xa5), 2), k->pick_high);
+    __m128i r = _mm_or_si128(lo, hi);   /* bytes sc0..7, m0..7 */
+    *scb = _mm256_broadcastq_epi64(r);
+    *m = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(r, r));
 }
 
 /* Sub-block j's 32 quants: nibble (low for even j, high for odd) plus, for
@@ -147,14 +151,13 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                     int b = b0 + (i < cnt ? i : cnt - 1);
                     const uint8_t *blk = row + (size_t)b * bb;
                     const block_q8_K *xb = x + b;
-                    uint64_t sc;
+                    __m256i scb;
                     __m128i m;
-                    q45_scales(blk + 4, &sc, &m);
+                    q45_scales(blk, &kc, &scb, &m);
                     memcpy(&dh[i], blk, 2);
                     memcpy(&mh[i], blk + 2, 2);
                     dxs[i] = xb->d;
                     mv[i] = _mm_madd_epi16(bsum_pairs(xb), m);
-                    __m256i scb = _mm256_set1_epi64x((long long)sc);
                     __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
                                       : _mm256_setzero_si256();
                     __m256i s = _mm256_setzero_si256();
@@ -192,10 +195,9 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 __m128 acc = _mm_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     const uint8_t *blk = row + (size_t)b * bb;
-                    uint64_t sc;
+                    __m256i scb;
                     __m128i m;
-                    q45_scales(blk + 4, &sc, &m);
-                    __m256i scb = _mm256_set1_epi64x((long long)sc);
+                    q45_scales(blk, &kc, &scb, &m);
                     __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
                                       : _mm256_setzero_si256();
                     __m256i a[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),

@@ -93,7 +93,7 @@ typedef struct {
 } q45_dec;
 
 typedef struct {
-    __m512i idx[4], cnt, low4, hb[4], sixteen;
+    __m512i idx[4], cnt, low4, hb[4], sixteen, mdup, lane0;
 } q45_const;
 
 INL void q45_consts(q45_const *k)
@@ -108,6 +108,10 @@ INL void q45_consts(q45_const *k)
     k->cnt = _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0);
     k->low4 = _mm512_set1_epi8(0x0f);
     k->sixteen = _mm512_set1_epi8(16);
+    short mi[32];
+    for (int j = 0; j < 32; j++) mi[j] = (short)((j % 16) / 2);
+    k->mdup = _mm512_loadu_si512((const void *)mi);
+    k->lane0 = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
 /* Scales and mins sit at byte 4 of both Q4_K and Q5_K blocks; the 6-bit
@@ -214,23 +218,30 @@ INL void q45_meta4(const uint8_t *const blk[4], const q45_meta_const *k, q45_met
     o->dm = _mm256_extractf128_ps(f, 1);
 }
 
+/* v[0] holds 8 partial sums of item 0 then 8 of item 1, v[1] items 2, 3:
+   returns the 4 totals. */
+INL __m128i hsum_2x8(__m512i v0, __m512i v1, __m512i lane0)
+{
+    /* item i's lanes to 128-bit lane i, then sum within lanes */
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i64x2(v0, v1, 0x88), _mm512_shuffle_i64x2(v0, v1, 0xdd));
+    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0x4e));
+    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0xb1));
+    return _mm512_castsi512_si128(_mm512_permutexvar_epi32(lane0, s));
+}
+
+/* bsums of two activation blocks as 32 words. */
+INL __m512i bsums2(const block_q8_K *a, const block_q8_K *b)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)a->bsums)),
+                              _mm256_loadu_si256((const __m256i *)(const void *)b->bsums), 1);
+}
+
 /* [msum0..3] for 4 blocks: mins (each twice) times the 16 bsums, summed. */
 INL __m128i q45_msum4(const q45_meta *o, const block_q8_K *const x[4], const q45_meta_const *k)
 {
-    __m512i v[2];
-    #pragma GCC unroll 8
-    for (int h = 0; h < 2; h++) {
-        __m512i bs = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)x[2 * h]->bsums)),
-            _mm256_loadu_si256((const __m256i *)(const void *)x[2 * h + 1]->bsums), 1);
-        v[h] = _mm512_madd_epi16(_mm512_permutexvar_epi16(k->midx, o->w[h]), bs);
-    }
-    /* lanes of block i to 128-bit lane i, then sum within lanes */
-    __m512i s = _mm512_add_epi32(_mm512_shuffle_i64x2(v[0], v[1], 0x88),
-                                 _mm512_shuffle_i64x2(v[0], v[1], 0xdd));
-    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0x4e));
-    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0xb1));
-    return _mm512_castsi512_si128(_mm512_permutexvar_epi32(k->lane0, s));
+    __m512i v0 = _mm512_madd_epi16(_mm512_permutexvar_epi16(k->midx, o->w[0]), bsums2(x[0], x[1]));
+    __m512i v1 = _mm512_madd_epi16(_mm512_permutexvar_epi16(k->midx, o->w[1]), bsums2(x[2], x[3]));
+    return hsum_2x8(v0, v1, k->lane0);
 }
 
 INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
@@ -306,14 +317,13 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                     q45_dec o;
                     q45_decode(blk, five, &kc, &o);
                     __m512i a[4];
-                    __m128i mv[4];
                     #pragma GCC unroll 8
-                    for (int i = 0; i < 4; i++) {
-                        a[i] = q45_dot(&o, x[i][b].qs);
-                        mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), o.m);
-                    }
+                    for (int i = 0; i < 4; i++) a[i] = q45_dot(&o, x[i][b].qs);
+                    /* each min twice, in both halves, against 2 tokens' bsums */
+                    __m512i md = _mm512_permutexvar_epi16(kc.mdup, _mm512_zextsi128_si512(o.m));
                     __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                    __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
+                    __m128i msum = hsum_2x8(_mm512_madd_epi16(md, bsums2(&x[0][b], &x[1][b])),
+                                            _mm512_madd_epi16(md, bsums2(&x[2][b], &x[3][b])), kc.lane0);
                     uint16_t dh[2];
                     memcpy(dh, blk, 4);
                     __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
@@ -458,6 +468,45 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
                 store_tokens(y, y_stride, t, r, cnt, acc);
             }
         }
+    }
+}
+
+/* ---- Q8_K activations ----------------------------------------------------
+   Byte-identical to the scalar quantizer (dtype_kquant.c): NaN inputs are
+   skipped by the max and quantize to 0, the sign of d comes from the first
+   element of largest magnitude, rounding is half-to-even (MXCSR default). */
+T void ember_kq_quantize_q8_K_avx512(const float *x, void *xq, int64_t k)
+{
+    block_q8_K *y = xq;
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+    for (int64_t b = 0; b < k / QK_K; b++, y++, x += QK_K) {
+        __m512 am = _mm512_setzero_ps();
+        for (int v = 0; v < 16; v++)   /* max_ps returns its 2nd operand on NaN */
+            am = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + 16 * v)), am);
+        float amax = _mm512_reduce_max_ps(am), max = 0;
+        if (amax == 0 || !(amax < INFINITY)) {
+            memset(y, 0, sizeof *y);
+            continue;
+        }
+        __m512 va = _mm512_set1_ps(amax);
+        for (int v = 0; v < 16; v++) {
+            __mmask16 m = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + 16 * v)), va, _CMP_EQ_OQ);
+            if (m) {
+                max = x[16 * v + __builtin_ctz(m)];
+                break;
+            }
+        }
+        float iscale = -127.f / max;
+        __m512 vs = _mm512_set1_ps(iscale);
+        for (int v = 0; v < 16; v++) {
+            __m512 p = _mm512_mul_ps(vs, _mm512_loadu_ps(x + 16 * v));
+            __mmask16 ok = _mm512_cmp_ps_mask(p, p, _CMP_ORD_Q);
+            __m512i q = _mm512_maskz_cvtps_epi32(ok, p);
+            q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+            _mm_storeu_si128((__m128i *)(void *)(y->qs + 16 * v), _mm512_cvtepi32_epi8(q));
+            y->bsums[v] = (int16_t)_mm512_reduce_add_epi32(q);
+        }
+        y->d = 1 / iscale;
     }
 }
 

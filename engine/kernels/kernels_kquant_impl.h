@@ -23,6 +23,7 @@
         size_t xq_stride, int nt, float *y, size_t y_stride
 
 void ember_kq_quantize_q8_K(const float *x, void *xq, int64_t k);
+void ember_kq_quantize_q8_K_avx512(const float *x, void *xq, int64_t k);
 
 void ember_kq_q4_K_avx2(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q5_K_avx2(EMBER_KQ_MATMUL_ARGS);

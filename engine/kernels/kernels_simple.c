@@ -8,7 +8,7 @@
 #include "dtype.h"
 #include "kernels_simple.h"
 
-void ember_q8_0_quantize_act(const float *x, void *xq, int64_t k)
+void ember_q8_0_quantize_act_scalar(const float *x, void *xq, int64_t k)
 {
     ember_quantize_row_simple(EMBER_Q8_0, x, xq, k);
 }
@@ -125,7 +125,7 @@ void ember_matmul_bf16_scalar(EMBER_MATMUL_ARGS)
 /* ---- registration ------------------------------------------------------- */
 
 #define KQ(wt, nm, isa, isaname) \
-    {#nm "_" #isaname, isa, wt, EMBER_Q8_0, ember_q8_0_quantize_act, ember_matmul_##nm##_##isaname}
+    {#nm "_" #isaname, isa, wt, EMBER_Q8_0, ember_q8_0_quantize_act_##isaname, ember_matmul_##nm##_##isaname}
 #define KF(wt, nm, isa, isaname) \
     {#nm "_" #isaname, isa, wt, EMBER_F32, ember_f32_quantize_act, ember_matmul_##nm##_##isaname}
 #define KSET(isa, isaname) \

@@ -7,7 +7,11 @@
 #define EMBER_MATMUL_ARGS const void *w, size_t row_bytes, int64_t k, int r0, int r1, \
     const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride
 
-void ember_q8_0_quantize_act(const float *x, void *xq, int64_t k);
+/* Q8_0 activation quantizers: every ISA writes the reference quantizer's
+   bytes (ember_quantize_row(EMBER_Q8_0)), so results never depend on it. */
+void ember_q8_0_quantize_act_scalar(const float *x, void *xq, int64_t k);
+void ember_q8_0_quantize_act_avx2(const float *x, void *xq, int64_t k);
+void ember_q8_0_quantize_act_avx512(const float *x, void *xq, int64_t k);
 void ember_f32_quantize_act(const float *x, void *xq, int64_t k);
 
 #define EMBER_DECLARE_SIMPLE(isa) \

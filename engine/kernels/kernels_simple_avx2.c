@@ -249,4 +249,46 @@ FLOAT_KERNEL(f32)
 FLOAT_KERNEL(f16)
 FLOAT_KERNEL(bf16)
 
+/* ---- Q8_0 activations: the reference quantizer's exact bytes ----------- */
+
+EMBER_TARGET_AVX2 void ember_q8_0_quantize_act_avx2(const float *x, void *xq, int64_t k)
+{
+    block_q8_0 *out = xq;
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 signm = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
+    const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+    for (int64_t i = 0; i < k / QK; i++, x += QK) {
+        __m256 v[4];
+        __m256 m = _mm256_setzero_ps();
+        for (int h = 0; h < 4; h++) {
+            v[h] = _mm256_loadu_ps(x + 8 * h);
+            /* data first: max_ps returns its second operand for NaN, so
+               NaNs are skipped like the reference's `fabsf(x) > amax` */
+            m = _mm256_max_ps(_mm256_and_ps(v[h], absm), m);
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        float d = _mm_cvtss_f32(m4) / 127.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        out[i].d = _cvtss_sh(d, 0);
+        __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int h = 0; h < 4; h++) {
+            __m256 s = _mm256_mul_ps(v[h], vid);
+            /* roundf: half away from zero */
+            __m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            __m256 up = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(s, t), absm), half, _CMP_GE_OQ);
+            t = _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(s, signm), one)));
+            t = _mm256_min_ps(_mm256_max_ps(t, lo), hi);
+            t = _mm256_and_ps(t, _mm256_cmp_ps(s, s, _CMP_ORD_Q)); /* NaN -> 0 */
+            q[h] = _mm256_cvttps_epi32(t);
+        }
+        __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)out[i].qs, b);
+    }
+}
+
 #endif

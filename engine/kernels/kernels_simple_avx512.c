@@ -1,11 +1,12 @@
 /* AVX-512 (VNNI) kernels for Q8_0, Q4_0, Q5_0 and the float formats.
  *
- * Integer formats are vectorised across 16 rows: one zmm holds the 32
- * weights of two rows for one block, vpdpbusd folds them against the
- * block's activations into 8 partial sums per row, a shuffle tree turns the
- * 16 rows' partials into one int32 per lane, and a single vector fma per
- * block adds them to 16 per-row accumulators.  Each lane therefore sees
- * exactly the scalar oracle's sequence of fmaf() calls: bit-identical.
+ * Integer formats are vectorised across 16 rows: four zmm each hold four
+ * rows' (one per 128-bit lane) first 16 codes of a block and four more
+ * their last 16; two vpdpbusd per zmm leave 4 partial sums per row, a
+ * two-level unpack tree turns them into one int32 per row in row order,
+ * and a single vector fma per block adds those to 16 per-row accumulators.
+ * Each lane therefore repeats the scalar oracle's fmaf() sequence exactly:
+ * bit-identical.  The loaded codes are reused for up to 4 tokens per pass.
  *
  * vpdpbusd multiplies unsigned by signed bytes, so weights enter as
  * u = w + off (unsigned) and the accumulator starts at -off * (partial sums
@@ -262,5 +263,37 @@ INLINE512 __m512 fl_bf16(const void *p, int64_t i, __mmask16 m)
 FLOAT_KERNEL(f32)
 FLOAT_KERNEL(f16)
 FLOAT_KERNEL(bf16)
+
+/* ---- Q8_0 activations: the reference quantizer's exact bytes ----------- */
+
+EMBER_TARGET_AVX512 void ember_q8_0_quantize_act_avx512(const float *x, void *xq, int64_t k)
+{
+    block_q8_0 *out = xq;
+    const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    const __m512 signm = _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u));
+    const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    for (int64_t i = 0; i < k / QK; i++, x += QK) {
+        __m512 v[2] = {_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16)};
+        /* data first: max_ps returns its second operand for NaN, so NaNs
+           are skipped like the reference's `fabsf(x) > amax` */
+        __m512 m = _mm512_max_ps(_mm512_and_ps(v[0], absm), _mm512_setzero_ps());
+        m = _mm512_max_ps(_mm512_and_ps(v[1], absm), m);
+        float d = _mm512_reduce_max_ps(m) / 127.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        out[i].d = _cvtss_sh(d, 0);
+        __m512 vid = _mm512_set1_ps(id);
+        for (int h = 0; h < 2; h++) {
+            __m512 s = _mm512_mul_ps(v[h], vid);
+            /* roundf: half away from zero */
+            __m512 t = _mm512_roundscale_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            __mmask16 up = _mm512_cmp_ps_mask(_mm512_and_ps(_mm512_sub_ps(s, t), absm), half, _CMP_GE_OQ);
+            t = _mm512_mask_add_ps(t, up, t, _mm512_or_ps(_mm512_and_ps(s, signm), one));
+            t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+            t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, s, _CMP_ORD_Q), t); /* NaN -> 0 */
+            _mm_storeu_si128((__m128i *)(out[i].qs + 16 * h), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));
+        }
+    }
+}
 
 #endif

@@ -6,9 +6,13 @@ SECS=${1:-60}
 SRC=${EMBER_SRCDIR:-.}
 BUILD=${EMBER_BUILDDIR:-.}
 if ! command -v clang >/dev/null 2>&1; then echo "1..0 # SKIP clang not installed"; exit 0; fi
-if [ ! -f "$BUILD/config.h" ]; then echo "1..0 # SKIP no config.h in $BUILD"; exit 0; fi
 W=$(mktemp -d "${TMPDIR:-/tmp}/ember-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$W"' EXIT
+if [ ! -f "$BUILD/config.h" ]; then
+    # run from an unconfigured tree: the reader needs nothing configure decides
+    printf '#define _GNU_SOURCE 1\n' >"$W/config.h"
+    BUILD=$W
+fi
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
         -I"$BUILD" -I"$SRC/engine" -I"$SRC/tests" \
         "$SRC/tests/fuzz/gguf_fuzz.c" "$SRC/engine/gguf.c" "$SRC/engine/dtype.c" \
@@ -18,7 +22,16 @@ if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
     exit 0
 fi
 mkdir -p "$W/seeds" "$W/corpus"
-if [ -x "$BUILD/tests/fuzz/gguf_fuzz" ]; then "$BUILD/tests/fuzz/gguf_fuzz" --make-corpus "$W/seeds" >/dev/null; fi
+# seeds come from the plain build of the harness, or one made here
+SEEDER=$BUILD/tests/fuzz/gguf_fuzz
+if [ ! -x "$SEEDER" ]; then
+    SEEDER=$W/seeder
+    clang -O1 -I"$BUILD" -I"$SRC/engine" -I"$SRC/tests" "$SRC/tests/fuzz/gguf_fuzz.c" \
+        "$SRC/engine/gguf.c" "$SRC/engine/gguf_writer.c" "$SRC/engine/dtype.c" \
+        "$SRC/engine/dtype_simple.c" "$SRC/engine/dtype_kquant.c" "$SRC/engine/err.c" \
+        -lm -o "$SEEDER" 2>/dev/null || SEEDER=
+fi
+[ -n "$SEEDER" ] && "$SEEDER" --make-corpus "$W/seeds" >/dev/null
 echo "1..1"
 cd "$W" || exit 1
 if ./fuzz -max_total_time="$SECS" -max_len=4096 -rss_limit_mb=1024 -print_final_stats=1 \
