@@ -402,7 +402,12 @@ static void do_generate(ember_worker *w, cmd *c)
         ember_event ev = {.kind = EMBER_EV_DROPPED, .seq = c->seq, .i = w->dropped};
         emit(w, &ev);
     }
-    emit_text(w, EMBER_EV_PROGRESS, c->seq, "prefill", NULL);
+    {
+        int common = ember_worker_common_prefix(w->cache, w->n_cache, toks, nt);
+        char msg[96];
+        snprintf(msg, sizeof msg, "prefill %d of %d tokens", nt - (common < nt ? common : nt - 1), nt);
+        emit_text(w, EMBER_EV_PROGRESS, c->seq, msg, NULL);
+    }
     int rc = sync_cache(w, toks, nt, true, &err);
     free(toks);
     if (rc < 0) {
@@ -437,9 +442,7 @@ static void do_generate(ember_worker *w, cmd *c)
                       NULL);
             break;
         }
-        if (n_predict > 0 && n_gen >= n_predict) {
-            /* Decode the last token anyway so the cache matches the reply. */
-        }
+        /* The last token is decoded too, so the cache matches the reply. */
         if (w->be->decode(w->h, t, &err) < 0) {
             emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
             w->be->truncate(w->h, 0);

@@ -232,6 +232,29 @@ static void test_round_trip(void)
     free(q);
 }
 
+/* Non-finite and huge input must not trip undefined behaviour (the suite
+   also runs under UBSan) and must stay confined to its own block. */
+static void test_garbage(void)
+{
+    static const int all[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_Q8_K};
+    float x[2 * QK_K], y[2 * QK_K];
+    uint8_t q[2 * sizeof(block_q8_K)];
+    for (int i = 0; i < QK_K; i++)
+        x[i] = i % 4 == 0 ? NAN : i % 4 == 1 ? INFINITY : i % 4 == 2 ? -3e38f : 1e-45f;
+    for (int i = QK_K; i < 2 * QK_K; i++) x[i] = gauss();
+    for (size_t c = 0; c < 6; c++) {
+        int rq = ember_quantize_row(all[c], x, q, 2 * QK_K);
+        ember_dequantize_row(all[c], q, y, 2 * QK_K);
+        double se = 0, ss = 0;
+        for (int i = QK_K; i < 2 * QK_K; i++) {
+            se += ((double)y[i] - x[i]) * ((double)y[i] - x[i]);
+            ss += (double)x[i] * x[i];
+        }
+        tap_ok(rq == 0 && sqrt(se / ss) < 0.4, "%s: NaN/inf/huge block quantizes, next block unaffected",
+               ember_dtype_name(all[c]));
+    }
+}
+
 static void test_rejects(void)
 {
     float buf[QK_K] = {0};
@@ -339,6 +362,7 @@ int main(void)
     test_q2_K();
     test_q8_K();
     test_round_trip();
+    test_garbage();
     test_rejects();
     test_fixtures();
     return tap_done();

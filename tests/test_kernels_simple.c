@@ -70,9 +70,7 @@ static void special_weights(int wtype, uint8_t *w, size_t row_bytes, int rows, i
             break;
         }
         default: {
-            int64_t e0 = (r * 7) % nb * QK;
             for (int j = 0; j < QK; j++) {
-                int64_t i = e0 + j;
                 if (wtype == EMBER_F32) {
                     float v = r == 0 ? 0.0f : r == 1 ? -fabsf(frand()) : r == 2 ? 1e-40f : frand() * 1e4f;
                     memcpy(blk + 4 * j, &v, 4);
@@ -81,7 +79,6 @@ static void special_weights(int wtype, uint8_t *w, size_t row_bytes, int rows, i
                                                     : (r == 0 ? 0 : r == 1 ? 0xbf80 : r == 2 ? 0x0001 : 0x4f00);
                     memcpy(blk + 2 * j, &h, 2);
                 }
-                (void)i;
             }
         }
         }

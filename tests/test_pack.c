@@ -155,6 +155,7 @@ int main(void)
                     run_case(rows, k, nt, 16, rows, kc, vnni, &st);     /* r0 on a tile boundary */
                     run_case(rows, k, nt, 0, rows - 3, kc, vnni, &st);  /* r1 inside a tile */
                     run_case(rows, k, nt, 16, 17, kc, vnni, &st);       /* one row */
+                    run_case(rows, k, nt, 5, rows - 1, kc, vnni, &st);  /* r0 inside a tile, too */
                 }
             }
     /* k = 8192 decode and a long prefill crosses the kernel's block chunks */

@@ -13,6 +13,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 [ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-tmux.XXXXXX") || skip_all "no temp dir"
 sock="ember-test-$$"
+unset TMUX
 T="tmux -u -L $sock -f /dev/null"
 cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
@@ -49,6 +50,9 @@ $T new-session -d -s ember -x 160 -y 40 "$tmp/run.sh" || skip_all "tmux cannot s
 
 wait_for 'compressed .*RSS' 20
 ok $? "status bar shows the strategy and memory after loading"
+esc=$(printf '\033')
+$T capture-pane -e -p -t ember | grep -q "$esc\[4[0-7]m"
+ok $? "colours are used by default"
 
 $T send-keys -t ember 'hello there' Enter
 wait_for 'tok/s avg' 20
@@ -113,6 +117,17 @@ $T send-keys -t ember "/save $tmp/chat.md" Enter
 i=0; while [ ! -f "$tmp/chat.md" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 grep -q '^## User' "$tmp/chat.md" 2>/dev/null && grep -q 'very long story' "$tmp/chat.md" && grep -q '^## Assistant' "$tmp/chat.md"
 ok $? "/save writes the transcript as Markdown"
+
+# NO_COLOR: the same screen without colour (the status bar in reverse video).
+sed 's/^unset NO_COLOR$/export NO_COLOR=1/; s/echo \$? > .*/echo $? > "$0.rc"/' "$tmp/run.sh" > "$tmp/run_nc.sh"
+chmod +x "$tmp/run_nc.sh"
+$T new-session -d -s nocolor -x 100 -y 20 "$tmp/run_nc.sh"
+i=0
+while [ $i -lt 100 ] && ! $T capture-pane -p -t nocolor 2>/dev/null | grep -q 'RSS'; do sleep 0.1; i=$((i + 1)); done
+$T capture-pane -e -p -t nocolor > "$tmp/nc.txt" 2>/dev/null
+grep -q 'RSS' "$tmp/nc.txt" && ! grep -q "$esc\[[34][0-7]m" "$tmp/nc.txt" && grep -q "$esc\[7m" "$tmp/nc.txt"
+ok $? "NO_COLOR: no colour codes, status bar in reverse video"
+$T send-keys -t nocolor C-d
 
 # /quit exits 0 and restores the terminal.
 $T send-keys -t ember '/quit' Enter

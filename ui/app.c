@@ -286,6 +286,7 @@ static void on_event(app *a, ember_event *ev)
 {
     switch (ev->kind) {
     case EMBER_EV_TOKEN:
+        if (!strncmp(a->progress, "prefill", 7)) a->progress[0] = 0;
         if (a->cur_assist >= 0) tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
         break;
     case EMBER_EV_STATS:
@@ -330,7 +331,7 @@ static void on_event(app *a, ember_event *ev)
     case EMBER_EV_NOTICE: note(a, TR_NOTICE, ev->text ? ev->text : ""); break;
     case EMBER_EV_PROGRESS:
         snprintf(a->progress, sizeof a->progress, "%s", ev->text ? ev->text : "");
-        if (!strcmp(a->progress, "prefill")) a->progress[0] = 0;
+        /* "prefill N of M tokens" shows until the first token arrives. */
         break;
     case EMBER_EV_LOADED:
         snprintf(a->model, sizeof a->model, "%s", ev->text ? ev->text : "");

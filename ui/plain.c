@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "slash.h"
@@ -131,7 +132,13 @@ int ui_plain_run(ui_config *cfg)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    while (!status && (n = getline(&line, &cap, stdin)) >= 0) {
+    bool prompt = isatty(0);      /* TERM=dumb at a keyboard: show where to type */
+    for (;;) {
+        if (prompt) {
+            fputs("> ", stderr);
+            fflush(stderr);
+        }
+        if (status || (n = getline(&line, &cap, stdin)) < 0) break;
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
         if (!n) continue;
         ui_slash s;

@@ -35,18 +35,6 @@ INL __m128i hsum4_512(__m512i a, __m512i b, __m512i c, __m512i d)
     return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 
-INL __m128i hsum4_128(__m128i a, __m128i b, __m128i c, __m128i d)
-{
-    return _mm_hadd_epi32(_mm_hadd_epi32(a, b), _mm_hadd_epi32(c, d));
-}
-
-/* bsums[2j] + bsums[2j+1] as 8 words (each |.| <= 4064). */
-INL __m128i bsum_pairs(const block_q8_K *x)
-{
-    return _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x->bsums),
-                          _mm_loadu_si128((const __m128i *)(const void *)(x->bsums + 8)));
-}
-
 static const block_q8_K *act(const void *xq, size_t stride, int t)
 {
     return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# The bounded fuzzing step of .ci/run: the GGUF reader and the profile
+# loader under libFuzzer + ASan/UBSan, SECONDS each (default 60).  Needs a
+# configured build directory (BUILD) for config.h and libember.a.
+#   tests/fuzz/run-ci.sh BUILD [SECONDS]
+set -u
+BUILD=$(cd "${1:?usage: run-ci.sh BUILD [SECONDS]}" && pwd)
+SECS=${2:-60}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+export EMBER_SRCDIR="$SRC" EMBER_BUILDDIR="$BUILD"
+rc=0
+echo "# fuzz: GGUF reader, ${SECS}s"
+sh "$SRC/tests/fuzz/gguf_fuzz.sh" "$SECS" || rc=1
+
+echo "# fuzz: profile loader, ${SECS}s"
+if ! command -v clang >/dev/null 2>&1; then
+    echo "1..0 # SKIP clang not installed"
+    exit $rc
+fi
+W=$(mktemp -d "${TMPDIR:-/tmp}/ember-pfuzz.XXXXXX") || exit 1
+trap 'rm -rf "$W"' EXIT
+# libember.a from the plain build is gcc code: the fuzz target links the
+# engine sources it needs itself, compiled by clang with the sanitizers
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
+        -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/kernels" -I"$SRC/src" $(pkg-config --cflags yaml-0.1) \
+        "$SRC/tests/fuzz/profile_fuzz.c" "$SRC"/src/profile*.c \
+        "$SRC"/engine/*.c "$SRC"/engine/kernels/*.c \
+        $(pkg-config --libs yaml-0.1 libpcre2-8) -lm -lpthread -o "$W/pfuzz" 2>"$W/cc.log"; then
+    echo "1..0 # SKIP clang cannot build the profile fuzz target: $(head -c 300 "$W/cc.log" | tr '\n' ' ')"
+    exit $rc
+fi
+cp -r "$SRC/tests/fuzz/profile_corpus" "$W/corpus"
+echo "1..1"
+if (cd "$W" && ./pfuzz -max_total_time="$SECS" -max_len=2048 -rss_limit_mb=1024 corpus >fuzz.log 2>&1); then
+    echo "ok 1 - profile loader: $(grep -o 'Done [0-9]* runs' "$W/fuzz.log") in ${SECS}s, no crash"
+else
+    grep -E "ERROR|SUMMARY" "$W/fuzz.log" | head -5 | sed 's/^/# /'
+    echo "not ok 1 - profile loader: the fuzzer found a failing input"
+    rc=1
+fi
+exit $rc
