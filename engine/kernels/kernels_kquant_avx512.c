@@ -9,8 +9,8 @@
  * (nt == 1) takes 4 consecutive super-blocks of one row (weights stream
  * linearly: on this class of machine, interleaving several rows' streams
  * cut single-thread read bandwidth by 3x), then folds them into the row's
- * accumulator in block order; prefill takes 1 row x 4 tokens, decoding each
- * weight super-block once per 4 tokens. */
+ * accumulator in block order; prefill takes 1 row x 4 tokens, twice per
+ * decoded weight super-block (8 tokens). */
 #include "config.h"
 
 #ifdef EMBER_SIMD
@@ -243,6 +243,21 @@ INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
     return acc;
 }
 
+/* One decoded block against 4 tokens: their in-order fold into acc. */
+INL __m128 q45_tokens4(const q45_dec *o, __m512i md, __m128 dw, __m128 dm,
+                       const block_q8_K *const x[4], int b, const q45_const *kc, __m128 acc)
+{
+    __m512i a[4];
+    #pragma GCC unroll 8
+    for (int i = 0; i < 4; i++) a[i] = q45_dot(o, x[i][b].qs);
+    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+    __m128i msum = hsum_2x8(_mm512_madd_epi16(md, bsums2(&x[0][b], &x[1][b])),
+                            _mm512_madd_epi16(md, bsums2(&x[2][b], &x[3][b])), kc->lane0);
+    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+    return _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+}
+
 INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
 {
     const size_t bb = five ? sizeof(block_q5_K) : sizeof(block_q4_K);
@@ -288,39 +303,34 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    /* Rows go in blocks whose weights stay in L2 while each 4-token
-       activation group is reused from L1 for all of them. */
+    /* Rows go in blocks whose weights stay in L2 while each group of up to
+       8 tokens' activations is reused from L1 for all of them; each weight
+       super-block is decoded once per 8 tokens. */
     for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
         int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
-        for (int t = 0; t < nt; t += 4) {
-            int cnt = nt - t < 4 ? nt - t : 4;
-            const block_q8_K *x[4];
+        for (int t = 0; t < nt; t += 8) {
+            int cnt = nt - t < 8 ? nt - t : 8, two = cnt > 4;
+            const block_q8_K *x[8];
             #pragma GCC unroll 8
-            for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            for (int i = 0; i < 8; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
             for (int r = rb; r < re; r++) {
                 const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
-                __m128 acc = _mm_setzero_ps();
+                __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     const uint8_t *blk = row + (size_t)b * bb;
                     q45_dec o;
                     q45_decode(blk, five, &kc, &o);
-                    __m512i a[4];
-                    #pragma GCC unroll 8
-                    for (int i = 0; i < 4; i++) a[i] = q45_dot(&o, x[i][b].qs);
                     /* each min twice, in both halves, against 2 tokens' bsums */
                     __m512i md = _mm512_permutexvar_epi16(kc.mdup, _mm512_zextsi128_si512(o.m));
-                    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                    __m128i msum = hsum_2x8(_mm512_madd_epi16(md, bsums2(&x[0][b], &x[1][b])),
-                                            _mm512_madd_epi16(md, bsums2(&x[2][b], &x[3][b])), kc.lane0);
                     uint16_t dh[2];
                     memcpy(dh, blk, 4);
                     __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
-                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
                     __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
-                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
-                    acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+                    acc0 = q45_tokens4(&o, md, dw, dm, x, b, &kc, acc0);
+                    if (two) acc1 = q45_tokens4(&o, md, dw, dm, x + 4, b, &kc, acc1);
                 }
-                store_tokens(y, y_stride, t, r, cnt, acc);
+                store_tokens(y, y_stride, t, r, two ? 4 : cnt, acc0);
+                if (two) store_tokens(y, y_stride, t + 4, r, cnt - 4, acc1);
             }
         }
     }
@@ -399,6 +409,16 @@ INL __m512i q6_dot(const q6_dec *o, const block_q8_K *x)
     return _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(bs, 5)));
 }
 
+INL __m128 q6_tokens4(const q6_dec *o, __m128 dw, const block_q8_K *const x[4], int b, __m128 acc)
+{
+    __m512i a[4];
+    #pragma GCC unroll 8
+    for (int i = 0; i < 4; i++) a[i] = q6_dot(o, x[i] + b);
+    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
+    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+    return _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+}
+
 T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
 {
     const int nb = (int)(k / QK_K);
@@ -430,30 +450,26 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    /* Rows go in blocks whose weights stay in L2 while each 4-token
-       activation group is reused from L1 for all of them. */
+    /* As for Q4_K: row blocks, up to 8 tokens per decoded super-block. */
     for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
         int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
-        for (int t = 0; t < nt; t += 4) {
-            int cnt = nt - t < 4 ? nt - t : 4;
-            const block_q8_K *x[4];
+        for (int t = 0; t < nt; t += 8) {
+            int cnt = nt - t < 8 ? nt - t : 8, two = cnt > 4;
+            const block_q8_K *x[8];
             #pragma GCC unroll 8
-            for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            for (int i = 0; i < 8; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
             for (int r = rb; r < re; r++) {
                 const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
-                __m128 acc = _mm_setzero_ps();
+                __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     q6_dec o;
                     q6_decode(row + b, &kc, &o);
-                    __m512i a[4];
-                    #pragma GCC unroll 8
-                    for (int i = 0; i < 4; i++) a[i] = q6_dot(&o, x[i] + b);
-                    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
                     __m128 dw = _mm_set1_ps(_cvtsh_ss(row[b].d));
-                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                    acc0 = q6_tokens4(&o, dw, x, b, acc0);
+                    if (two) acc1 = q6_tokens4(&o, dw, x + 4, b, acc1);
                 }
-                store_tokens(y, y_stride, t, r, cnt, acc);
+                store_tokens(y, y_stride, t, r, two ? 4 : cnt, acc0);
+                if (two) store_tokens(y, y_stride, t + 4, r, cnt - 4, acc1);
             }
         }
     }
