@@ -30,7 +30,8 @@ static void usage(FILE *out)
         "stdout is not a terminal, or TERM=dumb).\n"
         "\n"
         "  -m, --model FILE     GGUF model\n"
-        "      --profile NAME   YAML profile (name or path); F2 cycles the others\n"
+        "      --profile NAME   YAML profile (name or path; default 'auto' when it is\n"
+        "                       found and no --strategy is given); F2 cycles the others\n"
         "      --system TEXT    system prompt\n"
         "  -t, --threads N      threads (default: the profile's, else one per core)\n"
         "      --ctx N          context size in tokens (default: the profile's, else 4096)\n"
@@ -40,7 +41,8 @@ static void usage(FILE *out)
         "      --top-p P        (default 0.9)\n"
         "      --min-p P        (default 0.05)\n"
         "      --seed S         sampling seed (default 0)\n"
-        "  -n, --n-predict N    at most N tokens per reply (default: until the model stops)\n"
+        "  -n, --n-predict N    at most N tokens per reply (default 1024; -1: until the\n"
+        "                       model stops or the context is full)\n"
         "      --demo           synthesize a small random-weight model once (cached) and\n"
         "                       chat with it: shows the engine, produces no meaningful text\n"
         "  -h, --help           this help\n"
@@ -174,7 +176,9 @@ int cmd_chat(int argc, char **argv)
     c.cli_strategy = -1;
     const char *profile_name = NULL, *system = NULL;
     bool demo = false;
-    int n_predict = -1;
+    /* a bound by default: a model that never emits EOS (the demo's random
+       weights) must not fill the context with one reply */
+    int n_predict = 1024;
     static const struct option lo[] = {
         {"model", required_argument, 0, 'm'}, {"profile", required_argument, 0, 'P'},
         {"system", required_argument, 0, 'S'}, {"threads", required_argument, 0, 't'},
@@ -296,6 +300,12 @@ int cmd_chat(int argc, char **argv)
     cfg.profiles = names;
     free(pl);
 
+    /* the shipped 'auto' profile is the default when nothing says otherwise */
+    if (!profile_name && c.cli_strategy < 0 && !c.fake) {
+        char ap[1024];
+        profile_err pe;
+        if (profile_find("auto", ap, sizeof ap, &pe) == 0) profile_name = "auto";
+    }
     int status;
     if (profile_name) {
         char err[1024];
