@@ -89,5 +89,29 @@ else
   skip "/proc/self/smaps_rollup absent: no PSS to read"
   skip "/proc/self/smaps_rollup absent: no PSS to read"
 fi
+# compressed keeps a Q4_K_M file at file size: after load and a 128-token
+# prefill, RSS <= file + KV cache + 64 MiB and the anonymous part stays small
+if [ -r /proc/self/smaps_rollup ]; then
+  q="$tmp/q4km.gguf"
+  "$EMBER" synth -o "$q" --like tiny --dtype Q4_K_M --seed 3 -q
+  ok $? "synth writes a tiny Q4_K_M model"
+  words=$(i=0; while [ $i -lt 20 ]; do printf 'the cat sat on a mat and '; i=$((i + 1)); done)
+  "$EMBER" run -m "$q" -p "$words" -n 2 --ctx 1200 --json > "$tmp/q.json"
+  ok $? "run on the Q4_K_M model"
+  np=$(jget "$tmp/q.json" "d['prompt_tokens']")
+  [ "$np" -ge 128 ]; ok $? "the prompt is at least 128 tokens ($np)"
+  file_kb=$(( $(wc -c < "$q") / 1024 ))
+  # KV cache: layers x ctx x kv_dim x 2 (K, V) x 2 bytes, from inspect
+  kv_kb=$("$EMBER" inspect --json "$q" | python3 -c "
+import json,sys; d=json.load(sys.stdin)
+L=d['block_count']; H=d['head_count']; KV=d['head_count_kv']; E=d['embedding_length']
+print(int(L*1200*(E//H)*KV*2*2/1024))")
+  rss=$(jget "$tmp/q.json" "d['phases']['prefill']['rss_kb']")
+  anon=$(jget "$tmp/q.json" "d['phases']['prefill']['pss_anon_kb']")
+  [ "$rss" -le $((file_kb + kv_kb + 65536)) ]
+  ok $? "RSS after prefill $rss kB <= file $file_kb + KV $kv_kb + 65536 kB"
+  [ "$anon" -le $((kv_kb + 32768)) ]
+  ok $? "anonymous memory after prefill $anon kB <= KV $kv_kb + 32 MiB of workspace"
+fi
 echo "1..$n"
 [ $fails = 0 ]

@@ -1,0 +1,157 @@
+/* Models that are wrong in the ways real downloads are: missing keys,
+   inconsistent shapes, head counts that do not divide, an architecture we
+   do not run.  Each must fail at open with a message that names the
+   problem; a good one must run, and refuse out-of-range ids and context
+   overflow without writing past anything. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "ember.h"
+#include "gguf.h"
+#include "tap.h"
+
+enum { E = 64, H = 4, HKV = 2, HD = 16, FF = 128, V = 48 };
+
+typedef struct {
+    const char *arch;
+    bool no_block_count, bad_heads, bad_q_shape, no_down, bad_rope_freqs, no_eps;
+    int head_count_kv;
+} variant;
+
+static void vec(gguf_writer *w, const char *name, int n, float val)
+{
+    float *d = malloc((size_t)n * sizeof *d);
+    for (int i = 0; i < n; i++) d[i] = val;
+    int64_t ne[1] = {n};
+    gguf_w_tensor(w, name, EMBER_F32, 1, ne, d, (uint64_t)n * 4);
+    free(d);
+}
+
+static void mat(gguf_writer *w, const char *name, int in, int out, unsigned seed)
+{
+    float *d = malloc((size_t)in * out * sizeof *d);
+    for (int i = 0; i < in * out; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        d[i] = ((int)(seed >> 9 & 0xffff) - 32768) / 32768.0f * 0.1f;
+    }
+    int64_t ne[2] = {in, out};
+    gguf_w_tensor(w, name, EMBER_F32, 2, ne, d, (uint64_t)in * out * 4);
+    free(d);
+}
+
+static const char *write_model(const variant *v, const char *path)
+{
+    gguf_writer *w = gguf_writer_new();
+    const char *a = v->arch ? v->arch : "llama";
+    char k[96];
+#define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
+    gguf_w_str(w, "general.architecture", a);
+    if (!v->no_block_count) gguf_w_u32(w, KEY("block_count"), 1);
+    gguf_w_u32(w, KEY("embedding_length"), E);
+    gguf_w_u32(w, KEY("feed_forward_length"), FF);
+    gguf_w_u32(w, KEY("attention.head_count"), v->bad_heads ? 3 : H);
+    gguf_w_u32(w, KEY("attention.head_count_kv"), v->head_count_kv ? (uint32_t)v->head_count_kv : HKV);
+    gguf_w_u32(w, KEY("context_length"), 256);
+    if (!v->no_eps) gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    gguf_w_f32(w, KEY("rope.freq_base"), 10000.0f);
+#undef KEY
+    mat(w, "token_embd.weight", E, V, 1);
+    vec(w, "output_norm.weight", E, 1.0f);
+    if (v->bad_rope_freqs) vec(w, "rope_freqs.weight", HD / 2, -1.0f);
+    vec(w, "blk.0.attn_norm.weight", E, 1.0f);
+    vec(w, "blk.0.ffn_norm.weight", E, 1.0f);
+    mat(w, "blk.0.attn_q.weight", E, v->bad_q_shape ? H * HD + 16 : H * HD, 2);
+    mat(w, "blk.0.attn_k.weight", E, HKV * HD, 3);
+    mat(w, "blk.0.attn_v.weight", E, HKV * HD, 4);
+    mat(w, "blk.0.attn_output.weight", H * HD, E, 5);
+    mat(w, "blk.0.ffn_gate.weight", E, FF, 6);
+    mat(w, "blk.0.ffn_up.weight", E, FF, 7);
+    if (!v->no_down) mat(w, "blk.0.ffn_down.weight", FF, E, 8);
+    ember_err err;
+    int rc = gguf_writer_save(w, path, &err);
+    gguf_writer_free(w);
+    if (rc) tap_diag("writer: %s", err.msg);
+    return rc ? NULL : path;
+}
+
+static void expect_open_error(const char *what, const variant *v, const char *needle, const char *path)
+{
+    ember_err err = {{0}};
+    if (!write_model(v, path)) {
+        tap_ok(0, "%s: model written", what);
+        return;
+    }
+    ember_plan_opts po;
+    ember_plan_opts_default(&po);
+    ember_model *m = ember_model_open(path, &po, &err);
+    tap_ok(!m && strstr(err.msg, needle) != NULL, "%s: open fails naming '%s' (%s)", what, needle, err.msg);
+    ember_model_free(m);
+}
+
+int main(void)
+{
+    char path[] = "/tmp/ember-badmodel-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) tap_skip_all("cannot create a temporary file");
+    close(fd);
+
+    variant ok = {0};
+    tap_ok(write_model(&ok, path) != NULL, "a small valid model is written");
+    for (int s = 0; s < 3; s++) {
+        ember_plan_opts po;
+        ember_plan_opts_default(&po);
+        po.strategy = (ember_strategy)s;
+        ember_err err = {{0}};
+        ember_model *m = ember_model_open(path, &po, &err);
+        tap_ok(m != NULL, "valid model opens (%s)%s%s", ember_strategy_name(po.strategy), m ? "" : ": ", m ? "" : err.msg);
+        if (!m) continue;
+        ember_session_opts so = {8, 1};
+        ember_session *sess = ember_session_new(m, &so, &err);
+        float *logits = malloc(V * sizeof *logits);
+        int32_t toks[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        tap_ok(sess && ember_prefill(sess, toks, 4, logits, NULL, &err) == 0, "prefill 4 tokens");
+        int32_t bad = V;
+        tap_ok(ember_decode(sess, bad, logits, &err) != 0 && strstr(err.msg, "outside the vocabulary"),
+               "an id past the vocabulary is refused (%s)", err.msg);
+        tap_ok(ember_decode(sess, -1, logits, &err) != 0, "a negative id is refused");
+        tap_ok(ember_prefill(sess, toks, 5, logits, NULL, &err) != 0 && strstr(err.msg, "context"),
+               "prefill past the context is refused (%s)", err.msg);
+        tap_ok(ember_session_n_past(sess) == 4, "a refused call leaves the cache as it was");
+        for (int i = 0; i < 4; i++) ember_decode(sess, 1, logits, &err);
+        tap_ok(ember_decode(sess, 1, logits, &err) != 0 && strstr(err.msg, "context full"),
+               "decode past the context is refused (%s)", err.msg);
+        free(logits);
+        ember_session_free(sess);
+        ember_model_free(m);
+    }
+
+    variant v;
+    v = (variant){.no_block_count = true};
+    expect_open_error("missing block_count", &v, "block_count", path);
+    v = (variant){.no_eps = true};
+    expect_open_error("missing rms epsilon", &v, "layer_norm_rms_epsilon", path);
+    v = (variant){.bad_heads = true};
+    expect_open_error("head_count 3 with 2 KV heads", &v, "head_count", path);
+    v = (variant){.head_count_kv = 3};
+    expect_open_error("4 heads over 3 KV heads", &v, "multiple of head_count_kv", path);
+    v = (variant){.bad_q_shape = true};
+    expect_open_error("attn_q of the wrong shape", &v, "blk.0.attn_q.weight", path);
+    v = (variant){.no_down = true};
+    expect_open_error("ffn_down missing", &v, "blk.0.ffn_down.weight", path);
+    v = (variant){.arch = "gpt2"};
+    expect_open_error("an unsupported architecture", &v, "gpt2", path);
+    v = (variant){.bad_rope_freqs = true};
+    expect_open_error("negative rope frequency factors", &v, "rope_freqs", path);
+
+    ember_err err = {{0}};
+    ember_model_info info;
+    tap_ok(ember_model_peek("/nonexistent/model.gguf", &info, &err) != 0 && strstr(err.msg, "/nonexistent"),
+           "a missing file is an error naming it (%s)", err.msg);
+    unlink(path);
+    return tap_done();
+}
