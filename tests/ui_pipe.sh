@@ -46,7 +46,7 @@ if ! "$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1; then
     exit $fail
 fi
 
-printf 'hello\nsecond question\n' | "$EMBER_BIN" -m "$tmp/tiny.gguf" -n 8 --temp 0 --threads 1 \
+printf 'hello\nsecond question\n' | "$EMBER_BIN" -m "$tmp/tiny.gguf" -n 8 --temp 0 --threads 1 --strategy compressed \
     > "$tmp/out" 2> "$tmp/err"; r=$?
 ok $r "echo | ember -m MODEL exits 0 at EOF"
 [ "$(wc -l < "$tmp/out")" -ge 2 ] && [ -s "$tmp/out" ]; ok $? "stdout has the two replies"
@@ -58,7 +58,7 @@ c1=$(sed -n 's/.*ctx \([0-9]*\)\/.*/\1/p' "$tmp/err" | head -n 1)
 c2=$(sed -n 's/.*ctx \([0-9]*\)\/.*/\1/p' "$tmp/err" | tail -n 1)
 [ "$c2" -gt "$c1" ]; ok $? "the second turn continues the conversation (ctx $c1 -> $c2)"
 
-printf 'hello\nsecond question\n' | "$EMBER_BIN" -m "$tmp/tiny.gguf" -n 8 --temp 0 --threads 1 \
+printf 'hello\nsecond question\n' | "$EMBER_BIN" -m "$tmp/tiny.gguf" -n 8 --temp 0 --threads 1 --strategy compressed \
     > "$tmp/out2" 2>/dev/null
 cmp -s "$tmp/out" "$tmp/out2"; ok $? "greedy replies are deterministic"
 
