@@ -8,6 +8,7 @@
 
 #include "chat.h"
 #include "cli.h"
+#include "cli_profile.h"
 #include "ember.h"
 #include "json.h"
 #include "run_report.h"
@@ -32,7 +33,10 @@ static void usage(FILE *out)
         "      --seed S           sampling seed (default 0)\n"
         "  -t, --threads N        threads (default: one per core)\n"
         "      --ctx N            context size (default: prompt + n-predict)\n"
-        "      --strategy S       eager | compressed | packed (default compressed)\n"
+        "      --strategy S       eager | compressed | packed (default compressed);\n"
+        "                         with --profile, overrides the matched rule's strategy\n"
+        "      --profile P        a profile name or file (ember-profile(5)): its rule for\n"
+        "                         this model sets the strategy and packing lifecycle\n"
         "      --json             print the numbers as one JSON object on stdout\n"
         "                         instead of the text\n"
         "\n"
@@ -60,7 +64,7 @@ int cmd_run(int argc, char **argv)
 {
     run_opts ro;
     run_opts_default(&ro);
-    const char *prompt = NULL;
+    const char *prompt = NULL, *profile_name = NULL, *strategy = NULL;
     static const struct option lo[] = {
         {"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
         {"n-predict", required_argument, 0, 'n'}, {"chat", no_argument, 0, 'c'},
@@ -69,7 +73,8 @@ int cmd_run(int argc, char **argv)
         {"min-p", required_argument, 0, 'M'}, {"repeat-penalty", required_argument, 0, 'R'},
         {"seed", required_argument, 0, 'e'}, {"threads", required_argument, 0, 't'},
         {"ctx", required_argument, 0, 'x'}, {"strategy", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'}, {"profile", required_argument, 0, 'F'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:p:n:t:h", lo, NULL)) != -1) {
@@ -87,15 +92,14 @@ int cmd_run(int argc, char **argv)
         case 'e': ro.samp.seed = strtoull(optarg, NULL, 10); break;
         case 't': ro.plan.threads = atoi(optarg); break;
         case 'x': ro.n_ctx = atoi(optarg); break;
-        case 's': {
-            int s = ember_strategy_from_name(optarg);
-            if (s < 0) {
+        case 's':
+            if (ember_strategy_from_name(optarg) < 0) {
                 fprintf(stderr, "ember run: unknown strategy '%s' (eager, compressed, packed)\n", optarg);
                 return 2;
             }
-            ro.plan.strategy = (ember_strategy)s;
+            strategy = optarg;
             break;
-        }
+        case 'F': profile_name = optarg; break;
         case 'j': ro.json = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -104,6 +108,18 @@ int cmd_run(int argc, char **argv)
     if (!ro.model || !prompt || optind != argc || ro.n_predict < 0 || ro.plan.threads < 0) {
         usage(stderr);
         return 2;
+    }
+    ember_err err;
+    if (profile_name || strategy) {
+        int threads = ro.plan.threads;
+        cli_resolved r = {ro.plan, ro.samp, 0, ""};
+        if (cli_resolve(profile_name, strategy, ro.model, &r, &err)) {
+            fprintf(stderr, "ember run: %s\n", err.msg);
+            return 1;
+        }
+        ro.plan = r.plan;
+        if (threads > 0) ro.plan.threads = threads;
+        if (!ro.n_ctx && r.context > 0) ro.n_ctx = r.context;
     }
     char *owned = NULL;
     if (!strcmp(prompt, "-")) {
@@ -116,7 +132,6 @@ int cmd_run(int argc, char **argv)
     }
     ro.prompt = prompt;
     run_result res;
-    ember_err err;
     int rc = run_generate(&ro, stdout, &res, &err);
     if (rc) {
         fprintf(stderr, "ember run: %s\n", err.msg);
