@@ -136,7 +136,7 @@ int main(void)
         tap_shared(rel, greedy, sizeof greedy);
         snprintf(rel, sizeof rel, "fixtures/golden/%s.logits", fx[i].model);
         tap_shared(rel, logits, sizeof logits);
-        int np, ng, V = 0;
+        int np = 0, ng = 0, V = 0;
         int32_t *p = read_ids(ids, &np), *g = read_ids(greedy, &ng);
         size_t nref;
         float *ref = read_f32(logits, &nref);
