@@ -8,14 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "model.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 typedef struct {
     ember_weight **ws;
@@ -39,7 +33,7 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
     ember_weight *all[4096];
     int n = ember_model_weights(m, all, 4096), k = 0;
     ember_weight *todo[4096];
-    double t0 = now_ms();
+    double t0 = ember_now_ms();
     for (int i = 0; i < n; i++) {
         ember_weight *w = all[i];
         if (!w->want_pack) continue;
@@ -62,7 +56,7 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
         todo[i]->rep = EMBER_REP_PACKED_Q8X16;
         m->plan.e[todo[i]->plan_index].reason[0] = '\0';
     }
-    m->pack_ms = now_ms() - t0;
+    m->pack_ms = ember_now_ms() - t0;
     m->packed_done = true;
     return 0;
 }

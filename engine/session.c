@@ -7,15 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "dtype.h"
 #include "session.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void snap(ember_session *s, ember_phase p)
 {
@@ -127,9 +121,9 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     if (n > s->n_ctx - s->n_past)
         return ember_seterr(err, "context full: %d cached + %d new tokens exceed the %d-token context",
                             s->n_past, n, s->n_ctx);
-    double t0 = now_ms();
+    double t0 = ember_now_ms();
     if (m->opts.pack_when == EMBER_PACK_BEFORE_PREFILL && do_pack(s, err)) return -1;
-    double t1 = now_ms();
+    double t1 = ember_now_ms();
     s->in_prefill = true;
     const int V = m->info.n_vocab;
     for (int i = 0; i < n; i += EMBER_UBATCH) {
@@ -160,7 +154,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     }
     s->in_prefill = false;
     if (last_logits) memcpy(last_logits, s->logits, (size_t)V * sizeof(float));
-    double t2 = now_ms();
+    double t2 = ember_now_ms();
     s->st.n_prompt = n;
     s->st.n_decoded = 0;
     s->st.decode_ms = 0;
@@ -183,11 +177,11 @@ int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err)
     if (s->n_past >= s->n_ctx)
         return ember_seterr(err, "context full: all %d positions are used", s->n_ctx);
     if (m->opts.pack_when == EMBER_PACK_AFTER_PREFILL && do_pack(s, err)) return -1;
-    double t0 = now_ms();
+    double t0 = ember_now_ms();
     if (ember_forward(s, &token, 1, false, err)) return -1;
     s->n_past++;
     if (logits) memcpy(logits, s->logits, (size_t)m->info.n_vocab * sizeof(float));
-    s->st.decode_ms += now_ms() - t0;
+    s->st.decode_ms += ember_now_ms() - t0;
     s->st.n_decoded++;
     s->st.decode_tps = s->st.n_decoded / (s->st.decode_ms / 1e3);
     return 0;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "worker.h"
 
 typedef enum { CMD_LOAD, CMD_GEN, CMD_SAMPLING, CMD_CLEAR, CMD_QUIT } cmd_kind;
@@ -64,13 +65,6 @@ static const char *phase_name(int p)
     static const char *const n[EMBER_PHASE_COUNT] = {
         "opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
     return p >= 0 && p < EMBER_PHASE_COUNT ? n[p] : "?";
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static char *xstrdup(const char *s)
@@ -420,7 +414,7 @@ static void do_generate(ember_worker *w, cmd *c)
     sbuf reply = {0};
     int n_gen = 0, n_ctx = w->be->n_ctx(w->h);
     bool stop = false;
-    double last = now_ms();
+    double last = ember_now_ms();
     w->be->piece_reset(w->h);
     char piece[128];
     while (!stop && (n_predict <= 0 || n_gen < n_predict)) {
@@ -450,7 +444,7 @@ static void do_generate(ember_worker *w, cmd *c)
             break;
         }
         cache_push(w, t);
-        double now = now_ms();
+        double now = ember_now_ms();
         if (now - last >= w->opts.stats_interval_ms) {
             emit_stats(w, EMBER_EV_STATS, c->seq, n_gen, false);
             last = now;

@@ -4,17 +4,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "chat.h"
 #include "json.h"
 #include "run_report.h"
 #include "tokenizer.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 void run_opts_default(run_opts *o)
 {
@@ -78,10 +72,10 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
 int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
 {
     memset(r, 0, sizeof *r);
-    double t0 = now_ms();
+    double t0 = ember_now_ms();
     ember_model *m = ember_model_open(o->model, &o->plan, err);
     if (!m) return -1;
-    r->load_ms = now_ms() - t0;
+    r->load_ms = ember_now_ms() - t0;
     r->info = *ember_model_get_info(m);
     const ember_plan *pl = ember_model_plan(m);
     r->plan_totals = *pl;
