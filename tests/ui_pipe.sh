@@ -26,7 +26,7 @@ if [ -f "$SRCDIR/man/ember.1" ]; then
     done
     [ -z "$missing" ]; ok $? "every --help option is in man/ember.1 (missing:$missing)"
     extra=""
-    for o in $(sed -n '/^\.SH CHAT OPTIONS/,/^\.SH [^C]/p' "$SRCDIR/man/ember.1" | grep -Eo -- '\\-\\-[a-z][a-z-]+' | sed 's/\\//g' | sort -u); do
+    for o in $(sed -n '/^\.SH CHAT OPTIONS/,/^\.SH \(KEYS\|COMMANDS\)/p' "$SRCDIR/man/ember.1" | grep -Eo -- '\\-\\-[a-z][a-z-]+' | sed 's/\\//g' | sort -u); do
         grep -q -- "$o" "$tmp/help" || extra="$extra $o"
     done
     [ -z "$extra" ]; ok $? "every chat option in man/ember.1 is in --help (extra:$extra)"
