@@ -416,7 +416,7 @@ static void do_generate(ember_worker *w, cmd *c)
     bool stop = false;
     double last = ember_now_ms();
     w->be->piece_reset(w->h);
-    char piece[128];
+    char piece[512];   /* >= ember_tok_max_piece() of every real vocabulary (longest: 128 bytes) */
     while (!stop && (n_predict <= 0 || n_gen < n_predict)) {
         if (cancelled(w, c->seq)) {
             stop = true;
