@@ -140,7 +140,7 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
 #define INT_KERNEL(fmt, BLOCK, OFF)                                                               \
     INLINE512 void fmt##_pass(rows16 R, const int S, int64_t nb, const uint8_t *xq,               \
                               size_t xq_stride, const int tb, float *y, size_t y_stride,          \
-                              __mmask16 m, const char *pf, const char *pfe, const char *nx, int warm) \
+                              __mmask16 m, uintptr_t pf, uintptr_t pfe, const char *nx, int warm) \
     {                                                                                             \
         __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),          \
                          _mm512_setzero_ps()};                                                    \
@@ -161,7 +161,7 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             }                                                                                     \
             if (pf < pfe) {                                                                       \
                 _Pragma("GCC unroll 16") for (int q = 0; q < 16 * (int)(BLOCK); q += 64)          \
-                    _mm_prefetch(pf + q, _MM_HINT_T1);                                            \
+                    _mm_prefetch((const char *)(pf + q), _MM_HINT_T1);                            \
                 pf += 16 * (BLOCK);                                                               \
             }                                                                                     \
             __m512i lo[4], hi[4];                                                                 \
@@ -184,7 +184,7 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
     }                                                                                             \
     INLINE512 void fmt##_group(rows16 R, const int S, int64_t nb, const uint8_t *xq,              \
                                size_t xq_stride, int nt, float *y, size_t y_stride, __mmask16 m,  \
-                               const char *pf, const char *pfe, const char *nx)                   \
+                               uintptr_t pf, uintptr_t pfe, const char *nx)                       \
     {                                                                                             \
         for (int t = 0; t < nt; t += 4) {                                                         \
             const uint8_t *xt = xq + (size_t)t * xq_stride;                                       \
@@ -209,18 +209,19 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             for (int i = 0; i < 16; i++) p[i] = w8 + (size_t)(r0 + (i < r1 - r0 ? i : r1 - r0 - 1)) * row_bytes; \
             rows16 R = {NULL, 0, p};                                                              \
             fmt##_group(R, 0, nb, x8, xq_stride, nt, y + r0, y_stride,                            \
-                        (__mmask16)((1u << (r1 - r0)) - 1), NULL, NULL, NULL);                          \
+                        (__mmask16)((1u << (r1 - r0)) - 1), 0, 0, NULL);                          \
             return;                                                                               \
         }                                                                                         \
-        const char *end = (const char *)w8 + (size_t)r1 * row_bytes;                              \
+        /* prefetch addresses are integers: the stream may step a little past r1 */               \
+        const uintptr_t end = (uintptr_t)(w8 + (size_t)r1 * row_bytes);                           \
         for (int g0 = r0; g0 < r1; g0 += 16) {                                                    \
             /* a last partial group moves back over rows already done: same values */            \
             int g = r1 - g0 < 16 ? r1 - 16 : g0;                                                  \
             rows16 R = {w8 + (size_t)g * row_bytes, row_bytes, NULL};                             \
-            const char *pf = (const char *)R.b + 16 * row_bytes;                                  \
-            const char *pfe = pf + 16 * row_bytes < end ? pf + 16 * row_bytes : end;              \
+            const uintptr_t pf = (uintptr_t)R.b + 16 * row_bytes;                                 \
+            const uintptr_t pfe = end - pf > 16 * row_bytes ? pf + 16 * row_bytes : end;          \
             fmt##_group(R, 1, nb, x8, xq_stride, nt, y + g, y_stride, (__mmask16)0xffff, pf, pfe,  \
-                        pfe > pf ? pf : NULL);                                                    \
+                        pfe > pf ? (const char *)pf : NULL);                                      \
         }                                                                                         \
     }
 
