@@ -334,7 +334,9 @@ static int emit_word(bpe_run *r, const char *text, size_t a, size_t b)
    that piece, as in the reference) or merged when none is left. */
 static int split(bpe_run *r, int level, const char *text, size_t len)
 {
-    if (level == r->t->n_re) return emit_word(r, text, 0, len);
+    /* the second bound is n_re's own limit, spelt out for the optimiser */
+    if (level >= r->t->n_re || level >= (int)(sizeof r->md / sizeof r->md[0]))
+        return emit_word(r, text, 0, len);
     const pcre2_code *re = r->t->re[level];
     pcre2_match_data *md = r->md[level];
     size_t pos = 0;
