@@ -2,6 +2,7 @@
    (in parallel on the pool) and release their source pages. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +11,35 @@
 
 #include "clock.h"
 #include "model.h"
+
+/* 2 MiB blocks the buddy allocator could hand out right now (orders 9
+   and 10 of /proc/buddyinfo), or -1 when unknown. */
+static long free_huge_blocks(void)
+{
+    FILE *f = fopen("/proc/buddyinfo", "r");
+    if (!f) return -1;
+    char line[512];
+    long total = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "zone");
+        if (!p) continue;
+        p += 4;
+        while (*p == ' ') p++;
+        while (*p && *p != ' ') p++;   /* zone name */
+        long v[11] = {0};
+        int n = 0;
+        char *end;
+        while (n < 11) {
+            long x = strtol(p, &end, 10);
+            if (end == p) break;
+            v[n++] = x;
+            p = end;
+        }
+        if (n == 11) total += v[9] + 2 * v[10];
+    }
+    fclose(f);
+    return total;
+}
 
 typedef struct {
     ember_weight **ws;
@@ -34,6 +64,14 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
     int n = ember_model_weights(m, all, 4096), k = 0;
     ember_weight *todo[4096];
     double t0 = ember_now_ms();
+    /* Huge pages shorten the tile streams' TLB walks, but when the kernel
+       must compact memory to find them a fault can stall for seconds: ask
+       for them only when enough 2 MiB blocks are free already. */
+    size_t need = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i]->want_pack) need += ember_pack_q8_0_bytes((int)all[i]->out, all[i]->in);
+    long free2m = free_huge_blocks();
+    bool huge = free2m >= 0 && (size_t)free2m * (2u << 20) >= need + need / 4;
     for (int i = 0; i < n; i++) {
         ember_weight *w = all[i];
         if (!w->want_pack) continue;
@@ -46,7 +84,7 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
             return ember_seterr(err, "%s: cannot allocate %zu MiB for packed tiles", w->t->name_z, sz >> 20);
         }
 #ifdef MADV_HUGEPAGE
-        if (align > 64) madvise(w->packed, sz, MADV_HUGEPAGE);
+        if (huge && align > 64) madvise(w->packed, sz, MADV_HUGEPAGE);
 #endif
         todo[k++] = w;
     }
