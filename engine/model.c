@@ -11,7 +11,7 @@
 #include "tokenizer.h"
 
 static const char *const strategy_names[] = {"eager", "compressed", "packed"};
-static const char *const proj_names[] = {"q", "k", "v", "o", "gate", "up", "down"};
+static const char *const proj_names[EMBER_PROJ_NAMES] = {"q", "k", "v", "o", "gate", "up", "down", "output"};
 static const char *const rep_names[] = {"eager-f32", "compressed", "packed-q8x16"};
 static const char *const phase_names[] = {"opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
 
@@ -27,11 +27,11 @@ int ember_strategy_from_name(const char *s)
     return -1;
 }
 
-const char *ember_proj_name(int i) { return (unsigned)i < 7 ? proj_names[i] : "?"; }
+const char *ember_proj_name(int i) { return (unsigned)i < EMBER_PROJ_NAMES ? proj_names[i] : "?"; }
 
 int ember_proj_from_name(const char *name)
 {
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < EMBER_PROJ_NAMES; i++)
         if (!strcmp(name, proj_names[i])) return 1 << i;
     return 0;
 }
@@ -418,9 +418,9 @@ static int bind_model(ember_model *m, ember_err *err)
     if (bind_layers(m, err)) return -1;
     /* The LM head: output.weight, or the tied embedding. */
     if (gguf_find_tensor(m->f, "output.weight"))
-        bind_weight(m, &m->output, "output.weight", I->n_embd, I->n_vocab, 0, err, &rc);
+        bind_weight(m, &m->output, "output.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     else
-        bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, 0, err, &rc);
+        bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
     if (plan_weight(m, &m->output, false, err)) return -1;
     bool tied = m->output.t == m->tok_embd.t;

@@ -42,6 +42,9 @@ static const mode_def modes[] = {
     {"attention", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, QKVO},
     {"attention-gate-up", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, QKVO | GU},
     {"all", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, EMBER_PROJ_ALL},
+    /* beyond the published modes: the LM head packed too */
+    {"all-output", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, true, false, EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT},
+    {"packed-prefill-output", EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true, false, true, EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT},
 };
 #define N_MODES ((int)(sizeof modes / sizeof modes[0]))
 

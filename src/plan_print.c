@@ -24,7 +24,7 @@ void plan_print_text(const ember_plan *p, const ember_plan_opts *o, bool tensors
     fprintf(out, "plan: strategy %s", ember_strategy_name(o->strategy));
     if (o->strategy == EMBER_STRATEGY_PACKED) {
         fprintf(out, ", pack");
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < EMBER_PROJ_NAMES; i++)
             if (o->projections & (1u << i)) fprintf(out, " %s", ember_proj_name(i));
         fprintf(out, ", %s, evict %s, re-evict %s, prefill %s",
                 o->pack_when == EMBER_PACK_AT_LOAD ? "at load"

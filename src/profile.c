@@ -290,14 +290,14 @@ static int parse_projections(ctx *c, const ynode *v, unsigned *mask)
     unsigned m = 0;
     for (int i = 0; i < v->n; i++) {
         const ynode *e = v->kids[i];
-        int idx;
+        int idx = 0;
         if (e->kind == YN_SCALAR && !e->null && !strcmp(e->str, "all")) {
             m |= EMBER_PROJ_ALL;
             continue;
         }
-        const char *proj_names[7];
-        for (int j = 0; j < 7; j++) proj_names[j] = ember_proj_name(j);
-        if (want_word(c, e, "projections", "projection", proj_names, 7, &idx)) return -1;
+        const char *proj_names[EMBER_PROJ_NAMES];
+        for (int j = 0; j < EMBER_PROJ_NAMES; j++) proj_names[j] = ember_proj_name(j);
+        if (want_word(c, e, "projections", "projection", proj_names, EMBER_PROJ_NAMES, &idx)) return -1;
         if (m & (1u << idx))
             return profile_seterr(c->err, PROFILE_E_VALUE, c->label, e->line, e->col,
                                   "projection '%s' is listed twice", e->str);

@@ -63,15 +63,15 @@ void profile_proj_list(unsigned mask, char *buf, size_t cap)
     if (!cap) return;
     buf[0] = 0;
     if ((mask & EMBER_PROJ_ALL) == EMBER_PROJ_ALL) {
-        snprintf(buf, cap, "all");
+        snprintf(buf, cap, "all%s", mask & EMBER_PROJ_OUTPUT ? ", output" : "");
         return;
     }
-    if (!(mask & EMBER_PROJ_ALL)) {
+    if (!mask) {
         snprintf(buf, cap, "none");
         return;
     }
     size_t used = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < EMBER_PROJ_NAMES; i++) {
         if (!(mask & (1u << i))) continue;
         int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", ember_proj_name(i));
         if (w < 0 || (size_t)w >= cap - used) break;
