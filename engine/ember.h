@@ -152,9 +152,16 @@ void ember_session_reset(ember_session *s);
 void ember_session_truncate(ember_session *s, int n);
 int ember_session_n_past(const ember_session *s);
 int ember_session_n_ctx(const ember_session *s);
+/* Asked between prefill micro-batches; true stops the prefill. */
+typedef bool (*ember_cancel_fn)(void *ud);
+/* Lets a long prefill be interrupted (fn NULL: never). */
+void ember_session_set_cancel(ember_session *s, ember_cancel_fn fn, void *ud);
+#define EMBER_CANCELLED (-2)
 /* Processes n tokens as one batch; writes the last position's logits
    (n_vocab floats) to last_logits if non-NULL, and all rows to all_logits
-   (n * n_vocab) if non-NULL.  Fails (no write) when the context would overflow. */
+   (n * n_vocab) if non-NULL.  Fails (no write) when the context would overflow.
+   Returns EMBER_CANCELLED when the cancel function stopped it: the positions
+   done so far stay cached (ember_session_n_past tells how many). */
 int ember_prefill(ember_session *s, const int32_t *tokens, int n,
                   float *last_logits, float *all_logits, ember_err *err);
 int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err);

@@ -97,6 +97,12 @@ void ember_session_truncate(ember_session *s, int n)
 }
 
 int ember_session_n_past(const ember_session *s) { return s->n_past; }
+
+void ember_session_set_cancel(ember_session *s, ember_cancel_fn fn, void *ud)
+{
+    s->cancel = fn;
+    s->cancel_ud = ud;
+}
 int ember_session_n_ctx(const ember_session *s) { return s->n_ctx; }
 
 static int do_pack(ember_session *s, ember_err *err)
@@ -128,6 +134,11 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     const int V = m->info.n_vocab;
     for (int i = 0; i < n; i += EMBER_UBATCH) {
         int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
+        if (i > 0 && s->cancel && s->cancel(s->cancel_ud)) {
+            s->in_prefill = false;
+            ember_seterr(err, "prefill cancelled after %d of %d tokens", i, n);
+            return EMBER_CANCELLED;
+        }
         bool all = all_logits != NULL;
         if (all && !s->all_logits) {
             s->all_logits = malloc((size_t)EMBER_UBATCH * V * sizeof(float));

@@ -23,6 +23,8 @@ struct ember_session {
     ember_stats st;
     bool prefilled_once;
     bool in_prefill;
+    ember_cancel_fn cancel;
+    void *cancel_ud;
 };
 
 /* Runs n (<= EMBER_UBATCH) tokens at positions n_past.. ; writes logits of

@@ -233,6 +233,15 @@ static bool cancelled(ember_worker *w, uint64_t seq)
     return atomic_load(&w->cancel_upto) >= seq || atomic_load(&w->quitting);
 }
 
+/* A prefill's view of cancel: this generation's, or the worker quitting. */
+typedef struct { ember_worker *w; uint64_t seq; } stop_ctx;
+
+static bool stop_requested(void *ud)
+{
+    const stop_ctx *sc = ud;
+    return cancelled(sc->w, sc->seq);
+}
+
 /* ---- generation ------------------------------------------------------- */
 
 static int cache_set(ember_worker *w, const int32_t *t, int n)
@@ -321,14 +330,20 @@ static int fit_prompt(ember_worker *w, const ember_chat_msg *m, size_t n, bool a
 /* Brings the session to hold exactly toks[0..n): keeps the shared prefix,
    prefills the rest.  need_logits: at least the last token is fed again. */
 static int sync_cache(ember_worker *w, const int32_t *toks, int n, bool need_logits,
-                      ember_err *err)
+                      ember_cancel_fn stop, void *ud, ember_err *err)
 {
     int common = ember_worker_common_prefix(w->cache, w->n_cache, toks, n);
     if (need_logits && common >= n) common = n - 1;
     if (common < 0) common = 0;
     w->be->truncate(w->h, common);
     w->n_cache = common;
-    if (n > common && w->be->prefill(w->h, toks + common, n - common, err) < 0) {
+    int rc = n > common ? w->be->prefill(w->h, toks + common, n - common, stop, ud, err) : 0;
+    if (rc == EMBER_CANCELLED) {
+        /* what was cached before still is; the partial rest is dropped */
+        w->be->truncate(w->h, common);
+        return EMBER_CANCELLED;
+    }
+    if (rc < 0) {
         /* The cache content is unknown after a failure: start over next time. */
         w->be->truncate(w->h, 0);
         w->n_cache = 0;
@@ -402,8 +417,13 @@ static void do_generate(ember_worker *w, cmd *c)
         snprintf(msg, sizeof msg, "prefill %d of %d tokens", nt - (common < nt ? common : nt - 1), nt);
         emit_text(w, EMBER_EV_PROGRESS, c->seq, msg, NULL);
     }
-    int rc = sync_cache(w, toks, nt, true, &err);
+    stop_ctx sc = {w, c->seq};
+    int rc = sync_cache(w, toks, nt, true, stop_requested, &sc, &err);
     free(toks);
+    if (rc == EMBER_CANCELLED) {
+        emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);
+        return;
+    }
     if (rc < 0) {
         emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
         emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);
@@ -496,8 +516,9 @@ static void do_load(ember_worker *w, cmd *c)
         emit_text(w, EMBER_EV_PROGRESS, c->seq, "re-prefilling the conversation", NULL);
         int32_t *toks = NULL;
         int nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
-        if (nt < 0 || sync_cache(w, toks, nt, false, &err) < 0)
-            emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
+        stop_ctx qc = {w, UINT64_MAX};   /* only quitting stops this one */
+        int rc = nt < 0 ? -1 : sync_cache(w, toks, nt, false, stop_requested, &qc, &err);
+        if (rc == -1) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
         free(toks);
         emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
     }

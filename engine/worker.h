@@ -43,7 +43,10 @@ typedef struct ember_worker_backend {
     int (*tokenize)(void *h, const char *text, int32_t **out, ember_err *err);
     /* Drops cached positions >= n. */
     void (*truncate)(void *h, int n);
-    int (*prefill)(void *h, const int32_t *toks, int n, ember_err *err);
+    /* Returns EMBER_CANCELLED when stop(ud) said so part way (the cache
+       then holds an unknown prefix: the worker truncates it). */
+    int (*prefill)(void *h, const int32_t *toks, int n, ember_cancel_fn stop, void *ud,
+                   ember_err *err);
     int (*decode)(void *h, int32_t tok, ember_err *err);
     /* Picks the next token from the last logits. */
     int32_t (*sample)(void *h);
@@ -65,6 +68,8 @@ extern const ember_worker_backend ember_worker_fake_backend;
 /* Fake engine knobs (tests, UI development): milliseconds per decoded
    token, and a reply length (0 = echo the last user message). */
 void ember_worker_fake_config(int delay_ms, int reply_tokens);
+/* Milliseconds per prompt token in the fake prefill (0 = instant). */
+void ember_worker_fake_prefill_delay(int ms_per_token);
 
 /* ---- events ------------------------------------------------------------ */
 

@@ -130,11 +130,15 @@ static void e_truncate(void *h, int n)
     else if (n < past) ember_session_truncate(e->s, n);
 }
 
-static int e_prefill(void *h, const int32_t *t, int n, ember_err *err)
+static int e_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, void *ud,
+                     ember_err *err)
 {
     eng *e = h;
     for (int i = 0; i < n; i++) ember_sampler_accept(e->smp, t[i]);
-    return ember_prefill(e->s, t, n, e->logits, NULL, err);
+    ember_session_set_cancel(e->s, stop, ud);
+    int rc = ember_prefill(e->s, t, n, e->logits, NULL, err);
+    ember_session_set_cancel(e->s, NULL, NULL);
+    return rc;
 }
 
 static int e_decode(void *h, int32_t tok, ember_err *err)

@@ -13,7 +13,19 @@
 
 enum { FAKE_BOS = 1, FAKE_EOS = 2, FAKE_BASE = 3 };
 
-static _Atomic int fake_delay_ms, fake_reply_tokens;
+static _Atomic int fake_delay_ms, fake_reply_tokens, fake_prefill_ms;
+
+void ember_worker_fake_prefill_delay(int ms_per_token)
+{
+    atomic_store(&fake_prefill_ms, ms_per_token);
+}
+
+static void sleep_ms(int d)
+{
+    if (d <= 0) return;
+    struct timespec ts = {d / 1000, (long)(d % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 
 void ember_worker_fake_config(int delay_ms, int reply_tokens)
 {
@@ -121,7 +133,8 @@ static void f_truncate(void *h, int n)
     if (n < f->n_past) f->n_past = n < 0 ? 0 : n;
 }
 
-static int f_prefill(void *h, const int32_t *t, int n, ember_err *err)
+static int f_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, void *ud,
+                     ember_err *err)
 {
     fake *f = h;
     (void)t;
@@ -129,6 +142,16 @@ static int f_prefill(void *h, const int32_t *t, int n, ember_err *err)
         return ember_seterr(err, "prefill of %d tokens overflows the context (%d of %d used)",
                             n, f->n_past, f->n_ctx);
     double t0 = ms();
+    int d = atomic_load(&fake_prefill_ms);
+    for (int i = 0; d > 0 && i < n; i++) {
+        /* asked between "micro-batches" of 8 tokens, as the engine does every 64 */
+        if (i > 0 && i % 8 == 0 && stop && stop(ud)) {
+            f->n_past += i;
+            ember_seterr(err, "prefill cancelled");
+            return EMBER_CANCELLED;
+        }
+        sleep_ms(d);
+    }
     f->n_past += n;
     f->n_prompt = n;
     f->n_decoded = 0;
@@ -146,11 +169,7 @@ static int f_decode(void *h, int32_t tok, ember_err *err)
     (void)tok;
     if (f->n_past >= f->n_ctx) return ember_seterr(err, "context full (%d)", f->n_ctx);
     double t0 = ms();
-    int d = atomic_load(&fake_delay_ms);
-    if (d > 0) {
-        struct timespec ts = {d / 1000, (long)(d % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    sleep_ms(atomic_load(&fake_delay_ms));
     f->n_past++;
     f->n_decoded++;
     f->t_decode += ms() - t0;

@@ -13,6 +13,7 @@
 #include "dtype.h"
 #include "ember.h"
 #include "gguf.h"
+#include "session.h"
 #include "tap.h"
 
 enum { E = 64, H = 4, HKV = 2, HD = 16, FF = 128, V = 48 };
@@ -93,6 +94,12 @@ static void expect_open_error(const char *what, const variant *v, const char *ne
     ember_model_free(m);
 }
 
+static bool count_and_stop(void *ud)
+{
+    ++*(int *)ud;
+    return true;
+}
+
 int main(void)
 {
     char path[] = "/tmp/ember-badmodel-XXXXXX";
@@ -125,6 +132,24 @@ int main(void)
         for (int i = 0; i < 4; i++) ember_decode(sess, 1, logits, &err);
         tap_ok(ember_decode(sess, 1, logits, &err) != 0 && strstr(err.msg, "context full"),
                "decode past the context is refused (%s)", err.msg);
+        ember_session_free(sess);
+
+        /* a cancel function stops a long prefill between micro-batches */
+        ember_session_opts so2 = {200, 1};
+        sess = ember_session_new(m, &so2, &err);
+        int32_t many[150];
+        for (int i = 0; i < 150; i++) many[i] = 1 + i % (V - 1);
+        int asked = 0;
+        ember_session_set_cancel(sess, count_and_stop, &asked);
+        int rc = sess ? ember_prefill(sess, many, 150, logits, NULL, &err) : 0;
+        tap_ok(rc == EMBER_CANCELLED && asked == 1 && sess &&
+                   ember_session_n_past(sess) == EMBER_UBATCH,
+               "cancel stops prefill after one micro-batch (rc %d, asked %d, n_past %d)", rc, asked,
+               sess ? ember_session_n_past(sess) : -1);
+        ember_session_set_cancel(sess, NULL, NULL);
+        tap_ok(sess && ember_prefill(sess, many, 100, logits, NULL, &err) == 0 &&
+                   ember_session_n_past(sess) == EMBER_UBATCH + 100,
+               "without it the next prefill runs to the end");
         free(logits);
         ember_session_free(sess);
         ember_model_free(m);

@@ -152,6 +152,35 @@ int main(void)
            "cancel takes effect within one token (%d -> %d tokens, %.0f ms)", at_cancel,
            t.n_tokens, took);
 
+    /* cancel during a long prefill: stops between micro-batches, no
+       token is produced, and the next turn still works from the cache */
+    {
+        char longmsg[151];
+        memset(longmsg, 'x', 150);
+        longmsg[150] = 0;
+        ember_chat_msg ml[] = {{"system", "be brief"}, {"user", longmsg}};
+        ember_worker_fake_config(0, 0);
+        ember_worker_fake_prefill_delay(20);   /* ~3.5 s of prefill */
+        memset(&t, 0, sizeof t);
+        ember_worker_generate(w, ml, 2);
+        wait_for(w, &t, EMBER_EV_PROGRESS, 1000);   /* "prefill N of M tokens" */
+        double tp = ms();
+        while (ms() - tp < 150) wait_for(w, &t, EMBER_EV_TOKEN, 20);
+        ember_worker_cancel(w);
+        double tc2 = ms();
+        ok = wait_for(w, &t, EMBER_EV_DONE, 5000);
+        double took2 = ms() - tc2;
+        tap_ok(ok && t.cancelled && t.n_tokens == 0 && took2 < 500,
+               "cancel stops a long prefill within a micro-batch (%.0f ms, %d tokens, done %d, error '%s')",
+               took2, t.n_tokens, t.done, t.error);
+        ember_worker_fake_prefill_delay(0);
+        memset(&t, 0, sizeof t);
+        ember_worker_generate(w, m1, 2);
+        ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+        tap_ok(ok && !t.cancelled && !strcmp(t.text, "You said: hello"),
+               "the turn after a cancelled prefill answers normally");
+    }
+
     /* cancel also drops generations queued before it, not those after: A
        runs (slowly), B waits behind it, cancel, then C */
     ember_worker_fake_config(20, 400);
