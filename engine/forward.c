@@ -189,11 +189,9 @@ static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int 
         it->y = ys[i];
         it->packed = use_packed(s, ws[i], nt);
         it->xq = prep_act(s, ws[i], x, nt, &it->xq_stride);  /* packed: kern is Q8_0's */
-        /* chunks of whole 16-row tiles, about 8 per thread per item: small
-           enough that a thread slowed by the machine does not leave the other
-           idle long at the end */
+        /* chunks of 16 rows (the packed tile), about 4 per thread per item */
         int rows = (int)ws[i]->out;
-        int chunk = (rows + nth * 8 - 1) / (nth * 8);
+        int chunk = (rows + nth * 4 - 1) / (nth * 4);
         chunk = (chunk + 15) / 16 * 16;
         if (chunk < 16) chunk = 16;
         it->chunk = chunk;
