@@ -63,6 +63,9 @@ size_t ember_pack_q8_0_bytes(int rows, int64_t k);
 /* Packs tiles [t0, t1) of a Q8_0 matrix (row stride row_bytes) into dst. */
 void ember_pack_q8_0(const void *src, size_t row_bytes, int rows, int64_t k,
                      void *dst, int t0, int t1);
+/* The same, byte by byte: the oracle the fast packer is tested against. */
+void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
+                         void *dst, int t0, int t1);
 /* y as above for rows [r0, r1) (r0 a multiple of 16); xq holds Q8_0
    activations.  Bit-identical to the compressed Q8_0 kernel. */
 typedef void (*ember_packed_matmul_fn)(const void *packed, int rows, int64_t k,
