@@ -173,11 +173,11 @@ static void test_shipped(void)
     if (p) {
         const profile_rule *r = &p->rules[0];
         tap_ok(p->n_rules == 2 && r->strategy == EMBER_STRATEGY_PACKED &&
-               r->projections == no_down && r->when == EMBER_PACK_BEFORE_PREFILL &&
+               r->projections == EMBER_PROJ_ALL && r->when == EMBER_PACK_BEFORE_PREFILL &&
                r->evict_source && r->reevict_after_prefill && !strcmp(r->arch, "llama") &&
                !strcmp(r->dtype, "Q8_0") && p->rules[1].strategy == EMBER_STRATEGY_COMPRESSED &&
                !p->rules[1].arch && !p->rules[1].dtype,
-               "auto: llama Q8_0 -> packed q,k,v,o,gate,up before-prefill, else compressed");
+               "auto: llama Q8_0 -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
     }
     profile_free(p);
     p = load_shipped("packed");
