@@ -87,31 +87,42 @@ typedef struct {
     const void *xq;
     size_t xq_stride;
     float *y;
-    int n_chunks, chunk;
+    int tile0, tiles;            /* this item's 16-row tiles in the job's sequence */
     bool packed;
 } mm_item;
 
 typedef struct {
     mm_item it[3];
-    int n_items, nt;
+    int n_items, nt, nth, total;
     ember_packed_matmul_fn packed_fn;
-    atomic_int next;
+    atomic_int next;             /* next unclaimed tile */
 } mm_job;
 
+/* Guided self-scheduling over the 16-row tiles of all items: each claim
+   takes a share of what is left (1/(2 nth)), so claims start large (few
+   atomics) and end one tile long, and no thread waits at the barrier for
+   more than a tile's work of the other's.  A claim stops at its item's end;
+   rows are independent, so the split never changes a result. */
 static void mm_run(void *ctx, int ith, int nth)
 {
     (void)ith; (void)nth;
     mm_job *j = ctx;
-    int total = 0;
-    for (int i = 0; i < j->n_items; i++) total += j->it[i].n_chunks;
     for (;;) {
-        int c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-        if (c >= total) break;
-        int i = 0;
-        while (c >= j->it[i].n_chunks) c -= j->it[i++].n_chunks;
+        int c = atomic_load_explicit(&j->next, memory_order_relaxed), g, i;
+        do {
+            if (c >= j->total) return;
+            i = 0;
+            while (c >= j->it[i].tile0 + j->it[i].tiles) i++;
+            g = (j->total - c) / (2 * j->nth);
+            if (g < 1) g = 1;
+            int end = j->it[i].tile0 + j->it[i].tiles;
+            if (c + g > end) g = end - c;
+        } while (!atomic_compare_exchange_weak_explicit(&j->next, &c, c + g, memory_order_relaxed,
+                                                        memory_order_relaxed));
         const mm_item *m = &j->it[i];
+        int t1 = c + g;
         const ember_weight *w = m->w;
-        int r0 = c * m->chunk, r1 = r0 + m->chunk;
+        int r0 = (c - m->tile0) * 16, r1 = (t1 - m->tile0) * 16;
         if (r1 > w->out) r1 = (int)w->out;
         size_t ys = (size_t)w->out;
         if (m->packed)
@@ -189,14 +200,11 @@ static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int 
         it->y = ys[i];
         it->packed = use_packed(s, ws[i], nt);
         it->xq = prep_act(s, ws[i], x, nt, &it->xq_stride);  /* packed: kern is Q8_0's */
-        /* chunks of 16 rows (the packed tile), about 4 per thread per item */
-        int rows = (int)ws[i]->out;
-        int chunk = (rows + nth * 4 - 1) / (nth * 4);
-        chunk = (chunk + 15) / 16 * 16;
-        if (chunk < 16) chunk = 16;
-        it->chunk = chunk;
-        it->n_chunks = (rows + chunk - 1) / chunk;
+        it->tile0 = j.total;
+        it->tiles = (int)((ws[i]->out + 15) / 16);
+        j.total += it->tiles;
     }
+    j.nth = nth;
     atomic_init(&j.next, 0);
     ember_pool_run(s->pool, mm_run, &j);
 }
