@@ -97,13 +97,13 @@ void ember_session_truncate(ember_session *s, int n)
 }
 
 int ember_session_n_past(const ember_session *s) { return s->n_past; }
+int ember_session_n_ctx(const ember_session *s) { return s->n_ctx; }
 
 void ember_session_set_cancel(ember_session *s, ember_cancel_fn fn, void *ud)
 {
     s->cancel = fn;
     s->cancel_ud = ud;
 }
-int ember_session_n_ctx(const ember_session *s) { return s->n_ctx; }
 
 static int do_pack(ember_session *s, ember_err *err)
 {
