@@ -93,7 +93,7 @@ typedef struct {
 
 typedef struct {
     mm_item it[3];
-    int n_items, nt, nth, total;
+    int n_items, nt, total;
     ember_packed_matmul_fn packed_fn;
     atomic_int next;             /* next unclaimed tile */
 } mm_job;
@@ -105,7 +105,7 @@ typedef struct {
    rows are independent, so the split never changes a result. */
 static void mm_run(void *ctx, int ith, int nth)
 {
-    (void)ith; (void)nth;
+    (void)ith;
     mm_job *j = ctx;
     for (;;) {
         int c = atomic_load_explicit(&j->next, memory_order_relaxed), g, i;
@@ -113,7 +113,7 @@ static void mm_run(void *ctx, int ith, int nth)
             if (c >= j->total) return;
             i = 0;
             while (c >= j->it[i].tile0 + j->it[i].tiles) i++;
-            g = (j->total - c) / (2 * j->nth);
+            g = (j->total - c) / (2 * nth);
             if (g < 1) g = 1;
             int end = j->it[i].tile0 + j->it[i].tiles;
             if (c + g > end) g = end - c;
@@ -193,7 +193,6 @@ static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int 
     j.nt = nt;
     j.n_items = n;
     j.packed_fn = s->m->packed_fn;
-    int nth = ember_pool_size(s->pool);
     for (int i = 0; i < n; i++) {
         mm_item *it = &j.it[i];
         it->w = ws[i];
@@ -204,7 +203,6 @@ static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int 
         it->tiles = (int)((ws[i]->out + 15) / 16);
         j.total += it->tiles;
     }
-    j.nth = nth;
     atomic_init(&j.next, 0);
     ember_pool_run(s->pool, mm_run, &j);
 }
