@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "refnum.h"
 #include "session.h"
 #include "simd.h"
 
@@ -25,60 +26,6 @@ static void f16init(void)
 void ember_forward_init(void) { pthread_once(&f16once, f16init); }
 
 static inline float f16r(float x) { return f16tab[ember_f32_to_fp16(x)]; }
-
-/* ---- fp16 vector helpers (attention) ---------------------------------- */
-
-static float dot_f16_ref(const uint16_t *k, const float *q, int n)
-{
-    float s = 0;
-    for (int i = 0; i < n; i++) s += f16tab[k[i]] * q[i];
-    return s;
-}
-
-static void axpy_f16_ref(float *y, const uint16_t *v, float a, int n)
-{
-    for (int i = 0; i < n; i++) y[i] += a * f16tab[v[i]];
-}
-
-#ifdef EMBER_SIMD
-EMBER_TARGET_AVX2 static float dot_f16_avx2(const uint16_t *k, const float *q, int n)
-{
-    __m256 acc = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i))),
-                              _mm256_loadu_ps(q + i), acc);
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    s = _mm_hadd_ps(s, s);
-    s = _mm_hadd_ps(s, s);
-    float r = _mm_cvtss_f32(s);
-    for (; i < n; i++) r += f16tab[k[i]] * q[i];
-    return r;
-}
-
-EMBER_TARGET_AVX2 static void axpy_f16_avx2(float *y, const uint16_t *v, float a, int n)
-{
-    __m256 va = _mm256_set1_ps(a);
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + i))),
-                                                _mm256_loadu_ps(y + i)));
-    for (; i < n; i++) y[i] += a * f16tab[v[i]];
-}
-#endif
-
-static float (*dot_f16)(const uint16_t *, const float *, int) = dot_f16_ref;
-static void (*axpy_f16)(float *, const uint16_t *, float, int) = axpy_f16_ref;
-
-static void pick_simd(void)
-{
-#ifdef EMBER_SIMD
-    if (ember_cpu_isa() >= EMBER_ISA_AVX2) {
-        dot_f16 = dot_f16_avx2;
-        axpy_f16 = axpy_f16_avx2;
-    }
-#endif
-}
 
 /* ---- matrix products on the pool ---------------------------------------- */
 
@@ -241,8 +188,8 @@ static void rope(const ember_model *m, float *v, int nh, int hd, int pos)
             int a = m->rope == ROPE_NORM ? 2 * i : i;
             int b = m->rope == ROPE_NORM ? 2 * i + 1 : i + nr / 2;
             float x0 = p[a], x1 = p[b];
-            p[a] = x0 * cs[i] - x1 * sn[i];
-            p[b] = x0 * sn[i] + x1 * cs[i];
+            p[a] = fmaf(x0, cs[i], -(x1 * sn[i]));
+            p[b] = fmaf(x0, sn[i], x1 * cs[i]);
         }
     }
 }
@@ -252,6 +199,9 @@ typedef struct {
     int layer, nt, pos0;
 } att_job;
 
+/* Attention in the reference's float order (refnum.h): its batched prompt
+   pass and its single-token step sum in different lane orders, and the
+   single-token weighted sum depends on the KV length it pads to 32. */
 static void att_run(void *ctx, int ith, int nth)
 {
     att_job *j = ctx;
@@ -260,47 +210,45 @@ static void att_run(void *ctx, int ith, int nth)
     const int hd = I->head_dim, nh = I->n_head, group = I->n_head / I->n_head_kv;
     const float scale = 1.0f / sqrtf((float)hd);
     float *sc = s->scratch + (size_t)ith * s->scratch_stride;
-    float *qh = sc + s->n_ctx;
+    float *acc = sc + s->n_ctx + 16;
+    uint16_t *qh = (uint16_t *)(acc + (size_t)64 * hd);
     const uint16_t *K = s->kcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
     const uint16_t *V = s->vcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
+    const bool kq_gemm = s->batched && hd % 16 == 0, kqv_gemm = s->batched && hd % 4 == 0;
+    const int ctx_pad = (s->n_ctx + 31) / 32 * 32;
     for (int w = ith; w < j->nt * nh; w += nth) {
         int t = w / nh, h = w % nh, kvh = h / group;
         int npos = j->pos0 + t + 1;
         const float *q = s->q + (size_t)t * nh * hd + (size_t)h * hd;
-        for (int d = 0; d < hd; d++) qh[d] = f16r(q[d]);
+        for (int d = 0; d < hd; d++) qh[d] = ember_f32_to_fp16(q[d]);
         float mx = -INFINITY;
         for (int p = 0; p < npos; p++) {
-            float v = dot_f16(K + (size_t)p * s->kv_dim + (size_t)kvh * hd, qh, hd) * scale;
+            const uint16_t *kp = K + (size_t)p * s->kv_dim + (size_t)kvh * hd;
+            float v = (kq_gemm ? ember_ref_dot_f16_gemm(kp, qh, hd) : ember_ref_dot_f16_vec(kp, qh, hd)) * scale;
             sc[p] = v;
             if (v > mx) mx = v;
         }
-        double sum = 0;
-        for (int p = 0; p < npos; p++) {
-            sc[p] = expf(sc[p] - mx);
-            sum += sc[p];
-        }
+        double sum = ember_ref_softmax_exp(sc, sc, mx, npos);
         float inv = (float)(1.0 / sum);
+        for (int p = 0; p < npos; p++) sc[p] = f16r(sc[p] * inv);
+        int n_kv = (npos + 31) / 32 * 32;
+        if (n_kv > ctx_pad) n_kv = ctx_pad;
         float *o = s->att + (size_t)t * nh * hd + (size_t)h * hd;
-        memset(o, 0, (size_t)hd * sizeof *o);
-        for (int p = 0; p < npos; p++)
-            axpy_f16(o, V + (size_t)p * s->kv_dim + (size_t)kvh * hd, f16r(sc[p] * inv), hd);
+        ember_ref_wsum_f16(o, sc, V + (size_t)kvh * hd, s->kv_dim, npos, hd, n_kv, kqv_gemm, acc);
     }
 }
 
 typedef struct {
     float *g;
     const float *u;
-    size_t n;
+    int n, nt;
 } swiglu_job;
 
 static void swiglu_run(void *ctx, int ith, int nth)
 {
     swiglu_job *j = ctx;
-    size_t a = j->n * (size_t)ith / (size_t)nth, b = j->n * (size_t)(ith + 1) / (size_t)nth;
-    for (size_t i = a; i < b; i++) {
-        float x = j->g[i];
-        j->g[i] = x / (1.0f + expf(-x)) * j->u[i];
-    }
+    for (int t = ith; t < j->nt; t += nth)
+        ember_ref_silu_mul(j->g + (size_t)t * j->n, j->u + (size_t)t * j->n, j->n);
 }
 
 static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
@@ -328,8 +276,6 @@ static void add_bias(float *y, const float *b, int nt, int n)
 
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, pick_simd);
     const ember_model *m = s->m;
     const ember_model_info *I = &m->info;
     const int E = I->n_embd, hd = I->head_dim, nh = I->n_head, nkv = I->n_head_kv;
@@ -374,8 +320,8 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
         const ember_weight *gu[2] = {&L->gate, &L->up};
         float *gy[2] = {s->g, s->u};
         matmul_n(s, gu, gy, 2, s->xn, n);
-        swiglu_job sj = {s->g, s->u, (size_t)n * F};
-        if ((size_t)n * F >= 16384) ember_pool_run(s->pool, swiglu_run, &sj);
+        swiglu_job sj = {s->g, s->u, F, n};
+        if (n > 1) ember_pool_run(s->pool, swiglu_run, &sj);
         else swiglu_run(&sj, 0, 1);
         act_dirty(s);
         matmul(s, &L->down, s->xn, s->g, n);

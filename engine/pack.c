@@ -1,7 +1,9 @@
 /* Packed Q8_0: 16-row tiles laid out for a broadcast-and-vpdpbusd kernel
    (DESIGN.md "Packed Q8_0 layout").  Results are bit-identical to the
-   compressed Q8_0 kernels: per row, one fmaf(isum, d_w * d_x, acc) per
-   block, in block order. */
+   compressed Q8_0 kernels: per row and 4-input group g, one
+   fmaf(isum_g, d_w * d_x, acc_g) per block in block order, then the
+   reference's 8-lane tree (kernels.h).  A record's group g is exactly the
+   16 rows' group g, so each vpdpbusd yields one lane of 16 rows. */
 #include "config.h"
 
 #include <math.h>
@@ -105,26 +107,29 @@ void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
         int lane = r % EMBER_PACK_ROWS;
         for (int t = 0; t < nt; t++) {
             const block_q8_0 *xb = (const block_q8_0 *)((const uint8_t *)xq + (size_t)t * xq_stride);
-            float acc = 0.0f;
+            float acc[GROUPS] = {0};
             for (int64_t b = 0; b < nb; b++) {
                 const uint8_t *rec = tile + (size_t)b * EMBER_PACK_RECORD;
-                int32_t isum = 0;
-                for (int g = 0; g < GROUPS; g++)
+                float s = ember_fp16_to_f32(rd16(rec + SCALES + lane * 2)) * ember_fp16_to_f32(xb[b].d);
+                for (int g = 0; g < GROUPS; g++) {
+                    int32_t isum = 0;
                     for (int j = 0; j < 4; j++)
                         isum += (int32_t)(int8_t)rec[g * 64 + lane * 4 + j] * xb[b].qs[g * 4 + j];
-                float s = ember_fp16_to_f32(rd16(rec + SCALES + lane * 2)) * ember_fp16_to_f32(xb[b].d);
-                acc = fmaf((float)isum, s, acc);
+                    acc[g] = fmaf((float)isum, s, acc[g]);
+                }
             }
-            y[(size_t)t * y_stride + r] = acc;
+            y[(size_t)t * y_stride + r] = ember_sum8(acc);
         }
     }
 }
 
 #ifdef EMBER_SIMD
 
-/* Blocks whose activation sums and scales are precomputed per pass. */
+/* Activation group sums and scales are precomputed once per call for up to
+   NBMAX blocks (longer rows go chunk by chunk, carrying the sums). */
+#define NBMAX 1024
 #define CHUNK 64
-#define TMAX 8
+#define TMAX 2
 /* Reading ahead within the tile stream (may run past the end of the
    buffer: prefetches never fault). */
 #ifndef PF_BYTES
@@ -132,39 +137,67 @@ void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
 #endif
 
 /* vpdpbusd wants unsigned x signed bytes: weights enter as w ^ 0x80 = w + 128
-   and each lane starts from -128 * sum(activations of the block), so every
-   block sum is exact for any int8 weights and activations. */
+   and each group's lane starts from -128 * sum(its 4 activations), so every
+   group sum is exact for any int8 weights and activations. */
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
+/* corr[(b * TMAX + t) * 8 + g], dx[b * TMAX + t] for blocks b0.. b0+nbc */
+INLINE512 void act_prep(const uint8_t *const xb[TMAX], int tb, int64_t b0, int64_t nbc,
+                        int32_t *corr, float *dx)
+{
+    const __m256i ones = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < nbc; b++)
+        for (int t = 0; t < tb; t++) {
+            const block_q8_0 *blk = (const block_q8_0 *)xb[t] + b0 + b;
+            __m256i a = _mm256_loadu_si256((const __m256i *)blk->qs);
+            __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a);
+            _mm256_storeu_si256((__m256i *)(corr + (b * TMAX + t) * 8),
+                                _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
+            dx[b * TMAX + t] = _cvtsh_ss(blk->d);
+        }
+}
+
+/* One tile over nbc blocks.  The 8 group sums per token start at zero
+   (first) or from carry, and end in y (last) or in carry. */
 INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const xb[TMAX], int64_t b0,
                          const int32_t *corr, const float *dx, const int tb,
-                         float *y, size_t y_stride, __mmask16 m, int first)
+                         float *y, size_t y_stride, __mmask16 m, float *carry, int first, int last)
 {
-    __m512 acc[TMAX];
-    _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++)
-        acc[t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y + (size_t)t * y_stride);
+    __m512 acc[TMAX][GROUPS];
+    _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)
+        _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++)
+            acc[t][g] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(carry + (t * GROUPS + g) * 16);
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nbc; b++, rec += EMBER_PACK_RECORD) {
         __m512i wv[GROUPS];
-        _Pragma("GCC unroll 16") for (int g = 0; g < GROUPS; g++) {
+        _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
             _mm_prefetch((const char *)rec + PF_BYTES + g * 64, _MM_HINT_T0);
             wv[g] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(rec + g * 64)), flip);
         }
         _mm_prefetch((const char *)rec + PF_BYTES + SCALES, _MM_HINT_T0);
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + SCALES)));
-        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {
+        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {
             const uint8_t *qs = xb[t] + (size_t)(b0 + b) * sizeof(block_q8_0) + 2;
-            __m512i isum = _mm512_set1_epi32(corr[b * TMAX + t]);
-            _Pragma("GCC unroll 16") for (int g = 0; g < GROUPS; g++) {
+            const int32_t *c = corr + (b * TMAX + t) * 8;
+            __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b * TMAX + t]));
+            _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
                 int32_t a4;
                 memcpy(&a4, qs + 4 * g, 4);
-                isum = _mm512_dpbusd_epi32(isum, wv[g], _mm512_set1_epi32(a4));
+                __m512i isum = _mm512_dpbusd_epi32(_mm512_set1_epi32(c[g]), wv[g], _mm512_set1_epi32(a4));
+                acc[t][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[t][g]);
             }
-            __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b * TMAX + t]));
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[t]);
         }
     }
-    _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, acc[t]);
+    _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {
+        if (!last) {
+            _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++)
+                _mm512_storeu_ps(carry + (t * GROUPS + g) * 16, acc[t][g]);
+            continue;
+        }
+        __m512 r = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][4]), _mm512_add_ps(acc[t][2], acc[t][6])),
+                                 _mm512_add_ps(_mm512_add_ps(acc[t][1], acc[t][5]), _mm512_add_ps(acc[t][3], acc[t][7])));
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, r);
+    }
 }
 
 static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows, int64_t k,
@@ -175,45 +208,36 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
     int64_t nb = k / QK;
     if (r1 > rows) r1 = rows;
     if (r0 >= r1 || nb <= 0) return;
-    int32_t corr[CHUNK * TMAX];
-    float dx[CHUNK * TMAX];
+    static _Thread_local int32_t corr[NBMAX * TMAX * 8];
+    static _Thread_local float dx[NBMAX * TMAX];
+    float carry[TMAX * GROUPS * 16];
+    const int whole = nb <= NBMAX;
     for (int t0 = 0; t0 < nt; t0 += TMAX) {
         int tb = nt - t0 < TMAX ? nt - t0 : TMAX;
         const uint8_t *xb[TMAX] = {0};
-        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
-        for (int64_t c0 = 0; c0 < nb; c0 += CHUNK) {
-            int64_t nbc = nb - c0 < CHUNK ? nb - c0 : CHUNK;
-            for (int64_t b = 0; b < nbc; b++)
-                _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {
-                    const block_q8_0 *blk = (const block_q8_0 *)xb[t] + c0 + b;
-                    __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->qs),
-                                                 _mm256_set1_epi8((char)0x80));
-                    __m256i s4 = _mm256_sad_epu8(a, _mm256_setzero_si256());
-                    __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
-                    int32_t sum = (int32_t)(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1)) - 128 * QK;
-                    corr[b * TMAX + t] = -128 * sum;
-                    dx[b * TMAX + t] = _cvtsh_ss(blk->d);
+        for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
+        if (whole) act_prep(xb, tb, 0, nb, corr, dx);
+        for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
+            unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
+            unsigned hi = r1 - r < EMBER_PACK_ROWS ? (unsigned)(r1 - r) : EMBER_PACK_ROWS;
+            __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+            const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+            float *yt = y + (size_t)t0 * y_stride + r;
+            int64_t step = whole ? nb : CHUNK;
+            for (int64_t c0 = 0; c0 < nb; c0 += step) {
+                int64_t nbc = nb - c0 < step ? nb - c0 : step;
+                const int32_t *cc = corr;
+                const float *dd = dx;
+                if (whole) {
+                    cc += c0 * TMAX * 8;
+                    dd += c0 * TMAX;
+                } else {
+                    act_prep(xb, tb, c0, nbc, corr, dx);
                 }
-            for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
-                unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
-                unsigned hi = r1 - r < EMBER_PACK_ROWS ? (unsigned)(r1 - r) : EMBER_PACK_ROWS;
-                __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-                const uint8_t *rec = (const uint8_t *)packed +
-                    ((size_t)(r / EMBER_PACK_ROWS) * (size_t)nb + (size_t)c0) * EMBER_PACK_RECORD;
-                float *yt = y + (size_t)t0 * y_stride + r;
-                int first = c0 == 0;
-#define PASS(n) tile_pass(rec, nbc, xb, c0, corr, dx, n, yt, y_stride, m, first)
-                switch (tb) {
-                case 1: PASS(1); break;
-                case 2: PASS(2); break;
-                case 3: PASS(3); break;
-                case 4: PASS(4); break;
-                case 5: PASS(5); break;
-                case 6: PASS(6); break;
-                case 7: PASS(7); break;
-                default: PASS(8); break;
-                }
-#undef PASS
+                const uint8_t *rec = tile + (size_t)c0 * EMBER_PACK_RECORD;
+                int first = c0 == 0, last = c0 + nbc == nb;
+                if (tb == 1) tile_pass(rec, nbc, xb, c0, cc, dd, 1, yt, y_stride, m, carry, first, last);
+                else tile_pass(rec, nbc, xb, c0, cc, dd, 2, yt, y_stride, m, carry, first, last);
             }
         }
     }

@@ -58,7 +58,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
     s->xq8 = zalloc(B * (ember_act_bytes(EMBER_Q8_0, (int64_t)(maxk + 31) / 32 * 32) + 64), &ok);
     s->xqk = zalloc(B * (ember_act_bytes(EMBER_Q8_K, (int64_t)(maxk + 255) / 256 * 256) + 64), &ok);
-    s->scratch_stride = (size_t)n_ctx + (size_t)I->head_dim + 16;
+    s->scratch_stride = (size_t)n_ctx + 16 + 65 * (size_t)I->head_dim + 16;
     s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %zu MiB)", n_ctx, kvn * 4 >> 20);
@@ -131,6 +131,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     if (m->opts.pack_when == EMBER_PACK_BEFORE_PREFILL && do_pack(s, err)) return -1;
     double t1 = ember_now_ms();
     s->in_prefill = true;
+    s->batched = n >= 2;   /* the reference runs a prompt of 2+ tokens as one batch */
     const int V = m->info.n_vocab;
     for (int i = 0; i < n; i += EMBER_UBATCH) {
         int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
@@ -189,6 +190,7 @@ int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err)
         return ember_seterr(err, "context full: all %d positions are used", s->n_ctx);
     if (m->opts.pack_when == EMBER_PACK_AFTER_PREFILL && do_pack(s, err)) return -1;
     double t0 = ember_now_ms();
+    s->batched = false;
     if (ember_forward(s, &token, 1, false, err)) return -1;
     s->n_past++;
     if (logits) memcpy(logits, s->logits, (size_t)m->info.n_vocab * sizeof(float));

@@ -18,11 +18,12 @@ struct ember_session {
     uint8_t *xq8, *xqk;         /* Q8_0 / Q8_K activations */
     const float *xq8_src, *xqk_src;
     int xq8_k, xqk_k, xq8_nt, xqk_nt;
-    float *scratch;             /* per thread: n_ctx scores + head_dim */
+    float *scratch;             /* per thread: n_ctx + 16 scores, 64 x head_dim sums, head_dim f16 */
     size_t scratch_stride;
     ember_stats st;
     bool prefilled_once;
     bool in_prefill;
+    bool batched;               /* this forward is part of a 2+ token prompt (refnum.h orders) */
     ember_cancel_fn cancel;
     void *cancel_ud;
 };

@@ -8,9 +8,12 @@
  * quantize_act; activation t starts at xq + t * xq_stride bytes.
  *
  * Numerics: integer formats compute each block's (or sub-block's) integer
- * dot exactly in int32, then fold it into the row's single f32 accumulator
- * with fmaf() in block order.  SIMD variants keep that order, so they are
- * bit-identical to the scalar oracle (and packed == compressed for Q8_0).
+ * dots exactly in int32 and fold them into f32 with fmaf() in block order.
+ * Q8_0, Q4_0 and Q5_0 follow the reference's 8-lane order (lane g: inputs
+ * 4g..4g+3 of every block, its own f32 sum, ember_sum8 at the end), so their
+ * results match the reference implementation's bit for bit.  SIMD variants
+ * keep the scalar oracle's order, so they are bit-identical to it (and
+ * packed == compressed for Q8_0).
  */
 #ifndef EMBER_KERNELS_H
 #define EMBER_KERNELS_H
@@ -26,6 +29,12 @@ ember_isa ember_cpu_isa(void);
 const char *ember_isa_name(ember_isa isa);
 /* True when the CPU has AVX-512 F/BW/VL and VNNI (packed Q8_0 needs it). */
 int ember_cpu_has_vnni512(void);
+
+/* The reference's horizontal sum of 8 lanes: ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)). */
+static inline float ember_sum8(const float a[8])
+{
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
 
 typedef void (*ember_quantize_act_fn)(const float *x, void *xq, int64_t k);
 typedef void (*ember_matmul_fn)(const void *w, size_t row_bytes, int64_t k,

@@ -8,9 +8,24 @@
 #include "dtype.h"
 #include "kernels_simple.h"
 
+/* Activations as the reference's x86 build quantizes them (not its scalar
+   weight quantizer): id = 127 / amax and round-half-even, so a value's code
+   can differ by one from the weight quantizer's at a rounding boundary. */
 void ember_q8_0_quantize_act_scalar(const float *x, void *xq, int64_t k)
 {
-    ember_quantize_row_simple(EMBER_Q8_0, x, xq, k);
+    block_q8_0 *out = xq;
+    for (int64_t i = 0; i < k / QK; i++, x += QK) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK; j++)
+            if (fabsf(x[j]) > amax) amax = fabsf(x[j]);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        out[i].d = ember_f32_to_fp16(amax / 127.0f);
+        for (int j = 0; j < QK; j++) {
+            float s = rintf(x[j] * id);
+            if (!(s == s)) s = 0.0f;
+            out[i].qs[j] = (int8_t)(s > 127.0f ? 127.0f : s < -127.0f ? -127.0f : s);
+        }
+    }
 }
 
 void ember_f32_quantize_act(const float *x, void *xq, int64_t k)
@@ -18,7 +33,11 @@ void ember_f32_quantize_act(const float *x, void *xq, int64_t k)
     memcpy(xq, x, (size_t)k * sizeof(float));
 }
 
-/* ---- integer formats: per block int32 dot, one fmaf per block --------- */
+/* ---- integer formats: the reference's 8-lane order ----------------------
+   Lane g of a block is the int32 dot of its inputs 4g..4g+3; each lane keeps
+   its own f32 sum over the blocks, fmaf(lane, d_w * d_x, sum), and the row's
+   result is the reference's horizontal sum of the 8 lanes.  (d_w * d_x is
+   exact: two fp16 values.) */
 
 typedef void (*unpack_fn)(const uint8_t *blk, int8_t q[QK]);
 
@@ -58,17 +77,19 @@ static void matmul_int_scalar(unpack_fn unpack, size_t block_bytes, EMBER_MATMUL
         const uint8_t *wr = (const uint8_t *)w + (size_t)r * row_bytes;
         for (int t = 0; t < nt; t++) {
             const block_q8_0 *xb = (const block_q8_0 *)((const uint8_t *)xq + (size_t)t * xq_stride);
-            float acc = 0.0f;
+            float acc[8] = {0};
             for (int64_t b = 0; b < nb; b++) {
                 const uint8_t *blk = wr + (size_t)b * block_bytes;
                 int8_t q[QK];
                 unpack(blk, q);
-                int32_t isum = 0;
-                for (int j = 0; j < QK; j++) isum += (int32_t)q[j] * xb[b].qs[j];
                 float s = ember_fp16_to_f32(rd16(blk)) * ember_fp16_to_f32(xb[b].d);
-                acc = fmaf((float)isum, s, acc);
+                for (int g = 0; g < 8; g++) {
+                    int32_t isum = 0;
+                    for (int j = 4 * g; j < 4 * g + 4; j++) isum += (int32_t)q[j] * xb[b].qs[j];
+                    acc[g] = fmaf((float)isum, s, acc[g]);
+                }
             }
-            y[(size_t)t * y_stride + r] = acc;
+            y[(size_t)t * y_stride + r] = ember_sum8(acc);
         }
     }
 }

@@ -1,12 +1,14 @@
 /* AVX2 kernels for Q8_0, Q4_0, Q5_0 and the float formats.
  *
- * Integer formats work on 8 rows at a time: each row's block dot becomes 8
- * int32 partials in a ymm, an hadd tree turns 8 rows into one ymm of exact
- * block sums in row order, and one vector fma per block updates 8 per-row
- * accumulators, so every lane repeats the scalar oracle's fmaf() sequence.
- * Q8_0 widens both sides to int16 (vpmaddwd is exact for all int8 input);
- * Q4_0/Q5_0 take the codes as unsigned u = w + off, where vpmaddubsw cannot
- * saturate (31 * 128 * 2 < 32767), and subtract off * sum(activations).
+ * Integer formats work on 8 rows and one token at a time, as the reference
+ * does: a row's block yields the 8 int32 dots of its 4-input groups in one
+ * ymm, each lane keeps its own f32 sum
+ * over the blocks by one fma, and the row's result is the reference's 8-lane
+ * tree (ember_sum8): the scalar oracle's fmaf() sequence, bit-identical.
+ * Q8_0 widens both sides to int16 (vpmaddwd, exact for every int8 input)
+ * and pairs the pairs; Q4_0/Q5_0 enter vpmaddubsw as unsigned codes
+ * u = w + off, where vpmaddubsw cannot saturate (31 * 128 * 2 < 32767),
+ * minus off times each group's activation sum.
  */
 #include "config.h"
 
@@ -39,11 +41,19 @@ INLINE2 act_t act_prep(const int8_t *qs)
     return r;
 }
 
+INLINE2 __m256i udot(__m256i u, const act_t *x)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x->a), _mm256_set1_epi16(1));
+}
+
+/* int16 pairs (exact for every int8, -128 included), pairs of pairs by
+   vphaddd, whose lane order [0 1 4 5 | 2 3 6 7] one qword permute undoes */
 INLINE2 __m256i dot_q8_0(const uint8_t *blk, const act_t *x)
 {
     __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 2)));
     __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 18)));
-    return _mm256_add_epi32(_mm256_madd_epi16(w0, x->a0), _mm256_madd_epi16(w1, x->a1));
+    __m256i h = _mm256_hadd_epi32(_mm256_madd_epi16(w0, x->a0), _mm256_madd_epi16(w1, x->a1));
+    return _mm256_permute4x64_epi64(h, 0xd8);
 }
 
 INLINE2 __m256i nibbles(const uint8_t *qs)
@@ -53,17 +63,12 @@ INLINE2 __m256i nibbles(const uint8_t *qs)
     return _mm256_and_si256(u, _mm256_set1_epi8(0x0f));
 }
 
-INLINE2 __m256i udot(__m256i u, const act_t *x)
+INLINE2 __m256i dot_q4_0(const uint8_t *blk, const act_t *a)
 {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x->a), _mm256_set1_epi16(1));
+    return udot(nibbles(blk + 2), a);
 }
 
-INLINE2 __m256i dot_q4_0(const uint8_t *blk, const act_t *x)
-{
-    return udot(nibbles(blk + 2), x);
-}
-
-INLINE2 __m256i dot_q5_0(const uint8_t *blk, const act_t *x)
+INLINE2 __m256i dot_q5_0(const uint8_t *blk, const act_t *a)
 {
     uint32_t qh;
     memcpy(&qh, blk + 2, 4);
@@ -73,31 +78,7 @@ INLINE2 __m256i dot_q5_0(const uint8_t *blk, const act_t *x)
     __m256i h = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), sel);
     h = _mm256_cmpeq_epi8(_mm256_and_si256(h, bit), bit);
     __m256i u = _mm256_or_si256(nibbles(blk + 6), _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
-    return udot(u, x);
-}
-
-INLINE2 int32_t hsum8(__m256i v)
-{
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return _mm_cvtsi128_si32(s);
-}
-
-/* off * sum of the block's activations, what the unsigned codes add. */
-INLINE2 __m256i act_corr(const act_t *x, int off)
-{
-    if (!off) return _mm256_setzero_si256();
-    return _mm256_set1_epi32(off * hsum8(udot(_mm256_set1_epi8((char)1), x)));
-}
-
-INLINE2 __m256i reduce8(const __m256i s[8])
-{
-    __m256i h01 = _mm256_hadd_epi32(s[0], s[1]), h23 = _mm256_hadd_epi32(s[2], s[3]);
-    __m256i h45 = _mm256_hadd_epi32(s[4], s[5]), h67 = _mm256_hadd_epi32(s[6], s[7]);
-    __m256i h0 = _mm256_hadd_epi32(h01, h23), h1 = _mm256_hadd_epi32(h45, h67);
-    return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
-                            _mm256_permute2x128_si256(h0, h1, 0x31));
+    return udot(u, a);
 }
 
 /* The 8 rows' fp16 block scales: scalar loads assembled in registers run on
@@ -118,29 +99,32 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
 }
 
 #define INT_KERNEL(fmt, BLOCK, OFF)                                                               \
-    INLINE2 void fmt##_pass(const uint8_t *const p[8], int64_t nb,                                   \
-                            const uint8_t *xq, size_t xq_stride, const int tb,                     \
-                            float *y, size_t y_stride, __m256i m)                                  \
+    INLINE2 void fmt##_pass(const uint8_t *const p[8], int n, int64_t nb, const uint8_t *xq, float *y) \
     {                                                                                              \
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),           \
-                         _mm256_setzero_ps()};                                                     \
+        __m256 acc[8];                                                                             \
+        _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();          \
         for (int64_t b = 0; b < nb; b++) {                                                         \
             size_t o = (size_t)b * (BLOCK);                                                        \
-            if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                                                \
-                _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++)                                                        \
-                    _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);       \
-            __m256 dw = scales8(p, o);                                                   \
-            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                                                         \
-                const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;       \
-                act_t x = act_prep(xb->qs);                                                        \
-                __m256i s[8];                                                                      \
-                _Pragma("GCC unroll 16") for (int i = 0; i < 8; i++) s[i] = dot_##fmt(p[i] + o, &x);                        \
-                __m256i isum = _mm256_sub_epi32(reduce8(s), act_corr(&x, OFF));                    \
-                __m256 dx = _mm256_set1_ps(_cvtsh_ss(xb->d));                                      \
-                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, dx), acc[t]); \
+            if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                               \
+                _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++)                                \
+                    _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);                  \
+            const block_q8_0 *xb = (const block_q8_0 *)xq + b;                                     \
+            act_t a = act_prep(xb->qs);                                                            \
+            float d[8];                                                                            \
+            _mm256_storeu_ps(d, _mm256_mul_ps(scales8(p, o), _mm256_set1_ps(_cvtsh_ss(xb->d))));   \
+            __m256i corr = (OFF) ? _mm256_mullo_epi32(udot(_mm256_set1_epi8(1), &a),               \
+                                                      _mm256_set1_epi32(OFF))                      \
+                                 : _mm256_setzero_si256();                                         \
+            _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {                                  \
+                __m256i g = _mm256_sub_epi32(dot_##fmt(p[i] + o, &a), corr);                       \
+                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(g), _mm256_set1_ps(d[i]), acc[i]);     \
             }                                                                                      \
         }                                                                                          \
-        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) _mm256_maskstore_ps(y + (size_t)t * y_stride, m, acc[t]);    \
+        for (int i = 0; i < n; i++) {                                                              \
+            float l[8];                                                                            \
+            _mm256_storeu_ps(l, acc[i]);                                                           \
+            y[i] = ember_sum8(l);                                                                  \
+        }                                                                                          \
     }                                                                                              \
     EMBER_TARGET_AVX2 void ember_matmul_##fmt##_avx2(EMBER_MATMUL_ARGS)                            \
     {                                                                                              \
@@ -148,23 +132,11 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
         for (int g0 = r0; g0 < r1; g0 += 8) {                                                      \
             int n = r1 - g0 < 8 ? r1 - g0 : 8;                                                     \
             const uint8_t *p[8];                                                                   \
-            int msk[8];                                                                            \
-            for (int i = 0; i < 8; i++) {                                                          \
-                int r = g0 + (i < n ? i : n - 1); /* tail lanes repeat a valid row */              \
-                p[i] = (const uint8_t *)w + (size_t)r * row_bytes;                                 \
-                msk[i] = i < n ? -1 : 0;                                                           \
-            }                                                                                      \
-            __m256i m = _mm256_loadu_si256((const __m256i *)msk);                                  \
-            for (int t = 0; t < nt; t += 4) {                                                      \
-                const uint8_t *xt = (const uint8_t *)xq + (size_t)t * xq_stride;                   \
-                float *yt = y + (size_t)t * y_stride + g0;                                         \
-                switch (nt - t) {                                                                  \
-                case 1: fmt##_pass(p, nb, xt, xq_stride, 1, yt, y_stride, m); break;         \
-                case 2: fmt##_pass(p, nb, xt, xq_stride, 2, yt, y_stride, m); break;         \
-                case 3: fmt##_pass(p, nb, xt, xq_stride, 3, yt, y_stride, m); break;         \
-                default: fmt##_pass(p, nb, xt, xq_stride, 4, yt, y_stride, m); break;        \
-                }                                                                                  \
-            }                                                                                      \
+            for (int i = 0; i < 8; i++) /* tail lanes repeat a valid row */                       \
+                p[i] = (const uint8_t *)w + (size_t)(g0 + (i < n ? i : n - 1)) * row_bytes;        \
+            for (int t = 0; t < nt; t++)                                                           \
+                fmt##_pass(p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride,                  \
+                           y + (size_t)t * y_stride + g0);                                         \
         }                                                                                          \
     }
 
@@ -249,14 +221,12 @@ FLOAT_KERNEL(f32)
 FLOAT_KERNEL(f16)
 FLOAT_KERNEL(bf16)
 
-/* ---- Q8_0 activations: the reference quantizer's exact bytes ----------- */
+/* ---- Q8_0 activations: the reference's x86 quantizer's exact bytes ----- */
 
 EMBER_TARGET_AVX2 void ember_q8_0_quantize_act_avx2(const float *x, void *xq, int64_t k)
 {
     block_q8_0 *out = xq;
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256 signm = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
-    const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
     const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
     for (int64_t i = 0; i < k / QK; i++, x += QK) {
         __m256 v[4];
@@ -270,17 +240,14 @@ EMBER_TARGET_AVX2 void ember_q8_0_quantize_act_avx2(const float *x, void *xq, in
         __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
         m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
         m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-        float d = _mm_cvtss_f32(m4) / 127.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        out[i].d = _cvtss_sh(d, 0);
+        float amax = _mm_cvtss_f32(m4);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        out[i].d = _cvtss_sh(amax / 127.0f, 0);
         __m256 vid = _mm256_set1_ps(id);
         __m256i q[4];
         for (int h = 0; h < 4; h++) {
             __m256 s = _mm256_mul_ps(v[h], vid);
-            /* roundf: half away from zero */
-            __m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-            __m256 up = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(s, t), absm), half, _CMP_GE_OQ);
-            t = _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(s, signm), one)));
+            __m256 t = _mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
             t = _mm256_min_ps(_mm256_max_ps(t, lo), hi);
             t = _mm256_and_ps(t, _mm256_cmp_ps(s, s, _CMP_ORD_Q)); /* NaN -> 0 */
             q[h] = _mm256_cvttps_epi32(t);

@@ -2,11 +2,12 @@
  *
  * Integer formats are vectorised across 16 rows: four zmm each hold four
  * rows' (one per 128-bit lane) first 16 codes of a block and four more
- * their last 16; two vpdpbusd per zmm leave 4 partial sums per row, a
- * two-level unpack tree turns them into one int32 per row in row order,
- * and a single vector fma per block adds those to 16 per-row accumulators.
- * Each lane therefore repeats the scalar oracle's fmaf() sequence exactly:
- * bit-identical.  The loaded codes are reused for up to 4 tokens per pass.
+ * their last 16; one vpdpbusd per zmm leaves, per row, the int32 dots of
+ * its 4-input groups 0..3 (lo) and 4..7 (hi) in the lanes where the rows'
+ * f32 group sums live.  Each group sum takes one fma per block, and the
+ * row's result is the reference's 8-lane tree (ember_sum8) at the end: the
+ * scalar oracle's fmaf() sequence lane for lane, bit-identical.  The loaded
+ * codes are reused for up to 2 tokens per pass.
  *
  * vpdpbusd multiplies unsigned by signed bytes, so weights enter as
  * u = w + off (unsigned) and the accumulator starts at -off * (partial sums
@@ -97,13 +98,18 @@ INLINE512 void ld_q5_0(rows16 R, const int S, size_t o, __m512i lo[4], __m512i h
     }
 }
 
-/* s[j] lane L holds 4 partial sums of row 4L+j; the result is the 16 rows'
-   sums in row order. */
-INLINE512 __m512i reduce16(const __m512i s[4])
+/* a[j] slot (L, k) holds row 4L+j's sum for group k (lo) or k+4 (hi);
+   the result is the 16 rows' ember_sum8 in row order. */
+INLINE512 __m512 finish16(const __m512 lo[4], const __m512 hi[4])
 {
-    __m512i p01 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[0], s[1]), _mm512_unpackhi_epi32(s[0], s[1]));
-    __m512i p23 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2], s[3]), _mm512_unpackhi_epi32(s[2], s[3]));
-    return _mm512_add_epi32(_mm512_unpacklo_epi64(p01, p23), _mm512_unpackhi_epi64(p01, p23));
+    __m512 q[4];
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        __m512 t = _mm512_add_ps(lo[j], hi[j]);                       /* a_k + a_k+4 */
+        t = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(1, 0, 3, 2)));   /* (..0 + ..2), (..1 + ..3) */
+        q[j] = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(2, 3, 0, 1)));
+    }
+    __m512 a = _mm512_unpacklo_ps(q[0], q[1]), b = _mm512_unpacklo_ps(q[2], q[3]);
+    return _mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0));
 }
 
 /* The 16 rows' fp16 block scales.  Scalar loads assembled in registers run
@@ -142,8 +148,12 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
                               size_t xq_stride, const int tb, float *y, size_t y_stride,          \
                               __mmask16 m, uintptr_t pf, uintptr_t pfe, const char *nx, int warm) \
     {                                                                                             \
-        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),          \
-                         _mm512_setzero_ps()};                                                    \
+        /* slot (L, k) of a row group's vectors belongs to row 4L + j */                          \
+        const __m512i row4 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12); \
+        __m512 alo[2][4], ahi[2][4];                                                              \
+        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)                                      \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                                   \
+                alo[t][j] = ahi[t][j] = _mm512_setzero_ps();                                      \
         const __m512i offv = _mm512_set1_epi8((char)(OFF)), zero = _mm512_setzero_si512();        \
         if (warm) for (size_t o = 0; o < PF_BYTES && o < (size_t)nb * (BLOCK); o += 64)                   \
             _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                                 \
@@ -167,34 +177,32 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             __m512i lo[4], hi[4];                                                                 \
             ld_##fmt(R, S, o, lo, hi);                                                            \
             __m512 dw = _mm512_cvtph_ps(scales16(R, S, o));                                       \
-            _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) {                               \
+            _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {                                \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;      \
-                __m512i alo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xb->qs));   \
-                __m512i ahi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb->qs + 16))); \
-                __m512i negc = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, offv, alo), offv, ahi)); \
-                __m512i s[4];                                                                     \
-                _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                               \
-                    s[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(negc, lo[j], alo), hi[j], ahi); \
-                __m512i isum = reduce16(s);                                                       \
-                __m512 dx = _mm512_set1_ps(_cvtsh_ss(xb->d));                                     \
-                acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, dx), acc[t]); \
+                __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xb->qs));   \
+                __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb->qs + 16))); \
+                __m512i clo = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xlo));       \
+                __m512i chi = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xhi));       \
+                __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(xb->d)));                   \
+                _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                             \
+                    __m512 dj = _mm512_permutexvar_ps(_mm512_add_epi32(row4, _mm512_set1_epi32(j)), d); \
+                    alo[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(clo, lo[j], xlo)), dj, alo[t][j]); \
+                    ahi[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(chi, hi[j], xhi)), dj, ahi[t][j]); \
+                }                                                                                 \
             }                                                                                     \
         }                                                                                         \
-        _Pragma("GCC unroll 16") for (int t = 0; t < tb; t++) _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, acc[t]); \
+        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)                                      \
+            _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, finish16(alo[t], ahi[t]));          \
     }                                                                                             \
     INLINE512 void fmt##_group(rows16 R, const int S, int64_t nb, const uint8_t *xq,              \
                                size_t xq_stride, int nt, float *y, size_t y_stride, __mmask16 m,  \
                                uintptr_t pf, uintptr_t pfe, const char *nx)                       \
     {                                                                                             \
-        for (int t = 0; t < nt; t += 4) {                                                         \
+        for (int t = 0; t < nt; t += 2) {                                                         \
             const uint8_t *xt = xq + (size_t)t * xq_stride;                                       \
             float *yt = y + (size_t)t * y_stride;                                                 \
-            switch (nt - t) {                                                                     \
-            case 1: fmt##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); break;      \
-            case 2: fmt##_pass(R, S, nb, xt, xq_stride, 2, yt, y_stride, m, pf, pfe, nx, t == 0); break;      \
-            case 3: fmt##_pass(R, S, nb, xt, xq_stride, 3, yt, y_stride, m, pf, pfe, nx, t == 0); break;      \
-            default: fmt##_pass(R, S, nb, xt, xq_stride, 4, yt, y_stride, m, pf, pfe, nx, t == 0); break;     \
-            }                                                                                     \
+            if (nt - t == 1) fmt##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
+            else fmt##_pass(R, S, nb, xt, xq_stride, 2, yt, y_stride, m, pf, pfe, nx, t == 0);   \
             pf = pfe; /* the first pass fetched what the next group needs */                     \
             nx = NULL;                                                                            \
         }                                                                                         \
@@ -302,14 +310,12 @@ FLOAT_KERNEL(f32)
 FLOAT_KERNEL(f16)
 FLOAT_KERNEL(bf16)
 
-/* ---- Q8_0 activations: the reference quantizer's exact bytes ----------- */
+/* ---- Q8_0 activations: the reference's x86 quantizer's exact bytes ----- */
 
 EMBER_TARGET_AVX512 void ember_q8_0_quantize_act_avx512(const float *x, void *xq, int64_t k)
 {
     block_q8_0 *out = xq;
     const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-    const __m512 signm = _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u));
-    const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
     const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
     for (int64_t i = 0; i < k / QK; i++, x += QK) {
         __m512 v[2] = {_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16)};
@@ -317,16 +323,13 @@ EMBER_TARGET_AVX512 void ember_q8_0_quantize_act_avx512(const float *x, void *xq
            are skipped like the reference's `fabsf(x) > amax` */
         __m512 m = _mm512_max_ps(_mm512_and_ps(v[0], absm), _mm512_setzero_ps());
         m = _mm512_max_ps(_mm512_and_ps(v[1], absm), m);
-        float d = _mm512_reduce_max_ps(m) / 127.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        out[i].d = _cvtss_sh(d, 0);
+        float amax = _mm512_reduce_max_ps(m);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        out[i].d = _cvtss_sh(amax / 127.0f, 0);
         __m512 vid = _mm512_set1_ps(id);
         for (int h = 0; h < 2; h++) {
             __m512 s = _mm512_mul_ps(v[h], vid);
-            /* roundf: half away from zero */
-            __m512 t = _mm512_roundscale_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-            __mmask16 up = _mm512_cmp_ps_mask(_mm512_and_ps(_mm512_sub_ps(s, t), absm), half, _CMP_GE_OQ);
-            t = _mm512_mask_add_ps(t, up, t, _mm512_or_ps(_mm512_and_ps(s, signm), one));
+            __m512 t = _mm512_roundscale_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
             t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
             t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, s, _CMP_ORD_Q), t); /* NaN -> 0 */
             _mm_storeu_si128((__m128i *)(out[i].qs + 16 * h), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));

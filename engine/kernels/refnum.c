@@ -1,0 +1,298 @@
+/* Reference float order, scalar definition and AVX-512 speed (refnum.h).
+   The scalar functions define the results; the AVX-512 ones do the same
+   operations lane for lane (fma where the scalar code has fmaf, the same
+   tree for sums), so both give the same bits. */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels.h"
+#include "refnum.h"
+#include "simd.h"
+
+float ember_ref_sum16(const float v[16])
+{
+    float t[8], u[4];
+    for (int i = 0; i < 8; i++) t[i] = v[i + 8] + v[i];
+    for (int i = 0; i < 4; i++) u[i] = t[i + 4] + t[i];
+    return (u[0] + u[2]) + (u[1] + u[3]);
+}
+
+/* Polynomial coefficients and range reduction of the reference's exp
+   (an Arm optimized-routines design): n = round(x / ln 2), b = x - n ln 2
+   in two parts, exp(b) by a degree-5 polynomial in b and b^2, times 2^n. */
+#define EXP_SHIFT 0x1.8p23f
+#define EXP_INVLN2 0x1.715476p+0f
+#define EXP_LN2_HI 0x1.62e4p-1f
+#define EXP_LN2_LO 0x1.7f7d1cp-20f
+#define EXP_C1 0x1.0e4020p-7f
+#define EXP_C2 0x1.573e2ep-5f
+#define EXP_C3 0x1.555e66p-3f
+#define EXP_C4 0x1.fffdb6p-2f
+#define EXP_C5 0x1.ffffecp-1f
+
+float ember_ref_expf(float x)
+{
+    float z = fmaf(x, EXP_INVLN2, EXP_SHIFT);
+    float n = z - EXP_SHIFT;
+    float b = fmaf(-n, EXP_LN2_LO, fmaf(-n, EXP_LN2_HI, x));
+    float u = b * b;
+    float j = fmaf(fmaf(fmaf(EXP_C1, b, EXP_C2), u, fmaf(EXP_C3, b, EXP_C4)), u, fmaf(EXP_C5, b, 1.0f));
+    if (n != n) return n;
+    if (fabsf(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+    return ldexpf(j, (int)n);
+}
+
+static void exp16_scalar(float *y, const float *x, float sub)
+{
+    for (int l = 0; l < 16; l++) y[l] = ember_ref_expf(x[l] - sub);
+}
+
+static void silu16_scalar(float *g, const float *u)
+{
+    for (int l = 0; l < 16; l++) g[l] = g[l] / (1.0f + ember_ref_expf(0.0f - g[l])) * u[l];
+}
+
+static float f16(uint16_t h) { return ember_fp16_to_f32(h); }
+
+static float dot_gemm_scalar(const uint16_t *a, const uint16_t *b, int n)
+{
+    float s[16] = {0};
+    for (int i = 0; i < n; i += 16)
+        for (int l = 0; l < 16; l++) s[l] += f16(a[i + l]) * f16(b[i + l]);
+    return ember_ref_sum16(s);
+}
+
+static float dot_vec_scalar(const uint16_t *a, const uint16_t *b, int n)
+{
+    int np = n & ~63;
+    float s[4][16] = {{0}};
+    for (int i = 0; i < np; i += 64)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 16; l++) s[j][l] += f16(a[i + 16 * j + l]) * f16(b[i + 16 * j + l]);
+    for (int l = 0; l < 16; l++) {
+        s[0][l] += s[2][l];
+        s[1][l] += s[3][l];
+        s[0][l] += s[1][l];
+    }
+    double sum = ember_ref_sum16(s[0]);
+    for (int i = np; i < n; i++) sum += (double)(f16(a[i]) * f16(b[i]));
+    return (float)sum;
+}
+
+/* acc row r collects positions p = r (mod lanes) below the lane region's end */
+static void wsum_scalar(float *out, const float *w, const uint16_t *v, size_t stride,
+                        int npos, int hd, int n_kv, int gemm, float *acc)
+{
+    int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
+    if (end > npos) end = npos;
+    memset(acc, 0, (size_t)lanes * (size_t)hd * sizeof *acc);
+    for (int p = 0; p < end; p++) {
+        float *a = acc + (size_t)(p % lanes) * (size_t)hd;
+        for (int d = 0; d < hd; d++) a[d] += w[p] * f16(v[(size_t)p * stride + d]);
+    }
+    for (int d = 0; d < hd; d++) {
+        float c[16];
+        for (int l = 0; l < 16; l++) {
+            const float *r = acc + (size_t)l * (size_t)hd + d;
+            c[l] = gemm ? r[0] : (r[0] + r[32 * (size_t)hd]) + (r[16 * (size_t)hd] + r[48 * (size_t)hd]);
+        }
+        if (gemm) {
+            out[d] = ember_ref_sum16(c);
+        } else {
+            double sum = ember_ref_sum16(c);
+            for (int p = end; p < npos; p++) sum += (double)(w[p] * f16(v[(size_t)p * stride + d]));
+            out[d] = (float)sum;
+        }
+    }
+}
+
+#ifdef EMBER_SIMD
+#define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
+
+INLINE512 __m512 exp_avx512(__m512 x)
+{
+    const __m512 r = _mm512_set1_ps(EXP_SHIFT);
+    __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(EXP_INVLN2), r);
+    __m512 n = _mm512_sub_ps(z, r);
+    __m512 b = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO),
+                                _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x));
+    __m512 u = _mm512_mul_ps(b, b);
+    __m512 j = _mm512_fmadd_ps(
+        _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(EXP_C1), b, _mm512_set1_ps(EXP_C2)), u,
+                        _mm512_fmadd_ps(_mm512_set1_ps(EXP_C3), b, _mm512_set1_ps(EXP_C4))),
+        u, _mm512_fmadd_ps(_mm512_set1_ps(EXP_C5), b, _mm512_set1_ps(1.0f)));
+    __m512 res = _mm512_scalef_ps(j, n);
+    __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
+    if (!big) return res;
+    __m512 alt = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ),
+                                      _mm512_set1_ps(INFINITY), _mm512_setzero_ps());
+    return _mm512_mask_blend_ps(big, res, alt);
+}
+
+/* the scalar tree of ember_ref_sum16, on one register */
+INLINE512 float sum16_avx512(__m512 v)
+{
+    __m256 t = _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v));
+    __m128 u = _mm_add_ps(_mm256_extractf128_ps(t, 1), _mm256_castps256_ps128(t));
+    __m128 w = _mm_add_ps(u, _mm_shuffle_ps(u, u, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, _MM_SHUFFLE(3, 2, 0, 1))));
+}
+
+static EMBER_TARGET_AVX512 void exp16_avx512(float *y, const float *x, float sub)
+{
+    _mm512_storeu_ps(y, exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x), _mm512_set1_ps(sub))));
+}
+
+static EMBER_TARGET_AVX512 void silu16_avx512(float *g, const float *u)
+{
+    __m512 x = _mm512_loadu_ps(g);
+    __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), x));
+    __m512 s = _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+    _mm512_storeu_ps(g, _mm512_mul_ps(s, _mm512_loadu_ps(u)));
+}
+
+INLINE512 __m512 ldh(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+
+static EMBER_TARGET_AVX512 float dot_gemm_avx512(const uint16_t *a, const uint16_t *b, int n)
+{
+    __m512 s = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) s = _mm512_fmadd_ps(ldh(a + i), ldh(b + i), s);
+    return sum16_avx512(s);
+}
+
+static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_t *b, int n)
+{
+    int np = n & ~63;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int i = 0; i < np; i += 64) {
+        s0 = _mm512_fmadd_ps(ldh(a + i), ldh(b + i), s0);
+        s1 = _mm512_fmadd_ps(ldh(a + i + 16), ldh(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(ldh(a + i + 32), ldh(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(ldh(a + i + 48), ldh(b + i + 48), s3);
+    }
+    s0 = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+    double sum = sum16_avx512(s0);
+    for (int i = np; i < n; i++) sum += (double)(f16(a[i]) * f16(b[i]));
+    return (float)sum;
+}
+
+static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const uint16_t *v, size_t stride,
+                                            int npos, int hd, int n_kv, int gemm, float *acc)
+{
+    if (hd % 16) {
+        wsum_scalar(out, w, v, stride, npos, hd, n_kv, gemm, acc);
+        return;
+    }
+    int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
+    if (end > npos) end = npos;
+    for (int p = 0; p < end; p++) {
+        float *a = acc + (size_t)(p % lanes) * (size_t)hd;
+        const uint16_t *vp = v + (size_t)p * stride;
+        __m512 wp = _mm512_set1_ps(w[p]);
+        if (p < lanes) /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
+            for (int d = 0; d < hd; d += 16)
+                _mm512_storeu_ps(a + d, _mm512_fmadd_ps(wp, ldh(vp + d), _mm512_setzero_ps()));
+        else
+            for (int d = 0; d < hd; d += 16)
+                _mm512_storeu_ps(a + d, _mm512_fmadd_ps(wp, ldh(vp + d), _mm512_loadu_ps(a + d)));
+    }
+    for (int r = end; r < lanes; r++) memset(acc + (size_t)r * (size_t)hd, 0, (size_t)hd * sizeof *acc);
+    const size_t H = (size_t)hd;
+    for (int d = 0; d < hd; d += 16) {
+        __m512 c[16];
+        for (int l = 0; l < 16; l++) {
+            const float *r = acc + (size_t)l * H + d;
+            c[l] = gemm ? _mm512_loadu_ps(r)
+                        : _mm512_add_ps(_mm512_add_ps(_mm512_loadu_ps(r), _mm512_loadu_ps(r + 32 * H)),
+                                        _mm512_add_ps(_mm512_loadu_ps(r + 16 * H), _mm512_loadu_ps(r + 48 * H)));
+        }
+        __m512 t[8], u[4];
+        for (int i = 0; i < 8; i++) t[i] = _mm512_add_ps(c[i + 8], c[i]);
+        for (int i = 0; i < 4; i++) u[i] = _mm512_add_ps(t[i + 4], t[i]);
+        __m512 s = _mm512_add_ps(_mm512_add_ps(u[0], u[2]), _mm512_add_ps(u[1], u[3]));
+        if (gemm || end == npos) {
+            _mm512_storeu_ps(out + d, s);
+        } else {
+            float sv[16];
+            _mm512_storeu_ps(sv, s);
+            for (int l = 0; l < 16; l++) {
+                double sum = sv[l];
+                for (int p = end; p < npos; p++) sum += (double)(w[p] * f16(v[(size_t)p * stride + d + l]));
+                out[d + l] = (float)sum;
+            }
+        }
+    }
+}
+#endif
+
+typedef struct {
+    void (*exp16)(float *y, const float *x, float sub);
+    void (*silu16)(float *g, const float *u);
+    float (*dot_gemm)(const uint16_t *a, const uint16_t *b, int n);
+    float (*dot_vec)(const uint16_t *a, const uint16_t *b, int n);
+    void (*wsum)(float *out, const float *w, const uint16_t *v, size_t stride,
+                 int npos, int hd, int n_kv, int gemm, float *acc);
+} refnum_ops;
+
+static refnum_ops ops = {exp16_scalar, silu16_scalar, dot_gemm_scalar, dot_vec_scalar, wsum_scalar};
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+
+static void ops_pick(void)
+{
+#ifdef EMBER_SIMD
+    if (ember_cpu_isa() >= EMBER_ISA_AVX512)
+        ops = (refnum_ops){exp16_avx512, silu16_avx512, dot_gemm_avx512, dot_vec_avx512, wsum_avx512};
+#endif
+}
+
+static const refnum_ops *get_ops(void)
+{
+    pthread_once(&ops_once, ops_pick);
+    return &ops;
+}
+
+double ember_ref_softmax_exp(float *y, const float *x, float max, int n)
+{
+    const refnum_ops *o = get_ops();
+    double sum = 0;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        o->exp16(y + i, x + i, max);
+        sum += (double)ember_ref_sum16(y + i);
+    }
+    if (i < n) {
+        float t[16];
+        for (int l = 0; l < 16; l++) t[l] = i + l < n ? x[i + l] : -INFINITY;
+        o->exp16(y + i, t, max);
+        sum += (double)ember_ref_sum16(y + i);
+    }
+    return sum;
+}
+
+void ember_ref_silu_mul(float *g, const float *u, int n)
+{
+    const refnum_ops *o = get_ops();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) o->silu16(g + i, u + i);
+    for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+float ember_ref_dot_f16_gemm(const uint16_t *a, const uint16_t *b, int n)
+{
+    return get_ops()->dot_gemm(a, b, n);
+}
+
+float ember_ref_dot_f16_vec(const uint16_t *a, const uint16_t *b, int n)
+{
+    return get_ops()->dot_vec(a, b, n);
+}
+
+void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,
+                        int npos, int hd, int n_kv, int gemm, float *acc)
+{
+    get_ops()->wsum(out, w, v, stride, npos, hd, n_kv, gemm, acc);
+}

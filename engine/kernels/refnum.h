@@ -1,0 +1,42 @@
+/* The reference implementation's float order for the steps around the
+   matrix kernels whose rounding its logits record (DESIGN.md, numerics
+   contract): the exp approximation of its AVX-512 build, its 16-lane tree
+   sum, the two orders of its f16 dot products (the batched GEMM and the
+   single-row dot), its softmax and SiLU.  Every ISA computes the same bits;
+   the SIMD variants only make it fast. */
+#ifndef EMBER_REFNUM_H
+#define EMBER_REFNUM_H
+
+#include <stdint.h>
+
+/* ((v0+v8)+(v4+v12)) + ... : the reference's horizontal sum of 16 lanes */
+float ember_ref_sum16(const float v[16]);
+
+/* exp(x) by the reference's polynomial: within 1.5 ulp of expf, and
+   bit-equal to what the reference computes for softmax and SiLU */
+float ember_ref_expf(float x);
+
+/* y[i] = exp(x[i] - max) for i < n and 0 for n <= i < 16 * ceil(n / 16);
+   returns the sum as the reference forms it: each 16-wide chunk's tree sum
+   in float, added in double.  y needs room for the padded length. */
+double ember_ref_softmax_exp(float *y, const float *x, float max, int n);
+
+/* g[i] = silu(g[i]) * u[i] over one row of n: 16-wide chunks use the
+   approximation, a tail of n % 16 uses libm's expf (as the reference does). */
+void ember_ref_silu_mul(float *g, const float *u, int n);
+
+/* Dot products of two f16 vectors (each product exact in f32).
+   gemm: the reference's batched order, 16 lanes over n (n % 16 == 0).
+   vec:  its single-row order, 4 x 16 lanes over n & ~63, the rest in double. */
+float ember_ref_dot_f16_gemm(const uint16_t *a, const uint16_t *b, int n);
+float ember_ref_dot_f16_vec(const uint16_t *a, const uint16_t *b, int n);
+
+/* Weighted sum of f16 rows, out[d] = sum_p w[p] * v[p * stride + d] for
+   p < npos, d < hd, in the lane order of the product that reference forms:
+   gemm (batched, 16 lanes over positions) or vec (single row: 64 lanes over
+   the first n_kv & ~63 positions, then double).  w holds f16-rounded
+   weights as float; acc is scratch of 64 * hd floats. */
+void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,
+                        int npos, int hd, int n_kv, int gemm, float *acc);
+
+#endif
