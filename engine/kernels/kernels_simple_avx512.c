@@ -176,16 +176,18 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             }                                                                                     \
             __m512i lo[4], hi[4];                                                                 \
             ld_##fmt(R, S, o, lo, hi);                                                            \
-            __m512 dw = _mm512_cvtph_ps(scales16(R, S, o));                                       \
+            __m512 dw = _mm512_cvtph_ps(scales16(R, S, o)), dwj[4];                               \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                                   \
+                dwj[j] = _mm512_permutexvar_ps(_mm512_add_epi32(row4, _mm512_set1_epi32(j)), dw); \
             _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {                                \
                 const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;      \
                 __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xb->qs));   \
                 __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb->qs + 16))); \
                 __m512i clo = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xlo));       \
                 __m512i chi = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xhi));       \
-                __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(xb->d)));                   \
+                __m512 dx = _mm512_set1_ps(_cvtsh_ss(xb->d));                                     \
                 _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                             \
-                    __m512 dj = _mm512_permutexvar_ps(_mm512_add_epi32(row4, _mm512_set1_epi32(j)), d); \
+                    __m512 dj = _mm512_mul_ps(dwj[j], dx);                                        \
                     alo[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(clo, lo[j], xlo)), dj, alo[t][j]); \
                     ahi[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(chi, hi[j], xhi)), dj, ahi[t][j]); \
                 }                                                                                 \
