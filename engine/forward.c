@@ -221,13 +221,7 @@ static void att_run(void *ctx, int ith, int nth)
         int npos = j->pos0 + t + 1;
         const float *q = s->q + (size_t)t * nh * hd + (size_t)h * hd;
         for (int d = 0; d < hd; d++) qh[d] = ember_f32_to_fp16(q[d]);
-        float mx = -INFINITY;
-        for (int p = 0; p < npos; p++) {
-            const uint16_t *kp = K + (size_t)p * s->kv_dim + (size_t)kvh * hd;
-            float v = (kq_gemm ? ember_ref_dot_f16_gemm(kp, qh, hd) : ember_ref_dot_f16_vec(kp, qh, hd)) * scale;
-            sc[p] = v;
-            if (v > mx) mx = v;
-        }
+        float mx = ember_ref_scores_f16(sc, K + (size_t)kvh * hd, s->kv_dim, qh, npos, hd, kq_gemm, scale);
         double sum = ember_ref_softmax_exp(sc, sc, mx, npos);
         float inv = (float)(1.0 / sum);
         for (int p = 0; p < npos; p++) sc[p] = f16r(sc[p] * inv);

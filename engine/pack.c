@@ -226,18 +226,11 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
             int64_t step = whole ? nb : CHUNK;
             for (int64_t c0 = 0; c0 < nb; c0 += step) {
                 int64_t nbc = nb - c0 < step ? nb - c0 : step;
-                const int32_t *cc = corr;
-                const float *dd = dx;
-                if (whole) {
-                    cc += c0 * TMAX * 8;
-                    dd += c0 * TMAX;
-                } else {
-                    act_prep(xb, tb, c0, nbc, corr, dx);
-                }
+                if (!whole) act_prep(xb, tb, c0, nbc, corr, dx);
                 const uint8_t *rec = tile + (size_t)c0 * EMBER_PACK_RECORD;
                 int first = c0 == 0, last = c0 + nbc == nb;
-                if (tb == 1) tile_pass(rec, nbc, xb, c0, cc, dd, 1, yt, y_stride, m, carry, first, last);
-                else tile_pass(rec, nbc, xb, c0, cc, dd, 2, yt, y_stride, m, carry, first, last);
+                if (tb == 1) tile_pass(rec, nbc, xb, c0, corr, dx, 1, yt, y_stride, m, carry, first, last);
+                else tile_pass(rec, nbc, xb, c0, corr, dx, 2, yt, y_stride, m, carry, first, last);
             }
         }
     }

@@ -281,14 +281,17 @@ void ember_ref_silu_mul(float *g, const float *u, int n)
     for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
-float ember_ref_dot_f16_gemm(const uint16_t *a, const uint16_t *b, int n)
+float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                           int npos, int hd, int gemm, float scale)
 {
-    return get_ops()->dot_gemm(a, b, n);
-}
-
-float ember_ref_dot_f16_vec(const uint16_t *a, const uint16_t *b, int n)
-{
-    return get_ops()->dot_vec(a, b, n);
+    const refnum_ops *o = get_ops();
+    float (*dot)(const uint16_t *, const uint16_t *, int) = gemm ? o->dot_gemm : o->dot_vec;
+    float mx = -INFINITY;
+    for (int p = 0; p < npos; p++) {
+        sc[p] = dot(k + (size_t)p * stride, q, hd) * scale;
+        if (sc[p] > mx) mx = sc[p];
+    }
+    return mx;
 }
 
 void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,

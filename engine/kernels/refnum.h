@@ -25,11 +25,13 @@ double ember_ref_softmax_exp(float *y, const float *x, float max, int n);
    approximation, a tail of n % 16 uses libm's expf (as the reference does). */
 void ember_ref_silu_mul(float *g, const float *u, int n);
 
-/* Dot products of two f16 vectors (each product exact in f32).
-   gemm: the reference's batched order, 16 lanes over n (n % 16 == 0).
-   vec:  its single-row order, 4 x 16 lanes over n & ~63, the rest in double. */
-float ember_ref_dot_f16_gemm(const uint16_t *a, const uint16_t *b, int n);
-float ember_ref_dot_f16_vec(const uint16_t *a, const uint16_t *b, int n);
+/* Attention scores: sc[p] = dot(k row p, q) * scale for p < npos (rows
+   `stride` apart, hd each, every product exact in f32), returning the max.
+   gemm: the reference's batched order, 16 lanes over hd (hd % 16 == 0).
+   Otherwise its single-row order, 4 x 16 lanes over hd & ~63, the rest in
+   double. */
+float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                           int npos, int hd, int gemm, float scale);
 
 /* Weighted sum of f16 rows, out[d] = sum_p w[p] * v[p * stride + d] for
    p < npos, d < hd, in the lane order of the product that reference forms:
