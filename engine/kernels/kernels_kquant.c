@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -34,47 +35,65 @@ static int q4_nibble(const uint8_t *qs, int i)
     return (i % 64) < 32 ? qs[32 * c + l] & 0x0f : qs[32 * c + l] >> 4;
 }
 
+/* Lane l of a super-block's integer dot: the elements whose index mod 32
+   is in 4l..4l+3 (the reference's int32 lane layout). */
+#define LANE(e) (((e) % 32) / 4)
+
+/* Q4_K/Q5_K: the 8 lanes of sum sc*q*x, and the 4 lanes of the min term
+   (pairs of sub-blocks, over the activation's 16-element sums). */
+static void mins4(const uint8_t *scales, const block_q8_K *x, int32_t p[4])
+{
+    for (int k = 0; k < 4; k++) {
+        p[k] = 0;
+        for (int j = 2 * k; j < 2 * k + 2; j++) {
+            int sc, m;
+            scale_min_k4(j, scales, &sc, &m);
+            p[k] += m * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
+        }
+    }
+}
+
+/* Q4_K and Q5_K share the layout d, dmin, scales[12] at offsets 0, 2, 4;
+   qs (and Q5_K's qh) follow at the given offsets. */
+static float dot_q45_K(const uint8_t *blk, size_t bb, size_t qs_off, ptrdiff_t qh_off,
+                       const block_q8_K *x, int nb)
+{
+    float acc[8] = {0}, accm[4] = {0}, summs = 0;
+    for (int i = 0; i < nb; i++, x++, blk += bb) {
+        const uint8_t *scales = blk + 4, *qs = blk + qs_off;
+        int32_t lane[8] = {0}, p[4];
+        for (int e = 0; e < QK_K; e++) {
+            int sc, m, j = e / 32;
+            scale_min_k4(j, scales, &sc, &m);
+            int q = q4_nibble(qs, e);
+            if (qh_off >= 0) q |= ((blk[qh_off + e % 32] >> j) & 1) << 4;
+            lane[LANE(e)] += sc * q * x->qs[e];
+        }
+        mins4(scales, x, p);
+        uint16_t dh, mh;
+        memcpy(&dh, blk, 2);
+        memcpy(&mh, blk + 2, 2);
+        float d = x->d * ember_fp16_to_f32(dh), dmin = -x->d * ember_fp16_to_f32(mh);
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
+        /* the reference folds Q5_K's min term as one scalar, Q4_K's as 4 lanes */
+        if (qh_off >= 0)
+            summs = fmaf(dmin, (float)((p[0] + p[1]) + (p[2] + p[3])), summs);
+        else
+            for (int k = 0; k < 4; k++) accm[k] = fmaf(dmin, (float)p[k], accm[k]);
+    }
+    float mins = qh_off >= 0 ? summs : (accm[0] + accm[2]) + (accm[1] + accm[3]);
+    return ember_sum8(acc) + mins;
+}
+
 static float dot_q4_K(const block_q4_K *b, const block_q8_K *x, int nb)
 {
-    float acc = 0;
-    for (int i = 0; i < nb; i++, b++, x++) {
-        int32_t isum = 0, msum = 0;
-        for (int j = 0; j < 8; j++) {
-            int sc, m;
-            scale_min_k4(j, b->scales, &sc, &m);
-            int32_t dot = 0;
-            for (int l = 32 * j; l < 32 * j + 32; l++) dot += q4_nibble(b->qs, l) * x->qs[l];
-            isum += sc * dot;
-            msum += m * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
-        }
-        float dw = ember_fp16_to_f32(b->d), dm = ember_fp16_to_f32(b->dmin);
-        acc = fmaf(dw * x->d, (float)isum, acc);
-        acc = fmaf(-(dm * x->d), (float)msum, acc);
-    }
-    return acc;
+    return dot_q45_K((const uint8_t *)b, sizeof *b, offsetof(block_q4_K, qs), -1, x, nb);
 }
 
 static float dot_q5_K(const block_q5_K *b, const block_q8_K *x, int nb)
 {
-    float acc = 0;
-    for (int i = 0; i < nb; i++, b++, x++) {
-        int32_t isum = 0, msum = 0;
-        for (int j = 0; j < 8; j++) {
-            int sc, m;
-            scale_min_k4(j, b->scales, &sc, &m);
-            int32_t dot = 0;
-            for (int l = 32 * j; l < 32 * j + 32; l++) {
-                int q = q4_nibble(b->qs, l) | ((b->qh[l % 32] >> j) & 1) << 4;
-                dot += q * x->qs[l];
-            }
-            isum += sc * dot;
-            msum += m * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
-        }
-        float dw = ember_fp16_to_f32(b->d), dm = ember_fp16_to_f32(b->dmin);
-        acc = fmaf(dw * x->d, (float)isum, acc);
-        acc = fmaf(-(dm * x->d), (float)msum, acc);
-    }
-    return acc;
+    return dot_q45_K((const uint8_t *)b, sizeof *b, offsetof(block_q5_K, qs),
+                     (ptrdiff_t)offsetof(block_q5_K, qh), x, nb);
 }
 
 /* Element i of a Q6_K block, 0..63: each 128-element half n uses
@@ -90,17 +109,15 @@ static int q6_value(const block_q6_K *b, int i)
 
 static float dot_q6_K(const block_q6_K *b, const block_q8_K *x, int nb)
 {
-    float acc = 0;
+    float acc[8] = {0};
     for (int i = 0; i < nb; i++, b++, x++) {
-        int32_t isum = 0;
-        for (int g = 0; g < 16; g++) {
-            int32_t dot = 0;
-            for (int l = 16 * g; l < 16 * g + 16; l++) dot += (q6_value(b, l) - 32) * x->qs[l];
-            isum += b->scales[g] * dot;
-        }
-        acc = fmaf(ember_fp16_to_f32(b->d) * x->d, (float)isum, acc);
+        int32_t lane[8] = {0};
+        for (int e = 0; e < QK_K; e++)
+            lane[LANE(e)] += b->scales[e / 16] * (q6_value(b, e) - 32) * x->qs[e];
+        float d = x->d * ember_fp16_to_f32(b->d);
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
     }
-    return acc;
+    return ember_sum8(acc);
 }
 
 #define SCALAR_MATMUL(name, block_t, dot)                                              \

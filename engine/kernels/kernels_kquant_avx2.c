@@ -4,10 +4,10 @@
  * One 32-element piece (a Q4_K/Q5_K sub-block, or two Q6_K groups) fills a
  * ymm of u8 quants; vpmaddubsw with the s8 activations gives word pairs
  * (no saturation: 2 * 63 * 128 < 32767) and vpmaddwd by the scale words
- * folds them into int32 lanes.  Four dot products run side by side: for
- * decode (nt == 1) 4 consecutive super-blocks of one row, so the weights
- * stream linearly, folded into the row's accumulator in block order; for
- * prefill 1 row x 4 tokens (each weight piece decoded once for 4 tokens). */
+ * folds them into the reference's 8 int32 lanes (dword l: elements 4l..4l+3
+ * of every piece).  Decode (nt == 1) walks one row's super-blocks in order;
+ * prefill takes 1 row x 4 tokens (each weight piece decoded once for 4
+ * tokens). */
 #include "config.h"
 
 #ifdef EMBER_SIMD
@@ -22,14 +22,6 @@
 #define T EMBER_TARGET_AVX2
 #define INL static inline __attribute__((always_inline)) T
 #define ROW_BLOCK 16
-
-INL __m128i hsum4_256(__m256i a, __m256i b, __m256i c, __m256i d)
-{
-    __m256i ab = _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
-    __m256i cd = _mm256_add_epi32(_mm256_unpacklo_epi32(c, d), _mm256_unpackhi_epi32(c, d));
-    __m256i s = _mm256_add_epi32(_mm256_unpacklo_epi64(ab, cd), _mm256_unpackhi_epi64(ab, cd));
-    return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-}
 
 INL __m128i hsum4_128(__m128i a, __m128i b, __m128i c, __m128i d)
 {
@@ -49,36 +41,11 @@ static const block_q8_K *act(const void *xq, size_t stride, int t)
     return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
 }
 
-/* Lanes 0..cnt-1 are row r of tokens t..t+cnt-1. */
-static void store_tokens(float *y, size_t y_stride, int t, int r, int cnt, __m128 v)
+INL float sum8(__m256 v)
 {
-    float o[4];
-    _mm_storeu_ps(o, v);
-    for (int i = 0; i < cnt; i++) y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
-}
-
-/* The in-order folds of up to 4 consecutive blocks (lanes 0..cnt-1). */
-INL float fold_q45(float acc, __m128 p, __m128 isum, __m128 q, __m128 msum, int cnt)
-{
-    float pf[4], qf[4], inf[4], mf[4];
-    _mm_storeu_ps(pf, p);
-    _mm_storeu_ps(qf, q);
-    _mm_storeu_ps(inf, isum);
-    _mm_storeu_ps(mf, msum);
-    for (int i = 0; i < cnt; i++) {
-        acc = fmaf(pf[i], inf[i], acc);
-        acc = fmaf(-qf[i], mf[i], acc);
-    }
-    return acc;
-}
-
-INL float fold_q6(float acc, __m128 p, __m128 isum, int cnt)
-{
-    float pf[4], inf[4];
-    _mm_storeu_ps(pf, p);
-    _mm_storeu_ps(inf, isum);
-    for (int i = 0; i < cnt; i++) acc = fmaf(pf[i], inf[i], acc);
-    return acc;
+    float f[8];
+    _mm256_storeu_ps(f, v);
+    return ember_sum8(f);
 }
 
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */
@@ -128,6 +95,20 @@ INL __m256i q45_sub(const uint8_t *qs, int j, int five, __m256i *qh_cur, const q
     return q;
 }
 
+/* A block's 8 lanes of sum sc * q * x against one activation block. */
+INL __m256i q45_dot(const uint8_t *qs, int five, __m256i qh0, __m256i scb, const int8_t *xqs,
+                    const q45_const *k)
+{
+    __m256i s = _mm256_setzero_si256(), qh = qh0;
+    #pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) {
+        __m256i q = q45_sub(qs, j, five, &qh, k);
+        __m256i p = _mm256_maddubs_epi16(q, load256(xqs + 32 * j));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_shuffle_epi8(scb, k->ctl[j])));
+    }
+    return s;
+}
+
 INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
 {
     const size_t bb = five ? sizeof(block_q5_K) : sizeof(block_q4_K);
@@ -139,45 +120,31 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         const block_q8_K *x = act(xq, xq_stride, 0);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
-            float acc = 0;
-            for (int b0 = 0; b0 < nb; b0 += 4) {
-                int cnt = nb - b0 < 4 ? nb - b0 : 4;
-                __m256i a[4];
-                __m128i mv[4];
-                uint16_t dh[4], mh[4];
-                float dxs[4];
-                #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++) {
-                    int b = b0 + (i < cnt ? i : cnt - 1);
-                    const uint8_t *blk = row + (size_t)b * bb;
-                    const block_q8_K *xb = x + b;
-                    __m256i scb;
-                    __m128i m;
-                    q45_scales(blk, &kc, &scb, &m);
-                    memcpy(&dh[i], blk, 2);
-                    memcpy(&mh[i], blk + 2, 2);
-                    dxs[i] = xb->d;
-                    mv[i] = _mm_madd_epi16(bsum_pairs(xb), m);
-                    __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
-                                      : _mm256_setzero_si256();
-                    __m256i s = _mm256_setzero_si256();
-                    #pragma GCC unroll 8
-                    for (int j = 0; j < 8; j++) {
-                        __m256i q = q45_sub(blk + qs_off, j, five, &qh, &kc);
-                        __m256i p = _mm256_maddubs_epi16(q, load256(xb->qs + 32 * j));
-                        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_shuffle_epi8(scb, kc.ctl[j])));
-                    }
-                    a[i] = s;
-                }
-                __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
-                __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
-                __m128 dx = _mm_loadu_ps(dxs);
-                __m128 dw = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)dh));
-                __m128 dm = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)mh));
-                acc = fold_q45(acc, _mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum),
-                               _mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), cnt);
+            __m256 acc = _mm256_setzero_ps();
+            __m128 accm = _mm_setzero_ps();
+            float summs = 0;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *blk = row + (size_t)b * bb;
+                const block_q8_K *xb = x + b;
+                __m256i scb;
+                __m128i m;
+                q45_scales(blk, &kc, &scb, &m);
+                __m256i qh = five ? load256(((const block_q5_K *)(const void *)blk)->qh)
+                                  : _mm256_setzero_si256();
+                uint16_t dh[2];
+                memcpy(dh, blk, 4);
+                float d = xb->d * _cvtsh_ss(dh[0]), dmin = -xb->d * _cvtsh_ss(dh[1]);
+                __m256i s = q45_dot(blk + qs_off, five, qh, scb, xb->qs, &kc);
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(s), acc);
+                __m128i pm = _mm_madd_epi16(bsum_pairs(xb), m);
+                if (five)
+                    summs = fmaf(dmin, (float)_mm_cvtsi128_si32(hsum4_128(pm, pm, pm, pm)), summs);
+                else
+                    accm = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(pm), accm);
             }
-            y[r] = acc;
+            float mf[4];
+            _mm_storeu_ps(mf, accm);
+            y[r] = sum8(acc) + (five ? summs : (mf[0] + mf[2]) + (mf[1] + mf[3]));
         }
         return;
     }
@@ -192,7 +159,10 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
             for (int r = rb; r < re; r++) {
                 const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
-                __m128 acc = _mm_setzero_ps();
+                __m256 acc[4];
+                __m128 accm[4], summs = _mm_setzero_ps();
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) acc[i] = _mm256_setzero_ps(), accm[i] = _mm_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     const uint8_t *blk = row + (size_t)b * bb;
                     __m256i scb;
@@ -212,20 +182,32 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                             a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
                         }
                     }
-                    __m128i mv[4];
-                    #pragma GCC unroll 8
-                    for (int i = 0; i < 4; i++) mv[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), m);
-                    __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
-                    __m128i msum = hsum4_128(mv[0], mv[1], mv[2], mv[3]);
                     uint16_t dh[2];
                     memcpy(dh, blk, 4);
-                    __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
                     __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                    __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
-                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
-                    acc = _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+                    float d[4], dmin[4];
+                    _mm_storeu_ps(d, _mm_mul_ps(dx, _mm_set1_ps(_cvtsh_ss(dh[0]))));
+                    __m128 dm4 = _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), dx), _mm_set1_ps(_cvtsh_ss(dh[1])));
+                    _mm_storeu_ps(dmin, dm4);
+                    __m128i pm[4];
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++) {
+                        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), _mm256_cvtepi32_ps(a[i]), acc[i]);
+                        pm[i] = _mm_madd_epi16(bsum_pairs(&x[i][b]), m);
+                        if (!five)
+                            accm[i] = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_cvtepi32_ps(pm[i]), accm[i]);
+                    }
+                    if (five)
+                        summs = _mm_fmadd_ps(dm4, _mm_cvtepi32_ps(hsum4_128(pm[0], pm[1], pm[2], pm[3])), summs);
                 }
-                store_tokens(y, y_stride, t, r, cnt, acc);
+                float sf[4];
+                _mm_storeu_ps(sf, summs);
+                for (int i = 0; i < cnt; i++) {
+                    float mf[4];
+                    _mm_storeu_ps(mf, accm[i]);
+                    y[(size_t)(t + i) * y_stride + (size_t)r] =
+                        sum8(acc[i]) + (five ? sf[i] : (mf[0] + mf[2]) + (mf[1] + mf[3]));
+                }
             }
         }
     }
@@ -280,50 +262,40 @@ INL __m256i q6_scale(__m128i sc, int p, const q6_const *k)
     return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, k->ctl[p]));
 }
 
-INL __m256i q6_bterm(const block_q8_K *x, __m256i sw)
+/* Quarter qi of half n against 32 activations, per word pair: the -32
+   is taken before the scale, as the reference does (exact in int16). */
+INL __m256i q6_pairs(__m256i q, const int8_t *xqs, __m256i m32)
 {
-    return _mm256_slli_epi32(_mm256_madd_epi16(load256(x->bsums), sw), 5);
+    __m256i xv = load256(xqs);
+    return _mm256_sub_epi16(_mm256_maddubs_epi16(q, xv), _mm256_maddubs_epi16(m32, xv));
 }
 
 T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
 {
     const int nb = (int)(k / QK_K);
+    const __m256i m32 = _mm256_set1_epi8(32);
     q6_const kc;
     q6_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
         for (int r = r0; r < r1; r++) {
             const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
-            float acc = 0;
-            for (int b0 = 0; b0 < nb; b0 += 4) {
-                int cnt = nb - b0 < 4 ? nb - b0 : 4;
-                __m256i a[4];
-                uint16_t dh[4];
-                float dxs[4];
+            __m256 acc = _mm256_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                const block_q6_K *blk = row + b;
+                __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
+                __m256i s = _mm256_setzero_si256();
                 #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++) {
-                    int b = b0 + (i < cnt ? i : cnt - 1);
-                    const block_q6_K *blk = row + b;
-                    __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
-                    __m256i s = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                                 q6_bterm(x + b, _mm256_cvtepi8_epi16(sc)));
+                for (int n = 0; n < 2; n++)
                     #pragma GCC unroll 8
-                    for (int n = 0; n < 2; n++)
-                        #pragma GCC unroll 8
-                        for (int qi = 0; qi < 4; qi++) {
-                            __m256i q = q6_quarter(blk, n, qi, &kc);
-                            __m256i p = _mm256_maddubs_epi16(q, load256(x[b].qs + 128 * n + 32 * qi));
-                            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, q6_scale(sc, 4 * n + qi, &kc)));
-                        }
-                    a[i] = s;
-                    dh[i] = blk->d;
-                    dxs[i] = x[b].d;
-                }
-                __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
-                __m128 dw = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(const void *)dh));
-                acc = fold_q6(acc, _mm_mul_ps(dw, _mm_loadu_ps(dxs)), _mm_cvtepi32_ps(isum), cnt);
+                    for (int qi = 0; qi < 4; qi++) {
+                        __m256i p = q6_pairs(q6_quarter(blk, n, qi, &kc), x[b].qs + 128 * n + 32 * qi, m32);
+                        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, q6_scale(sc, 4 * n + qi, &kc)));
+                    }
+                float d = x[b].d * _cvtsh_ss(blk->d);
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(s), acc);
             }
-            y[r] = acc;
+            y[r] = sum8(acc);
         }
         return;
     }
@@ -338,15 +310,15 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
             for (int r = rb; r < re; r++) {
                 const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
-                __m128 acc = _mm_setzero_ps();
+                __m256 acc[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) acc[i] = _mm256_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     const block_q6_K *blk = row + b;
                     __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
-                    __m256i sw = _mm256_cvtepi8_epi16(sc);
                     __m256i a[4];
                     #pragma GCC unroll 8
-                    for (int i = 0; i < 4; i++)
-                        a[i] = _mm256_sub_epi32(_mm256_setzero_si256(), q6_bterm(x[i] + b, sw));
+                    for (int i = 0; i < 4; i++) a[i] = _mm256_setzero_si256();
                     #pragma GCC unroll 8
                     for (int n = 0; n < 2; n++)
                         #pragma GCC unroll 8
@@ -355,16 +327,16 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
                             __m256i s = q6_scale(sc, 4 * n + qi, &kc);
                             #pragma GCC unroll 8
                             for (int i = 0; i < 4; i++) {
-                                __m256i p = _mm256_maddubs_epi16(q, load256(x[i][b].qs + 128 * n + 32 * qi));
+                                __m256i p = q6_pairs(q, x[i][b].qs + 128 * n + 32 * qi, m32);
                                 a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
                             }
                         }
-                    __m128i isum = hsum4_256(a[0], a[1], a[2], a[3]);
-                    __m128 dw = _mm_set1_ps(_cvtsh_ss(blk->d));
-                    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-                    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+                    float dw = _cvtsh_ss(blk->d);
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++)
+                        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(x[i][b].d * dw), _mm256_cvtepi32_ps(a[i]), acc[i]);
                 }
-                store_tokens(y, y_stride, t, r, cnt, acc);
+                for (int i = 0; i < cnt; i++) y[(size_t)(t + i) * y_stride + (size_t)r] = sum8(acc[i]);
             }
         }
     }

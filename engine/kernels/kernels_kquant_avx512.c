@@ -4,13 +4,13 @@
  * A 64-element chunk of a super-block fills one zmm of weights: u8 quants
  * times s8 activations through vpmaddubsw (pairs, no saturation possible:
  * 2 * 63 * 128 < 32767), then vpdpwssd multiplies by the per-sub-block
- * scale words and accumulates in int32.  Four dot products run side by side
- * so their horizontal sums and float products share instructions: decode
- * (nt == 1) takes 4 consecutive super-blocks of one row (weights stream
- * linearly: on this class of machine, interleaving several rows' streams
- * cut single-thread read bandwidth by 3x), then folds them into the row's
- * accumulator in block order; prefill takes 1 row x 4 tokens, twice per
- * decoded weight super-block (8 tokens). */
+ * scale words and accumulates in int32.  Dword j of a chunk's result holds
+ * elements 4j..4j+3, so the reference's 8 lanes (index mod 32 / 4) are the
+ * two 256-bit halves added.  Decode (nt == 1) walks one row's super-blocks
+ * in order (weights stream linearly: on this class of machine, interleaving
+ * several rows' streams cut single-thread read bandwidth by 3x), decoding
+ * the scales of 4 blocks at once; prefill takes 1 row x 8 tokens per decoded
+ * weight super-block, two tokens' 8 lanes per zmm accumulator. */
 #include "config.h"
 
 #ifdef EMBER_SIMD
@@ -25,51 +25,44 @@
 #define INL static inline __attribute__((always_inline)) T
 #define ROW_BLOCK 16
 
-/* Sums of a, b, c, d as lanes 0..3. */
-INL __m128i hsum4_512(__m512i a, __m512i b, __m512i c, __m512i d)
-{
-    __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
-    __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
-    __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
-    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
-    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
 static const block_q8_K *act(const void *xq, size_t stride, int t)
 {
     return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
 }
 
-/* The in-order folds of up to 4 consecutive blocks (lanes 0..cnt-1). */
-INL float fold_q45(float acc, __m128 p, __m128 isum, __m128 q, __m128 msum, int cnt)
+/* A super-block's 16 int32 partial sums as the reference's 8 lanes. */
+INL __m256 lanes8(__m512i a)
 {
-    float pf[4], qf[4], inf[4], mf[4];
-    _mm_storeu_ps(pf, p);
-    _mm_storeu_ps(qf, q);
-    _mm_storeu_ps(inf, isum);
-    _mm_storeu_ps(mf, msum);
-    for (int i = 0; i < cnt; i++) {
-        acc = fmaf(pf[i], inf[i], acc);
-        acc = fmaf(-qf[i], mf[i], acc);
-    }
-    return acc;
+    return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1)));
 }
 
-INL float fold_q6(float acc, __m128 p, __m128 isum, int cnt)
+/* Two super-blocks' partial sums: a's 8 lanes, then b's. */
+INL __m512 lanes8x2(__m512i a, __m512i b)
 {
-    float pf[4], inf[4];
-    _mm_storeu_ps(pf, p);
-    _mm_storeu_ps(inf, isum);
-    for (int i = 0; i < cnt; i++) acc = fmaf(pf[i], inf[i], acc);
-    return acc;
+    return _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_shuffle_i64x2(a, b, 0x44),
+                                               _mm512_shuffle_i64x2(a, b, 0xee)));
 }
 
-/* Lanes 0..cnt-1 are row r of tokens t..t+cnt-1. */
-static void store_tokens(float *y, size_t y_stride, int t, int r, int cnt, __m128 v)
+/* Lanes 8i..8i+7 of v are 8 per-item partial float sums: item i's total. */
+INL void sum8x2(__m512 v, float out[2])
 {
-    float o[4];
-    _mm_storeu_ps(o, v);
-    for (int i = 0; i < cnt; i++) y[(size_t)(t + i) * y_stride + (size_t)r] = o[i];
+    float f[16];
+    _mm512_storeu_ps(f, v);
+    out[0] = ember_sum8(f);
+    out[1] = ember_sum8(f + 8);
+}
+
+INL float sum8(__m256 v)
+{
+    float f[8];
+    _mm256_storeu_ps(f, v);
+    return ember_sum8(f);
+}
+
+/* Broadcast pattern: lane j of the result is v[idx_j]. */
+INL __m512 spread(__m256 v, __m512i idx)
+{
+    return _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(v));
 }
 
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */
@@ -81,7 +74,7 @@ typedef struct {
 } q45_dec;
 
 typedef struct {
-    __m512i idx[4], cnt, low4, hb[4], sixteen, mdup, lane0;
+    __m512i idx[4], cnt, low4, hb[4], sixteen, mdup;
 } q45_const;
 
 INL void q45_consts(q45_const *k)
@@ -99,7 +92,6 @@ INL void q45_consts(q45_const *k)
     short mi[32];
     for (int j = 0; j < 32; j++) mi[j] = (short)((j % 16) / 2);
     k->mdup = _mm512_loadu_si512((const void *)mi);
-    k->lane0 = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
 /* Scales and mins sit at byte 4 of both Q4_K and Q5_K blocks; the 6-bit
@@ -157,7 +149,6 @@ INL void q45_decode(const uint8_t *blk, int five, const q45_const *k, q45_dec *o
    dwords [d|dmin, w0, w1, w2], and becomes bytes [sc0..7, m0..7]. */
 typedef struct {
     __m512i sidx[2][4];   /* scale words of chunk c for an even/odd block */
-    __m512i midx;         /* each min twice, for both blocks of a zmm */
     __m512i pick_cnt, pick_low, pick_high, lane0;
 } q45_meta_const;
 
@@ -169,9 +160,6 @@ INL void q45_meta_consts(q45_meta_const *k)
         for (int c = 0; c < 4; c++)
             k->sidx[p][c] = _mm512_inserti64x4(_mm512_set1_epi16((short)(16 * p + 2 * c)),
                                                _mm256_set1_epi16((short)(16 * p + 2 * c + 1)), 1);
-    short mi[32];
-    for (int j = 0; j < 32; j++) mi[j] = (short)(16 * (j / 16) + 8 + (j % 16) / 2);
-    k->midx = _mm512_loadu_si512((const void *)mi);
     k->pick_cnt = _mm512_setr4_epi32(0, 0, 0, 4);
     k->pick_low = _mm512_setr4_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f);
     k->pick_high = _mm512_setr4_epi32(0, 0x30303030, 0, 0x30303030);
@@ -206,17 +194,6 @@ INL void q45_meta4(const uint8_t *const blk[4], const q45_meta_const *k, q45_met
     o->dm = _mm256_extractf128_ps(f, 1);
 }
 
-/* v[0] holds 8 partial sums of item 0 then 8 of item 1, v[1] items 2, 3:
-   returns the 4 totals. */
-INL __m128i hsum_2x8(__m512i v0, __m512i v1, __m512i lane0)
-{
-    /* item i's lanes to 128-bit lane i, then sum within lanes */
-    __m512i s = _mm512_add_epi32(_mm512_shuffle_i64x2(v0, v1, 0x88), _mm512_shuffle_i64x2(v0, v1, 0xdd));
-    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0x4e));
-    s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, 0xb1));
-    return _mm512_castsi512_si128(_mm512_permutexvar_epi32(lane0, s));
-}
-
 /* bsums of two activation blocks as 32 words. */
 INL __m512i bsums2(const block_q8_K *a, const block_q8_K *b)
 {
@@ -224,12 +201,19 @@ INL __m512i bsums2(const block_q8_K *a, const block_q8_K *b)
                               _mm256_loadu_si256((const __m256i *)(const void *)b->bsums), 1);
 }
 
-/* [msum0..3] for 4 blocks: mins (each twice) times the 16 bsums, summed. */
-INL __m128i q45_msum4(const q45_meta *o, const block_q8_K *const x[4], const q45_meta_const *k)
+/* The reference's 4 min lanes of one block: lane k = m[2k] * q8s[2k] +
+   m[2k+1] * q8s[2k+1], q8s[j] = bsums[2j] + bsums[2j+1]; mins as words. */
+INL __m128i q45_minlanes(const block_q8_K *x, __m128i m)
 {
-    __m512i v0 = _mm512_madd_epi16(_mm512_permutexvar_epi16(k->midx, o->w[0]), bsums2(x[0], x[1]));
-    __m512i v1 = _mm512_madd_epi16(_mm512_permutexvar_epi16(k->midx, o->w[1]), bsums2(x[2], x[3]));
-    return hsum_2x8(v0, v1, k->lane0);
+    __m128i q8s = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x->bsums),
+                                 _mm_loadu_si128((const __m128i *)(const void *)(x->bsums + 8)));
+    return _mm_madd_epi16(q8s, m);
+}
+
+INL int32_t hsum4i(__m128i v)
+{
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
+    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1)));
 }
 
 INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
@@ -243,19 +227,46 @@ INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
     return acc;
 }
 
-/* One decoded block against 4 tokens: their in-order fold into acc. */
-INL __m128 q45_tokens4(const q45_dec *o, __m512i md, __m128 dw, __m128 dm,
-                       const block_q8_K *const x[4], int b, const q45_const *kc, __m128 acc)
+/* Index vectors for spread(): each of 8 values 8 times within a pair
+   (pair p: values 2p, 2p+1) or 4 times within a quad (values 4q..4q+3). */
+typedef struct {
+    __m512i pair[4], quad[2], even, odd;
+} tok8_idx;
+
+INL void tok8_consts(tok8_idx *k)
 {
-    __m512i a[4];
     #pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) a[i] = q45_dot(o, x[i][b].qs);
-    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-    __m128i msum = hsum_2x8(_mm512_madd_epi16(md, bsums2(&x[0][b], &x[1][b])),
-                            _mm512_madd_epi16(md, bsums2(&x[2][b], &x[3][b])), kc->lane0);
-    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-    acc = _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
-    return _mm_fnmadd_ps(_mm_mul_ps(dm, dx), _mm_cvtepi32_ps(msum), acc);
+    for (int p = 0; p < 4; p++)
+        k->pair[p] = _mm512_inserti64x4(_mm512_set1_epi32(2 * p), _mm256_set1_epi32(2 * p + 1), 1);
+    #pragma GCC unroll 8
+    for (int q = 0; q < 2; q++)
+        k->quad[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1,
+                                       4 * q + 1, 4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 2,
+                                       4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+    k->even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    k->odd = _mm512_add_epi32(k->even, _mm512_set1_epi32(1));
+}
+
+/* Final per-token values of up to 8 tokens: 8 lanes from acc[t / 2], and
+   for Q4_K 4 min lanes (Q5_K: one sum, in every lane) from accm[t / 4]. */
+T static void store8(float *y, size_t y_stride, int t0, int r, int cnt, const __m512 acc[4],
+                   const __m512 accm[2], int mins, int five)
+{
+    float tot[8], mf[2][16];
+    #pragma GCC unroll 8
+    for (int p = 0; p < 4; p++) sum8x2(acc[p], tot + 2 * p);
+    if (mins) {
+        _mm512_storeu_ps(mf[0], accm[0]);
+        _mm512_storeu_ps(mf[1], accm[1]);
+    }
+    for (int i = 0; i < cnt; i++) {
+        float v = tot[i];
+        if (mins) {
+            const float *m = mf[i / 4] + 4 * (i % 4);
+            v += five ? m[0] : (m[0] + m[2]) + (m[1] + m[3]);
+        }
+        y[(size_t)(t0 + i) * y_stride + (size_t)r] = v;
+    }
 }
 
 INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
@@ -270,7 +281,9 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         q45_meta_consts(&km);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
-            float acc = 0;
+            __m256 acc = _mm256_setzero_ps();
+            __m128 accm = _mm_setzero_ps();
+            float summs = 0;
             for (int b0 = 0; b0 < nb; b0 += 4) {
                 int cnt = nb - b0 < 4 ? nb - b0 : 4;
                 const uint8_t *blk[4];
@@ -283,29 +296,39 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 }
                 q45_meta md;
                 q45_meta4(blk, &km, &md);
-                __m512i a[4];
+                __m128 dx = _mm_setr_ps(xb[0]->d, xb[1]->d, xb[2]->d, xb[3]->d);
+                float d[4], dmin[4];
+                _mm_storeu_ps(d, _mm_mul_ps(dx, md.dw));
+                _mm_storeu_ps(dmin, _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), dx), md.dm));
+                __m128i mw[4] = {_mm512_extracti32x4_epi32(md.w[0], 1), _mm512_extracti32x4_epi32(md.w[0], 3),
+                                 _mm512_extracti32x4_epi32(md.w[1], 1), _mm512_extracti32x4_epi32(md.w[1], 3)};
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
+                    if (i >= cnt) break;
                     q45_dec o;
                     q45_quants(blk[i], five, &kc, &o);
                     #pragma GCC unroll 8
                     for (int c = 0; c < 4; c++)
                         o.s[c] = _mm512_permutexvar_epi16(km.sidx[i & 1][c], md.w[i >> 1]);
-                    a[i] = q45_dot(&o, xb[i]->qs);
+                    acc = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), lanes8(q45_dot(&o, xb[i]->qs)), acc);
+                    __m128i pm = q45_minlanes(xb[i], mw[i]);
+                    if (five)
+                        summs = fmaf(dmin[i], (float)hsum4i(pm), summs);
+                    else
+                        accm = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_cvtepi32_ps(pm), accm);
                 }
-                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                __m128i msum = q45_msum4(&md, xb, &km);
-                __m128 dx = _mm_setr_ps(xb[0]->d, xb[1]->d, xb[2]->d, xb[3]->d);
-                acc = fold_q45(acc, _mm_mul_ps(md.dw, dx), _mm_cvtepi32_ps(isum),
-                               _mm_mul_ps(md.dm, dx), _mm_cvtepi32_ps(msum), cnt);
             }
-            y[r] = acc;
+            float m[4];
+            _mm_storeu_ps(m, accm);
+            y[r] = sum8(acc) + (five ? summs : (m[0] + m[2]) + (m[1] + m[3]));
         }
         return;
     }
     /* Rows go in blocks whose weights stay in L2 while each group of up to
        8 tokens' activations is reused from L1 for all of them; each weight
        super-block is decoded once per 8 tokens. */
+    tok8_idx ti;
+    tok8_consts(&ti);
     for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
         int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 8) {
@@ -315,7 +338,10 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < 8; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
             for (int r = rb; r < re; r++) {
                 const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
-                __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+                __m512 acc[4], accm[2];
+                #pragma GCC unroll 8
+                for (int p = 0; p < 4; p++) acc[p] = _mm512_setzero_ps();
+                accm[0] = accm[1] = _mm512_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     const uint8_t *blk = row + (size_t)b * bb;
                     q45_dec o;
@@ -324,13 +350,33 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                     __m512i md = _mm512_permutexvar_epi16(kc.mdup, _mm512_zextsi128_si512(o.m));
                     uint16_t dh[2];
                     memcpy(dh, blk, 4);
-                    __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(dh[0] | (uint32_t)dh[1] << 16)));
-                    __m128 dw = _mm_shuffle_ps(dd, dd, 0x00), dm = _mm_shuffle_ps(dd, dd, 0x55);
-                    acc0 = q45_tokens4(&o, md, dw, dm, x, b, &kc, acc0);
-                    if (two) acc1 = q45_tokens4(&o, md, dw, dm, x + 4, b, &kc, acc1);
+                    __m256 dx = _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d,
+                                               x[4][b].d, x[5][b].d, x[6][b].d, x[7][b].d);
+                    __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(dh[0])));
+                    __m256 dmin = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), dx),
+                                                _mm256_set1_ps(_cvtsh_ss(dh[1])));
+                    #pragma GCC unroll 8
+                    for (int q = 0; q < 2; q++) {
+                        if (q == 1 && !two) break;
+                        #pragma GCC unroll 8
+                        for (int h = 0; h < 2; h++) {
+                            int p = 2 * q + h;
+                            __m512i a0 = q45_dot(&o, x[2 * p][b].qs), a1 = q45_dot(&o, x[2 * p + 1][b].qs);
+                            acc[p] = _mm512_fmadd_ps(spread(d, ti.pair[p]), lanes8x2(a0, a1), acc[p]);
+                        }
+                        /* dwords 2j, 2j+1 of D are m_j * q8s halves: pair them */
+                        __m512i d01 = _mm512_madd_epi16(md, bsums2(&x[4 * q][b], &x[4 * q + 1][b]));
+                        __m512i d23 = _mm512_madd_epi16(md, bsums2(&x[4 * q + 2][b], &x[4 * q + 3][b]));
+                        __m512i pm = _mm512_add_epi32(_mm512_permutex2var_epi32(d01, ti.even, d23),
+                                                      _mm512_permutex2var_epi32(d01, ti.odd, d23));
+                        if (five) {
+                            pm = _mm512_add_epi32(pm, _mm512_shuffle_epi32(pm, 0x4e));
+                            pm = _mm512_add_epi32(pm, _mm512_shuffle_epi32(pm, 0xb1));
+                        }
+                        accm[q] = _mm512_fmadd_ps(spread(dmin, ti.quad[q]), _mm512_cvtepi32_ps(pm), accm[q]);
+                    }
                 }
-                store_tokens(y, y_stride, t, r, two ? 4 : cnt, acc0);
-                if (two) store_tokens(y, y_stride, t + 4, r, cnt - 4, acc1);
+                store8(y, y_stride, t, r, cnt, acc, accm, 1, five);
             }
         }
     }
@@ -351,7 +397,6 @@ T void ember_kq_q5_K_avx512(EMBER_KQ_MATMUL_ARGS)
 typedef struct {
     __m512i q[4];    /* chunk c: elements 64c..64c+63 as u8 in 0..63 */
     __m512i s[4];    /* chunk c: 128-bit lane i = scale of group 4c+i as words */
-    __m256i sw;      /* the 16 scales as words, for the -32 * bsums term */
 } q6_dec;
 
 typedef struct {
@@ -389,68 +434,50 @@ INL void q6_decode(const block_q6_K *b, const q6_const *k, q6_dec *o)
         o->q[2 * n] = _mm512_ternarylogic_epi32(lo, _mm512_sllv_epi64(qh, k->shl), k->hi2, 0xf8);
         o->q[2 * n + 1] = _mm512_ternarylogic_epi32(hi, _mm512_srlv_epi64(qh, k->shr), k->hi2, 0xf8);
     }
-    o->sw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)b->scales));
-    __m512i sz = _mm512_zextsi256_si512(o->sw);
+    __m512i sz = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)b->scales)));
     #pragma GCC unroll 8
     for (int c = 0; c < 4; c++) o->s[c] = _mm512_permutexvar_epi16(k->idx[c], sz);
 }
 
-/* sum_g sc_g * sum (q - 32) x, spread over lanes: the -32 comes out as
-   32 * sum_g sc_g * bsums_g, exact in int32. */
-INL __m512i q6_dot(const q6_dec *o, const block_q8_K *x)
+/* sum_g sc_g * sum (q - 32) x per lane: the -32 is taken per word pair,
+   before the scale, as the reference does (exact in int16: |63 - 32| * 127
+   * 2 < 32767), so every lane holds the same integer as the oracle's. */
+INL __m512i q6_dot(const q6_dec *o, const block_q8_K *x, __m512i m32)
 {
     __m512i acc = _mm512_setzero_si512();
     #pragma GCC unroll 8
     for (int c = 0; c < 4; c++) {
-        __m512i p = _mm512_maddubs_epi16(o->q[c], _mm512_loadu_si512((const void *)(x->qs + 64 * c)));
+        __m512i xc = _mm512_loadu_si512((const void *)(x->qs + 64 * c));
+        __m512i p = _mm512_sub_epi16(_mm512_maddubs_epi16(o->q[c], xc), _mm512_maddubs_epi16(m32, xc));
         acc = _mm512_dpwssd_epi32(acc, p, o->s[c]);
     }
-    __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)x->bsums), o->sw);
-    return _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(bs, 5)));
-}
-
-INL __m128 q6_tokens4(const q6_dec *o, __m128 dw, const block_q8_K *const x[4], int b, __m128 acc)
-{
-    __m512i a[4];
-    #pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) a[i] = q6_dot(o, x[i] + b);
-    __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-    __m128 dx = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-    return _mm_fmadd_ps(_mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), acc);
+    return acc;
 }
 
 T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
 {
     const int nb = (int)(k / QK_K);
+    const __m512i m32 = _mm512_set1_epi8(32);
     q6_const kc;
     q6_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
         for (int r = r0; r < r1; r++) {
             const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
-            float acc = 0;
-            for (int b0 = 0; b0 < nb; b0 += 4) {
-                int cnt = nb - b0 < 4 ? nb - b0 : 4;
-                __m512i a[4];
-                int bi[4];
-                #pragma GCC unroll 8
-                for (int i = 0; i < 4; i++) {
-                    bi[i] = b0 + (i < cnt ? i : cnt - 1);
-                    q6_dec o;
-                    q6_decode(row + bi[i], &kc, &o);
-                    a[i] = q6_dot(&o, x + bi[i]);
-                }
-                __m128i isum = hsum4_512(a[0], a[1], a[2], a[3]);
-                __m128 dw = _mm_cvtph_ps(_mm_setr_epi16((short)row[bi[0]].d, (short)row[bi[1]].d,
-                                                        (short)row[bi[2]].d, (short)row[bi[3]].d, 0, 0, 0, 0));
-                __m128 dx = _mm_setr_ps(x[bi[0]].d, x[bi[1]].d, x[bi[2]].d, x[bi[3]].d);
-                acc = fold_q6(acc, _mm_mul_ps(dw, dx), _mm_cvtepi32_ps(isum), cnt);
+            __m256 acc = _mm256_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                q6_dec o;
+                q6_decode(row + b, &kc, &o);
+                float d = x[b].d * _cvtsh_ss(row[b].d);
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(q6_dot(&o, x + b, m32)), acc);
             }
-            y[r] = acc;
+            y[r] = sum8(acc);
         }
         return;
     }
     /* As for Q4_K: row blocks, up to 8 tokens per decoded super-block. */
+    tok8_idx ti;
+    tok8_consts(&ti);
     for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
         int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 8) {
@@ -460,16 +487,23 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < 8; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
             for (int r = rb; r < re; r++) {
                 const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
-                __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+                __m512 acc[4];
+                #pragma GCC unroll 8
+                for (int p = 0; p < 4; p++) acc[p] = _mm512_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     q6_dec o;
                     q6_decode(row + b, &kc, &o);
-                    __m128 dw = _mm_set1_ps(_cvtsh_ss(row[b].d));
-                    acc0 = q6_tokens4(&o, dw, x, b, acc0);
-                    if (two) acc1 = q6_tokens4(&o, dw, x + 4, b, acc1);
+                    __m256 dx = _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d,
+                                               x[4][b].d, x[5][b].d, x[6][b].d, x[7][b].d);
+                    __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(row[b].d)));
+                    #pragma GCC unroll 8
+                    for (int p = 0; p < 4; p++) {
+                        if (p == 2 && !two) break;
+                        __m512i a0 = q6_dot(&o, x[2 * p] + b, m32), a1 = q6_dot(&o, x[2 * p + 1] + b, m32);
+                        acc[p] = _mm512_fmadd_ps(spread(d, ti.pair[p]), lanes8x2(a0, a1), acc[p]);
+                    }
                 }
-                store_tokens(y, y_stride, t, r, two ? 4 : cnt, acc0);
-                if (two) store_tokens(y, y_stride, t + 4, r, cnt - 4, acc1);
+                store8(y, y_stride, t, r, cnt, acc, NULL, 0, 0);
             }
         }
     }

@@ -1,18 +1,23 @@
 /* Private to the K-quant kernels: the per-ISA matmuls registered by
    kernels_kquant.c, and the numerics they all share.
  *
- * Exact order of operations (every ISA, so results are bit-identical):
- * for each (row r, token t) one f32 accumulator acc = 0, then for each
- * 256-element super-block b in order, with dx = activation block's d (f32):
- *   Q4_K / Q5_K:  isum = sum_j sc_j * sum_{i in sub-block j} q_i * x_i   (int32)
- *                 msum = sum_j m_j * (bsums[2j] + bsums[2j+1])           (int32)
- *                 acc = fmaf(d_w * dx, (float)isum, acc);
- *                 acc = fmaf(-(dmin_w * dx), (float)msum, acc);
- *   Q6_K:         isum = sum_g sc_g * sum_{i in group g} (q_i - 32) * x_i (int32)
- *                 acc = fmaf(d_w * dx, (float)isum, acc);
- * where d_w, dmin_w are the block's fp16 values widened exactly to f32 and
- * each product is one f32 multiply.  The integer sums cannot overflow for
- * any block bytes (|x| <= 127 from quantize_act, scales <= 63 or |128|). */
+ * Exact order of operations (every ISA, so results are bit-identical, and
+ * the reference implementation's, so logits equal its goldens bit for bit).
+ * For each (row r, token t), f32 accumulators acc[0..7] = 0 (Q4_K also
+ * accm[0..3] = 0, Q5_K summs = 0), then for each 256-element super-block
+ * in order, with dx = the activation block's d and d_w, dmin_w the block's
+ * fp16 values widened exactly:
+ *   lane[l] = sum over elements e with (e mod 32) / 4 == l of sc(e) * q(e) * x(e)
+ *             (int32; Q6_K: q(e) - 32, scale per 16 elements; Q4_K/Q5_K:
+ *             scale per 32)
+ *   d = dx * d_w;  acc[l] = fmaf(d, (float)lane[l], acc[l])
+ *   Q4_K/Q5_K:  dmin = -dx * dmin_w;  q8s[j] = bsums[2j] + bsums[2j+1];
+ *               P[k] = m[2k] * q8s[2k] + m[2k+1] * q8s[2k+1]   (int32, k < 4)
+ *     Q4_K:     accm[k] = fmaf(dmin, (float)P[k], accm[k])
+ *     Q5_K:     summs = fmaf(dmin, (float)(P[0] + P[1] + P[2] + P[3]), summs)
+ * and at the end y = ember_sum8(acc), plus (accm0 + accm2) + (accm1 + accm3)
+ * for Q4_K, plus summs for Q5_K.  The integer sums cannot overflow for any
+ * block bytes (|x| <= 127 from quantize_act, scales <= 63 or |128|). */
 #ifndef EMBER_KERNELS_KQUANT_IMPL_H
 #define EMBER_KERNELS_KQUANT_IMPL_H
 
