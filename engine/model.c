@@ -301,7 +301,7 @@ static int plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err
     char reason[160] = "";
     bool eager = o->strategy == EMBER_STRATEGY_EAGER;
     if (!eager) {
-        w->kern = ember_kernel_find(w->dtype, m->isa);
+        w->kern = ember_kernel_for_matrix(w->dtype, m->isa, w->out, w->t == m->tok_embd.t);
         if (!w->kern) {
             if (!o->allow_fallback)
                 return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",

@@ -27,11 +27,12 @@ static float frand(void) { return (float)((next() >> 11) * 0x1p-53) * 2.0f - 1.0
 typedef struct {
     int wtype;
     int is_int;
+    int tiled;   /* the reference's 8-row tile order (ember_kernels_simple_tiled) */
 } fmt_t;
 
 static const fmt_t fmts[] = {
-    {EMBER_Q8_0, 1}, {EMBER_Q4_0, 1}, {EMBER_Q5_0, 1},
-    {EMBER_F16, 0},  {EMBER_BF16, 0}, {EMBER_F32, 0},
+    {EMBER_Q8_0, 1, 0}, {EMBER_Q4_0, 1, 0}, {EMBER_Q4_0, 1, 1}, {EMBER_Q5_0, 1, 0},
+    {EMBER_F16, 0, 0},  {EMBER_BF16, 0, 0}, {EMBER_F32, 0, 0},
 };
 
 /* Overwrites some blocks with the edge cases the fast paths must agree on. */
@@ -274,8 +275,11 @@ int main(void)
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
         const fmt_t *f = &fmts[fi];
         const ember_kernel *ks[3] = {0};
-        for (int isa = 0; isa <= (int)have; isa++) ks[isa] = ember_kernels_simple(f->wtype, (ember_isa)isa);
-        if (!tap_ok(ks[0] != NULL, "%s has a scalar kernel", ember_dtype_name(f->wtype))) continue;
+        for (int isa = 0; isa <= (int)have; isa++)
+            ks[isa] = f->tiled ? ember_kernels_simple_tiled(f->wtype, (ember_isa)isa)
+                               : ember_kernels_simple(f->wtype, (ember_isa)isa);
+        if (!tap_ok(ks[0] != NULL, "%s%s has a scalar kernel", ember_dtype_name(f->wtype),
+                    f->tiled ? " (8-row tile order)" : "")) continue;
         tap_ok(ks[0]->act_type == (f->is_int ? EMBER_Q8_0 : EMBER_F32) && ks[0]->wtype == f->wtype,
                "%s activations are %s", ember_dtype_name(f->wtype), f->is_int ? "Q8_0" : "F32");
         stats_t st = {0};
@@ -304,7 +308,7 @@ int main(void)
                 run_case(f, ks, 19, 1001, nt, 2, 19, &st);
                 run_case(f, ks, 5, 45, nt, 1, 4, &st);
             }
-        const char *fn = ember_dtype_name(f->wtype);
+        const char *fn = ks[0]->name;
         tap_ok(st.fails_ref == 0, "%s scalar oracle matches the double dot within rounding and activation "
                "quantization (%d of %d outputs off)", fn, st.fails_ref, st.runs_ref);
         tap_ok(st.fails_guard == 0, "%s scalar writes only rows r0..r1 (%d cases wrote outside)", fn, st.fails_guard);
@@ -327,6 +331,14 @@ int main(void)
     /* the kernel lookup walks down from the requested ISA */
     const ember_kernel *kq = ember_kernel_find(EMBER_Q8_0, have);
     tap_ok(kq && kq->isa == have, "ember_kernel_find(Q8_0, %s) picks that ISA", ember_isa_name(have));
+    /* Q4_0 matrices the reference would repack take its tile order */
+    const ember_kernel *t16 = ember_kernel_for_matrix(EMBER_Q4_0, have, 16, 0);
+    const ember_kernel *t17 = ember_kernel_for_matrix(EMBER_Q4_0, have, 17, 0);
+    const ember_kernel *te = ember_kernel_for_matrix(EMBER_Q4_0, have, 16, 1);
+    const ember_kernel *t8 = ember_kernel_for_matrix(EMBER_Q8_0, have, 16, 0);
+    tap_ok(t16 && t16 == ember_kernels_simple_tiled(EMBER_Q4_0, have) && t17 == ember_kernel_find(EMBER_Q4_0, have) &&
+           te == t17 && t8 == kq && t16 != t17,
+           "ember_kernel_for_matrix: tile order for Q4_0 of 8k rows only, not for 17 rows, an embedding or Q8_0");
     tap_ok(ember_kernels_simple(EMBER_Q4_K, EMBER_ISA_SCALAR) == NULL &&
            ember_kernels_simple(EMBER_Q4_1, EMBER_ISA_SCALAR) == NULL, "no simple kernel for Q4_K / Q4_1");
     return tap_done();

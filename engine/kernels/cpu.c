@@ -85,6 +85,16 @@ const ember_kernel *ember_kernel_find(int wtype, ember_isa isa)
     return NULL;
 }
 
+const ember_kernel *ember_kernel_for_matrix(int wtype, ember_isa isa, int64_t rows, int embedding)
+{
+    if (rows % 8 == 0 && !embedding)
+        for (int i = (int)isa; i >= 0; i--) {
+            const ember_kernel *k = ember_kernels_simple_tiled(wtype, (ember_isa)i);
+            if (k) return k;
+        }
+    return ember_kernel_find(wtype, isa);
+}
+
 size_t ember_act_bytes(int act_type, int64_t k)
 {
     return ember_row_bytes(act_type, k);

@@ -9,9 +9,11 @@
  *
  * Numerics: integer formats compute each block's (or sub-block's) integer
  * dots exactly in int32 and fold them into f32 with fmaf() in block order.
- * Q8_0, Q4_0 and Q5_0 follow the reference's 8-lane order (lane g: inputs
- * 4g..4g+3 of every block, its own f32 sum, ember_sum8 at the end), so their
- * results match the reference implementation's bit for bit.  SIMD variants
+ * Q8_0, Q4_0, Q5_0 and the K-quants follow the reference's 8-lane order
+ * (lane g: inputs 4g..4g+3 of every 32, its own f32 sum, ember_sum8 at the
+ * end; kernels_kquant_impl.h has the K-quant details), so their results
+ * match the reference's generic vec_dot kernels bit for bit (Q4_0 not where
+ * the reference repacks it into 8-row interleaved tiles).  SIMD variants
  * keep the scalar oracle's order, so they are bit-identical to it (and
  * packed == compressed for Q8_0).
  */
@@ -57,10 +59,18 @@ const ember_kernel *ember_kernel_find(int wtype, ember_isa isa);
 /* Bytes of one quantized activation row of k elements in act_type. */
 size_t ember_act_bytes(int act_type, int64_t k);
 
+/* The kernel for a weight matrix of `rows` rows: ember_kernel_find's,
+   except where the reference would repack the matrix into 8-row tiles and
+   so sum in another order (Q4_0 with rows % 8 == 0, not also an embedding
+   table, which the reference keeps unpacked for its row lookups). */
+const ember_kernel *ember_kernel_for_matrix(int wtype, ember_isa isa, int64_t rows, int embedding);
+
 /* Per-family registration (kernels_simple*.c, kernels_kquant*.c). Each
    returns its kernel for (wtype, exact isa) or NULL. */
 const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa);
 const ember_kernel *ember_kernels_kquant(int wtype, ember_isa isa);
+/* The 8-row tile order variants (ember_kernel_for_matrix). */
+const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);
 
 /* ---- packed Q8_0: 16-row tiles (DESIGN.md "Packed Q8_0 layout") ------- */
 

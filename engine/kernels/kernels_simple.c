@@ -99,9 +99,39 @@ void ember_matmul_q8_0_scalar(EMBER_MATMUL_ARGS)
     matmul_int_scalar(unpack_q8_0, sizeof(block_q8_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
+/* The reference's order for matrices it repacks into 8-row tiles (Q4_0
+   with a multiple of 8 rows, on x86 with AVX2): one f32 sum per row and
+   token, fmaf(block's int32 dot, d_w * d_x, sum), blocks in order. */
+static void matmul_int_tiled_scalar(unpack_fn unpack, size_t block_bytes, EMBER_MATMUL_ARGS)
+{
+    int64_t nb = k / QK;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *wr = (const uint8_t *)w + (size_t)r * row_bytes;
+        for (int t = 0; t < nt; t++) {
+            const block_q8_0 *xb = (const block_q8_0 *)((const uint8_t *)xq + (size_t)t * xq_stride);
+            float acc = 0;
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = wr + (size_t)b * block_bytes;
+                int8_t q[QK];
+                unpack(blk, q);
+                float s = ember_fp16_to_f32(rd16(blk)) * ember_fp16_to_f32(xb[b].d);
+                int32_t isum = 0;
+                for (int j = 0; j < QK; j++) isum += (int32_t)q[j] * xb[b].qs[j];
+                acc = fmaf((float)isum, s, acc);
+            }
+            y[(size_t)t * y_stride + r] = acc;
+        }
+    }
+}
+
 void ember_matmul_q4_0_scalar(EMBER_MATMUL_ARGS)
 {
     matmul_int_scalar(unpack_q4_0, sizeof(block_q4_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_matmul_q4_0x8_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_int_tiled_scalar(unpack_q4_0, sizeof(block_q4_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 void ember_matmul_q5_0_scalar(EMBER_MATMUL_ARGS)
@@ -162,9 +192,26 @@ static const ember_kernel table[] = {
 #endif
 };
 
+/* Where the reference repacks a matrix into 8-row tiles, which changes its
+   float order (kernels.h): Q4_0 only. */
+static const ember_kernel tiled[] = {
+    KQ(EMBER_Q4_0, q4_0x8, EMBER_ISA_SCALAR, scalar),
+#ifdef EMBER_SIMD
+    KQ(EMBER_Q4_0, q4_0x8, EMBER_ISA_AVX2, avx2),
+    KQ(EMBER_Q4_0, q4_0x8, EMBER_ISA_AVX512, avx512),
+#endif
+};
+
 const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].wtype == wtype && table[i].isa == isa) return &table[i];
+    return NULL;
+}
+
+const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa)
+{
+    for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
+        if (tiled[i].wtype == wtype && tiled[i].isa == isa) return &tiled[i];
     return NULL;
 }

@@ -17,6 +17,7 @@ void ember_f32_quantize_act(const float *x, void *xq, int64_t k);
 #define EMBER_DECLARE_SIMPLE(isa) \
     void ember_matmul_q8_0_##isa(EMBER_MATMUL_ARGS); \
     void ember_matmul_q4_0_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_q4_0x8_##isa(EMBER_MATMUL_ARGS); \
     void ember_matmul_q5_0_##isa(EMBER_MATMUL_ARGS); \
     void ember_matmul_f32_##isa(EMBER_MATMUL_ARGS);  \
     void ember_matmul_f16_##isa(EMBER_MATMUL_ARGS);  \

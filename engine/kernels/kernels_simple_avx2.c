@@ -98,8 +98,18 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
     return _mm256_cvtph_ps(_mm_set_epi64x((long long)rd16x4(p + 4, o), (long long)rd16x4(p, o)));
 }
 
-#define INT_KERNEL(fmt, BLOCK, OFF)                                                               \
-    INLINE2 void fmt##_pass(const uint8_t *const p[8], int n, int64_t nb, const uint8_t *xq, float *y) \
+/* Row totals of 8 rows' 8 lane partials, in row order. */
+INLINE2 __m256i rowsum8(const __m256i g[8])
+{
+    __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(g[0], g[1]), _mm256_hadd_epi32(g[2], g[3]));
+    __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(g[4], g[5]), _mm256_hadd_epi32(g[6], g[7]));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+/* BO = 0: the reference's 8-lane order; BO = 1: its 8-row tile order, one
+   f32 sum per row (kernels.h). */
+#define INT_KERNEL(name, fmt, BLOCK, OFF, BO)                                                     \
+    INLINE2 void name##_pass(const uint8_t *const p[8], int n, int64_t nb, const uint8_t *xq, float *y) \
     {                                                                                              \
         __m256 acc[8];                                                                             \
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();          \
@@ -110,15 +120,24 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
                     _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);                  \
             const block_q8_0 *xb = (const block_q8_0 *)xq + b;                                     \
             act_t a = act_prep(xb->qs);                                                            \
+            __m256 d8 = _mm256_mul_ps(scales8(p, o), _mm256_set1_ps(_cvtsh_ss(xb->d)));            \
             float d[8];                                                                            \
-            _mm256_storeu_ps(d, _mm256_mul_ps(scales8(p, o), _mm256_set1_ps(_cvtsh_ss(xb->d))));   \
+            _mm256_storeu_ps(d, d8);                                                               \
             __m256i corr = (OFF) ? _mm256_mullo_epi32(udot(_mm256_set1_epi8(1), &a),               \
                                                       _mm256_set1_epi32(OFF))                      \
                                  : _mm256_setzero_si256();                                         \
+            __m256i g[8];                                                                          \
             _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {                                  \
-                __m256i g = _mm256_sub_epi32(dot_##fmt(p[i] + o, &a), corr);                       \
-                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(g), _mm256_set1_ps(d[i]), acc[i]);     \
+                g[i] = _mm256_sub_epi32(dot_##fmt(p[i] + o, &a), corr);                            \
+                if (!(BO)) acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(g[i]), _mm256_set1_ps(d[i]), acc[i]); \
             }                                                                                      \
+            if (BO) acc[0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(rowsum8(g)), d8, acc[0]);          \
+        }                                                                                          \
+        if (BO) {                                                                                  \
+            float l[8];                                                                            \
+            _mm256_storeu_ps(l, acc[0]);                                                           \
+            memcpy(y, l, (size_t)n * sizeof(float));                                               \
+            return;                                                                                \
         }                                                                                          \
         for (int i = 0; i < n; i++) {                                                              \
             float l[8];                                                                            \
@@ -126,7 +145,7 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
             y[i] = ember_sum8(l);                                                                  \
         }                                                                                          \
     }                                                                                              \
-    EMBER_TARGET_AVX2 void ember_matmul_##fmt##_avx2(EMBER_MATMUL_ARGS)                            \
+    EMBER_TARGET_AVX2 void ember_matmul_##name##_avx2(EMBER_MATMUL_ARGS)                           \
     {                                                                                              \
         int64_t nb = k / QK;                                                                       \
         for (int g0 = r0; g0 < r1; g0 += 8) {                                                      \
@@ -135,14 +154,15 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
             for (int i = 0; i < 8; i++) /* tail lanes repeat a valid row */                       \
                 p[i] = (const uint8_t *)w + (size_t)(g0 + (i < n ? i : n - 1)) * row_bytes;        \
             for (int t = 0; t < nt; t++)                                                           \
-                fmt##_pass(p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride,                  \
-                           y + (size_t)t * y_stride + g0);                                         \
+                name##_pass(p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride,                 \
+                            y + (size_t)t * y_stride + g0);                                        \
         }                                                                                          \
     }
 
-INT_KERNEL(q8_0, sizeof(block_q8_0), 0)
-INT_KERNEL(q4_0, sizeof(block_q4_0), 8)
-INT_KERNEL(q5_0, sizeof(block_q5_0), 16)
+INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 0, 0)
+INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0)
+INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1)
+INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0)
 
 /* ---- float formats: 4 rows x up to 2 tokens of 8-wide fma chains ------- */
 

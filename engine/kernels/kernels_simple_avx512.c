@@ -112,6 +112,15 @@ INLINE512 __m512 finish16(const __m512 lo[4], const __m512 hi[4])
     return _mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0));
 }
 
+/* g[j] slot (L, k) holds row 4L+j's partial k: the 16 rows' totals in
+   row order. */
+INLINE512 __m512i rowsum16(const __m512i g[4])
+{
+    __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(g[0], g[1]), _mm512_unpackhi_epi32(g[0], g[1]));
+    __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(g[2], g[3]), _mm512_unpackhi_epi32(g[2], g[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
 /* The 16 rows' fp16 block scales.  Scalar loads assembled in registers run
    on the integer ports beside the vector work and cost less than a gather
    (slow on AMD). */
@@ -143,8 +152,8 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
 #define PF_BYTES 256
 #endif
 
-#define INT_KERNEL(fmt, BLOCK, OFF)                                                               \
-    INLINE512 void fmt##_pass(rows16 R, const int S, int64_t nb, const uint8_t *xq,               \
+#define INT_KERNEL(name, fmt, BLOCK, OFF, BO)                                                     \
+    INLINE512 void name##_pass(rows16 R, const int S, int64_t nb, const uint8_t *xq,               \
                               size_t xq_stride, const int tb, float *y, size_t y_stride,          \
                               __mmask16 m, uintptr_t pf, uintptr_t pfe, const char *nx, int warm) \
     {                                                                                             \
@@ -186,6 +195,12 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
                 __m512i clo = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xlo));       \
                 __m512i chi = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xhi));       \
                 __m512 dx = _mm512_set1_ps(_cvtsh_ss(xb->d));                                     \
+                if (BO) { /* one sum per row: its 8 partials added in int32 */                   \
+                    __m512i c = _mm512_add_epi32(clo, chi), g[4];                                 \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                           \
+                        g[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(c, lo[j], xlo), hi[j], xhi); \
+                    alo[t][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(rowsum16(g)), _mm512_mul_ps(dw, dx), alo[t][0]); \
+                } else                                                                            \
                 _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                             \
                     __m512 dj = _mm512_mul_ps(dwj[j], dx);                                        \
                     alo[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(clo, lo[j], xlo)), dj, alo[t][j]); \
@@ -194,22 +209,22 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             }                                                                                     \
         }                                                                                         \
         _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)                                      \
-            _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, finish16(alo[t], ahi[t]));          \
+            _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, (BO) ? alo[t][0] : finish16(alo[t], ahi[t])); \
     }                                                                                             \
-    INLINE512 void fmt##_group(rows16 R, const int S, int64_t nb, const uint8_t *xq,              \
+    INLINE512 void name##_group(rows16 R, const int S, int64_t nb, const uint8_t *xq,              \
                                size_t xq_stride, int nt, float *y, size_t y_stride, __mmask16 m,  \
                                uintptr_t pf, uintptr_t pfe, const char *nx)                       \
     {                                                                                             \
         for (int t = 0; t < nt; t += 2) {                                                         \
             const uint8_t *xt = xq + (size_t)t * xq_stride;                                       \
             float *yt = y + (size_t)t * y_stride;                                                 \
-            if (nt - t == 1) fmt##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
-            else fmt##_pass(R, S, nb, xt, xq_stride, 2, yt, y_stride, m, pf, pfe, nx, t == 0);   \
+            if (nt - t == 1) name##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
+            else name##_pass(R, S, nb, xt, xq_stride, 2, yt, y_stride, m, pf, pfe, nx, t == 0);  \
             pf = pfe; /* the first pass fetched what the next group needs */                     \
             nx = NULL;                                                                            \
         }                                                                                         \
     }                                                                                             \
-    EMBER_TARGET_AVX512 void ember_matmul_##fmt##_avx512(EMBER_MATMUL_ARGS)                       \
+    EMBER_TARGET_AVX512 void ember_matmul_##name##_avx512(EMBER_MATMUL_ARGS)                      \
     {                                                                                             \
         int64_t nb = k / QK;                                                                      \
         const uint8_t *w8 = w, *x8 = xq;                                                          \
@@ -218,7 +233,7 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             const uint8_t *p[16];                                                                 \
             for (int i = 0; i < 16; i++) p[i] = w8 + (size_t)(r0 + (i < r1 - r0 ? i : r1 - r0 - 1)) * row_bytes; \
             rows16 R = {NULL, 0, p};                                                              \
-            fmt##_group(R, 0, nb, x8, xq_stride, nt, y + r0, y_stride,                            \
+            name##_group(R, 0, nb, x8, xq_stride, nt, y + r0, y_stride,                            \
                         (__mmask16)((1u << (r1 - r0)) - 1), 0, 0, NULL);                          \
             return;                                                                               \
         }                                                                                         \
@@ -230,14 +245,15 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             rows16 R = {w8 + (size_t)g * row_bytes, row_bytes, NULL};                             \
             const uintptr_t pf = (uintptr_t)R.b + 16 * row_bytes;                                 \
             const uintptr_t pfe = end - pf > 16 * row_bytes ? pf + 16 * row_bytes : end;          \
-            fmt##_group(R, 1, nb, x8, xq_stride, nt, y + g, y_stride, (__mmask16)0xffff, pf, pfe,  \
+            name##_group(R, 1, nb, x8, xq_stride, nt, y + g, y_stride, (__mmask16)0xffff, pf, pfe,  \
                         pfe > pf ? (const char *)pf : NULL);                                      \
         }                                                                                         \
     }
 
-INT_KERNEL(q8_0, sizeof(block_q8_0), 128)
-INT_KERNEL(q4_0, sizeof(block_q4_0), 8)
-INT_KERNEL(q5_0, sizeof(block_q5_0), 16)
+INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 128, 0)
+INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0)
+INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1)
+INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0)
 
 /* ---- float formats: 4 rows x up to 4 tokens of 16-wide fma chains ------ */
 
