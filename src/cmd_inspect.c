@@ -19,7 +19,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember inspect FILE [--tensors] [--meta] [--json]\n"
-        "       ember inspect FILE --plan [--strategy S | --profile P] [--tensors] [--json]\n"
+        "       ember inspect FILE --plan [--strategy S | --profile P] [--json]\n"
         "\n"
         "Shows a GGUF file's architecture, sizes, tokenizer and tensor inventory by dtype.\n"
         "\n"
@@ -29,7 +29,7 @@ static void usage(FILE *out)
         "  --plan          load the model and print the execution plan: per tensor the\n"
         "                  representation (eager-f32, compressed, packed-q8x16), kernel,\n"
         "                  ISA, resident bytes and any fallback reason; totals by\n"
-        "                  representation (per-tensor lines with --tensors)\n"
+        "                  representation\n"
         "  --strategy S    eager | compressed | packed (with --plan)\n"
         "  --profile P     a profile name or file (with --plan; see ember-profile(5))\n"
         "  -h, --help      this help\n");
@@ -342,8 +342,7 @@ static int print_json(const summary *s, bool tensors, bool meta)
 
 /* --plan: open the model under the strategy or profile and print the
    execution plan the engine built (representation, kernel, bytes per tensor). */
-static int inspect_plan(const char *path, const char *strategy, const char *profile_name,
-                        bool tensors, bool json)
+static int inspect_plan(const char *path, const char *strategy, const char *profile_name, bool json)
 {
     cli_resolved r;
     memset(&r, 0, sizeof r);
@@ -373,7 +372,7 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         rc = json_finish(&j) ? 1 : 0;
     } else {
         if (r.matched[0]) printf("%s\n", r.matched);
-        plan_print_text(p, &r.plan, tensors, stdout);
+        plan_print_text(p, &r.plan, true, stdout);
     }
     ember_model_free(m);
     return rc;
@@ -422,7 +421,7 @@ int cmd_inspect(int argc, char **argv)
         fprintf(stderr, "ember inspect: --strategy and --profile go with --plan\n");
         return 2;
     }
-    if (plan) return inspect_plan(path, strategy, profile_name, tensors, json);
+    if (plan) return inspect_plan(path, strategy, profile_name, json);   /* always per tensor */
     ember_err err = {{0}};
     gguf_file *f = gguf_open(path, &err);
     if (!f) {

@@ -64,6 +64,12 @@ sz=$(wc -c < "$tmp/l.bin")
 "$EMBER" eval -m "$m" --ids "$tmp/p.ids" --force "$tmp/f.ids" --logits "$tmp/l2.bin" --strategy packed -t 1
 cmp -s "$tmp/l.bin" "$tmp/l2.bin"; ok $? "eval: packed 1 thread == compressed 2 threads, bit for bit"
 
+# the execution plan names every tensor's representation and kernel
+"$EMBER" inspect --plan "$m" > "$tmp/plan.txt"; r=$?
+[ $r = 0 ] && grep -Eq '^blk\.0\.attn_q\.weight +[A-Z0-9_]+ +[0-9x]+ +compressed +[a-z0-9_]+_(scalar|avx2|avx512[a-z]*) ' "$tmp/plan.txt" &&
+  grep -q '^totals: ' "$tmp/plan.txt"
+ok $? "inspect --plan lists each tensor with representation and kernel, then totals"
+
 # errors: exit 1 with a message, never a signal
 "$EMBER" run -m "$m" -p "one two three four five six seven eight nine ten" -n 4 --ctx 6 > /dev/null 2> "$tmp/e1"
 r=$?; [ $r = 1 ] && grep -q 'context' "$tmp/e1"; ok $? "context overflow is an error naming the context (rc $r)"
