@@ -135,6 +135,8 @@ typedef struct ember_stats {
     int n_prompt;                  /* tokens in the last prefill */
     int n_decoded;                 /* tokens decoded since the last prefill */
     double prefill_ms, decode_ms, ttft_ms, pack_ms;
+    double prefault_ms;            /* of pack_ms: the kernel faulting in (and
+                                      zeroing) the fresh tile memory */
     double prefill_tps, decode_tps;
     int packed, packable;          /* tensors */
     unsigned packed_proj_mask;

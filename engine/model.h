@@ -57,6 +57,7 @@ struct ember_model {
     /* packing lifecycle */
     bool packed_done, evicted;
     double pack_ms;
+    double prefault_ms;   /* of pack_ms: faulting the fresh tile memory in */
     ember_memstat mem_packed, mem_evicted;   /* snapshots when packed at load */
 };
 
@@ -66,6 +67,7 @@ int ember_model_weights(ember_model *m, ember_weight **out, int cap);
 /* Packs every weight with want_pack (threads from the pool) and records the
    time.  The caller evicts the sources (after its memory snapshot). */
 int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err);
+
 /* MADV_DONTNEED over the page-aligned interior of each packed weight's source. */
 void ember_model_evict_sources(ember_model *m);
 

@@ -57,24 +57,23 @@ static void pack_run(void *ctx, int ith, int nth)
     }
 }
 
-int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
+/* Allocates every wanted weight's tile arena not allocated yet. */
+static int alloc_arenas(ember_model *m, ember_err *err)
 {
-    if (m->packed_done) return 0;
     ember_weight *all[4096];
-    int n = ember_model_weights(m, all, 4096), k = 0;
-    ember_weight *todo[4096];
-    double t0 = ember_now_ms();
+    int n = ember_model_weights(m, all, 4096);
     /* Huge pages shorten the tile streams' TLB walks, but when the kernel
        must compact memory to find them a fault can stall for seconds: ask
        for them only when enough 2 MiB blocks are free already. */
     size_t need = 0;
     for (int i = 0; i < n; i++)
-        if (all[i]->want_pack) need += ember_pack_q8_0_bytes((int)all[i]->out, all[i]->in);
+        if (all[i]->want_pack && !all[i]->packed) need += ember_pack_q8_0_bytes((int)all[i]->out, all[i]->in);
+    if (!need) return 0;
     long free2m = free_huge_blocks();
     bool huge = free2m >= 0 && (size_t)free2m * (2u << 20) >= need + need / 4;
     for (int i = 0; i < n; i++) {
         ember_weight *w = all[i];
-        if (!w->want_pack) continue;
+        if (!w->want_pack || w->packed) continue;
         w->packed_bytes = ember_pack_q8_0_bytes((int)w->out, w->in);
         /* 2 MiB alignment lets the kernel back big tiles with huge pages */
         size_t align = w->packed_bytes >= (2u << 20) ? (2u << 20) : 64;
@@ -86,9 +85,45 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
 #ifdef MADV_HUGEPAGE
         if (huge && align > 64) madvise(w->packed, sz, MADV_HUGEPAGE);
 #endif
-        todo[k++] = w;
     }
+    return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
+#endif
+
+/* Faults in this thread's share of every arena: the kernel's zeroing of
+   fresh pages, measured apart from the re-layout (on a VM it also includes
+   the host backing the guest's pages, and varies by 10x between runs). */
+static void prefault_run(void *ctx, int ith, int nth)
+{
+    pack_job *j = ctx;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < j->n; i++) {
+        ember_weight *w = j->ws[i];
+        uintptr_t base = (uintptr_t)w->packed, end = base + w->packed_bytes;
+        uintptr_t a = base + (uintptr_t)((uint64_t)(end - base) * (uint64_t)ith / (uint64_t)nth);
+        uintptr_t b = base + (uintptr_t)((uint64_t)(end - base) * (uint64_t)(ith + 1) / (uint64_t)nth);
+        a &= ~(page - 1);
+        if (b <= a) continue;
+        if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0) continue;
+        for (uintptr_t o = a < base ? base : a; o < b; o += page) *(volatile char *)o = 0;   /* older kernels */
+    }
+}
+
+int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
+{
+    if (m->packed_done) return 0;
+    double t0 = ember_now_ms();
+    if (alloc_arenas(m, err)) return -1;
+    ember_weight *all[4096], *todo[4096];
+    int n = ember_model_weights(m, all, 4096), k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i]->want_pack) todo[k++] = all[i];
     pack_job j = {todo, k};
+    ember_pool_run(pool, prefault_run, &j);
+    m->prefault_ms = ember_now_ms() - t0;
     ember_pool_run(pool, pack_run, &j);
     for (int i = 0; i < k; i++) {
         todo[i]->rep = EMBER_REP_PACKED_Q8X16;

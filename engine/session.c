@@ -208,6 +208,7 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
     st->n_ctx = s->n_ctx;
     st->strategy = m->opts.strategy;
     st->pack_ms = m->pack_ms;
+    st->prefault_ms = m->prefault_ms;
     st->packable = m->plan.packable;
     st->packed = 0;
     st->packed_proj_mask = 0;

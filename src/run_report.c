@@ -163,8 +163,9 @@ void run_report_text(const run_result *r, FILE *out)
             ember_strategy_name(st->strategy));
     fprintf(out, "TTFT %.1f ms, prefill %.1f tok/s, decode %.2f tok/s\n", st->ttft_ms,
             st->prefill_tps, st->decode_tps);
-    if (st->packed) fprintf(out, "packed %d/%d tensors in %.0f ms%s\n", st->packed, st->packable, st->pack_ms,
-                            st->src_evicted ? ", sources evicted" : "");
+    if (st->packed)
+        fprintf(out, "packed %d/%d tensors in %.0f ms (%.0f ms of it faulting in fresh memory)%s\n",
+                st->packed, st->packable, st->pack_ms, st->prefault_ms, st->src_evicted ? ", sources evicted" : "");
     fprintf(out, "peak RSS %.1f MiB, RSS %.1f MiB, Pss_File %.1f MiB, Pss_Anon %.1f MiB\n",
             st->mem.hwm_kb / 1024.0, st->mem.rss_kb / 1024.0, st->mem.pss_file_kb / 1024.0,
             st->mem.pss_anon_kb / 1024.0);
@@ -203,6 +204,7 @@ void run_report_json(const run_opts *o, const run_result *r, FILE *out)
     json_kv_f64(&j, "decode_ms", st->decode_ms);
     json_kv_f64(&j, "decode_tps", st->decode_tps);
     json_kv_f64(&j, "pack_ms", st->pack_ms);
+    json_kv_f64(&j, "prefault_ms", st->prefault_ms);
     json_kv_i64(&j, "packed_tensors", st->packed);
     json_kv_i64(&j, "packable_tensors", st->packable);
     json_kv_bool(&j, "source_evicted", st->src_evicted);
