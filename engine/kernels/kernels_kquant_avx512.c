@@ -59,10 +59,10 @@ INL float sum8(__m256 v)
     return ember_sum8(f);
 }
 
-/* Broadcast pattern: lane j of the result is v[idx_j]. */
-INL __m512 spread(__m256 v, __m512i idx)
+/* [a x 8 | b x 8]: two tokens' block scales against their 8 lanes each. */
+INL __m512 pair_bcast(float a, float b)
 {
-    return _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(v));
+    return _mm512_insertf32x8(_mm512_set1_ps(a), _mm256_set1_ps(b), 1);
 }
 
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */
@@ -227,22 +227,15 @@ INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
     return acc;
 }
 
-/* Index vectors for spread(): each of 8 values 8 times within a pair
-   (pair p: values 2p, 2p+1) or 4 times within a quad (values 4q..4q+3). */
+/* Index vectors: each of 4 values 4 times (one per 128-bit lane), and the
+   even / odd dwords of two zmm. */
 typedef struct {
-    __m512i pair[4], quad[2], even, odd;
+    __m512i quad, even, odd;
 } tok8_idx;
 
 INL void tok8_consts(tok8_idx *k)
 {
-    #pragma GCC unroll 8
-    for (int p = 0; p < 4; p++)
-        k->pair[p] = _mm512_inserti64x4(_mm512_set1_epi32(2 * p), _mm256_set1_epi32(2 * p + 1), 1);
-    #pragma GCC unroll 8
-    for (int q = 0; q < 2; q++)
-        k->quad[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1,
-                                       4 * q + 1, 4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 2,
-                                       4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+    k->quad = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     k->even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     k->odd = _mm512_add_epi32(k->even, _mm512_set1_epi32(1));
 }
@@ -352,7 +345,8 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                     memcpy(dh, blk, 4);
                     __m256 dx = _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d,
                                                x[4][b].d, x[5][b].d, x[6][b].d, x[7][b].d);
-                    __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(dh[0])));
+                    float d[8];
+                    _mm256_storeu_ps(d, _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(dh[0]))));
                     __m256 dmin = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), dx),
                                                 _mm256_set1_ps(_cvtsh_ss(dh[1])));
                     #pragma GCC unroll 8
@@ -362,7 +356,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                         for (int h = 0; h < 2; h++) {
                             int p = 2 * q + h;
                             __m512i a0 = q45_dot(&o, x[2 * p][b].qs), a1 = q45_dot(&o, x[2 * p + 1][b].qs);
-                            acc[p] = _mm512_fmadd_ps(spread(d, ti.pair[p]), lanes8x2(a0, a1), acc[p]);
+                            acc[p] = _mm512_fmadd_ps(pair_bcast(d[2 * p], d[2 * p + 1]), lanes8x2(a0, a1), acc[p]);
                         }
                         /* dwords 2j, 2j+1 of D are m_j * q8s halves: pair them */
                         __m512i d01 = _mm512_madd_epi16(md, bsums2(&x[4 * q][b], &x[4 * q + 1][b]));
@@ -373,7 +367,9 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                             pm = _mm512_add_epi32(pm, _mm512_shuffle_epi32(pm, 0x4e));
                             pm = _mm512_add_epi32(pm, _mm512_shuffle_epi32(pm, 0xb1));
                         }
-                        accm[q] = _mm512_fmadd_ps(spread(dmin, ti.quad[q]), _mm512_cvtepi32_ps(pm), accm[q]);
+                        __m128 dm4 = q ? _mm256_extractf128_ps(dmin, 1) : _mm256_castps256_ps128(dmin);
+                        accm[q] = _mm512_fmadd_ps(_mm512_permutexvar_ps(ti.quad, _mm512_castps128_ps512(dm4)),
+                                                  _mm512_cvtepi32_ps(pm), accm[q]);
                     }
                 }
                 store8(y, y_stride, t, r, cnt, acc, accm, 1, five);
@@ -476,8 +472,6 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
         return;
     }
     /* As for Q4_K: row blocks, up to 8 tokens per decoded super-block. */
-    tok8_idx ti;
-    tok8_consts(&ti);
     for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
         int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
         for (int t = 0; t < nt; t += 8) {
@@ -495,12 +489,13 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
                     q6_decode(row + b, &kc, &o);
                     __m256 dx = _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d,
                                                x[4][b].d, x[5][b].d, x[6][b].d, x[7][b].d);
-                    __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(row[b].d)));
+                    float d[8];
+                    _mm256_storeu_ps(d, _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(row[b].d))));
                     #pragma GCC unroll 8
                     for (int p = 0; p < 4; p++) {
                         if (p == 2 && !two) break;
                         __m512i a0 = q6_dot(&o, x[2 * p] + b, m32), a1 = q6_dot(&o, x[2 * p + 1] + b, m32);
-                        acc[p] = _mm512_fmadd_ps(spread(d, ti.pair[p]), lanes8x2(a0, a1), acc[p]);
+                        acc[p] = _mm512_fmadd_ps(pair_bcast(d[2 * p], d[2 * p + 1]), lanes8x2(a0, a1), acc[p]);
                     }
                 }
                 store8(y, y_stride, t, r, cnt, acc, NULL, 0, 0);
