@@ -31,5 +31,8 @@ int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s);
 double bench_median(double *v, int n);
 /* Memory read bandwidth in GB/s with `threads` threads (best of a few passes). */
 double bench_bandwidth(int threads);
+/* The same, reading the file at path through a read-only shared mapping
+   (after one pass that maps its pages in): what compressed weights see. */
+double bench_bandwidth_file(const char *path, int threads);
 
 #endif
