@@ -29,6 +29,8 @@ static bool field_kb(const char *text, const char *key, int64_t *out)
 
 bool ember_memstat_parse_smaps(const char *text, ember_memstat *m)
 {
+    m->file_pmd_kb = 0;
+    if (strstr(text, "FilePmdMapped:") && !field_kb(text, "FilePmdMapped", &m->file_pmd_kb)) return false;
     return field_kb(text, "Rss", &m->rss_kb) && field_kb(text, "Pss", &m->pss_kb) &&
            field_kb(text, "Pss_Anon", &m->pss_anon_kb) &&
            field_kb(text, "Pss_File", &m->pss_file_kb);

@@ -10,6 +10,8 @@ typedef struct ember_memstat {
     int64_t rss_kb, pss_kb, pss_anon_kb, pss_file_kb;
     int64_t hwm_kb;                /* VmHWM */
     int64_t minflt, majflt;
+    int64_t file_pmd_kb;           /* FilePmdMapped: file pages mapped 2 MiB at a
+                                      time (0 where the kernel does not say) */
 } ember_memstat;
 
 /* Reads the numbers now; returns false (valid=false) where /proc lacks them. */

@@ -169,6 +169,8 @@ void run_report_text(const run_result *r, FILE *out)
     fprintf(out, "peak RSS %.1f MiB, RSS %.1f MiB, Pss_File %.1f MiB, Pss_Anon %.1f MiB\n",
             st->mem.hwm_kb / 1024.0, st->mem.rss_kb / 1024.0, st->mem.pss_file_kb / 1024.0,
             st->mem.pss_anon_kb / 1024.0);
+    if (st->mem.valid)
+        fprintf(out, "file pages mapped 2 MiB at a time (FilePmdMapped): %.1f MiB\n", st->mem.file_pmd_kb / 1024.0);
     fprintf(out, "hash fnv1a64:%016llx\n", (unsigned long long)r->hash);
 }
 
@@ -179,6 +181,7 @@ static void mem_json(json_w *j, const ember_memstat *m)
     json_kv_i64(j, "pss_kb", m->pss_kb);
     json_kv_i64(j, "pss_anon_kb", m->pss_anon_kb);
     json_kv_i64(j, "pss_file_kb", m->pss_file_kb);
+    json_kv_i64(j, "file_pmd_kb", m->file_pmd_kb);
     json_kv_i64(j, "hwm_kb", m->hwm_kb);
     json_kv_i64(j, "minflt", m->minflt);
     json_kv_i64(j, "majflt", m->majflt);
