@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtype.h"
+#include "pagecache.h"
 #include "gguf.h"
 
 typedef struct {
@@ -385,38 +386,6 @@ gguf_file *gguf_open_mem(const void *buf, uint64_t size, ember_err *err)
     return f;
 }
 
-/* The file read-only and shared, at a 2 MiB-aligned address, advised for
-   huge pages: where the filesystem keeps large folios, page-cache fills
-   through this mapping then come in 2 MiB folios the kernel maps with one
-   PMD each.  Streaming the weights then costs one TLB entry per 2 MiB
-   instead of per 4 KiB (on this project's VM a pass over a 1.3 GB file's
-   4 KiB pages took 560 ms of page walks, 12 ms with PMD mappings).  Pages
-   already cached as small folios stay small. */
-static void *map_file(int fd, size_t size)
-{
-    const size_t huge = (size_t)2 << 20;
-    void *map = MAP_FAILED;
-    if (size >= huge) {
-        uint8_t *res = mmap(NULL, size + huge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (res != MAP_FAILED) {
-            uint8_t *al = (uint8_t *)(((uintptr_t)res + huge - 1) & ~(uintptr_t)(huge - 1));
-            map = mmap(al, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
-            if (map == MAP_FAILED) {
-                munmap(res, size + huge);
-            } else {   /* the reservation's slack on both sides goes back */
-                if (al > res) munmap(res, (size_t)(al - res));
-                uint8_t *end = al + ((size + (size_t)sysconf(_SC_PAGESIZE) - 1) & ~((size_t)sysconf(_SC_PAGESIZE) - 1));
-                if (res + size + huge > end) munmap(end, (size_t)(res + size + huge - end));
-            }
-        }
-    }
-    if (map == MAP_FAILED) map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-#ifdef MADV_HUGEPAGE
-    if (map != MAP_FAILED && size >= huge) madvise(map, size, MADV_HUGEPAGE);
-#endif
-    return map;
-}
-
 gguf_file *gguf_open(const char *path, ember_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -435,7 +404,7 @@ gguf_file *gguf_open(const char *path, ember_err *err)
         close(fd);
         return NULL;
     }
-    void *map = map_file(fd, (size_t)st.st_size);
+    void *map = ember_map_file(fd, (size_t)st.st_size);
     if (map == MAP_FAILED) {
         ember_seterr(err, "%s: mmap: %s", path, strerror(errno));
         close(fd);

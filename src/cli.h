@@ -10,5 +10,6 @@ int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
+int cmd_recache(int argc, char **argv);
 
 #endif

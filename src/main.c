@@ -21,6 +21,7 @@ static void usage(FILE *out)
         "  synth      write a random-weight model of a known shape\n"
         "  bench      measure prefill / decode speed and memory\n"
         "  profiles   list and show YAML profiles\n"
+        "  recache    re-read a model file into 2 MiB page-cache folios\n"
         "\n"
         "  -h, --help      this help;  ember COMMAND --help for a command's options\n"
         "  -V, --version   print the version\n"
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
         {"tokenize", cmd_tokenize},
         {"profiles", cmd_profiles},
         {"bench", cmd_bench},
+        {"recache", cmd_recache},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

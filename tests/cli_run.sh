@@ -70,6 +70,15 @@ cmp -s "$tmp/l.bin" "$tmp/l2.bin"; ok $? "eval: packed 1 thread == compressed 2 
   grep -q '^totals: ' "$tmp/plan.txt"
 ok $? "inspect --plan lists each tensor with representation and kernel, then totals"
 
+# recache re-reads the file and leaves it as it was
+cp "$m" "$tmp/before.gguf"
+"$EMBER" recache "$m" > "$tmp/rc.txt"; r=$?
+[ $r = 0 ] && grep -q '^mapped 2 MiB at a time: before [0-9.]* MiB, after [0-9.]* MiB' "$tmp/rc.txt" &&
+  cmp -s "$m" "$tmp/before.gguf"
+ok $? "recache exits 0, reports the 2 MiB mappings, leaves the file unchanged"
+"$EMBER" recache "$tmp/no-such.gguf" 2> "$tmp/rc.err"; r=$?
+[ $r = 1 ] && grep -q 'no-such.gguf' "$tmp/rc.err"; ok $? "recache of a missing file fails naming it (rc $r)"
+
 # errors: exit 1 with a message, never a signal
 "$EMBER" run -m "$m" -p "one two three four five six seven eight nine ten" -n 4 --ctx 6 > /dev/null 2> "$tmp/e1"
 r=$?; [ $r = 1 ] && grep -q 'context' "$tmp/e1"; ok $? "context overflow is an error naming the context (rc $r)"

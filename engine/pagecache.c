@@ -1,0 +1,90 @@
+/* Page-cache placement of the model file (pagecache.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "memstat.h"
+#include "pagecache.h"
+
+#define HUGE_BYTES ((size_t)2 << 20)
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22   /* Linux 5.14 */
+#endif
+
+void *ember_map_file(int fd, size_t size)
+{
+    void *map = MAP_FAILED;
+    if (size >= HUGE_BYTES) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        uint8_t *res = mmap(NULL, size + HUGE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (res != MAP_FAILED) {
+            uint8_t *al = (uint8_t *)(((uintptr_t)res + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+            map = mmap(al, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+            if (map == MAP_FAILED) {
+                munmap(res, size + HUGE_BYTES);
+            } else {   /* the reservation's slack on both sides goes back */
+                uint8_t *end = al + ((size + page - 1) & ~(page - 1));
+                if (al > res) munmap(res, (size_t)(al - res));
+                if (res + size + HUGE_BYTES > end) munmap(end, (size_t)(res + size + HUGE_BYTES - end));
+            }
+        }
+    }
+    if (map == MAP_FAILED) map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+#ifdef MADV_HUGEPAGE
+    if (map != MAP_FAILED && size >= HUGE_BYTES) madvise(map, size, MADV_HUGEPAGE);
+#endif
+    return map;
+}
+
+/* Maps the file, faults every page in (from the cache, or the disk) and
+   returns how much of it the process then maps 2 MiB at a time. */
+static int map_and_count(const char *path, int fd, size_t size, int64_t *pmd_kb, ember_err *err)
+{
+    ember_memstat m0, m1;
+    ember_memstat_read(&m0);
+    void *map = ember_map_file(fd, size);
+    if (map == MAP_FAILED) return ember_seterr(err, "%s: mmap: %s", path, strerror(errno));
+    if (madvise(map, size, MADV_POPULATE_READ) != 0) {   /* older kernels: touch each page */
+        volatile const uint8_t *p = map;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        for (size_t o = 0; o < size; o += page) (void)p[o];
+    }
+    ember_memstat_read(&m1);
+    munmap(map, size);
+    *pmd_kb = m1.file_pmd_kb - m0.file_pmd_kb;
+    return 0;
+}
+
+int ember_recache(const char *path, ember_recache_stats *st, ember_err *err)
+{
+    memset(st, 0, sizeof *st);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return ember_seterr(err, "%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return ember_seterr(err, "%s: not a regular file", path);
+    }
+    st->file_bytes = (uint64_t)sb.st_size;
+    size_t size = (size_t)sb.st_size;
+    int rc = 0;
+    if (size > 0) {
+        rc = map_and_count(path, fd, size, &st->pmd_before_kb, err);
+        double t0 = ember_now_ms();
+        if (!rc && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+            rc = ember_seterr(err, "%s: posix_fadvise: %s", path, strerror(errno));
+        st->drop_ms = ember_now_ms() - t0;
+        t0 = ember_now_ms();
+        if (!rc) rc = map_and_count(path, fd, size, &st->pmd_after_kb, err);
+        st->read_ms = ember_now_ms() - t0;
+    }
+    close(fd);
+    return rc;
+}

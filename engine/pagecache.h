@@ -1,0 +1,31 @@
+/* How the model file sits in the page cache, and re-reading it into 2 MiB
+   folios.  Streaming weights through 4 KiB mappings costs a TLB miss (and a
+   page walk, far dearer under nested paging) per 4 KiB; 2 MiB folios are
+   mapped by one PMD each. */
+#ifndef EMBER_PAGECACHE_H
+#define EMBER_PAGECACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* The file read-only and shared, at a 2 MiB-aligned address, advised for
+   huge pages (where the filesystem keeps large folios, cache fills through
+   it come in 2 MiB folios).  MAP_FAILED on failure, errno set. */
+void *ember_map_file(int fd, size_t size);
+
+typedef struct {
+    uint64_t file_bytes;
+    int64_t pmd_before_kb;   /* of the file, mapped 2 MiB at a time, before */
+    int64_t pmd_after_kb;    /* the same after the re-read */
+    double drop_ms, read_ms;
+} ember_recache_stats;
+
+/* Drops the file's clean page-cache pages that no process maps
+   (posix_fadvise DONTNEED) and reads the file back through
+   ember_map_file's mapping.  Nothing of the file changes; pages another
+   process maps stay as they are. */
+int ember_recache(const char *path, ember_recache_stats *st, ember_err *err);
+
+#endif
