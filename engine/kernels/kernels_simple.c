@@ -70,7 +70,10 @@ static uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static void matmul_int_scalar(unpack_fn unpack, size_t block_bytes, EMBER_MATMUL_ARGS)
+/* tiled: the reference's order for matrices it repacks into 8-row tiles
+   (Q4_0 with a multiple of 8 rows, on x86 with AVX2): one f32 sum per row
+   and token, fmaf(block's int32 dot, d_w * d_x, sum), blocks in order. */
+static void matmul_int_scalar(unpack_fn unpack, size_t block_bytes, int tiled, EMBER_MATMUL_ARGS)
 {
     int64_t nb = k / QK;
     for (int r = r0; r < r1; r++) {
@@ -83,60 +86,39 @@ static void matmul_int_scalar(unpack_fn unpack, size_t block_bytes, EMBER_MATMUL
                 int8_t q[QK];
                 unpack(blk, q);
                 float s = ember_fp16_to_f32(rd16(blk)) * ember_fp16_to_f32(xb[b].d);
-                for (int g = 0; g < 8; g++) {
+                int32_t lane[8] = {0};
+                for (int j = 0; j < QK; j++) lane[j / 4] += (int32_t)q[j] * xb[b].qs[j];
+                if (tiled) {
                     int32_t isum = 0;
-                    for (int j = 4 * g; j < 4 * g + 4; j++) isum += (int32_t)q[j] * xb[b].qs[j];
-                    acc[g] = fmaf((float)isum, s, acc[g]);
+                    for (int g = 0; g < 8; g++) isum += lane[g];
+                    acc[0] = fmaf((float)isum, s, acc[0]);
+                } else {
+                    for (int g = 0; g < 8; g++) acc[g] = fmaf((float)lane[g], s, acc[g]);
                 }
             }
-            y[(size_t)t * y_stride + r] = ember_sum8(acc);
+            y[(size_t)t * y_stride + r] = tiled ? acc[0] : ember_sum8(acc);
         }
     }
 }
 
 void ember_matmul_q8_0_scalar(EMBER_MATMUL_ARGS)
 {
-    matmul_int_scalar(unpack_q8_0, sizeof(block_q8_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
-}
-
-/* The reference's order for matrices it repacks into 8-row tiles (Q4_0
-   with a multiple of 8 rows, on x86 with AVX2): one f32 sum per row and
-   token, fmaf(block's int32 dot, d_w * d_x, sum), blocks in order. */
-static void matmul_int_tiled_scalar(unpack_fn unpack, size_t block_bytes, EMBER_MATMUL_ARGS)
-{
-    int64_t nb = k / QK;
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *wr = (const uint8_t *)w + (size_t)r * row_bytes;
-        for (int t = 0; t < nt; t++) {
-            const block_q8_0 *xb = (const block_q8_0 *)((const uint8_t *)xq + (size_t)t * xq_stride);
-            float acc = 0;
-            for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *blk = wr + (size_t)b * block_bytes;
-                int8_t q[QK];
-                unpack(blk, q);
-                float s = ember_fp16_to_f32(rd16(blk)) * ember_fp16_to_f32(xb[b].d);
-                int32_t isum = 0;
-                for (int j = 0; j < QK; j++) isum += (int32_t)q[j] * xb[b].qs[j];
-                acc = fmaf((float)isum, s, acc);
-            }
-            y[(size_t)t * y_stride + r] = acc;
-        }
-    }
+    matmul_int_scalar(unpack_q8_0, sizeof(block_q8_0), 0, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 void ember_matmul_q4_0_scalar(EMBER_MATMUL_ARGS)
 {
-    matmul_int_scalar(unpack_q4_0, sizeof(block_q4_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_int_scalar(unpack_q4_0, sizeof(block_q4_0), 0, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 void ember_matmul_q4_0x8_scalar(EMBER_MATMUL_ARGS)
 {
-    matmul_int_tiled_scalar(unpack_q4_0, sizeof(block_q4_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_int_scalar(unpack_q4_0, sizeof(block_q4_0), 1, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 void ember_matmul_q5_0_scalar(EMBER_MATMUL_ARGS)
 {
-    matmul_int_scalar(unpack_q5_0, sizeof(block_q5_0), w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_int_scalar(unpack_q5_0, sizeof(block_q5_0), 0, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 /* ---- float formats: double accumulation makes the oracle the accurate one */
