@@ -15,6 +15,7 @@
 
 #ifdef EMBER_SIMD
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -149,6 +150,8 @@ INL void q45_decode(const uint8_t *blk, int five, const q45_const *k, q45_dec *o
    dwords [d|dmin, w0, w1, w2], and becomes bytes [sc0..7, m0..7]. */
 typedef struct {
     __m512i sidx[2][4];   /* scale words of chunk c for an even/odd block */
+    __m512i pidx[2][4];   /* the same for the pair layout (q45_pair_quants) */
+    __m512i phb[4];       /* Q5_K: the qh bit of each pair-layout vector's halves */
     __m512i pick_cnt, pick_low, pick_high, lane0;
 } q45_meta_const;
 
@@ -160,6 +163,21 @@ INL void q45_meta_consts(q45_meta_const *k)
         for (int c = 0; c < 4; c++)
             k->sidx[p][c] = _mm512_inserti64x4(_mm512_set1_epi16((short)(16 * p + 2 * c)),
                                                _mm256_set1_epi16((short)(16 * p + 2 * c + 1)), 1);
+    /* pair-layout vector v = 2h + u holds sub-blocks 4h + u (low half) and
+       4h + u + 2 (high half) */
+    #pragma GCC unroll 8
+    for (int p = 0; p < 2; p++)
+        #pragma GCC unroll 8
+        for (int v = 0; v < 4; v++) {
+            int sb = 4 * (v / 2) + v % 2;
+            k->pidx[p][v] = _mm512_inserti64x4(_mm512_set1_epi16((short)(16 * p + sb)),
+                                               _mm256_set1_epi16((short)(16 * p + sb + 2)), 1);
+        }
+    #pragma GCC unroll 8
+    for (int v = 0; v < 4; v++) {
+        int sb = 4 * (v / 2) + v % 2;
+        k->phb[v] = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << sb)), _mm256_set1_epi8((char)(1 << (sb + 2))), 1);
+    }
     k->pick_cnt = _mm512_setr4_epi32(0, 0, 0, 4);
     k->pick_low = _mm512_setr4_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f);
     k->pick_high = _mm512_setr4_epi32(0, 0x30303030, 0, 0x30303030);
@@ -262,6 +280,50 @@ T static void store8(float *y, size_t y_stride, int t0, int r, int cnt, const __
     }
 }
 
+/* Decode's pair layout: a block's qs[64h..64h+63] in one zmm gives, as low
+   nibbles, elements [128h..128h+31 | 128h+64..128h+95] (vector 2h) and as
+   high nibbles [128h+32..63 | 128h+96..127] (vector 2h+1): one load and
+   three ops per 128 elements.  The activations are laid out the same way
+   once per call (q45_pair_acts).  Element e still lands in dword lane
+   (e mod 32) / 4 of its 256-bit half, so the lanes are the reference's. */
+INL void q45_pair_quants(const uint8_t *blk, int five, const q45_const *k, const q45_meta_const *km,
+                         __m512i q[4])
+{
+    const uint8_t *qs = blk + (five ? offsetof(block_q5_K, qs) : offsetof(block_q4_K, qs));
+    __m512i qh = five ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)
+                                                                  ((const block_q5_K *)(const void *)blk)->qh))
+                      : _mm512_setzero_si512();
+    #pragma GCC unroll 8
+    for (int h = 0; h < 2; h++) {
+        __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * h));
+        q[2 * h] = _mm512_and_si512(v, k->low4);
+        q[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), k->low4);
+    }
+    if (five)
+        #pragma GCC unroll 8
+        for (int u = 0; u < 4; u++)
+            q[u] = _mm512_mask_add_epi8(q[u], _mm512_test_epi8_mask(qh, km->phb[u]), q[u], k->sixteen);
+}
+
+/* x's 256 codes per block in the pair layout: 4 zmm per block. */
+INL void q45_pair_acts(const block_q8_K *x, int nb, __m512i *xs)
+{
+    for (int b = 0; b < nb; b++)
+        #pragma GCC unroll 8
+        for (int h = 0; h < 2; h++)
+            #pragma GCC unroll 8
+            for (int u = 0; u < 2; u++) {
+                const int8_t *p = x[b].qs + 128 * h + 32 * u;
+                xs[4 * b + 2 * h + u] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)p)),
+                    _mm256_loadu_si256((const __m256i *)(const void *)(p + 64)), 1);
+            }
+}
+
+/* Decode keeps the pair-layout activations of up to this many super-blocks
+   (k = 65536) on the stack (64 KiB); longer rows take the plain layout. */
+#define PAIR_BLOCKS 256
+
 INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
 {
     const size_t bb = five ? sizeof(block_q5_K) : sizeof(block_q4_K);
@@ -272,6 +334,9 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         const block_q8_K *x = act(xq, xq_stride, 0);
         q45_meta_const km;
         q45_meta_consts(&km);
+        const int pair = nb <= PAIR_BLOCKS;
+        __m512i xs[pair ? 4 * nb : 1];
+        if (pair) q45_pair_acts(x, nb, xs);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
             __m256 acc = _mm256_setzero_ps();
@@ -298,12 +363,25 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
                     if (i >= cnt) break;
-                    q45_dec o;
-                    q45_quants(blk[i], five, &kc, &o);
-                    #pragma GCC unroll 8
-                    for (int c = 0; c < 4; c++)
-                        o.s[c] = _mm512_permutexvar_epi16(km.sidx[i & 1][c], md.w[i >> 1]);
-                    acc = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), lanes8(q45_dot(&o, xb[i]->qs)), acc);
+                    __m512i a;
+                    if (pair) {
+                        __m512i q[4];
+                        q45_pair_quants(blk[i], five, &kc, &km, q);
+                        const __m512i *xv = xs + 4 * (b0 + i);
+                        a = _mm512_setzero_si512();
+                        #pragma GCC unroll 8
+                        for (int v = 0; v < 4; v++)
+                            a = _mm512_dpwssd_epi32(a, _mm512_maddubs_epi16(q[v], _mm512_load_si512((const void *)(xv + v))),
+                                                    _mm512_permutexvar_epi16(km.pidx[i & 1][v], md.w[i >> 1]));
+                    } else {
+                        q45_dec o;
+                        q45_quants(blk[i], five, &kc, &o);
+                        #pragma GCC unroll 8
+                        for (int c = 0; c < 4; c++)
+                            o.s[c] = _mm512_permutexvar_epi16(km.sidx[i & 1][c], md.w[i >> 1]);
+                        a = q45_dot(&o, xb[i]->qs);
+                    }
+                    acc = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), lanes8(a), acc);
                     __m128i pm = q45_minlanes(xb[i], mw[i]);
                     if (five)
                         summs = fmaf(dmin[i], (float)hsum4i(pm), summs);
