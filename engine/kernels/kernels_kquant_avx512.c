@@ -336,7 +336,17 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         q45_meta_consts(&km);
         const int pair = nb <= PAIR_BLOCKS;
         __m512i xs[pair ? 4 * nb : 1];
-        if (pair) q45_pair_acts(x, nb, xs);
+        /* and the activation's bsum pairs q8s (8 words a block, 3 blocks of
+           zeros after the last), for 4 blocks' min lanes in one vpmaddwd */
+        __m128i q8s[pair ? nb + 3 : 1];
+        if (pair) {
+            q45_pair_acts(x, nb, xs);
+            for (int b = 0; b < nb; b++)
+                q8s[b] = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x[b].bsums),
+                                        _mm_loadu_si128((const __m128i *)(const void *)(x[b].bsums + 8)));
+            for (int b = nb; b < nb + 3; b++) q8s[b] = _mm_setzero_si128();
+        }
+        const __m512i mins4 = _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
             __m256 acc = _mm256_setzero_ps();
@@ -360,6 +370,19 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 _mm_storeu_ps(dmin, _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), dx), md.dm));
                 __m128i mw[4] = {_mm512_extracti32x4_epi32(md.w[0], 1), _mm512_extracti32x4_epi32(md.w[0], 3),
                                  _mm512_extracti32x4_epi32(md.w[1], 1), _mm512_extracti32x4_epi32(md.w[1], 3)};
+                /* the 4 blocks' min lanes P[k] (the mins are 128-bit lanes 1 and 3 of both words vectors) */
+                float pmf[16];
+                int32_t pms[16];
+                if (pair) {
+                    __m512i pm4 = _mm512_madd_epi16(_mm512_loadu_si512((const void *)(q8s + b0)),
+                                                    _mm512_permutex2var_epi64(md.w[0], mins4, md.w[1]));
+                    if (five) {
+                        pm4 = _mm512_add_epi32(pm4, _mm512_shuffle_epi32(pm4, 0x4e));
+                        _mm512_storeu_si512((void *)pms, _mm512_add_epi32(pm4, _mm512_shuffle_epi32(pm4, 0xb1)));
+                    } else {
+                        _mm512_storeu_ps(pmf, _mm512_cvtepi32_ps(pm4));
+                    }
+                }
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
                     if (i >= cnt) break;
@@ -382,11 +405,17 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                         a = q45_dot(&o, xb[i]->qs);
                     }
                     acc = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), lanes8(a), acc);
-                    __m128i pm = q45_minlanes(xb[i], mw[i]);
-                    if (five)
-                        summs = fmaf(dmin[i], (float)hsum4i(pm), summs);
-                    else
-                        accm = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_cvtepi32_ps(pm), accm);
+                    if (pair && five) {
+                        summs = fmaf(dmin[i], (float)pms[4 * i], summs);
+                    } else if (pair) {
+                        accm = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_loadu_ps(pmf + 4 * i), accm);
+                    } else {
+                        __m128i pm = q45_minlanes(xb[i], mw[i]);
+                        if (five)
+                            summs = fmaf(dmin[i], (float)hsum4i(pm), summs);
+                        else
+                            accm = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_cvtepi32_ps(pm), accm);
+                    }
                 }
             }
             float m[4];
