@@ -141,6 +141,7 @@ int bench_child(const bench_opts *b)
     json_kv_i64(&j, "end_pss_file_kb", end->pss_file_kb);
     json_kv_i64(&j, "end_pss_anon_kb", end->pss_anon_kb);
     json_kv_i64(&j, "end_rss_kb", end->rss_kb);
+    json_kv_i64(&j, "end_file_pmd_kb", end->file_pmd_kb);
     json_kv_i64(&j, "packed", st->packed);
     json_kv_i64(&j, "packable", st->packable);
     json_kv_f64(&j, "decode_bytes_per_token", bpt);
@@ -238,6 +239,7 @@ int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
     num(buf, "end_pss_file_kb", &s->end_pss_file_kb);
     num(buf, "end_pss_anon_kb", &s->end_pss_anon_kb);
     num(buf, "end_rss_kb", &s->end_rss_kb);
+    num(buf, "end_file_pmd_kb", &s->end_file_pmd_kb);
     num(buf, "decode_bytes_per_token", &s->decode_bytes_per_token);
     if (num(buf, "packed", &v)) s->packed = (int)v;
     if (num(buf, "packable", &v)) s->packable = (int)v;
@@ -433,6 +435,9 @@ int bench_simple(const bench_opts *b)
     printf("%-14s %10.1f %10.1f %10.1f\n", "TTFT ms", tt.med, tt.min, tt.max);
     printf("%-14s %10.1f %10.1f %10.1f\n", "peak RSS MiB", rss.med / 1024, rss.min / 1024, rss.max / 1024);
     printf("hash %s%s\n", s[0].hash, same ? " (equal across repetitions)" : "  WARNING: hashes differ across repetitions");
+    /* how much of the file the weights were read through 2 MiB mappings (ember recache) */
+    double pmd = STAT(s, b->reps, end_file_pmd_kb).med;
+    printf("file pages mapped 2 MiB at a time (FilePmdMapped): %.0f MiB (median)\n", pmd / 1024);
     double bw = 0, frac = 0, bwf = 0, fracf = 0;
     if (b->roofline) {
         bw = bench_bandwidth(b->threads);
@@ -474,6 +479,7 @@ int bench_simple(const bench_opts *b)
         }
         json_kv_str(&j, "hash", s[0].hash);
         json_kv_bool(&j, "hash_equal", same);
+        json_kv_f64(&j, "file_pmd_kb", pmd);
         if (b->roofline) {
             json_kv_f64(&j, "bandwidth_gbs", bw);
             json_kv_f64(&j, "decode_bytes_per_token", s[0].decode_bytes_per_token);

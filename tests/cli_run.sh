@@ -70,6 +70,13 @@ cmp -s "$tmp/l.bin" "$tmp/l2.bin"; ok $? "eval: packed 1 thread == compressed 2 
   grep -q '^totals: ' "$tmp/plan.txt"
 ok $? "inspect --plan lists each tensor with representation and kernel, then totals"
 
+# the bench: fresh processes, equal hashes, JSON with the medians
+"$EMBER" bench -m "$m" -p 4 -n 4 -r 2 -w 0 -t 1 --json "$tmp/b.json" > "$tmp/b.txt" 2>&1; r=$?
+[ $r = 0 ] && grep -q '^decode tok/s' "$tmp/b.txt" && grep -q 'equal across repetitions' "$tmp/b.txt" &&
+  grep -q '^file pages mapped 2 MiB at a time' "$tmp/b.txt" &&
+  [ "$(jget "$tmp/b.json" "int(d['decode_tps']['median'] > 0 and d['reps'] == 2 and d['hash_equal'] and 'file_pmd_kb' in d)")" = 1 ]
+ok $? "bench: 2 repetitions, equal hashes, medians and FilePmdMapped in text and JSON (rc $r)"
+
 # recache re-reads the file and leaves it as it was
 cp "$m" "$tmp/before.gguf"
 "$EMBER" recache "$m" > "$tmp/rc.txt"; r=$?
