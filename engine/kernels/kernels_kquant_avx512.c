@@ -219,19 +219,12 @@ INL __m512i bsums2(const block_q8_K *a, const block_q8_K *b)
                               _mm256_loadu_si256((const __m256i *)(const void *)b->bsums), 1);
 }
 
-/* The reference's 4 min lanes of one block: lane k = m[2k] * q8s[2k] +
-   m[2k+1] * q8s[2k+1], q8s[j] = bsums[2j] + bsums[2j+1]; mins as words. */
-INL __m128i q45_minlanes(const block_q8_K *x, __m128i m)
+/* q8s[j] = bsums[2j] + bsums[2j+1] of one activation block, as 8 words:
+   the reference's min lanes are P[k] = m[2k] q8s[2k] + m[2k+1] q8s[2k+1]. */
+INL __m128i q8s_pairs(const block_q8_K *x)
 {
-    __m128i q8s = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x->bsums),
-                                 _mm_loadu_si128((const __m128i *)(const void *)(x->bsums + 8)));
-    return _mm_madd_epi16(q8s, m);
-}
-
-INL int32_t hsum4i(__m128i v)
-{
-    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
-    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1)));
+    return _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x->bsums),
+                          _mm_loadu_si128((const __m128i *)(const void *)(x->bsums + 8)));
 }
 
 INL __m512i q45_dot(const q45_dec *o, const int8_t *xqs)
@@ -341,9 +334,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
         __m128i q8s[pair ? nb + 3 : 1];
         if (pair) {
             q45_pair_acts(x, nb, xs);
-            for (int b = 0; b < nb; b++)
-                q8s[b] = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x[b].bsums),
-                                        _mm_loadu_si128((const __m128i *)(const void *)(x[b].bsums + 8)));
+            for (int b = 0; b < nb; b++) q8s[b] = q8s_pairs(x + b);
             for (int b = nb; b < nb + 3; b++) q8s[b] = _mm_setzero_si128();
         }
         const __m512i mins4 = _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15);
@@ -368,20 +359,21 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                 float d[4], dmin[4];
                 _mm_storeu_ps(d, _mm_mul_ps(dx, md.dw));
                 _mm_storeu_ps(dmin, _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), dx), md.dm));
-                __m128i mw[4] = {_mm512_extracti32x4_epi32(md.w[0], 1), _mm512_extracti32x4_epi32(md.w[0], 3),
-                                 _mm512_extracti32x4_epi32(md.w[1], 1), _mm512_extracti32x4_epi32(md.w[1], 3)};
-                /* the 4 blocks' min lanes P[k] (the mins are 128-bit lanes 1 and 3 of both words vectors) */
+                /* the 4 blocks' min lanes P[k] in one vpmaddwd (the mins are
+                   128-bit lanes 1 and 3 of both words vectors); Q5_K folds
+                   their sum, left in each block's first dword */
+                __m512i q8s4 = pair ? _mm512_loadu_si512((const void *)(q8s + b0))
+                                    : _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(
+                                          _mm512_castsi128_si512(q8s_pairs(xb[0])), q8s_pairs(xb[1]), 1),
+                                          q8s_pairs(xb[2]), 2), q8s_pairs(xb[3]), 3);
+                __m512i pm4 = _mm512_madd_epi16(q8s4, _mm512_permutex2var_epi64(md.w[0], mins4, md.w[1]));
                 float pmf[16];
                 int32_t pms[16];
-                if (pair) {
-                    __m512i pm4 = _mm512_madd_epi16(_mm512_loadu_si512((const void *)(q8s + b0)),
-                                                    _mm512_permutex2var_epi64(md.w[0], mins4, md.w[1]));
-                    if (five) {
-                        pm4 = _mm512_add_epi32(pm4, _mm512_shuffle_epi32(pm4, 0x4e));
-                        _mm512_storeu_si512((void *)pms, _mm512_add_epi32(pm4, _mm512_shuffle_epi32(pm4, 0xb1)));
-                    } else {
-                        _mm512_storeu_ps(pmf, _mm512_cvtepi32_ps(pm4));
-                    }
+                if (five) {
+                    pm4 = _mm512_add_epi32(pm4, _mm512_shuffle_epi32(pm4, 0x4e));
+                    _mm512_storeu_si512((void *)pms, _mm512_add_epi32(pm4, _mm512_shuffle_epi32(pm4, 0xb1)));
+                } else {
+                    _mm512_storeu_ps(pmf, _mm512_cvtepi32_ps(pm4));
                 }
                 #pragma GCC unroll 8
                 for (int i = 0; i < 4; i++) {
@@ -405,17 +397,10 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                         a = q45_dot(&o, xb[i]->qs);
                     }
                     acc = _mm256_fmadd_ps(_mm256_set1_ps(d[i]), lanes8(a), acc);
-                    if (pair && five) {
+                    if (five)
                         summs = fmaf(dmin[i], (float)pms[4 * i], summs);
-                    } else if (pair) {
+                    else
                         accm = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_loadu_ps(pmf + 4 * i), accm);
-                    } else {
-                        __m128i pm = q45_minlanes(xb[i], mw[i]);
-                        if (five)
-                            summs = fmaf(dmin[i], (float)hsum4i(pm), summs);
-                        else
-                            accm = _mm_fmadd_ps(_mm_set1_ps(dmin[i]), _mm_cvtepi32_ps(pm), accm);
-                    }
                 }
             }
             float m[4];
