@@ -17,6 +17,7 @@
 #include "cli_profile.h"
 #include "json.h"
 #include "kernels.h"
+#include "pagecache.h"
 #include "simd.h"
 #include "run_report.h"
 
@@ -381,8 +382,8 @@ double bench_bandwidth_file(const char *path, int threads)
     int fd = open(path, O_RDONLY);
     if (fd < 0) return 0;
     struct stat st;
-    void *map = fstat(fd, &st) == 0 && st.st_size > 0
-                    ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    /* mapped as the engine maps a model (pagecache.h), so the rate is the one its weights see */
+    void *map = fstat(fd, &st) == 0 && st.st_size > 0 ? ember_map_file(fd, (size_t)st.st_size) : MAP_FAILED;
     close(fd);
     if (map == MAP_FAILED) return 0;
     size_t n = (size_t)st.st_size / 8;
