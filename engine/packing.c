@@ -57,7 +57,7 @@ static void pack_run(void *ctx, int ith, int nth)
     }
 }
 
-/* Allocates every wanted weight's tile arena not allocated yet. */
+/* Allocates every wanted weight's tile arena. */
 static int alloc_arenas(ember_model *m, ember_err *err)
 {
     ember_weight *all[4096];
@@ -67,13 +67,13 @@ static int alloc_arenas(ember_model *m, ember_err *err)
        for them only when enough 2 MiB blocks are free already. */
     size_t need = 0;
     for (int i = 0; i < n; i++)
-        if (all[i]->want_pack && !all[i]->packed) need += ember_pack_q8_0_bytes((int)all[i]->out, all[i]->in);
+        if (all[i]->want_pack) need += ember_pack_q8_0_bytes((int)all[i]->out, all[i]->in);
     if (!need) return 0;
     long free2m = free_huge_blocks();
     bool huge = free2m >= 0 && (size_t)free2m * (2u << 20) >= need + need / 4;
     for (int i = 0; i < n; i++) {
         ember_weight *w = all[i];
-        if (!w->want_pack || w->packed) continue;
+        if (!w->want_pack) continue;
         w->packed_bytes = ember_pack_q8_0_bytes((int)w->out, w->in);
         /* 2 MiB alignment lets the kernel back big tiles with huge pages */
         size_t align = w->packed_bytes >= (2u << 20) ? (2u << 20) : 64;
