@@ -157,6 +157,13 @@ INLINE512 void act_prep(const uint8_t *const xb[TMAX], int tb, int64_t b0, int64
         }
 }
 
+/* ember_sum8 for 16 rows at once. */
+INLINE512 __m512 sum8x16(const __m512 a[GROUPS])
+{
+    return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
+                         _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
+}
+
 /* One tile over nbc blocks.  The 8 group sums per token start at zero
    (first) or from carry, and end in y (last) or in carry. */
 INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const xb[TMAX], int64_t b0,
@@ -194,10 +201,52 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
                 _mm512_storeu_ps(carry + (t * GROUPS + g) * 16, acc[t][g]);
             continue;
         }
-        __m512 r = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][4]), _mm512_add_ps(acc[t][2], acc[t][6])),
-                                 _mm512_add_ps(_mm512_add_ps(acc[t][1], acc[t][5]), _mm512_add_ps(acc[t][3], acc[t][7])));
-        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, r);
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, sum8x16(acc[t]));
     }
+}
+
+/* Decode (one token): two tiles per pass.  A single tile is one sequential
+   stream per thread, which this machine's prefetchers feed ~15% slower than
+   the 16 row streams of the compressed kernel; two interleaved tile streams
+   close that gap.  Each tile keeps its own 8 group sums, so the float order
+   is tile_pass's. */
+INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t nb, const uint8_t *xb,
+                              const int32_t *corr, const float *dx,
+                              float *y0, __mmask16 m0, float *y1, __mmask16 m1)
+{
+    __m512 a0[GROUPS], a1[GROUPS];
+    _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) a0[g] = a1[g] = _mm512_setzero_ps();
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int64_t b = 0; b < nb; b++, rec0 += EMBER_PACK_RECORD, rec1 += EMBER_PACK_RECORD) {
+        _Pragma("GCC unroll 9") for (int q = 0; q <= SCALES; q += 64) {
+            _mm_prefetch((const char *)rec0 + PF_BYTES + q, _MM_HINT_T0);
+            _mm_prefetch((const char *)rec1 + PF_BYTES + q, _MM_HINT_T0);
+        }
+        const uint8_t *qs = xb + (size_t)b * sizeof(block_q8_0) + 2;
+        const int32_t *c = corr + b * TMAX * 8;
+        __m512 dxv = _mm512_set1_ps(dx[b * TMAX]);
+        __m512 s0 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec0 + SCALES))), dxv);
+        __m512 s1 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec1 + SCALES))), dxv);
+        _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
+            int32_t a4;
+            memcpy(&a4, qs + 4 * g, 4);
+            __m512i av = _mm512_set1_epi32(a4), cv = _mm512_set1_epi32(c[g]);
+            __m512i w0 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(rec0 + g * 64)), flip);
+            __m512i w1 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(rec1 + g * 64)), flip);
+            a0[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(cv, w0, av)), s0, a0[g]);
+            a1[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(cv, w1, av)), s1, a1[g]);
+        }
+    }
+    _mm512_mask_storeu_ps(y0, m0, sum8x16(a0));
+    _mm512_mask_storeu_ps(y1, m1, sum8x16(a1));
+}
+
+/* Rows [r, r + 16) clipped to [r0, r1), as a lane mask. */
+static inline __mmask16 tile_mask(int r, int r0, int r1)
+{
+    unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
+    unsigned hi = r1 - r < EMBER_PACK_ROWS ? (unsigned)(r1 - r) : EMBER_PACK_ROWS;
+    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
 static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows, int64_t k,
@@ -217,10 +266,16 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
         const uint8_t *xb[TMAX] = {0};
         for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
         if (whole) act_prep(xb, tb, 0, nb, corr, dx);
-        for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
-            unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
-            unsigned hi = r1 - r < EMBER_PACK_ROWS ? (unsigned)(r1 - r) : EMBER_PACK_ROWS;
-            __mmask16 m = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+        int r = r0 - r0 % EMBER_PACK_ROWS;
+        if (whole && tb == 1)
+            for (; r + EMBER_PACK_ROWS < r1; r += 2 * EMBER_PACK_ROWS) {
+                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+                float *yt = y + (size_t)t0 * y_stride + r;
+                tile_pair_pass(tile, tile + (size_t)nb * EMBER_PACK_RECORD, nb, xb[0], corr, dx,
+                               yt, tile_mask(r, r0, r1), yt + EMBER_PACK_ROWS, tile_mask(r + EMBER_PACK_ROWS, r0, r1));
+            }
+        for (; r < r1; r += EMBER_PACK_ROWS) {
+            __mmask16 m = tile_mask(r, r0, r1);
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
             float *yt = y + (size_t)t0 * y_stride + r;
             int64_t step = whole ? nb : CHUNK;
