@@ -46,29 +46,65 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
 }
 
 #if defined(EMBER_SIMD) && defined(__x86_64__)
-/* The record is a 16-row x 8-group transpose of 4-byte groups: one masked
-   gather per group (row stride as the index) and one 64-byte store, instead
-   of 16 x 9 small copies.  Rows past the end read as zero. */
+/* The record's 8 groups are a 16-row x 8-dword transpose of the rows'
+   codes.  Row j and row j + 8 share a register (low and high half), so an
+   8 x 8 dword transpose done in both halves at once (unpack 32, unpack 64,
+   then one two-source lane permute per output) yields each group's 16 rows
+   in order.  Shuffles, not gathers: AMD's gathers run ~4x slower here.
+   A tile with fewer than 16 rows left goes through the oracle. */
+static inline __attribute__((always_inline)) EMBER_TARGET_AVX512 __m512i rows2(const uint8_t *a, const uint8_t *b)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
+                              _mm256_loadu_si256((const __m256i *)b), 1);
+}
+
+static inline uint64_t scales4(const uint8_t *p, size_t rs)
+{
+    uint16_t a, b, c, d;
+    memcpy(&a, p, 2);
+    memcpy(&b, p + rs, 2);
+    memcpy(&c, p + 2 * rs, 2);
+    memcpy(&d, p + 3 * rs, 2);
+    return (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 | (uint64_t)d << 48;
+}
+
 static EMBER_TARGET_AVX512 void pack_q8_0_avx512(const void *src, size_t row_bytes, int rows,
                                                  int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
-    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                             11, 12, 13, 14, 15),
-                                           _mm512_set1_epi32((int)row_bytes));
+    const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
     for (int t = t0; t < t1; t++) {
-        int left = rows - t * EMBER_PACK_ROWS;
-        __mmask16 m = left >= EMBER_PACK_ROWS ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+        if (rows - t * EMBER_PACK_ROWS < EMBER_PACK_ROWS) {
+            ember_pack_q8_0_ref(src, row_bytes, rows, k, dst, t, t + 1);
+            continue;
+        }
         const uint8_t *base = (const uint8_t *)src + (size_t)t * EMBER_PACK_ROWS * row_bytes;
         uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * EMBER_PACK_RECORD;
         for (int64_t b = 0; b < nb; b++, rec += EMBER_PACK_RECORD, base += sizeof(block_q8_0)) {
-            _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
-                __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx,
-                                                        base + 2 + g * 4, 1);
-                _mm512_storeu_si512((void *)(rec + g * 64), v);
+            __m512i r[8], u[8];
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++)
+                r[j] = rows2(base + (size_t)j * row_bytes + 2, base + (size_t)(j + 8) * row_bytes + 2);
+            _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {   /* rows 0..3 (+8), 4..7 (+8) */
+                __m512i a0 = _mm512_unpacklo_epi32(r[4 * h], r[4 * h + 1]);
+                __m512i a1 = _mm512_unpackhi_epi32(r[4 * h], r[4 * h + 1]);
+                __m512i a2 = _mm512_unpacklo_epi32(r[4 * h + 2], r[4 * h + 3]);
+                __m512i a3 = _mm512_unpackhi_epi32(r[4 * h + 2], r[4 * h + 3]);
+                /* per 128-bit lane, 4 rows' dword 0, 1, 2, 3 (+4 in odd lanes) */
+                u[4 * h + 0] = _mm512_unpacklo_epi64(a0, a2);
+                u[4 * h + 1] = _mm512_unpackhi_epi64(a0, a2);
+                u[4 * h + 2] = _mm512_unpacklo_epi64(a1, a3);
+                u[4 * h + 3] = _mm512_unpackhi_epi64(a1, a3);
             }
-            __m512i d = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, base, 1);
-            _mm256_storeu_si256((__m256i *)(rec + SCALES), _mm512_cvtepi32_epi16(d));
+            _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) {
+                _mm512_storeu_si512((void *)(rec + g * 64), _mm512_permutex2var_epi64(u[g], lo, u[4 + g]));
+                _mm512_storeu_si512((void *)(rec + (g + 4) * 64), _mm512_permutex2var_epi64(u[g], hi, u[4 + g]));
+            }
+            _mm256_storeu_si256((__m256i *)(rec + SCALES),
+                                _mm256_set_epi64x((long long)scales4(base + 12 * row_bytes, row_bytes),
+                                                  (long long)scales4(base + 8 * row_bytes, row_bytes),
+                                                  (long long)scales4(base + 4 * row_bytes, row_bytes),
+                                                  (long long)scales4(base, row_bytes)));
         }
     }
 }
@@ -81,8 +117,7 @@ void ember_pack_q8_0(const void *src, size_t row_bytes, int rows, int64_t k,
     if (t0 < 0) t0 = 0;
     if (t1 > ntiles) t1 = ntiles;
 #if defined(EMBER_SIMD) && defined(__x86_64__)
-    /* row offsets of a tile are gathered as int32 */
-    if (ember_cpu_has_vnni512() && row_bytes <= (size_t)INT32_MAX / EMBER_PACK_ROWS) {
+    if (ember_cpu_has_vnni512()) {
         pack_q8_0_avx512(src, row_bytes, rows, k, dst, t0, t1);
         return;
     }
