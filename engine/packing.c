@@ -134,6 +134,29 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
     return 0;
 }
 
+/* The file is mapped 2 MiB at a time where its page cache holds 2 MiB
+   folios (ember_map_file).  Releasing part of such a mapping unmaps the
+   whole 2 MiB, and the next touch by a neighbour that stays compressed maps
+   all of it again, released pages included: Pss_File would creep back
+   during decode.  The 2 MiB blocks that a released range only partly covers
+   are therefore mapped 4 KiB at a time (MADV_NOHUGEPAGE splits them off
+   into their own mapping), so a neighbour's touch maps only its own pages. */
+static void small_pages_at(const ember_model *m, uintptr_t x)
+{
+#ifdef MADV_NOHUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = x & ~(huge - 1), hi = lo + huge;
+    if (lo == x) return;   /* on a 2 MiB boundary: no block is split */
+    uintptr_t map = (uintptr_t)m->f->map, end = map + (uintptr_t)m->f->size;
+    if (lo < map) lo = map;
+    if (hi > end) hi = end;
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
+#else
+    (void)m;
+    (void)x;
+#endif
+}
+
 void ember_model_evict_sources(ember_model *m)
 {
     ember_weight *all[4096];
@@ -146,7 +169,12 @@ void ember_model_evict_sources(ember_model *m)
            that stays compressed must remain mapped */
         uintptr_t a = ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
         uintptr_t b = ((uintptr_t)w->t->data + w->t->nbytes) & ~(page - 1);
-        if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+        if (b <= a) continue;
+        if (!m->evicted) {
+            small_pages_at(m, a);
+            small_pages_at(m, b);
+        }
+        madvise((void *)a, b - a, MADV_DONTNEED);
     }
     m->evicted = true;
 }

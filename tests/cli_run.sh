@@ -105,6 +105,7 @@ if [ "$npk" = 0 ]; then
   reason=$("$EMBER" inspect --plan --strategy packed --tensors "$m" | grep -o 'CPU lacks[^|]*\|EMBER_LLAMA_PACKED_Q8=0[^|]*' | head -1)
   skip "nothing was packed (${reason:-no packed kernel in this build}): no eviction to measure"
   skip "nothing was packed: no re-eviction to measure"
+  skip "nothing was packed: no decode after re-eviction to measure"
 elif [ -r /proc/self/smaps_rollup ]; then
   # Pss_File also holds this process's share of the binary's and libraries'
   # pages, which jumps when another process mapping them exits (parallel
@@ -116,11 +117,16 @@ elif [ -r /proc/self/smaps_rollup ]; then
     ev=$(jget "$tmp/pk.json" "d['phases']['evicted']['pss_file_kb']")
     pf=$(jget "$tmp/pk.json" "d['phases']['prefill']['pss_file_kb']")
     re=$(jget "$tmp/pk.json" "d['phases']['re-evicted']['pss_file_kb']")
-    [ "$ev" -lt "$pk" ] && [ "$re" -lt "$pf" ] && break
+    de=$(jget "$tmp/pk.json" "d['phases']['decode']['pss_file_kb']")
+    [ "$ev" -lt "$pk" ] && [ "$re" -lt "$pf" ] && [ "$de" -le $((re + 1024)) ] && break
   done
   [ "$ev" -lt "$pk" ]; ok $? "Pss_File drops on eviction ($pk -> $ev kB, attempt $attempt)"
   [ "$re" -lt "$pf" ]; ok $? "Pss_File drops on re-eviction after a generic prefill ($pf -> $re kB, attempt $attempt)"
+  # decode touches the compressed neighbours of released ranges, which must
+  # not map the released pages back (packing.c, small_pages_at)
+  [ "$de" -le $((re + 1024)) ]; ok $? "Pss_File stays down through decode ($re -> $de kB, attempt $attempt)"
 else
+  skip "/proc/self/smaps_rollup absent: no PSS to read"
   skip "/proc/self/smaps_rollup absent: no PSS to read"
   skip "/proc/self/smaps_rollup absent: no PSS to read"
 fi
