@@ -15,17 +15,6 @@
 #include "session.h"
 #include "simd.h"
 
-static float f16tab[65536];
-static pthread_once_t f16once = PTHREAD_ONCE_INIT;
-
-static void f16init(void)
-{
-    for (unsigned i = 0; i < 65536; i++) f16tab[i] = ember_fp16_to_f32((uint16_t)i);
-}
-
-void ember_forward_init(void) { pthread_once(&f16once, f16init); }
-
-static inline float f16r(float x) { return f16tab[ember_f32_to_fp16(x)]; }
 
 /* ---- matrix products on the pool ---------------------------------------- */
 
@@ -220,11 +209,11 @@ static void att_run(void *ctx, int ith, int nth)
         int t = w / nh, h = w % nh, kvh = h / group;
         int npos = j->pos0 + t + 1;
         const float *q = s->q + (size_t)t * nh * hd + (size_t)h * hd;
-        for (int d = 0; d < hd; d++) qh[d] = ember_f32_to_fp16(q[d]);
+        ember_ref_to_f16(qh, q, hd);
         float mx = ember_ref_scores_f16(sc, K + (size_t)kvh * hd, s->kv_dim, qh, npos, hd, kq_gemm, scale);
         double sum = ember_ref_softmax_exp(sc, sc, mx, npos);
         float inv = (float)(1.0 / sum);
-        for (int p = 0; p < npos; p++) sc[p] = f16r(sc[p] * inv);
+        ember_ref_scale_f16r(sc, inv, npos);
         int n_kv = (npos + 31) / 32 * 32;
         if (n_kv > ctx_pad) n_kv = ctx_pad;
         float *o = s->att + (size_t)t * nh * hd + (size_t)h * hd;
@@ -299,10 +288,8 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
             rope(m, k, nkv, hd, pos0 + t);
             uint16_t *kd = K + (size_t)(pos0 + t) * s->kv_dim, *vd = V + (size_t)(pos0 + t) * s->kv_dim;
             const float *v = s->v + (size_t)t * HK;
-            for (int i = 0; i < HK; i++) {
-                kd[i] = ember_f32_to_fp16(k[i]);
-                vd[i] = ember_f32_to_fp16(v[i]);
-            }
+            ember_ref_to_f16(kd, k, HK);
+            ember_ref_to_f16(vd, v, HK);
         }
         att_job aj = {s, l, n, pos0};
         ember_pool_run(s->pool, att_run, &aj);

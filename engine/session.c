@@ -46,7 +46,6 @@ static void make_resident(void *p, size_t n)
 
 ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, ember_err *err)
 {
-    ember_forward_init();
     const ember_model_info *I = &m->info;
     ember_session *s = calloc(1, sizeof *s);
     if (!s) {

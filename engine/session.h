@@ -31,7 +31,5 @@ struct ember_session {
 /* Runs n (<= EMBER_UBATCH) tokens at positions n_past.. ; writes logits of
    the last token (or all n rows when all_rows) into s->logits. */
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err);
-/* Prepares the fp16 conversion table used by attention. */
-void ember_forward_init(void);
 
 #endif

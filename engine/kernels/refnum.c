@@ -110,6 +110,27 @@ static void wsum_scalar(float *out, const float *w, const uint16_t *v, size_t st
     }
 }
 
+static float scores_scalar(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                           int npos, int hd, int gemm, float scale)
+{
+    float mx = -INFINITY;
+    for (int p = 0; p < npos; p++) {
+        sc[p] = (gemm ? dot_gemm_scalar : dot_vec_scalar)(k + (size_t)p * stride, q, hd) * scale;
+        if (sc[p] > mx) mx = sc[p];
+    }
+    return mx;
+}
+
+static void to_f16_scalar(uint16_t *dst, const float *src, int n)
+{
+    for (int i = 0; i < n; i++) dst[i] = ember_f32_to_fp16(src[i]);
+}
+
+static void scale_f16r_scalar(float *x, float s, int n)
+{
+    for (int i = 0; i < n; i++) x[i] = ember_fp16_to_f32(ember_f32_to_fp16(x[i] * s));
+}
+
 #ifdef EMBER_SIMD
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
@@ -189,16 +210,24 @@ static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const ui
     }
     int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
     if (end > npos) end = npos;
-    for (int p = 0; p < end; p++) {
-        float *a = acc + (size_t)(p % lanes) * (size_t)hd;
-        const uint16_t *vp = v + (size_t)p * stride;
-        __m512 wp = _mm512_set1_ps(w[p]);
-        if (p < lanes) /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
-            for (int d = 0; d < hd; d += 16)
-                _mm512_storeu_ps(a + d, _mm512_fmadd_ps(wp, ldh(vp + d), _mm512_setzero_ps()));
-        else
-            for (int d = 0; d < hd; d += 16)
-                _mm512_storeu_ps(a + d, _mm512_fmadd_ps(wp, ldh(vp + d), _mm512_loadu_ps(a + d)));
+    /* Accumulator row r takes positions r, r + lanes, ... in order: kept in
+       registers 64 dimensions at a time over its positions, then stored. */
+    for (int r = 0; r < lanes && r < end; r++) {
+        float *a = acc + (size_t)r * (size_t)hd;
+        for (int d0 = 0; d0 < hd; d0 += 64) {
+            const int nd = hd - d0 < 64 ? (hd - d0) / 16 : 4;
+            __m512 c[4];
+            /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
+            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) c[i] = _mm512_setzero_ps();
+            for (int p = r; p < end; p += lanes) {
+                const uint16_t *vp = v + (size_t)p * stride + d0;
+                __m512 wp = _mm512_set1_ps(w[p]);
+                _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
+                    if (i < nd) c[i] = _mm512_fmadd_ps(wp, ldh(vp + 16 * i), c[i]);
+            }
+            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
+                if (i < nd) _mm512_storeu_ps(a + d0 + 16 * i, c[i]);
+        }
     }
     for (int r = end; r < lanes; r++) memset(acc + (size_t)r * (size_t)hd, 0, (size_t)hd * sizeof *acc);
     const size_t H = (size_t)hd;
@@ -227,6 +256,106 @@ static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const ui
         }
     }
 }
+
+/* 16 lanes to fp16 and back as ember_f32_to_fp16 rounds: the hardware's
+   round-to-nearest-even, which equals it for every non-NaN float (checked
+   over all 2^32); NaN becomes its quiet NaN with no payload, as there. */
+INLINE512 __m256i f16_512(__m512 x)
+{
+    __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    if (nan) {
+        __m256i sign = _mm256_and_si256(_mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(x), 16)),
+                                        _mm256_set1_epi16((short)0x8000));
+        h = _mm256_mask_blend_epi16(nan, h, _mm256_or_si256(sign, _mm256_set1_epi16(0x7e00)));
+    }
+    return h;
+}
+
+static EMBER_TARGET_AVX512 void to_f16_avx512(uint16_t *dst, const float *src, int n)
+{
+    int i = 0;
+    for (; i + 16 <= n; i += 16) _mm256_storeu_si256((__m256i *)(dst + i), f16_512(_mm512_loadu_ps(src + i)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm256_mask_storeu_epi16(dst + i, m, f16_512(_mm512_maskz_loadu_ps(m, src + i)));
+    }
+}
+
+static EMBER_TARGET_AVX512 void scale_f16r_avx512(float *x, float s, int n)
+{
+    const __m512 sv = _mm512_set1_ps(s);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, _mm512_cvtph_ps(f16_512(_mm512_mul_ps(_mm512_loadu_ps(x + i), sv))));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_cvtph_ps(f16_512(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), sv))));
+    }
+}
+
+/* ember_ref_sum16 of 16 vectors at once, v[i] -> lane i: the same tree
+   (v[j+8]+v[j], then t[j+4]+t[j], then (u0+u2)+(u1+u3)) with the lanes of
+   several positions moved side by side so each add serves several. */
+INLINE512 __m512 sum16x16(const __m512 v[16])
+{
+    __m512 t[8], u[4], x[4];
+    _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)));
+    /* t[i]: [t of 2i | t of 2i+1], 8 lanes each */
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
+        u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)),
+                             _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)));
+    /* u[i]: 128-bit chunk c holds u0..u3 of 4i+c */
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+        __m512 w = _mm512_add_ps(u[i], _mm512_permute_ps(u[i], _MM_SHUFFLE(1, 0, 3, 2)));
+        x[i] = _mm512_add_ps(w, _mm512_permute_ps(w, _MM_SHUFFLE(3, 2, 0, 1)));   /* lane 0 of each chunk */
+    }
+    const __m512i pick = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
+    __m512 a = _mm512_permutex2var_ps(x[0], pick, x[1]), b = _mm512_permutex2var_ps(x[2], pick, x[3]);
+    return _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0));
+}
+
+/* Sixteen positions per pass, each with its own accumulators in the order
+   of dot_gemm / dot_vec, then one sum16x16 for all of them. */
+static EMBER_TARGET_AVX512 float scores_avx512(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                                               int npos, int hd, int gemm, float scale)
+{
+    if (gemm ? hd % 16 != 0 : hd % 64 != 0) return scores_scalar(sc, k, stride, q, npos, hd, gemm, scale);
+    __m512 mxv = _mm512_set1_ps(-INFINITY);
+    const __m512 sv = _mm512_set1_ps(scale);
+    int p0 = 0;
+    for (; p0 + 16 <= npos; p0 += 16) {
+        __m512 v[16];
+        for (int j = 0; j < 16; j++) {
+            const uint16_t *a = k + (size_t)(p0 + j) * stride;
+            if (gemm) {
+                __m512 s0 = _mm512_setzero_ps();
+                for (int i = 0; i < hd; i += 16) s0 = _mm512_fmadd_ps(ldh(a + i), ldh(q + i), s0);
+                v[j] = s0;
+            } else {
+                __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+                for (int i = 0; i < hd; i += 64) {
+                    s0 = _mm512_fmadd_ps(ldh(a + i), ldh(q + i), s0);
+                    s1 = _mm512_fmadd_ps(ldh(a + i + 16), ldh(q + i + 16), s1);
+                    s2 = _mm512_fmadd_ps(ldh(a + i + 32), ldh(q + i + 32), s2);
+                    s3 = _mm512_fmadd_ps(ldh(a + i + 48), ldh(q + i + 48), s3);
+                }
+                v[j] = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+            }
+        }
+        __m512 r = _mm512_mul_ps(sum16x16(v), sv);
+        _mm512_storeu_ps(sc + p0, r);
+        mxv = _mm512_max_ps(mxv, r);
+    }
+    float mx = _mm512_reduce_max_ps(mxv);
+    for (int p = p0; p < npos; p++) {
+        sc[p] = (gemm ? dot_gemm_avx512 : dot_vec_avx512)(k + (size_t)p * stride, q, hd) * scale;
+        if (sc[p] > mx) mx = sc[p];
+    }
+    return mx;
+}
 #endif
 
 typedef struct {
@@ -236,16 +365,22 @@ typedef struct {
     float (*dot_vec)(const uint16_t *a, const uint16_t *b, int n);
     void (*wsum)(float *out, const float *w, const uint16_t *v, size_t stride,
                  int npos, int hd, int n_kv, int gemm, float *acc);
+    float (*scores)(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                    int npos, int hd, int gemm, float scale);
+    void (*to_f16)(uint16_t *dst, const float *src, int n);
+    void (*scale_f16r)(float *x, float s, int n);
 } refnum_ops;
 
-static refnum_ops ops = {exp16_scalar, silu16_scalar, dot_gemm_scalar, dot_vec_scalar, wsum_scalar};
+static refnum_ops ops = {exp16_scalar, silu16_scalar, dot_gemm_scalar, dot_vec_scalar, wsum_scalar,
+                         scores_scalar, to_f16_scalar, scale_f16r_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
 {
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
-        ops = (refnum_ops){exp16_avx512, silu16_avx512, dot_gemm_avx512, dot_vec_avx512, wsum_avx512};
+        ops = (refnum_ops){exp16_avx512, silu16_avx512, dot_gemm_avx512, dot_vec_avx512, wsum_avx512,
+                           scores_avx512, to_f16_avx512, scale_f16r_avx512};
 #endif
 }
 
@@ -284,14 +419,17 @@ void ember_ref_silu_mul(float *g, const float *u, int n)
 float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                            int npos, int hd, int gemm, float scale)
 {
-    const refnum_ops *o = get_ops();
-    float (*dot)(const uint16_t *, const uint16_t *, int) = gemm ? o->dot_gemm : o->dot_vec;
-    float mx = -INFINITY;
-    for (int p = 0; p < npos; p++) {
-        sc[p] = dot(k + (size_t)p * stride, q, hd) * scale;
-        if (sc[p] > mx) mx = sc[p];
-    }
-    return mx;
+    return get_ops()->scores(sc, k, stride, q, npos, hd, gemm, scale);
+}
+
+void ember_ref_to_f16(uint16_t *dst, const float *src, int n)
+{
+    get_ops()->to_f16(dst, src, n);
+}
+
+void ember_ref_scale_f16r(float *x, float s, int n)
+{
+    get_ops()->scale_f16r(x, s, n);
 }
 
 void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,

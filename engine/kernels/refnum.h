@@ -41,4 +41,11 @@ float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const ui
 void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,
                         int npos, int hd, int n_kv, int gemm, float *acc);
 
+/* dst[i] = ember_f32_to_fp16(src[i]) for i < n */
+void ember_ref_to_f16(uint16_t *dst, const float *src, int n);
+
+/* x[i] = x[i] * s rounded to fp16 and back (the reference's f16 softmax
+   weights), for i < n */
+void ember_ref_scale_f16r(float *x, float s, int n);
+
 #endif

@@ -1,0 +1,148 @@
+/* The attention steps of refnum.h (scores, fp16 rounding, weighted sums)
+   on the SIMD path against the scalar definitions, bit for bit, over head
+   sizes, position counts around the 16-position blocks and the 64 lanes,
+   both product orders, and special values.  The scalar results come from a
+   child process started with EMBER_ISA=scalar before anything is chosen. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "kernels/kernels.h"
+#include "kernels/refnum.h"
+#include "tap.h"
+
+#define MAXPOS 1100
+#define MAXHD 128
+#define KVH 3   /* heads side by side in a row: stride 3 * hd */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+static float unit(void) { return (float)((int)(next() % 20001) - 10000) / 10000.0f; }
+
+typedef struct {
+    size_t n, cap;
+    uint8_t *b;
+} buf;
+
+static void put(buf *o, const void *p, size_t n)
+{
+    if (o->n + n > o->cap) {
+        o->cap = (o->n + n) * 2;
+        o->b = realloc(o->b, o->cap);
+        if (!o->b) abort();
+    }
+    memcpy(o->b + o->n, p, n);
+    o->n += n;
+}
+
+static const int hds[] = {16, 48, 64, 80, 128};
+static const int nposs[] = {1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 200, 1000};
+#define NH (int)(sizeof hds / sizeof hds[0])
+#define NP (int)(sizeof nposs / sizeof nposs[0])
+
+/* Everything the forward pass does with these functions, in its order. */
+static void compute(buf *o)
+{
+    static uint16_t K[MAXPOS * KVH * MAXHD], V[MAXPOS * KVH * MAXHD], qh[MAXHD];
+    static float q[MAXHD], sc[MAXPOS + 16], acc[64 * MAXHD], out[MAXHD];
+    rng = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < sizeof K / sizeof K[0]; i++) {
+        K[i] = ember_f32_to_fp16(unit());
+        V[i] = ember_f32_to_fp16(unit() * 4);
+    }
+    for (int hi = 0; hi < NH; hi++) {
+        int hd = hds[hi];
+        size_t stride = (size_t)KVH * hd;
+        for (int d = 0; d < hd; d++) q[d] = unit() * 3;
+        ember_ref_to_f16(qh, q, hd);
+        put(o, qh, sizeof qh[0] * (size_t)hd);
+        for (int pi = 0; pi < NP; pi++)
+            for (int gemm = 0; gemm < 2; gemm++) {
+                int npos = nposs[pi];
+                float mx = ember_ref_scores_f16(sc, K + hd, stride, qh, npos, hd, gemm, 1.0f / sqrtf((float)hd));
+                put(o, &mx, sizeof mx);
+                put(o, sc, sizeof sc[0] * (size_t)npos);
+                double sum = ember_ref_softmax_exp(sc, sc, mx, npos);
+                ember_ref_scale_f16r(sc, (float)(1.0 / sum), npos);
+                put(o, sc, sizeof sc[0] * (size_t)npos);
+                int n_kv = (npos + 31) / 32 * 32;
+                ember_ref_wsum_f16(out, sc, V + 2 * hd, stride, npos, hd, n_kv, gemm && hd % 4 == 0, acc);
+                put(o, out, sizeof out[0] * (size_t)hd);
+            }
+    }
+    /* rounding to fp16: ties, subnormals, overflow, infinities, NaN, -0 */
+    float sp[37] = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.99f, 65520.0f, -70000.0f, INFINITY, -INFINITY,
+                    NAN, -NAN, 1e-8f, -1e-8f, 5.96e-8f, 2.98e-8f, 2.9802322e-8f, 6.1e-5f, 6.0975552e-5f,
+                    1.0009765625f, 1.00048828125f, 1.00146484375f, 3.14159265f, -2.71828f, 1e-45f,
+                    0.333333f, 1e30f, -1e-30f, 0.5f, 2049.0f, 2051.0f, 4097.0f, 1e-5f, 7e-6f, 3e-7f,
+                    -3e-7f, 123.456f};
+    uint16_t hs[37];
+    ember_ref_to_f16(hs, sp, 37);
+    put(o, hs, sizeof hs);
+    float r[37];
+    memcpy(r, sp, sizeof r);
+    ember_ref_scale_f16r(r, 0.75f, 37);
+    for (int i = 0; i < 37; i++)   /* NaN payloads aside, compare bits */
+        if (isnan(r[i])) r[i] = NAN;
+    put(o, r, sizeof r);
+}
+
+int main(void)
+{
+    int fd[2];
+    if (pipe(fd) != 0) tap_skip_all("no pipe");
+    pid_t pid = fork();
+    if (pid < 0) tap_skip_all("no fork");
+    if (pid == 0) {
+        close(fd[0]);
+        setenv("EMBER_ISA", "scalar", 1);
+        buf o = {0};
+        compute(&o);
+        size_t off = 0;
+        while (off < o.n) {
+            ssize_t w = write(fd[1], o.b + off, o.n - off);
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    buf ref = {0};
+    uint8_t chunk[65536];
+    ssize_t r;
+    while ((r = read(fd[0], chunk, sizeof chunk)) > 0) put(&ref, chunk, (size_t)r);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && ref.n > 0, "scalar child computed %zu bytes", ref.n);
+    if (ember_cpu_isa() == EMBER_ISA_SCALAR) {
+        tap_skip("this CPU or build has only the scalar path: nothing to compare");
+        return tap_done();
+    }
+    buf got = {0};
+    compute(&got);
+    tap_ok(got.n == ref.n, "%s path gives as many results (%zu vs %zu bytes)", ember_isa_name(ember_cpu_isa()),
+           got.n, ref.n);
+    size_t first = got.n;
+    for (size_t i = 0; i < got.n && i < ref.n; i++)
+        if (got.b[i] != ref.b[i]) {
+            first = i;
+            break;
+        }
+    tap_ok(first == got.n, "%s attention steps bit-identical to the scalar definitions (first difference at byte %zu)",
+           ember_isa_name(ember_cpu_isa()), first);
+    free(got.b);
+    free(ref.b);
+    return tap_done();
+}
