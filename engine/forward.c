@@ -196,28 +196,53 @@ static void att_run(void *ctx, int ith, int nth)
     att_job *j = ctx;
     ember_session *s = j->s;
     const ember_model_info *I = &s->m->info;
-    const int hd = I->head_dim, nh = I->n_head, group = I->n_head / I->n_head_kv;
+    const int hd = I->head_dim, nh = I->n_head, nkv = I->n_head_kv, group = nh / nkv;
     const float scale = 1.0f / sqrtf((float)hd);
+    const size_t scs = (size_t)s->n_ctx + 16;   /* one head's scores (padded for softmax) */
     float *sc = s->scratch + (size_t)ith * s->scratch_stride;
-    float *acc = sc + s->n_ctx + 16;
-    uint16_t *qh = (uint16_t *)(acc + (size_t)64 * hd);
+    float *acc = sc + (size_t)group * scs;
+    uint16_t *qh = (uint16_t *)(acc + (size_t)group * 64 * hd);
     const uint16_t *K = s->kcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
     const uint16_t *V = s->vcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
     const bool kq_gemm = s->batched && hd % 16 == 0, kqv_gemm = s->batched && hd % 4 == 0;
     const int ctx_pad = (s->n_ctx + 31) / 32 * 32;
-    for (int w = ith; w < j->nt * nh; w += nth) {
-        int t = w / nh, h = w % nh, kvh = h / group;
-        int npos = j->pos0 + t + 1;
-        const float *q = s->q + (size_t)t * nh * hd + (size_t)h * hd;
-        ember_ref_to_f16(qh, q, hd);
-        float mx = ember_ref_scores_f16(sc, K + (size_t)kvh * hd, s->kv_dim, qh, npos, hd, kq_gemm, scale);
-        double sum = ember_ref_softmax_exp(sc, sc, mx, npos);
-        float inv = (float)(1.0 / sum);
-        ember_ref_scale_f16r(sc, inv, npos);
+    /* The q heads of a KV head share its K and V rows: an item is a run of
+       them (for one token) and reads the rows once for the whole run.  Runs
+       are split below the whole group only when there are fewer (token, KV
+       head) pairs than threads.  Every head's arithmetic is unchanged. */
+    int pairs = j->nt * nkv, parts = 1;
+    if (pairs < nth) parts = (nth + pairs - 1) / pairs;
+    if (parts > group) parts = group;
+    const int run = (group + parts - 1) / parts;
+    enum { CHUNK = 256 };   /* positions scored for every head of the run while in L1 */
+    for (int w = ith; w < pairs * parts; w += nth) {
+        int t = w / (nkv * parts), kvh = w % (nkv * parts) / parts, part = w % parts;
+        int g0 = part * run, ng = group - g0 < run ? group - g0 : run;
+        if (ng <= 0) continue;
+        int h0 = kvh * group + g0, npos = j->pos0 + t + 1;
+        const uint16_t *Kh = K + (size_t)kvh * hd, *Vh = V + (size_t)kvh * hd;
+        float mx[ng];
+        for (int i = 0; i < ng; i++) {
+            ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
+            mx[i] = -INFINITY;
+        }
+        for (int p0 = 0; p0 < npos; p0 += CHUNK) {
+            int n = npos - p0 < CHUNK ? npos - p0 : CHUNK;
+            for (int i = 0; i < ng; i++) {
+                float m = ember_ref_scores_f16(sc + i * scs + p0, Kh + (size_t)p0 * s->kv_dim, s->kv_dim,
+                                               qh + (size_t)i * hd, n, hd, kq_gemm, scale);
+                if (m > mx[i]) mx[i] = m;
+            }
+        }
+        for (int i = 0; i < ng; i++) {
+            float *si = sc + i * scs;
+            double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
+            ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
+        }
         int n_kv = (npos + 31) / 32 * 32;
         if (n_kv > ctx_pad) n_kv = ctx_pad;
-        float *o = s->att + (size_t)t * nh * hd + (size_t)h * hd;
-        ember_ref_wsum_f16(o, sc, V + (size_t)kvh * hd, s->kv_dim, npos, hd, n_kv, kqv_gemm, acc);
+        float *o = s->att + (size_t)t * nh * hd + (size_t)h0 * hd;
+        ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, Vh, s->kv_dim, npos, hd, n_kv, kqv_gemm, acc);
     }
 }
 

@@ -77,7 +77,11 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
     s->xq8 = zalloc(B * (ember_act_bytes(EMBER_Q8_0, (int64_t)(maxk + 31) / 32 * 32) + 64), &ok);
     s->xqk = zalloc(B * (ember_act_bytes(EMBER_Q8_K, (int64_t)(maxk + 255) / 256 * 256) + 64), &ok);
-    s->scratch_stride = (size_t)n_ctx + 16 + 65 * (size_t)I->head_dim + 16;
+    /* per thread, for the q heads of one KV head: scores, lane
+       accumulators, fp16 queries (forward.c, att_run) */
+    size_t group = (size_t)(I->n_head / I->n_head_kv);
+    s->scratch_stride = group * ((size_t)n_ctx + 16) + group * 64 * (size_t)I->head_dim +
+                        (group * (size_t)I->head_dim + 1) / 2 + 16;
     s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %zu MiB)", n_ctx, kvn * 4 >> 20);

@@ -121,6 +121,13 @@ static float scores_scalar(float *sc, const uint16_t *k, size_t stride, const ui
     return mx;
 }
 
+static void wsum_heads_scalar(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
+                              const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc)
+{
+    for (int i = 0; i < nh; i++)
+        wsum_scalar(out + (size_t)i * out_stride, w + (size_t)i * w_stride, v, stride, npos, hd, n_kv, gemm, acc);
+}
+
 static void to_f16_scalar(uint16_t *dst, const float *src, int n)
 {
     for (int i = 0; i < n; i++) dst[i] = ember_f32_to_fp16(src[i]);
@@ -201,35 +208,42 @@ static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_
     return (float)sum;
 }
 
-static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const uint16_t *v, size_t stride,
-                                            int npos, int hd, int n_kv, int gemm, float *acc)
+/* The lane accumulators of nh heads that share the rows v: accumulator row
+   r of head i (acc + i * acc_stride) takes positions r, r + lanes, ... in
+   order, kept in registers 64 dimensions at a time; a row's positions are
+   read once from memory and then from L1 for the other heads. */
+INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_t *v, size_t stride,
+                          int hd, int lanes, int end, float *acc, size_t acc_stride)
 {
-    if (hd % 16) {
-        wsum_scalar(out, w, v, stride, npos, hd, n_kv, gemm, acc);
-        return;
-    }
-    int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
-    if (end > npos) end = npos;
-    /* Accumulator row r takes positions r, r + lanes, ... in order: kept in
-       registers 64 dimensions at a time over its positions, then stored. */
-    for (int r = 0; r < lanes && r < end; r++) {
-        float *a = acc + (size_t)r * (size_t)hd;
+    for (int r = 0; r < lanes && r < end; r++)
         for (int d0 = 0; d0 < hd; d0 += 64) {
             const int nd = hd - d0 < 64 ? (hd - d0) / 16 : 4;
-            __m512 c[4];
-            /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
-            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) c[i] = _mm512_setzero_ps();
-            for (int p = r; p < end; p += lanes) {
-                const uint16_t *vp = v + (size_t)p * stride + d0;
-                __m512 wp = _mm512_set1_ps(w[p]);
-                _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
-                    if (i < nd) c[i] = _mm512_fmadd_ps(wp, ldh(vp + 16 * i), c[i]);
+            for (int i = 0; i < nh; i++) {
+                const float *wi = w + (size_t)i * w_stride;
+                __m512 c[4];
+                /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
+                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) c[q] = _mm512_setzero_ps();
+                for (int p = r; p < end; p += lanes) {
+                    const uint16_t *vp = v + (size_t)p * stride + d0;
+                    __m512 wp = _mm512_set1_ps(wi[p]);
+                    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                        if (q < nd) c[q] = _mm512_fmadd_ps(wp, ldh(vp + 16 * q), c[q]);
+                }
+                float *a = acc + (size_t)i * acc_stride + (size_t)r * (size_t)hd + d0;
+                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                    if (q < nd) _mm512_storeu_ps(a + 16 * q, c[q]);
             }
-            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
-                if (i < nd) _mm512_storeu_ps(a + d0 + 16 * i, c[i]);
         }
-    }
-    for (int r = end; r < lanes; r++) memset(acc + (size_t)r * (size_t)hd, 0, (size_t)hd * sizeof *acc);
+    for (int i = 0; i < nh; i++)
+        for (int r = end; r < lanes; r++)
+            memset(acc + (size_t)i * acc_stride + (size_t)r * (size_t)hd, 0, (size_t)hd * sizeof *acc);
+}
+
+/* The lanes' tree sum (and, for vec, the positions past the lanes in
+   double) of one head. */
+INLINE512 void wsum_finish(float *out, const float *w, const uint16_t *v, size_t stride,
+                           int npos, int hd, int end, int gemm, const float *acc)
+{
     const size_t H = (size_t)hd;
     for (int d = 0; d < hd; d += 16) {
         __m512 c[16];
@@ -255,6 +269,37 @@ static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const ui
             }
         }
     }
+}
+
+static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const uint16_t *v, size_t stride,
+                                            int npos, int hd, int n_kv, int gemm, float *acc)
+{
+    if (hd % 16) {
+        wsum_scalar(out, w, v, stride, npos, hd, n_kv, gemm, acc);
+        return;
+    }
+    int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
+    if (end > npos) end = npos;
+    wsum_lanes(w, 0, 1, v, stride, hd, lanes, end, acc, 0);
+    wsum_finish(out, w, v, stride, npos, hd, end, gemm, acc);
+}
+
+static EMBER_TARGET_AVX512 void wsum_heads_avx512(float *out, size_t out_stride, const float *w, size_t w_stride,
+                                                  int nh, const uint16_t *v, size_t stride, int npos, int hd,
+                                                  int n_kv, int gemm, float *acc)
+{
+    if (hd % 16) {
+        for (int i = 0; i < nh; i++)
+            wsum_scalar(out + (size_t)i * out_stride, w + (size_t)i * w_stride, v, stride, npos, hd, n_kv, gemm, acc);
+        return;
+    }
+    int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
+    if (end > npos) end = npos;
+    const size_t as = (size_t)64 * (size_t)hd;
+    wsum_lanes(w, w_stride, nh, v, stride, hd, lanes, end, acc, as);
+    for (int i = 0; i < nh; i++)
+        wsum_finish(out + (size_t)i * out_stride, w + (size_t)i * w_stride, v, stride, npos, hd, end, gemm,
+                    acc + (size_t)i * as);
 }
 
 /* 16 lanes to fp16 and back as ember_f32_to_fp16 rounds: the hardware's
@@ -322,25 +367,30 @@ INLINE512 __m512 sum16x16(const __m512 v[16])
 static EMBER_TARGET_AVX512 float scores_avx512(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                                                int npos, int hd, int gemm, float scale)
 {
-    if (gemm ? hd % 16 != 0 : hd % 64 != 0) return scores_scalar(sc, k, stride, q, npos, hd, gemm, scale);
+    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 256) return scores_scalar(sc, k, stride, q, npos, hd, gemm, scale);
     __m512 mxv = _mm512_set1_ps(-INFINITY);
     const __m512 sv = _mm512_set1_ps(scale);
+    const int nq = hd / 16;
+    __m512 qv[16];   /* the query, converted once */
+    for (int i = 0; i < nq; i++) qv[i] = ldh(q + 16 * i);
     int p0 = 0;
     for (; p0 + 16 <= npos; p0 += 16) {
         __m512 v[16];
-        for (int j = 0; j < 16; j++) {
-            const uint16_t *a = k + (size_t)(p0 + j) * stride;
-            if (gemm) {
-                __m512 s0 = _mm512_setzero_ps();
-                for (int i = 0; i < hd; i += 16) s0 = _mm512_fmadd_ps(ldh(a + i), ldh(q + i), s0);
-                v[j] = s0;
-            } else {
+        const uint16_t *a = k + (size_t)p0 * stride;
+        if (gemm) {   /* one chain per position: 16 of them interleaved */
+            _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) v[j] = _mm512_setzero_ps();
+            for (int i = 0; i < nq; i++)
+                _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++)
+                    v[j] = _mm512_fmadd_ps(ldh(a + (size_t)j * stride + 16 * i), qv[i], v[j]);
+        } else {
+            for (int j = 0; j < 16; j++) {
+                const uint16_t *aj = a + (size_t)j * stride;
                 __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-                for (int i = 0; i < hd; i += 64) {
-                    s0 = _mm512_fmadd_ps(ldh(a + i), ldh(q + i), s0);
-                    s1 = _mm512_fmadd_ps(ldh(a + i + 16), ldh(q + i + 16), s1);
-                    s2 = _mm512_fmadd_ps(ldh(a + i + 32), ldh(q + i + 32), s2);
-                    s3 = _mm512_fmadd_ps(ldh(a + i + 48), ldh(q + i + 48), s3);
+                for (int i = 0; i < nq; i += 4) {
+                    s0 = _mm512_fmadd_ps(ldh(aj + 16 * i), qv[i], s0);
+                    s1 = _mm512_fmadd_ps(ldh(aj + 16 * i + 16), qv[i + 1], s1);
+                    s2 = _mm512_fmadd_ps(ldh(aj + 16 * i + 32), qv[i + 2], s2);
+                    s3 = _mm512_fmadd_ps(ldh(aj + 16 * i + 48), qv[i + 3], s3);
                 }
                 v[j] = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
             }
@@ -369,10 +419,12 @@ typedef struct {
                     int npos, int hd, int gemm, float scale);
     void (*to_f16)(uint16_t *dst, const float *src, int n);
     void (*scale_f16r)(float *x, float s, int n);
+    void (*wsum_heads)(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
+                       const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
 } refnum_ops;
 
 static refnum_ops ops = {exp16_scalar, silu16_scalar, dot_gemm_scalar, dot_vec_scalar, wsum_scalar,
-                         scores_scalar, to_f16_scalar, scale_f16r_scalar};
+                         scores_scalar, to_f16_scalar, scale_f16r_scalar, wsum_heads_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
@@ -380,7 +432,7 @@ static void ops_pick(void)
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
         ops = (refnum_ops){exp16_avx512, silu16_avx512, dot_gemm_avx512, dot_vec_avx512, wsum_avx512,
-                           scores_avx512, to_f16_avx512, scale_f16r_avx512};
+                           scores_avx512, to_f16_avx512, scale_f16r_avx512, wsum_heads_avx512};
 #endif
 }
 
@@ -420,6 +472,12 @@ float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const ui
                            int npos, int hd, int gemm, float scale)
 {
     return get_ops()->scores(sc, k, stride, q, npos, hd, gemm, scale);
+}
+
+void ember_ref_wsum_f16_heads(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
+                              const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc)
+{
+    get_ops()->wsum_heads(out, out_stride, w, w_stride, nh, v, stride, npos, hd, n_kv, gemm, acc);
 }
 
 void ember_ref_to_f16(uint16_t *dst, const float *src, int n)

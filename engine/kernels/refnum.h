@@ -41,6 +41,13 @@ float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const ui
 void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,
                         int npos, int hd, int n_kv, int gemm, float *acc);
 
+/* ember_ref_wsum_f16 for nh heads over the same rows v: head i's weights
+   at w + i * w_stride, its result at out + i * out_stride; acc is scratch
+   of nh * 64 * hd floats.  The same bits as nh separate calls, with each
+   row read from memory once. */
+void ember_ref_wsum_f16_heads(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
+                              const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
+
 /* dst[i] = ember_f32_to_fp16(src[i]) for i < n */
 void ember_ref_to_f16(uint16_t *dst, const float *src, int n);
 
