@@ -112,28 +112,6 @@ static void prefault_run(void *ctx, int ith, int nth)
     }
 }
 
-int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
-{
-    if (m->packed_done) return 0;
-    double t0 = ember_now_ms();
-    if (alloc_arenas(m, err)) return -1;
-    ember_weight *all[4096], *todo[4096];
-    int n = ember_model_weights(m, all, 4096), k = 0;
-    for (int i = 0; i < n; i++)
-        if (all[i]->want_pack) todo[k++] = all[i];
-    pack_job j = {todo, k};
-    ember_pool_run(pool, prefault_run, &j);
-    m->prefault_ms = ember_now_ms() - t0;
-    ember_pool_run(pool, pack_run, &j);
-    for (int i = 0; i < k; i++) {
-        todo[i]->rep = EMBER_REP_PACKED_Q8X16;
-        m->plan.e[todo[i]->plan_index].reason[0] = '\0';
-    }
-    m->pack_ms = ember_now_ms() - t0;
-    m->packed_done = true;
-    return 0;
-}
-
 /* The file is mapped 2 MiB at a time where its page cache holds 2 MiB
    folios (ember_map_file).  Releasing part of such a mapping unmaps the
    whole 2 MiB, and the next touch by a neighbour that stays compressed maps
@@ -157,24 +135,61 @@ static void small_pages_at(const ember_model *m, uintptr_t x)
 #endif
 }
 
+/* Releases a packed weight's source pages: only whole pages inside the
+   tensor, since a page shared with a neighbour that stays compressed must
+   remain mapped. */
+static void evict_weight(ember_model *m, const ember_weight *w)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)w->t->data + w->t->nbytes) & ~(page - 1);
+    if (b <= a) return;
+    small_pages_at(m, a);
+    small_pages_at(m, b);
+    madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 void ember_model_evict_sources(ember_model *m)
 {
     ember_weight *all[4096];
     int n = ember_model_weights(m, all, 4096);
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (int i = 0; i < n; i++) {
-        ember_weight *w = all[i];
-        if (w->rep != EMBER_REP_PACKED_Q8X16 || !w->packed) continue;
-        /* only whole pages inside the tensor: a page shared with a neighbour
-           that stays compressed must remain mapped */
-        uintptr_t a = ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
-        uintptr_t b = ((uintptr_t)w->t->data + w->t->nbytes) & ~(page - 1);
-        if (b <= a) continue;
-        if (!m->evicted) {
-            small_pages_at(m, a);
-            small_pages_at(m, b);
-        }
-        madvise((void *)a, b - a, MADV_DONTNEED);
-    }
+    for (int i = 0; i < n; i++)
+        if (all[i]->rep == EMBER_REP_PACKED_Q8X16 && all[i]->packed) evict_weight(m, all[i]);
     m->evicted = true;
 }
+
+int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
+{
+    if (m->packed_done) return 0;
+    double t0 = ember_now_ms();
+    if (alloc_arenas(m, err)) return -1;
+    ember_weight *all[4096], *todo[4096];
+    int n = ember_model_weights(m, all, 4096), k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i]->want_pack) todo[k++] = all[i];
+    pack_job j = {todo, k};
+    ember_pool_run(pool, prefault_run, &j);
+    m->prefault_ms = ember_now_ms() - t0;
+    if (m->opts.evict_source) {
+        /* One weight at a time, its source released as soon as its tiles
+           are written: the file pages and their packed copy are mapped
+           together for one weight only, so the process never holds two
+           copies of the weights (peak RSS about one copy, not two). */
+        for (int i = 0; i < k; i++) {
+            pack_job one = {todo + i, 1};
+            ember_pool_run(pool, pack_run, &one);
+            todo[i]->rep = EMBER_REP_PACKED_Q8X16;
+            evict_weight(m, todo[i]);
+        }
+    } else {
+        ember_pool_run(pool, pack_run, &j);
+    }
+    for (int i = 0; i < k; i++) {
+        todo[i]->rep = EMBER_REP_PACKED_Q8X16;
+        m->plan.e[todo[i]->plan_index].reason[0] = '\0';
+    }
+    m->pack_ms = ember_now_ms() - t0;
+    m->packed_done = true;
+    return 0;
+}
+
