@@ -5,10 +5,12 @@
    weights rounded to fp16 as the reference's f16 products do. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dtype.h"
 #include "refnum.h"
@@ -267,10 +269,18 @@ static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
         if (tok[t] < 0 || tok[t] >= m->info.n_vocab)
             return ember_seterr(err, "token id %d is outside the vocabulary (0..%d)", tok[t], m->info.n_vocab - 1);
         float *dst = s->x + (size_t)t * E;
-        if (m->tok_embd.f32)
+        const size_t rb = m->tok_embd.row_bytes;
+        if (m->tok_embd.f32) {
             memcpy(dst, m->tok_embd.f32 + (size_t)tok[t] * E, (size_t)E * sizeof *dst);
-        else
-            ember_dequantize_row(m->tok_embd.dtype, m->tok_embd.data + (size_t)tok[t] * m->tok_embd.row_bytes, dst, E);
+        } else if (m->embd_released) {
+            /* copied from the page cache, not mapped back (packing.c) */
+            off_t off = (off_t)(m->tok_embd.t->file_offset + (uint64_t)tok[t] * rb);
+            if (pread(m->f->fd, s->embd_row, rb, off) != (ssize_t)rb)
+                return ember_seterr(err, "reading embedding row %d: %s", tok[t], strerror(errno));
+            ember_dequantize_row(m->tok_embd.dtype, s->embd_row, dst, E);
+        } else {
+            ember_dequantize_row(m->tok_embd.dtype, m->tok_embd.data + (size_t)tok[t] * rb, dst, E);
+        }
     }
     return 0;
 }

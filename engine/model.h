@@ -56,6 +56,7 @@ struct ember_model {
     ember_packed_matmul_fn packed_fn;
     /* packing lifecycle */
     bool packed_done, evicted;
+    bool embd_released;   /* the embedding table's pages were released: rows are read with pread */
     double pack_ms;
     double prefault_ms;   /* of pack_ms: faulting the fresh tile memory in */
     ember_memstat mem_packed, mem_evicted;   /* snapshots when packed at load */

@@ -147,6 +147,10 @@ static void evict_weight(ember_model *m, const ember_weight *w)
     small_pages_at(m, a);
     small_pages_at(m, b);
     madvise((void *)a, b - a, MADV_DONTNEED);
+    /* a packed LM head tied to the embedding table: its rows are still
+       looked up, one per token; read through the mapping, each lookup
+       would map back the whole page-cache folio around it (up to 2 MiB) */
+    if (m->tok_embd.t == w->t) m->embd_released = true;
 }
 
 void ember_model_evict_sources(ember_model *m)

@@ -75,6 +75,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->g = zalloc(B * (size_t)I->n_ff * 4, &ok);
     s->u = zalloc(B * (size_t)I->n_ff * 4, &ok);
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
+    s->embd_row = zalloc(m->tok_embd.row_bytes, &ok);
     s->xq8 = zalloc(B * (ember_act_bytes(EMBER_Q8_0, (int64_t)(maxk + 31) / 32 * 32) + 64), &ok);
     s->xqk = zalloc(B * (ember_act_bytes(EMBER_Q8_K, (int64_t)(maxk + 255) / 256 * 256) + 64), &ok);
     /* per thread, for the q heads of one KV head: scores, lane
@@ -109,7 +110,7 @@ void ember_session_free(ember_session *s)
 {
     if (!s) return;
     ember_pool_free(s->pool);
-    free(s->kcache); free(s->vcache); free(s->x); free(s->xn); free(s->q); free(s->k);
+    free(s->kcache); free(s->vcache); free(s->embd_row); free(s->x); free(s->xn); free(s->q); free(s->k);
     free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->xq8);
     free(s->xqk); free(s->scratch); free(s->all_logits);
     free(s);

@@ -16,6 +16,7 @@ struct ember_session {
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
     float *all_logits;          /* EMBER_UBATCH rows, only for eval */
     uint8_t *xq8, *xqk;         /* Q8_0 / Q8_K activations */
+    uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     const float *xq8_src, *xqk_src;
     int xq8_k, xqk_k, xq8_nt, xqk_nt;
     float *scratch;             /* per thread: n_ctx + 16 scores, 64 x head_dim sums, head_dim f16 */
