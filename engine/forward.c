@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,7 +15,6 @@
 #include "refnum.h"
 #include "session.h"
 #include "simd.h"
-
 
 /* ---- matrix products on the pool ---------------------------------------- */
 

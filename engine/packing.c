@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "model.h"
+#include "pagecache.h"
 
 /* 2 MiB blocks the buddy allocator could hand out right now (orders 9
    and 10 of /proc/buddyinfo), or -1 when unknown. */
@@ -89,26 +90,17 @@ static int alloc_arenas(ember_model *m, ember_err *err)
     return 0;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
-#endif
-
 /* Faults in this thread's share of every arena: the kernel's zeroing of
    fresh pages, measured apart from the re-layout (on a VM it also includes
    the host backing the guest's pages, and varies by 10x between runs). */
 static void prefault_run(void *ctx, int ith, int nth)
 {
     pack_job *j = ctx;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < j->n; i++) {
         ember_weight *w = j->ws[i];
-        uintptr_t base = (uintptr_t)w->packed, end = base + w->packed_bytes;
-        uintptr_t a = base + (uintptr_t)((uint64_t)(end - base) * (uint64_t)ith / (uint64_t)nth);
-        uintptr_t b = base + (uintptr_t)((uint64_t)(end - base) * (uint64_t)(ith + 1) / (uint64_t)nth);
-        a &= ~(page - 1);
-        if (b <= a) continue;
-        if (madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0) continue;
-        for (uintptr_t o = a < base ? base : a; o < b; o += page) *(volatile char *)o = 0;   /* older kernels */
+        size_t a = (size_t)((uint64_t)w->packed_bytes * (uint64_t)ith / (uint64_t)nth);
+        size_t b = (size_t)((uint64_t)w->packed_bytes * (uint64_t)(ith + 1) / (uint64_t)nth);
+        if (b > a) ember_populate((uint8_t *)w->packed + a, b - a, true);
     }
 }
 
@@ -182,7 +174,6 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
         for (int i = 0; i < k; i++) {
             pack_job one = {todo + i, 1};
             ember_pool_run(pool, pack_run, &one);
-            todo[i]->rep = EMBER_REP_PACKED_Q8X16;
             evict_weight(m, todo[i]);
         }
     } else {

@@ -17,6 +17,21 @@
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22   /* Linux 5.14 */
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void ember_populate(void *p, size_t n, bool write)
+{
+    if (!p || !n) return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + n;
+    if (madvise((void *)a, end - a, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) == 0) return;
+    for (uintptr_t o = (uintptr_t)p; o < end; o = (o & ~(page - 1)) + page) {
+        if (write) *(volatile uint8_t *)o = 0;
+        else (void)*(volatile const uint8_t *)o;
+    }
+}
 
 void *ember_map_file(int fd, size_t size)
 {
@@ -51,11 +66,7 @@ static int map_and_count(const char *path, int fd, size_t size, int64_t *pmd_kb,
     ember_memstat_read(&m0);
     void *map = ember_map_file(fd, size);
     if (map == MAP_FAILED) return ember_seterr(err, "%s: mmap: %s", path, strerror(errno));
-    if (madvise(map, size, MADV_POPULATE_READ) != 0) {   /* older kernels: touch each page */
-        volatile const uint8_t *p = map;
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        for (size_t o = 0; o < size; o += page) (void)p[o];
-    }
+    ember_populate(map, size, false);
     ember_memstat_read(&m1);
     munmap(map, size);
     *pmd_kb = m1.file_pmd_kb - m0.file_pmd_kb;

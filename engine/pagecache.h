@@ -1,10 +1,11 @@
-/* How the model file sits in the page cache, and re-reading it into 2 MiB
-   folios.  Streaming weights through 4 KiB mappings costs a TLB miss (and a
-   page walk, far dearer under nested paging) per 4 KiB; 2 MiB folios are
-   mapped by one PMD each. */
+/* How the model file sits in the page cache, re-reading it into 2 MiB
+   folios, and faulting memory in ahead of use.  Streaming weights through
+   4 KiB mappings costs a TLB miss (and a page walk, far dearer under nested
+   paging) per 4 KiB; 2 MiB folios are mapped by one PMD each. */
 #ifndef EMBER_PAGECACHE_H
 #define EMBER_PAGECACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,12 @@
    huge pages (where the filesystem keeps large folios, cache fills through
    it come in 2 MiB folios).  MAP_FAILED on failure, errno set. */
 void *ember_map_file(int fd, size_t size);
+
+/* Faults [p, p + n) in now (MADV_POPULATE_WRITE, or _READ when !write).
+   Kernels before 5.14 lack those: every page is touched instead, a write
+   storing 0, so with write only for memory that is zero or about to be
+   overwritten. */
+void ember_populate(void *p, size_t n, bool write);
 
 typedef struct {
     uint64_t file_bytes;

@@ -5,12 +5,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "dtype.h"
+#include "pagecache.h"
 #include "session.h"
 
 static void snap(ember_session *s, ember_phase p)
@@ -24,24 +23,6 @@ static void *zalloc(size_t n, bool *ok)
     void *p = calloc(1, n ? n : 1);
     if (!p) *ok = false;
     return p;
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
-#endif
-
-/* Faults in a zeroed buffer now.  The KV cache and the attention scratch
-   grow with the context: left lazy, decode would take a page fault every
-   few tokens (8 per token for a 1B Llama's KV cache), where it should take
-   none after the first token.  Like llama.cpp's cleared KV buffer, the
-   whole context is resident from the start. */
-static void make_resident(void *p, size_t n)
-{
-    if (!p || !n) return;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + n) & ~(page - 1);
-    if (b > a && madvise((void *)a, b - a, MADV_POPULATE_WRITE) == 0) return;
-    memset(p, 0, n);   /* older kernels: zero it by hand (it is zero already) */
 }
 
 ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, ember_err *err)
@@ -89,9 +70,14 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         ember_session_free(s);
         return NULL;
     }
-    make_resident(s->kcache, kvn * 2);
-    make_resident(s->vcache, kvn * 2);
-    make_resident(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4);
+    /* The KV cache and the attention scratch grow with the context: left
+       lazy, decode would take a page fault every few tokens (8 per token for
+       a 1B Llama's KV cache), where it should take none after the first
+       token.  Like llama.cpp's cleared KV buffer, the whole context is
+       resident from the start. */
+    ember_populate(s->kcache, kvn * 2, true);
+    ember_populate(s->vcache, kvn * 2, true);
+    ember_populate(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, true);
     s->st.strategy = m->opts.strategy;
     s->st.n_ctx = n_ctx;
     snap(s, EMBER_PHASE_OPENED);

@@ -19,7 +19,7 @@ struct ember_session {
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     const float *xq8_src, *xqk_src;
     int xq8_k, xqk_k, xq8_nt, xqk_nt;
-    float *scratch;             /* per thread: n_ctx + 16 scores, 64 x head_dim sums, head_dim f16 */
+    float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
     ember_stats st;
     bool prefilled_once;
