@@ -1,4 +1,5 @@
-/* The attention steps of refnum.h (scores, fp16 rounding, weighted sums)
+/* The attention steps of refnum.h (scores, fp16 rounding, weighted sums,
+   one head or several over the same rows)
    on the SIMD path against the scalar definitions, bit for bit, over head
    sizes, position counts around the 16-position blocks and the 64 lanes,
    both product orders, and special values.  The scalar results come from a
@@ -56,7 +57,7 @@ static const int nposs[] = {1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 200, 1
 static void compute(buf *o)
 {
     static uint16_t K[MAXPOS * KVH * MAXHD], V[MAXPOS * KVH * MAXHD], qh[MAXHD];
-    static float q[MAXHD], sc[MAXPOS + 16], acc[64 * MAXHD], out[MAXHD];
+    static float q[MAXHD], sc[MAXPOS + 16], acc[3 * 64 * MAXHD], out[3 * MAXHD], w3[3 * (MAXPOS + 16)];
     rng = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < sizeof K / sizeof K[0]; i++) {
         K[i] = ember_f32_to_fp16(unit());
@@ -80,6 +81,14 @@ static void compute(buf *o)
                 int n_kv = (npos + 31) / 32 * 32;
                 ember_ref_wsum_f16(out, sc, V + 2 * hd, stride, npos, hd, n_kv, gemm && hd % 4 == 0, acc);
                 put(o, out, sizeof out[0] * (size_t)hd);
+                /* three heads over the same rows, as attention's KV groups */
+                for (int i = 0; i < 3; i++) {
+                    memcpy(w3 + (size_t)i * (MAXPOS + 16), sc, sizeof sc[0] * (size_t)npos);
+                    ember_ref_scale_f16r(w3 + (size_t)i * (MAXPOS + 16), 0.5f + 0.25f * (float)i, npos);
+                }
+                ember_ref_wsum_f16_heads(out, (size_t)hd, w3, MAXPOS + 16, 3, V + 2 * hd, stride, npos, hd, n_kv,
+                                         gemm && hd % 4 == 0, acc);
+                put(o, out, sizeof out[0] * 3 * (size_t)hd);
             }
     }
     /* rounding to fp16: ties, subnormals, overflow, infinities, NaN, -0 */

@@ -271,19 +271,6 @@ INLINE512 void wsum_finish(float *out, const float *w, const uint16_t *v, size_t
     }
 }
 
-static EMBER_TARGET_AVX512 void wsum_avx512(float *out, const float *w, const uint16_t *v, size_t stride,
-                                            int npos, int hd, int n_kv, int gemm, float *acc)
-{
-    if (hd % 16) {
-        wsum_scalar(out, w, v, stride, npos, hd, n_kv, gemm, acc);
-        return;
-    }
-    int lanes = gemm ? 16 : 64, end = gemm ? npos : (n_kv & ~63);
-    if (end > npos) end = npos;
-    wsum_lanes(w, 0, 1, v, stride, hd, lanes, end, acc, 0);
-    wsum_finish(out, w, v, stride, npos, hd, end, gemm, acc);
-}
-
 static EMBER_TARGET_AVX512 void wsum_heads_avx512(float *out, size_t out_stride, const float *w, size_t w_stride,
                                                   int nh, const uint16_t *v, size_t stride, int npos, int hd,
                                                   int n_kv, int gemm, float *acc)
@@ -411,10 +398,6 @@ static EMBER_TARGET_AVX512 float scores_avx512(float *sc, const uint16_t *k, siz
 typedef struct {
     void (*exp16)(float *y, const float *x, float sub);
     void (*silu16)(float *g, const float *u);
-    float (*dot_gemm)(const uint16_t *a, const uint16_t *b, int n);
-    float (*dot_vec)(const uint16_t *a, const uint16_t *b, int n);
-    void (*wsum)(float *out, const float *w, const uint16_t *v, size_t stride,
-                 int npos, int hd, int n_kv, int gemm, float *acc);
     float (*scores)(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                     int npos, int hd, int gemm, float scale);
     void (*to_f16)(uint16_t *dst, const float *src, int n);
@@ -423,16 +406,16 @@ typedef struct {
                        const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
 } refnum_ops;
 
-static refnum_ops ops = {exp16_scalar, silu16_scalar, dot_gemm_scalar, dot_vec_scalar, wsum_scalar,
-                         scores_scalar, to_f16_scalar, scale_f16r_scalar, wsum_heads_scalar};
+static refnum_ops ops = {exp16_scalar, silu16_scalar, scores_scalar, to_f16_scalar, scale_f16r_scalar,
+                         wsum_heads_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
 {
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
-        ops = (refnum_ops){exp16_avx512, silu16_avx512, dot_gemm_avx512, dot_vec_avx512, wsum_avx512,
-                           scores_avx512, to_f16_avx512, scale_f16r_avx512, wsum_heads_avx512};
+        ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_avx512, to_f16_avx512, scale_f16r_avx512,
+                           wsum_heads_avx512};
 #endif
 }
 
@@ -493,5 +476,5 @@ void ember_ref_scale_f16r(float *x, float s, int n)
 void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,
                         int npos, int hd, int n_kv, int gemm, float *acc)
 {
-    get_ops()->wsum(out, w, v, stride, npos, hd, n_kv, gemm, acc);
+    get_ops()->wsum_heads(out, 0, w, 0, 1, v, stride, npos, hd, n_kv, gemm, acc);
 }
