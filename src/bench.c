@@ -1,24 +1,17 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "cli_profile.h"
 #include "json.h"
 #include "kernels.h"
-#include "pagecache.h"
-#include "simd.h"
 #include "run_report.h"
 
 /* ---- lifecycle modes ------------------------------------------------------ */
@@ -285,114 +278,6 @@ static bool hashes_equal(const bench_sample *s, int n)
     return true;
 }
 
-/* ---- bandwidth ----------------------------------------------------------------- */
-
-typedef struct {
-    const uint64_t *buf;
-    size_t n;
-    int ith, nth;
-    uint64_t sum;
-} bw_arg;
-
-#ifdef EMBER_SIMD
-/* Vector loads: a scalar loop is instruction-bound here, not memory-bound. */
-EMBER_TARGET_AVX2 static uint64_t bw_avx2(const uint64_t *buf, size_t lo, size_t hi)
-{
-    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = lo;
-    for (; i + 16 <= hi; i += 16) {
-        s0 = _mm256_xor_si256(s0, _mm256_load_si256((const __m256i *)(buf + i)));
-        s1 = _mm256_xor_si256(s1, _mm256_load_si256((const __m256i *)(buf + i + 4)));
-        s2 = _mm256_xor_si256(s2, _mm256_load_si256((const __m256i *)(buf + i + 8)));
-        s3 = _mm256_xor_si256(s3, _mm256_load_si256((const __m256i *)(buf + i + 12)));
-    }
-    __m256i x = _mm256_xor_si256(_mm256_xor_si256(s0, s1), _mm256_xor_si256(s2, s3));
-    return (uint64_t)_mm256_extract_epi64(x, 0) ^ (uint64_t)_mm256_extract_epi64(x, 3);
-}
-#endif
-
-static void *bw_run(void *p)
-{
-    bw_arg *a = p;
-#ifdef EMBER_SIMD
-    if (ember_cpu_isa() >= EMBER_ISA_AVX2) {
-        size_t lo = a->n * (size_t)a->ith / (size_t)a->nth / 16 * 16;
-        size_t hi = a->n * (size_t)(a->ith + 1) / (size_t)a->nth / 16 * 16;
-        a->sum = bw_avx2(a->buf, lo, hi);
-        return NULL;
-    }
-#endif
-    size_t lo = a->n * (size_t)a->ith / (size_t)a->nth, hi = a->n * (size_t)(a->ith + 1) / (size_t)a->nth;
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (size_t i = lo; i + 4 <= hi; i += 4) {
-        s0 += a->buf[i];
-        s1 += a->buf[i + 1];
-        s2 += a->buf[i + 2];
-        s3 += a->buf[i + 3];
-    }
-    a->sum = s0 ^ s1 ^ s2 ^ s3;
-    return NULL;
-}
-
-/* Best of `passes` timed reads of buf[0..n) with the threads. */
-static double read_rate(const uint64_t *buf, size_t n, int threads, int passes)
-{
-    size_t bytes = n * 8;
-    double best = 0;
-    for (int pass = 0; pass < passes; pass++) {
-        pthread_t t[64];
-        bw_arg a[64];
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (int i = 0; i < threads; i++) {
-            a[i] = (bw_arg){buf, n, i, threads, 0};
-            pthread_create(&t[i], NULL, bw_run, &a[i]);
-        }
-        for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-        double gbs = bytes / s / 1e9;
-        if (gbs > best) best = gbs;
-    }
-    return best;
-}
-
-static int clamp_threads(int threads)
-{
-    if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return threads > 64 ? 64 : threads;
-}
-
-double bench_bandwidth(int threads)
-{
-    threads = clamp_threads(threads);
-    size_t bytes = (size_t)1 << 30;
-    uint64_t *buf = aligned_alloc(64, bytes);
-    if (!buf) return 0;
-    size_t n = bytes / 8;
-    for (size_t i = 0; i < n; i++) buf[i] = i;
-    double best = read_rate(buf, n, threads, 4);
-    free(buf);
-    return best;
-}
-
-double bench_bandwidth_file(const char *path, int threads)
-{
-    threads = clamp_threads(threads);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return 0;
-    struct stat st;
-    /* mapped as the engine maps a model (pagecache.h), so the rate is the one its weights see */
-    void *map = fstat(fd, &st) == 0 && st.st_size > 0 ? ember_map_file(fd, (size_t)st.st_size) : MAP_FAILED;
-    close(fd);
-    if (map == MAP_FAILED) return 0;
-    size_t n = (size_t)st.st_size / 8;
-    read_rate(map, n, threads, 1);   /* maps the pages in, as a model's first token does */
-    double best = read_rate(map, n, threads, 3);
-    munmap(map, (size_t)st.st_size);
-    return best;
-}
-
 /* ---- reports ---------------------------------------------------------------------- */
 
 static int run_reps(const bench_opts *b, const char *const *extra, bench_sample *out, const char *label)
@@ -449,7 +334,7 @@ int bench_simple(const bench_opts *b)
         printf("roofline: read bandwidth %.2f GB/s from anonymous memory, %.2f GB/s through the\n"
                "          model file's mapping (%d threads); decode reads %.1f MiB/token;\n"
                "          %.2f tok/s x %.1f MiB = %.2f GB/s = %.0f%% of the first, %.0f%% of the second\n",
-               bw, bwf, clamp_threads(b->threads), s[0].decode_bytes_per_token / 1048576, tg.med,
+               bw, bwf, bench_threads(b->threads), s[0].decode_bytes_per_token / 1048576, tg.med,
                s[0].decode_bytes_per_token / 1048576, rate / 1e9, 100 * frac, 100 * fracf);
     }
     if (b->json_out) {
