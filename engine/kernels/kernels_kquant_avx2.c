@@ -118,6 +118,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
     q45_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
+        uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
             __m256 acc = _mm256_setzero_ps();
@@ -125,6 +126,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
             float summs = 0;
             for (int b = 0; b < nb; b++) {
                 const uint8_t *blk = row + (size_t)b * bb;
+                ember_kq_prefetch_to(&pf, (uintptr_t)(blk + bb) + PF_KQ);
                 const block_q8_K *xb = x + b;
                 __m256i scb;
                 __m128i m;
@@ -278,11 +280,13 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
     q6_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
+        uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
         for (int r = r0; r < r1; r++) {
             const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
             __m256 acc = _mm256_setzero_ps();
             for (int b = 0; b < nb; b++) {
                 const block_q6_K *blk = row + b;
+                ember_kq_prefetch_to(&pf, (uintptr_t)(blk + 1) + PF_KQ);
                 __m128i sc = _mm_loadu_si128((const __m128i *)(const void *)blk->scales);
                 __m256i s = _mm256_setzero_si256();
                 #pragma GCC unroll 8

@@ -66,21 +66,6 @@ INL __m512 pair_bcast(float a, float b)
     return _mm512_insertf32x8(_mm512_set1_ps(a), _mm256_set1_ps(b), 1);
 }
 
-/* Decode streams each thread's rows as one sequential run.  Out of cache the
-   hardware prefetchers alone leave the decode of a super-block waiting on
-   its lines (on a Xeon VM: Q4_K 7 GB/s out of cache against 19 in cache on
-   one thread), so the walk fetches PF_KQ bytes ahead of the block in use,
-   one line at a time, running on into the following rows.  Addresses are
-   integers: the stream may step past the matrix, and prefetches never fault. */
-#ifndef PF_KQ
-#define PF_KQ 4096
-#endif
-
-INL void prefetch_to(uintptr_t *pf, uintptr_t upto)
-{
-    for (; *pf < upto; *pf += 64) _mm_prefetch((const char *)*pf, _MM_HINT_T0);
-}
-
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */
 
 typedef struct {
@@ -353,7 +338,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
             for (int b = nb; b < nb + 3; b++) q8s[b] = _mm_setzero_si128();
         }
         const __m512i mins4 = _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15);
-        uintptr_t pf = ((uintptr_t)w + (size_t)r0 * row_bytes) & ~(uintptr_t)63;
+        uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
             __m256 acc = _mm256_setzero_ps();
@@ -369,7 +354,7 @@ INL void q45_matmul(int five, EMBER_KQ_MATMUL_ARGS)
                     blk[i] = row + (size_t)b * bb;
                     xb[i] = x + b;
                 }
-                prefetch_to(&pf, (uintptr_t)(row + (size_t)(b0 + 4) * bb) + PF_KQ);
+                ember_kq_prefetch_to(&pf, (uintptr_t)(row + (size_t)(b0 + 4) * bb) + PF_KQ);
                 q45_meta md;
                 q45_meta4(blk, &km, &md);
                 __m128 dx = _mm_setr_ps(xb[0]->d, xb[1]->d, xb[2]->d, xb[3]->d);
@@ -567,12 +552,12 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
     q6_consts(&kc);
     if (nt == 1) {
         const block_q8_K *x = act(xq, xq_stride, 0);
-        uintptr_t pf = ((uintptr_t)w + (size_t)r0 * row_bytes) & ~(uintptr_t)63;
+        uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
         for (int r = r0; r < r1; r++) {
             const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
             __m256 acc = _mm256_setzero_ps();
             for (int b = 0; b < nb; b++) {
-                prefetch_to(&pf, (uintptr_t)(row + b + 1) + PF_KQ);
+                ember_kq_prefetch_to(&pf, (uintptr_t)(row + b + 1) + PF_KQ);
                 q6_dec o;
                 q6_decode(row + b, &kc, &o);
                 float d = x[b].d * _cvtsh_ss(row[b].d);
