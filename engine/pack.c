@@ -165,6 +165,11 @@ void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
 #define NBMAX 1024
 #define CHUNK 64
 #define TMAX 2
+/* Prefill prepares the activations of as many token pairs as fit PREP
+   (token pair, block) slots, 288 KiB, so that each tile is read from memory
+   once for all of them and then served from L1/L2, instead of once per pair. */
+#define PREP 4096
+#define PAIRS_MAX 256
 /* Reading ahead within the tile stream (may run past the end of the
    buffer: prefetches never fault). */
 #ifndef PF_BYTES
@@ -292,10 +297,36 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
     int64_t nb = k / QK;
     if (r1 > rows) r1 = rows;
     if (r0 >= r1 || nb <= 0) return;
-    static _Thread_local int32_t corr[NBMAX * TMAX * 8];
-    static _Thread_local float dx[NBMAX * TMAX];
+    static _Thread_local int32_t corr[PREP * TMAX * 8];
+    static _Thread_local float dx[PREP * TMAX];
     float carry[TMAX * GROUPS * 16];
     const int whole = nb <= NBMAX;
+    if (whole && nt > 1) {
+        /* tiles outer, token pairs inner: the same tile_pass per (tile, pair) */
+        const int pairs = PREP / nb < PAIRS_MAX ? (int)(PREP / nb) : PAIRS_MAX;
+        for (int c0 = 0; c0 < nt; c0 += TMAX * pairs) {
+            const uint8_t *xb[PAIRS_MAX][TMAX];
+            int tbs[PAIRS_MAX], np = 0;
+            for (int t0 = c0; t0 < nt && np < pairs; t0 += TMAX, np++) {
+                tbs[np] = nt - t0 < TMAX ? nt - t0 : TMAX;
+                for (int t = 0; t < TMAX; t++)
+                    xb[np][t] = t < tbs[np] ? (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride : NULL;
+                act_prep(xb[np], tbs[np], 0, nb, corr + (size_t)np * nb * TMAX * 8, dx + (size_t)np * nb * TMAX);
+            }
+            for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
+                __mmask16 m = tile_mask(r, r0, r1);
+                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+                for (int p = 0; p < np; p++) {
+                    float *yt = y + (size_t)(c0 + p * TMAX) * y_stride + r;
+                    const int32_t *cp = corr + (size_t)p * nb * TMAX * 8;
+                    const float *dp = dx + (size_t)p * nb * TMAX;
+                    if (tbs[p] == 1) tile_pass(tile, nb, xb[p], 0, cp, dp, 1, yt, y_stride, m, carry, 1, 1);
+                    else tile_pass(tile, nb, xb[p], 0, cp, dp, 2, yt, y_stride, m, carry, 1, 1);
+                }
+            }
+        }
+        return;
+    }
     for (int t0 = 0; t0 < nt; t0 += TMAX) {
         int tb = nt - t0 < TMAX ? nt - t0 : TMAX;
         const uint8_t *xb[TMAX] = {0};

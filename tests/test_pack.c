@@ -167,9 +167,16 @@ int main(void)
                     run_case(rows, k, nt, 5, rows - 1, kc, vnni, &st);  /* r0 inside a tile, too */
                 }
             }
-    /* k = 8192 decode and a long prefill crosses the kernel's block chunks */
+    /* k = 8192 decode and prefill; 37 tokens at k = 8192 take two of the
+       kernel's token chunks (16 pairs of activations prepared at a time) and
+       end on a lone token */
     run_case(40, 8192, 1, 0, 40, kc, vnni, &st);
     run_case(40, 8192, 9, 16, 37, kc, vnni, &st);
+    run_case(40, 8192, 37, 0, 40, kc, vnni, &st);
+    run_case(21, 8192, 34, 5, 21, kc, vnni, &st);
+    /* rows of more than 1024 blocks go block chunk by block chunk */
+    run_case(20, 1032 * 32, 1, 0, 20, kc, vnni, &st);
+    run_case(20, 1032 * 32, 3, 0, 20, kc, vnni, &st);
     tap_ok(st.comp_bad == 0, "%s == scalar compressed (%d of %d cases differ)", kc->name, st.comp_bad, st.runs);
     tap_ok(st.pack_bad == 0, "packer (%s) == byte-by-byte oracle (%d of %d cases differ)",
            ember_cpu_has_vnni512() ? "avx512 gathers" : "scalar", st.pack_bad, st.runs);
