@@ -91,7 +91,7 @@ static double read_once(const uint8_t *buf, size_t bytes, int threads, int strea
     pthread_t t[64];
     bw_arg a[64];
     size_t slice = bytes / (size_t)threads / 4096 * 4096;
-    size_t read = slice / (size_t)streams / 64 * 64 * (size_t)streams * (size_t)threads;
+    size_t nread = slice / (size_t)streams / 64 * 64 * (size_t)streams * (size_t)threads;
     double t0 = seconds();
     int started = 0;
     for (int i = 0; i < threads; i++) {
@@ -103,7 +103,7 @@ static double read_once(const uint8_t *buf, size_t bytes, int threads, int strea
     for (int i = 1; i < started; i++) pthread_join(t[i], NULL);
     double s = seconds() - t0;
     if (started < threads) return 0;   /* not the threads asked for: no figure */
-    return s > 0 ? (double)read / s / 1e9 : 0;
+    return s > 0 ? (double)nread / s / 1e9 : 0;
 }
 
 /* Best over the read patterns, `passes` timed reads of each. */
