@@ -174,10 +174,10 @@ static void test_shipped(void)
         const profile_rule *r = &p->rules[0];
         tap_ok(p->n_rules == 2 && r->strategy == EMBER_STRATEGY_PACKED &&
                r->projections == EMBER_PROJ_ALL && r->when == EMBER_PACK_BEFORE_PREFILL &&
-               r->evict_source && r->reevict_after_prefill && !strcmp(r->arch, "llama") &&
+               r->evict_source && r->reevict_after_prefill && !r->arch &&
                !strcmp(r->dtype, "Q8_0") && p->rules[1].strategy == EMBER_STRATEGY_COMPRESSED &&
                !p->rules[1].arch && !p->rules[1].dtype,
-               "auto: llama Q8_0 -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
+               "auto: Q8_0 (any arch) -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
     }
     profile_free(p);
     p = load_shipped("packed");
@@ -321,6 +321,9 @@ static void test_match(void)
         tap_ok(rc == 0 && ri == 0 && o.strategy == EMBER_STRATEGY_PACKED && o.allow_fallback,
                "auto: llama Q8_0 info -> packed");
         snprintf(info.arch, sizeof info.arch, "qwen2");
+        rc = profile_match_info(p, &info, "/m/qwen.gguf", &o, &ri, &err);
+        tap_ok(rc == 0 && ri == 0 && o.strategy == EMBER_STRATEGY_PACKED,
+               "auto: qwen2 Q8_0 info -> packed");
         info.dominant_dtype = 12; /* Q4_K */
         rc = profile_match_info(p, &info, "/m/qwen.gguf", &o, &ri, &err);
         tap_ok(rc == 0 && ri == 1 && o.strategy == EMBER_STRATEGY_COMPRESSED,
@@ -362,7 +365,7 @@ static void test_fixtures(void)
         {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", 1},
         {"llama-mini-Q4_K_M.gguf", "llama", NULL, "Q4_K_M", 1},
         {"llama-mini-f16.gguf", "llama", "F16", "F16", 1},
-        {"qwen2-mini-Q8_0.gguf", "qwen2", "Q8_0", "Q8_0", 1},
+        {"qwen2-mini-Q8_0.gguf", "qwen2", "Q8_0", "Q8_0", 0},
         {"qwen2-mini-Q4_K_M.gguf", "qwen2", NULL, "Q4_K_M", 1},
         {"qwen3-mini-f16.gguf", "qwen3", "F16", "F16", 1},
     };
