@@ -31,8 +31,10 @@
    hardware prefetchers alone leave the decode of a super-block waiting on
    its lines (on a Xeon VM, one thread: Q4_K 7 GB/s out of cache against
    19 in cache with AVX-512, 6.6 against 15 with AVX2), so the SIMD walks
-   fetch PF_KQ bytes ahead of the block in use, one line at a time, running
-   on into the following rows.  Addresses are integers: the stream may step
+   fetch each line into L2 PF_KQ bytes ahead of the block in use and into
+   L1 PF_KQ_L1 bytes ahead, running on into the following rows (one T0
+   stream 4 KiB ahead: Q4_K 12.8 GB/s; the two levels: 8-9% more decode
+   tok/s on the whole model).  Addresses are integers: the stream may step
    past the matrix, and prefetches never fault. */
 #if defined(EMBER_SIMD) && defined(__x86_64__)
 #include <stdint.h>
@@ -40,9 +42,13 @@
 #ifndef PF_KQ
 #define PF_KQ 4096
 #endif
+#define PF_KQ_L1 1024
 static inline __attribute__((always_inline)) void ember_kq_prefetch_to(uintptr_t *pf, uintptr_t upto)
 {
-    for (; *pf < upto; *pf += 64) _mm_prefetch((const char *)*pf, _MM_HINT_T0);
+    for (; *pf < upto; *pf += 64) {
+        _mm_prefetch((const char *)*pf, _MM_HINT_T1);
+        _mm_prefetch((const char *)(*pf - (PF_KQ - PF_KQ_L1)), _MM_HINT_T0);
+    }
 }
 /* The first line of row r0: where a decode walk's prefetch stream starts. */
 static inline uintptr_t ember_kq_prefetch_start(const void *w, size_t row_bytes, int r0)
