@@ -171,10 +171,14 @@ void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
 #define PREP 4096
 #define PAIRS_MAX 256
 /* Reading ahead within the tile stream (may run past the end of the
-   buffer: prefetches never fault). */
+   buffer: prefetches never fault): into L1 two records ahead, and into L2
+   eight ahead, which on a Xeon VM took the decode kernel from 0.88x to 1.0x
+   of a plain read loop's bandwidth (the L1 stream alone leaves the cores'
+   miss queues short of the memory's latency). */
 #ifndef PF_BYTES
 #define PF_BYTES (2 * EMBER_PACK_RECORD)
 #endif
+#define PF_L2_BYTES (8 * EMBER_PACK_RECORD)
 
 /* vpdpbusd wants unsigned x signed bytes: weights enter as w ^ 0x80 = w + 128
    and each group's lane starts from -128 * sum(its 4 activations), so every
@@ -219,9 +223,11 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
         __m512i wv[GROUPS];
         _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
             _mm_prefetch((const char *)rec + PF_BYTES + g * 64, _MM_HINT_T0);
+            _mm_prefetch((const char *)rec + PF_L2_BYTES + g * 64, _MM_HINT_T1);
             wv[g] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(rec + g * 64)), flip);
         }
         _mm_prefetch((const char *)rec + PF_BYTES + SCALES, _MM_HINT_T0);
+        _mm_prefetch((const char *)rec + PF_L2_BYTES + SCALES, _MM_HINT_T1);
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + SCALES)));
         _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {
             const uint8_t *qs = xb[t] + (size_t)(b0 + b) * sizeof(block_q8_0) + 2;
@@ -261,6 +267,8 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
         _Pragma("GCC unroll 9") for (int q = 0; q <= SCALES; q += 64) {
             _mm_prefetch((const char *)rec0 + PF_BYTES + q, _MM_HINT_T0);
             _mm_prefetch((const char *)rec1 + PF_BYTES + q, _MM_HINT_T0);
+            _mm_prefetch((const char *)rec0 + PF_L2_BYTES + q, _MM_HINT_T1);
+            _mm_prefetch((const char *)rec1 + PF_L2_BYTES + q, _MM_HINT_T1);
         }
         const uint8_t *qs = xb + (size_t)b * sizeof(block_q8_0) + 2;
         const int32_t *c = corr + b * TMAX * 8;
