@@ -179,7 +179,7 @@ int main(void)
     run_case(20, 1032 * 32, 3, 0, 20, kc, vnni, &st);
     tap_ok(st.comp_bad == 0, "%s == scalar compressed (%d of %d cases differ)", kc->name, st.comp_bad, st.runs);
     tap_ok(st.pack_bad == 0, "packer (%s) == byte-by-byte oracle (%d of %d cases differ)",
-           ember_cpu_has_vnni512() ? "avx512 gathers" : "scalar", st.pack_bad, st.runs);
+           ember_cpu_has_vnni512() ? "avx512 shuffles" : "scalar", st.pack_bad, st.runs);
     tap_ok(st.ref_bad == 0, "packed reference == compressed Q8_0 bit for bit (%d of %d cases differ)", st.ref_bad,
            st.runs);
     if (vnni)
