@@ -31,7 +31,7 @@ int bench_lifecycle(const bench_opts *b);
 int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s);
 double bench_median(double *v, int n);
 /* Memory read bandwidth in GB/s with `threads` threads: the best of several
-   read patterns (streams per thread, prefetch distance), a few passes each. */
+   read patterns (streams per thread, prefetch distances), a few passes each. */
 double bench_bandwidth(int threads);
 /* The thread count the bandwidth probes use for `threads` (0: one per core). */
 int bench_threads(int threads);
