@@ -11,7 +11,6 @@
 #include "bench.h"
 #include "cli_profile.h"
 #include "json.h"
-#include "kernels.h"
 #include "run_report.h"
 
 /* ---- lifecycle modes ------------------------------------------------------ */
