@@ -159,6 +159,13 @@ typedef bool (*ember_cancel_fn)(void *ud);
 /* Lets a long prefill be interrupted (fn NULL: never). */
 void ember_session_set_cancel(ember_session *s, ember_cancel_fn fn, void *ud);
 #define EMBER_CANCELLED (-2)
+/* True when the next prefill will first pack the weights (pack: before-prefill
+   and not packed yet): a front end can say so, and call ember_session_pack,
+   instead of showing the pause as prefill. */
+bool ember_session_pack_pending(const ember_session *s);
+/* Runs that packing now (and the source eviction the profile asks for); a
+   no-op when nothing is pending. */
+int ember_session_pack(ember_session *s, ember_err *err);
 /* Processes n tokens as one batch; writes the last position's logits
    (n_vocab floats) to last_logits if non-NULL, and all rows to all_logits
    (n * n_vocab) if non-NULL.  Fails (no write) when the context would overflow.

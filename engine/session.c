@@ -132,6 +132,22 @@ static int do_pack(ember_session *s, ember_err *err)
     return 0;
 }
 
+bool ember_session_pack_pending(const ember_session *s)
+{
+    const ember_model *m = s->m;
+    return m->opts.strategy == EMBER_STRATEGY_PACKED && !m->packed_done && m->plan.packed &&
+           m->opts.pack_when == EMBER_PACK_BEFORE_PREFILL;
+}
+
+int ember_session_pack(ember_session *s, ember_err *err)
+{
+    if (!ember_session_pack_pending(s)) return 0;
+    double t0 = ember_now_ms();
+    int rc = do_pack(s, err);
+    s->prepack_ms += ember_now_ms() - t0;   /* the user waits for it before the first token too */
+    return rc;
+}
+
 int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_logits,
                   float *all_logits, ember_err *err)
 {
@@ -185,7 +201,8 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     s->st.decode_ms = 0;
     s->st.decode_tps = 0;
     s->st.prefill_ms = t2 - t1;
-    s->st.ttft_ms = t2 - t0;
+    s->st.ttft_ms = t2 - t0 + s->prepack_ms;
+    s->prepack_ms = 0;
     s->st.prefill_tps = n / ((t2 - t1) / 1e3);
     snap(s, EMBER_PHASE_PREFILL_DONE);
     if (m->packed_done && m->opts.evict_source && m->opts.reevict_after_prefill && !m->opts.packed_prefill) {

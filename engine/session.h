@@ -24,6 +24,7 @@ struct ember_session {
     ember_stats st;
     bool prefilled_once;
     bool in_prefill;
+    double prepack_ms;             /* ember_session_pack's time, counted in the next TTFT */
     bool batched;               /* this forward is part of a 2+ token prompt (refnum.h orders) */
     ember_cancel_fn cancel;
     void *cancel_ud;

@@ -380,6 +380,17 @@ static void sb_add(sbuf *b, const char *s, size_t n)
     b->p[b->n] = 0;
 }
 
+/* The one-off work a first prefill would start with (packing the weights)
+   runs as a step of its own, so the front end shows it as what it is. */
+static int prepare(ember_worker *w, uint64_t seq, ember_err *err)
+{
+    if (!w->be->prepare_pending || !w->be->prepare || !w->be->prepare_pending(w->h)) return 0;
+    emit_text(w, EMBER_EV_PROGRESS, seq, "packing the weights (once, before the first prefill)", NULL);
+    int rc = w->be->prepare(w->h, err);
+    emit_stats(w, EMBER_EV_STATS, seq, 0, false);
+    return rc < 0 ? -1 : 0;
+}
+
 static void do_generate(ember_worker *w, cmd *c)
 {
     ember_err err = {{0}};
@@ -410,6 +421,12 @@ static void do_generate(ember_worker *w, cmd *c)
         emit_text(w, EMBER_EV_NOTICE, c->seq, msg, NULL);
         ember_event ev = {.kind = EMBER_EV_DROPPED, .seq = c->seq, .i = w->dropped};
         emit(w, &ev);
+    }
+    if (prepare(w, c->seq, &err) < 0) {
+        free(toks);
+        emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
+        emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);
+        return;
     }
     {
         int common = ember_worker_common_prefix(w->cache, w->n_cache, toks, nt);
@@ -513,9 +530,12 @@ static void do_load(ember_worker *w, cmd *c)
     if (w->n_conv) {
         /* Keep the conversation: bring the new session up to date now so the
            next turn only prefills the new message. */
-        emit_text(w, EMBER_EV_PROGRESS, c->seq, "re-prefilling the conversation", NULL);
         int32_t *toks = NULL;
-        int nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
+        int nt = prepare(w, c->seq, &err);
+        if (nt == 0) {
+            emit_text(w, EMBER_EV_PROGRESS, c->seq, "re-prefilling the conversation", NULL);
+            nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
+        }
         stop_ctx qc = {w, UINT64_MAX};   /* only quitting stops this one */
         int rc = nt < 0 ? -1 : sync_cache(w, toks, nt, false, stop_requested, &qc, &err);
         if (rc == -1) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);

@@ -58,6 +58,10 @@ typedef struct ember_worker_backend {
     void (*stats)(void *h, ember_stats *st);
     /* Optional: a generation ended (decode-done memory snapshot). */
     void (*turn_end)(void *h);
+    /* Optional: one-off work the next prefill would start with (packing the
+       weights); the worker runs it first, under its own progress message. */
+    bool (*prepare_pending)(void *h);
+    int (*prepare)(void *h, ember_err *err);
 } ember_worker_backend;
 
 /* The real engine (worker_engine.c). */
@@ -70,6 +74,9 @@ extern const ember_worker_backend ember_worker_fake_backend;
 void ember_worker_fake_config(int delay_ms, int reply_tokens);
 /* Milliseconds per prompt token in the fake prefill (0 = instant). */
 void ember_worker_fake_prefill_delay(int ms_per_token);
+/* Makes the next opened fake model report one-off preparation (as packing
+   before the first prefill) taking ms milliseconds; 0 = none. */
+void ember_worker_fake_prepare(int ms);
 
 /* ---- events ------------------------------------------------------------ */
 

@@ -141,6 +141,9 @@ static int e_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, voi
     return rc;
 }
 
+static bool e_prepare_pending(void *h) { return ember_session_pack_pending(((eng *)h)->s); }
+static int e_prepare(void *h, ember_err *err) { return ember_session_pack(((eng *)h)->s, err); }
+
 static int e_decode(void *h, int32_t tok, ember_err *err)
 {
     eng *e = h;
@@ -188,6 +191,8 @@ const ember_worker_backend ember_worker_engine_backend = {
     .tokenize = e_tokenize,
     .truncate = e_truncate,
     .prefill = e_prefill,
+    .prepare_pending = e_prepare_pending,
+    .prepare = e_prepare,
     .decode = e_decode,
     .sample = e_sample,
     .set_sampling = e_set_sampling,

@@ -13,7 +13,12 @@
 
 enum { FAKE_BOS = 1, FAKE_EOS = 2, FAKE_BASE = 3 };
 
-static _Atomic int fake_delay_ms, fake_reply_tokens, fake_prefill_ms;
+static _Atomic int fake_delay_ms, fake_reply_tokens, fake_prefill_ms, fake_prepare_ms;
+
+void ember_worker_fake_prepare(int ms)
+{
+    atomic_store(&fake_prepare_ms, ms);
+}
 
 void ember_worker_fake_prefill_delay(int ms_per_token)
 {
@@ -42,6 +47,7 @@ typedef struct fake {
     double t_prefill, t_decode, ttft;
     unsigned char pend[8];
     int n_pend;
+    int prepare_ms;                /* pending one-off preparation, 0 = none */
     ember_stats st;
 } fake;
 
@@ -66,6 +72,7 @@ static void *f_open(const ember_worker_load *l, ember_err *err)
     f->load = *l;
     f->n_ctx = l->n_ctx > 0 ? l->n_ctx : 512;
     f->st.strategy = l->plan.strategy;
+    f->prepare_ms = atomic_load(&fake_prepare_ms);
     f->st.phase_seen[EMBER_PHASE_OPENED] = true;
     ember_memstat_read(&f->st.phase_mem[EMBER_PHASE_OPENED]);
     return f;
@@ -83,6 +90,19 @@ static void f_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
 }
 
 static int f_n_ctx(void *h) { return ((fake *)h)->n_ctx; }
+
+static bool f_prepare_pending(void *h) { return ((fake *)h)->prepare_ms > 0; }
+
+static int f_prepare(void *h, ember_err *err)
+{
+    fake *f = h;
+    (void)err;
+    sleep_ms(f->prepare_ms);
+    f->prepare_ms = 0;
+    f->st.phase_seen[EMBER_PHASE_PACKED] = true;
+    ember_memstat_read(&f->st.phase_mem[EMBER_PHASE_PACKED]);
+    return 0;
+}
 
 static char *f_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen)
 {
@@ -245,4 +265,6 @@ const ember_worker_backend ember_worker_fake_backend = {
     .piece = f_piece,
     .piece_reset = f_piece_reset,
     .stats = f_stats,
+    .prepare_pending = f_prepare_pending,
+    .prepare = f_prepare,
 };

@@ -23,6 +23,9 @@ typedef struct {
     int n_tokens, n_stats, n_errors, n_notice, n_loaded, dropped;
     bool done, cancelled;
     int done_n;
+    char progress[8][128];         /* PROGRESS texts in order */
+    int n_progress;
+    bool saw_packed;               /* a PHASE event for "packed" */
     ember_stats final;
     char error[1024], loaded[256], plan[512];
     uint64_t done_seq;
@@ -50,6 +53,12 @@ static bool wait_for(ember_worker *w, turn *t, ember_event_kind until, double ti
                 snprintf(t->error, sizeof t->error, "%s", ev.text);
                 break;
             case EMBER_EV_NOTICE: t->n_notice++; break;
+            case EMBER_EV_PROGRESS:
+                if (t->n_progress < 8) snprintf(t->progress[t->n_progress++], sizeof t->progress[0], "%s", ev.text);
+                break;
+            case EMBER_EV_PHASE:
+                if (ev.i == EMBER_PHASE_PACKED) t->saw_packed = true;
+                break;
             case EMBER_EV_DROPPED: t->dropped = ev.i; break;
             case EMBER_EV_LOADED:
                 t->n_loaded++;
@@ -260,6 +269,49 @@ int main(void)
     ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
     tap_ok(ok && t.final.n_prompt == (int)strlen("<user>more\n<assistant>"),
            "after a switch only the new message is prefilled (%d tokens)", t.final.n_prompt);
+
+    /* packing before the first prefill is its own step, announced as such,
+       before the prefill's progress; the next turn has nothing to pack */
+    ember_worker_clear(w);                      /* no conversation to re-prefill at load */
+    ember_worker_fake_prepare(150);
+    load_opts(&l, "packs", 256);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    while (wait_for(w, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}  /* load ends on "" */
+    ember_worker_fake_prepare(0);
+    tap_ok(!t.saw_packed, "a load with no conversation leaves the packing to the first prefill");
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m1, 2);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 3000);
+    int ip = -1, ipf = -1;
+    for (int i = 0; i < t.n_progress; i++) {
+        if (ip < 0 && strstr(t.progress[i], "packing the weights")) ip = i;
+        if (ipf < 0 && strstr(t.progress[i], "prefill ")) ipf = i;
+    }
+    tap_ok(ok && ip == 0 && ipf == 1 && t.saw_packed && t.n_errors == 0,
+           "the turn announces the packing, then the prefill (progress %d, prefill %d), and reports the phase",
+           ip, ipf);
+    /* with a conversation kept across a switch, the load's re-prefill packs first */
+    ember_worker_fake_prepare(150);
+    load_opts(&l, "packs-again", 256);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    while (wait_for(w, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}
+    ember_worker_fake_prepare(0);
+    ip = ipf = -1;
+    for (int i = 0; i < t.n_progress; i++) {
+        if (ip < 0 && strstr(t.progress[i], "packing the weights")) ip = i;
+        if (ipf < 0 && strstr(t.progress[i], "re-prefilling")) ipf = i;
+    }
+    tap_ok(ip >= 0 && ipf > ip && t.saw_packed, "a switch packs before re-prefilling (progress %d, re-prefill %d)",
+           ip, ipf);
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m1, 2);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    ip = -1;
+    for (int i = 0; i < t.n_progress; i++)
+        if (strstr(t.progress[i], "packing the weights")) ip = i;
+    tap_ok(ok && ip < 0 && t.n_progress >= 1, "the next turn packs nothing (%d progress events)", t.n_progress);
 
     /* quit while generating returns promptly */
     ember_worker_fake_config(50, 1000);
