@@ -531,8 +531,8 @@ static void do_load(ember_worker *w, cmd *c)
         /* Keep the conversation: bring the new session up to date now so the
            next turn only prefills the new message. */
         int32_t *toks = NULL;
-        int nt = prepare(w, c->seq, &err);
-        if (nt == 0) {
+        int nt = -1;
+        if (prepare(w, c->seq, &err) == 0) {
             emit_text(w, EMBER_EV_PROGRESS, c->seq, "re-prefilling the conversation", NULL);
             nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
         }
