@@ -66,6 +66,9 @@ typedef struct {                    /* 292: activations for K-quant dots */
     int16_t bsums[QK_K / 16];
 } block_q8_K;
 
+/* IQ4_NL's 16-entry code book (the reference's kvalues_iq4nl). */
+extern const int8_t ember_iq4nl_values[16];
+
 /* NULL for a type number ember does not know. */
 const ember_dtype_info *ember_dtype_get(int type);
 const char *ember_dtype_name(int type);      /* "?" when unknown */

@@ -9,7 +9,7 @@
 #include "dtype.h"
 
 /* IQ4_NL's non-linear code book (ggml kvalues_iq4nl). */
-static const int8_t iq4nl_values[16] = {
+const int8_t ember_iq4nl_values[16] = {
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
 };
 
@@ -93,8 +93,8 @@ static void dequant_iq4_nl(const block_iq4_nl *b, float *y, int64_t nb)
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
         for (int j = 0; j < QK / 2; j++) {
-            y[i * QK + j] = d * (float)iq4nl_values[b[i].qs[j] & 0x0f];
-            y[i * QK + j + QK / 2] = d * (float)iq4nl_values[b[i].qs[j] >> 4];
+            y[i * QK + j] = d * (float)ember_iq4nl_values[b[i].qs[j] & 0x0f];
+            y[i * QK + j + QK / 2] = d * (float)ember_iq4nl_values[b[i].qs[j] >> 4];
         }
     }
 }
@@ -214,6 +214,41 @@ static void quant_q5_1(const float *x, block_q5_1 *b, int64_t nb)
     }
 }
 
+/* IQ4_NL: the largest magnitude maps to one end of the code book (-127,
+   or 113 when that fits the block better: the book is not symmetric) and
+   every value to its nearest entry.  (The reference also searches a few
+   scales around those; this keeps the simple choice, in the same format.) */
+static float iq4_nl_codes(const float *x, float d, uint8_t q[QK])
+{
+    float id = d != 0.0f ? 1.0f / d : 0.0f, err = 0.0f;
+    for (int j = 0; j < QK; j++) {
+        float v = x[j] * id, best_e = INFINITY;
+        int best = 0;
+        for (int c = 0; c < 16; c++) {
+            float e = fabsf(v - (float)ember_iq4nl_values[c]);
+            if (e < best_e) { best_e = e; best = c; }
+        }
+        q[j] = (uint8_t)best;
+        float r = x[j] - d * (float)ember_iq4nl_values[best];
+        err += r * r;
+    }
+    return err;
+}
+
+static void quant_iq4_nl(const float *x, block_iq4_nl *b, int64_t nb)
+{
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float max = signed_absmax(x, QK), d = max / -127.0f, d2 = max / 113.0f;
+        uint8_t q[QK], q2[QK];
+        if (iq4_nl_codes(x, d2, q2) < iq4_nl_codes(x, d, q)) {
+            d = d2;
+            memcpy(q, q2, QK);
+        }
+        b[i].d = ember_f32_to_fp16(d);
+        for (int j = 0; j < QK / 2; j++) b[i].qs[j] = (uint8_t)(q[j] | q[j + QK / 2] << 4);
+    }
+}
+
 static void quant_q8_0(const float *x, block_q8_0 *b, int64_t nb)
 {
     for (int64_t i = 0; i < nb; i++, x += QK) {
@@ -253,6 +288,7 @@ int ember_quantize_row_simple(int type, const float *src, void *dst, int64_t n)
     case EMBER_Q5_0: quant_q5_0(src, dst, nb); return 0;
     case EMBER_Q5_1: quant_q5_1(src, dst, nb); return 0;
     case EMBER_Q8_0: quant_q8_0(src, dst, nb); return 0;
+    case EMBER_IQ4_NL: quant_iq4_nl(src, dst, nb); return 0;
     default: return -1;
     }
 }

@@ -96,10 +96,20 @@ static const void *prep_act(ember_session *s, const ember_weight *w, const float
         *stride = (size_t)w->in * 4;
         return x;
     }
-    bool q8k = k->act_type == EMBER_Q8_K;
-    uint8_t *buf = q8k ? s->xqk : s->xq8;
-    const float **src = q8k ? &s->xqk_src : &s->xq8_src;
-    int *kk = q8k ? &s->xqk_k : &s->xq8_k, *nn = q8k ? &s->xqk_nt : &s->xq8_nt;
+    uint8_t *buf = s->xq8;
+    const float **src = &s->xq8_src;
+    int *kk = &s->xq8_k, *nn = &s->xq8_nt;
+    if (k->act_type == EMBER_Q8_K) {
+        buf = s->xqk;
+        src = &s->xqk_src;
+        kk = &s->xqk_k;
+        nn = &s->xqk_nt;
+    } else if (k->act_type == EMBER_Q8_1) {
+        buf = s->xq81;
+        src = &s->xq81_src;
+        kk = &s->xq81_k;
+        nn = &s->xq81_nt;
+    }
     *stride = ember_act_bytes(k->act_type, w->in);
     if (*src != x || *kk != w->in || *nn != nt) {
         q_job j = {s, x, nt, (int)w->in, k->act_type, k->quantize_act, buf, *stride};
@@ -113,7 +123,7 @@ static const void *prep_act(ember_session *s, const ember_weight *w, const float
 }
 
 /* Invalidates cached activations (their source buffer was overwritten). */
-static void act_dirty(ember_session *s) { s->xq8_src = s->xqk_src = NULL; }
+static void act_dirty(ember_session *s) { s->xq8_src = s->xqk_src = s->xq81_src = NULL; }
 
 static bool use_packed(const ember_session *s, const ember_weight *w, int nt)
 {

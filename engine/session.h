@@ -15,10 +15,10 @@ struct ember_session {
     /* workspace, sized for EMBER_UBATCH tokens */
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
     float *all_logits;          /* EMBER_UBATCH rows, only for eval */
-    uint8_t *xq8, *xqk;         /* Q8_0 / Q8_K activations */
+    uint8_t *xq8, *xqk, *xq81;  /* Q8_0 / Q8_K / Q8_1 activations */
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
-    const float *xq8_src, *xqk_src;
-    int xq8_k, xqk_k, xq8_nt, xqk_nt;
+    const float *xq8_src, *xqk_src, *xq81_src;
+    int xq8_k, xqk_k, xq81_k, xq8_nt, xqk_nt, xq81_nt;
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
     ember_stats st;

@@ -32,6 +32,7 @@ typedef struct {
 
 static const fmt_t fmts[] = {
     {EMBER_Q8_0, 1, 0}, {EMBER_Q4_0, 1, 0}, {EMBER_Q4_0, 1, 1}, {EMBER_Q5_0, 1, 0},
+    {EMBER_Q4_1, 1, 0}, {EMBER_Q5_1, 1, 0}, {EMBER_IQ4_NL, 1, 0},
     {EMBER_F16, 0, 0},  {EMBER_BF16, 0, 0}, {EMBER_F32, 0, 0},
 };
 
@@ -71,6 +72,25 @@ static void special_weights(int wtype, uint8_t *w, size_t row_bytes, int rows, i
             if (r == 5) b->d = 0x83ff;
             break;
         }
+        case EMBER_Q4_1:
+        case EMBER_Q5_1: {
+            /* d, m, then Q4_0's or Q5_0's bytes */
+            uint16_t d = r == 4 ? 0x0001 : r == 5 ? 0x83ff : ember_f32_to_fp16(0.05f);
+            uint16_t m = r == 0 ? 0 : r == 1 ? 0xbc00 : r == 2 ? 0x3c00 : r == 3 ? 0x8001 : 0x7bff;
+            size_t qsz = wtype == EMBER_Q4_1 ? QK / 2 : 4 + QK / 2;
+            memset(blk + 4, r == 0 ? 0x00 : r == 1 ? 0xff : r == 2 ? 0xa5 : 0x5a, qsz);
+            memcpy(blk, &d, 2);
+            memcpy(blk + 2, &m, 2);
+            break;
+        }
+        case EMBER_IQ4_NL: {
+            block_iq4_nl *b = (block_iq4_nl *)blk;
+            for (int j = 0; j < QK / 2; j++)   /* code 0 is -127, 15 is 113 */
+                b->qs[j] = r == 0 ? 0x00 : r == 1 ? 0xff : r == 2 ? 0x0f : r == 3 ? (uint8_t)(j * 0x11) : b->qs[j];
+            if (r == 4) b->d = 0x0001;
+            if (r == 5) b->d = 0x83ff;
+            break;
+        }
         default: {
             for (int j = 0; j < QK; j++) {
                 if (wtype == EMBER_F32) {
@@ -87,16 +107,50 @@ static void special_weights(int wtype, uint8_t *w, size_t row_bytes, int rows, i
     }
 }
 
-/* Edge cases on the activation side (integer formats: raw Q8_0 codes). */
-static void special_acts(uint8_t *xq, size_t stride, int nt, int64_t k)
+/* Edge cases on the activation side (integer formats: raw Q8_0 / Q8_1
+   codes; a Q8_1 block's s is left as it was, which the kernels must take
+   as given). */
+static void special_acts(int act_type, uint8_t *xq, size_t stride, int nt, int64_t k)
 {
     int64_t nb = k / QK;
+    size_t ab = ember_act_bytes(act_type, QK), qo = ab - QK;
     for (int t = 0; t < nt && t < 3; t++) {
-        block_q8_0 *b = (block_q8_0 *)(xq + (size_t)t * stride) + (t * 3) % nb;
+        uint8_t *b = xq + (size_t)t * stride + (size_t)((t * 3) % nb) * ab;
+        int8_t *qs = (int8_t *)(b + qo);
         for (int j = 0; j < QK; j++)
-            b->qs[j] = t == 0 ? (int8_t)(j & 1 ? -128 : 127) : t == 1 ? (int8_t)-128 : b->qs[j];
-        if (t == 2) b->d = 0x0200; /* subnormal activation scale */
+            qs[j] = t == 0 ? (int8_t)(j & 1 ? -128 : 127) : t == 1 ? (int8_t)-128 : qs[j];
+        if (t == 2) { /* subnormal activation scale */
+            uint16_t d = 0x0200;
+            memcpy(b, &d, 2);
+        }
     }
+}
+
+/* Activation t's values as the kernels see them: d * q per element; for
+   Q8_1 also the gap between each block's s and d * sum(q), by which the
+   min terms (m_w * s) may move the result, weighted by |m_w| of row wr. */
+static double act_dequant(int act_type, const uint8_t *xq, int64_t k, float *xd, const uint8_t *wr, int wtype)
+{
+    size_t ab = ember_act_bytes(act_type, QK), qo = ab - QK, wb = ember_row_bytes(wtype, QK);
+    double gap = 0;
+    for (int64_t b = 0; b < k / QK; b++) {
+        const uint8_t *blk = xq + (size_t)b * ab;
+        uint16_t dh, sh;
+        memcpy(&dh, blk, 2);
+        memcpy(&sh, blk + 2, 2);
+        float d = ember_fp16_to_f32(dh);
+        double sum = 0;
+        for (int j = 0; j < QK; j++) {
+            xd[b * QK + j] = d * (float)((const int8_t *)(blk + qo))[j];
+            sum += xd[b * QK + j];
+        }
+        if (act_type == EMBER_Q8_1 && wr) {
+            uint16_t mh;
+            memcpy(&mh, wr + (size_t)b * wb + 2, 2);
+            gap += fabs((double)ember_fp16_to_f32(mh)) * fabs(sum - (double)ember_fp16_to_f32(sh));
+        }
+    }
+    return gap;
 }
 
 typedef struct {
@@ -129,7 +183,7 @@ static void run_case(const fmt_t *f, const ember_kernel *ks[3], int rows, int64_
         for (int64_t i = 0; i < k; i++) xf[(size_t)t * k + i] = frand() * (float)(1 + t % 3);
         ks[0]->quantize_act(xf + (size_t)t * k, xq + (size_t)t * xq_stride, k);
     }
-    if (f->is_int) special_acts(xq, xq_stride, nt, k);
+    if (f->is_int) special_acts(ks[0]->act_type, xq, xq_stride, nt, k);
     float *wd = malloc(sizeof(float) * (size_t)k * (size_t)rows);
     for (int r = 0; r < rows; r++) ember_dequantize_row(f->wtype, w + (size_t)r * row_bytes, wd + (size_t)r * k, k);
 
@@ -149,18 +203,19 @@ static void run_case(const fmt_t *f, const ember_kernel *ks[3], int rows, int64_
        rounding of one fma and one product per block */
     for (int t = 0; t < nt; t++) {
         const float *x = xf + (size_t)t * k;
-        if (f->is_int) ember_dequantize_row(EMBER_Q8_0, xq + (size_t)t * xq_stride, xd, k);
-        else memcpy(xd, x, sizeof(float) * (size_t)k);
+        if (!f->is_int) memcpy(xd, x, sizeof(float) * (size_t)k);
         for (int r = r0; r < r1; r++) {
             const float *wr = wd + (size_t)r * k;
-            double ref = 0, qerr = 0, mag = 0;
+            double ref = 0, qerr = 0, mag = 0, sgap = 0;
+            if (f->is_int)
+                sgap = act_dequant(ks[0]->act_type, xq + (size_t)t * xq_stride, k, xd, w + (size_t)r * row_bytes, f->wtype);
             for (int64_t i = 0; i < k; i++) {
                 ref += (double)wr[i] * x[i];
                 qerr += fabs((double)wr[i]) * fabs((double)x[i] - xd[i]);
                 mag += fabs((double)wr[i] * xd[i]);
             }
             double got = y0[(size_t)t * y_stride + r];
-            double tol = qerr * (1 + 1e-6) + mag * (double)(k / QK + 4) * 0x1p-23 + 1e-37;
+            double tol = qerr * (1 + 1e-6) + sgap * (1 + 1e-6) + mag * (double)(k / QK + 4) * 0x1p-23 + 1e-37;
             st->runs_ref++;
             if (!(fabs(got - ref) <= tol)) {
                 if (!st->fails_ref++)
@@ -250,6 +305,31 @@ static void test_quantize_act(ember_isa have)
         for (int j = 0; j < QK; j++)
             if (abs(act[b].qs[j] - want[b].qs[j]) > 1) near = 0;
     tap_ok(near, "Q8_0 activation codes within one of the weight quantizer's");
+    /* Q8_1: Q8_0's codes and d, and s = d * sum(codes) from the f32 d */
+    static block_q8_1 a1[NB];
+    ember_q8_1_quantize_act(x, a1, K);
+    int same = 1;
+    for (int b = 0; b < NB; b++) {
+        float amax = 0.0f;
+        int32_t sum = 0;
+        for (int j = 0; j < QK; j++) {
+            if (fabsf(x[b * QK + j]) > amax) amax = fabsf(x[b * QK + j]);
+            sum += act[b].qs[j];
+        }
+        uint16_t s_want = ember_f32_to_fp16(amax / 127.0f * (float)sum);
+        if (a1[b].d != act[b].d || memcmp(a1[b].qs, act[b].qs, QK) || memcmp(&a1[b].s, &s_want, 2)) {
+            if (same) tap_diag("Q8_1 block %d differs", b);
+            same = 0;
+        }
+    }
+    tap_ok(same, "Q8_1 activations: Q8_0's codes and scale, s = fp16(d * sum(q))");
+    int shared = 1;
+    for (int isa = 0; isa <= (int)have; isa++) {
+        const ember_kernel *k1 = ember_kernels_simple(EMBER_Q5_1, (ember_isa)isa);
+        const ember_kernel *k4 = ember_kernels_simple(EMBER_Q4_1, (ember_isa)isa);
+        shared &= k1 && k4 && k1->quantize_act == ember_q8_1_quantize_act && k4->quantize_act == k1->quantize_act;
+    }
+    tap_ok(shared, "Q4_1 / Q5_1 kernels of every ISA use the one Q8_1 quantizer");
     for (int isa = 0; isa <= (int)have; isa++) {
         const ember_kernel *kq = ember_kernels_simple(EMBER_Q8_0, (ember_isa)isa);
         if (!kq) continue;
@@ -265,7 +345,7 @@ static void test_quantize_act(ember_isa have)
 
 int main(void)
 {
-    static const int64_t ks_list[] = {32, 64, 96, 256, 512, 896, 1536, 2048, 4864, 8192};
+    static const int64_t ks_list[] = {32, 64, 96, 256, 512, 896, 1056, 1536, 2048, 4864, 8192};
     static const int nts_small[] = {1, 2, 3, 4, 8, 17, 32};
     static const int nts_mid[] = {1, 4, 17};
     static const int nts_big[] = {1, 5};
@@ -280,8 +360,10 @@ int main(void)
                                : ember_kernels_simple(f->wtype, (ember_isa)isa);
         if (!tap_ok(ks[0] != NULL, "%s%s has a scalar kernel", ember_dtype_name(f->wtype),
                     f->tiled ? " (8-row tile order)" : "")) continue;
-        tap_ok(ks[0]->act_type == (f->is_int ? EMBER_Q8_0 : EMBER_F32) && ks[0]->wtype == f->wtype,
-               "%s activations are %s", ember_dtype_name(f->wtype), f->is_int ? "Q8_0" : "F32");
+        int want_act = !f->is_int ? EMBER_F32
+                     : f->wtype == EMBER_Q4_1 || f->wtype == EMBER_Q5_1 ? EMBER_Q8_1 : EMBER_Q8_0;
+        tap_ok(ks[0]->act_type == want_act && ks[0]->wtype == f->wtype,
+               "%s activations are %s", ember_dtype_name(f->wtype), ember_dtype_name(want_act));
         stats_t st = {0};
         for (size_t ki = 0; ki < sizeof ks_list / sizeof ks_list[0]; ki++) {
             int64_t k = ks_list[ki];
@@ -340,6 +422,9 @@ int main(void)
            te == t17 && t8 == kq && t16 != t17,
            "ember_kernel_for_matrix: tile order for Q4_0 of 8k rows only, not for 17 rows, an embedding or Q8_0");
     tap_ok(ember_kernels_simple(EMBER_Q4_K, EMBER_ISA_SCALAR) == NULL &&
-           ember_kernels_simple(EMBER_Q4_1, EMBER_ISA_SCALAR) == NULL, "no simple kernel for Q4_K / Q4_1");
+           ember_kernels_simple(EMBER_Q8_1, EMBER_ISA_SCALAR) == NULL, "no simple kernel for Q4_K / Q8_1");
+    tap_ok(ember_kernel_for_matrix(EMBER_Q5_1, have, 16, 0) == ember_kernel_find(EMBER_Q5_1, have) &&
+           ember_kernel_for_matrix(EMBER_IQ4_NL, have, 16, 0) == ember_kernel_find(EMBER_IQ4_NL, have),
+           "Q5_1 / IQ4_NL take no tile order");
     return tap_done();
 }

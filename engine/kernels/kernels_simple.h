@@ -12,6 +12,8 @@
 void ember_q8_0_quantize_act_scalar(const float *x, void *xq, int64_t k);
 void ember_q8_0_quantize_act_avx2(const float *x, void *xq, int64_t k);
 void ember_q8_0_quantize_act_avx512(const float *x, void *xq, int64_t k);
+/* Q8_1 (Q4_1/Q5_1 activations): one quantizer for every ISA. */
+void ember_q8_1_quantize_act(const float *x, void *xq, int64_t k);
 void ember_f32_quantize_act(const float *x, void *xq, int64_t k);
 
 #define EMBER_DECLARE_SIMPLE(isa) \
@@ -19,6 +21,9 @@ void ember_f32_quantize_act(const float *x, void *xq, int64_t k);
     void ember_matmul_q4_0_##isa(EMBER_MATMUL_ARGS); \
     void ember_matmul_q4_0x8_##isa(EMBER_MATMUL_ARGS); \
     void ember_matmul_q5_0_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_q4_1_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_q5_1_##isa(EMBER_MATMUL_ARGS); \
+    void ember_matmul_iq4_nl_##isa(EMBER_MATMUL_ARGS); \
     void ember_matmul_f32_##isa(EMBER_MATMUL_ARGS);  \
     void ember_matmul_f16_##isa(EMBER_MATMUL_ARGS);  \
     void ember_matmul_bf16_##isa(EMBER_MATMUL_ARGS);

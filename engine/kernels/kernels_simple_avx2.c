@@ -1,4 +1,4 @@
-/* AVX2 kernels for Q8_0, Q4_0, Q5_0 and the float formats.
+/* AVX2 kernels for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and the float formats.
  *
  * Integer formats work on 8 rows and one token at a time, as the reference
  * does: a row's block yields the 8 int32 dots of its 4-input groups in one
@@ -8,10 +8,14 @@
  * Q8_0 widens both sides to int16 (vpmaddwd, exact for every int8 input)
  * and pairs the pairs; Q4_0/Q5_0 enter vpmaddubsw as unsigned codes
  * u = w + off, where vpmaddubsw cannot saturate (31 * 128 * 2 < 32767),
- * minus off times each group's activation sum.
+ * minus off times each group's activation sum.  Q4_1/Q5_1 codes are
+ * unsigned already; their m_w * s_x terms sum in one more ymm (8 rows).
+ * IQ4_NL's code book values (-127..113) go through Q8_0's exact int16
+ * path, 4 rows a pass for its two lane sets (kernels_simple.c).
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -68,6 +72,11 @@ INLINE2 __m256i dot_q4_0(const uint8_t *blk, const act_t *a)
     return udot(nibbles(blk + 2), a);
 }
 
+INLINE2 __m256i dot_q4_1(const uint8_t *blk, const act_t *a)
+{
+    return dot_q4_0(blk + 2, a);
+}
+
 INLINE2 __m256i dot_q5_0(const uint8_t *blk, const act_t *a)
 {
     uint32_t qh;
@@ -79,6 +88,11 @@ INLINE2 __m256i dot_q5_0(const uint8_t *blk, const act_t *a)
     h = _mm256_cmpeq_epi8(_mm256_and_si256(h, bit), bit);
     __m256i u = _mm256_or_si256(nibbles(blk + 6), _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
     return udot(u, a);
+}
+
+INLINE2 __m256i dot_q5_1(const uint8_t *blk, const act_t *a)
+{
+    return dot_q5_0(blk + 2, a);
 }
 
 /* The 8 rows' fp16 block scales: scalar loads assembled in registers run on
@@ -107,20 +121,26 @@ INLINE2 __m256i rowsum8(const __m256i g[8])
 }
 
 /* BO = 0: the reference's 8-lane order; BO = 1: its 8-row tile order, one
-   f32 sum per row (kernels.h). */
-#define INT_KERNEL(name, fmt, BLOCK, OFF, BO)                                                     \
+   f32 sum per row (kernels.h).  AB: activation block bytes (Q8_0 34, Q8_1
+   36, whose codes follow d and s); MIN: the weights carry an fp16 min after
+   d, folded as m_w * s_x (Q8_1). */
+#define INT_KERNEL(name, fmt, BLOCK, OFF, BO, AB, MIN)                                             \
     INLINE2 void name##_pass(const uint8_t *const p[8], int n, int64_t nb, const uint8_t *xq, float *y) \
     {                                                                                              \
-        __m256 acc[8];                                                                             \
+        __m256 acc[8], summ = _mm256_setzero_ps();                                                 \
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();          \
         for (int64_t b = 0; b < nb; b++) {                                                         \
             size_t o = (size_t)b * (BLOCK);                                                        \
             if ((b & 1) == 0 && o + PF_BYTES < (size_t)nb * (BLOCK))                               \
                 _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++)                                \
                     _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);                  \
-            const block_q8_0 *xb = (const block_q8_0 *)xq + b;                                     \
-            act_t a = act_prep(xb->qs);                                                            \
-            __m256 d8 = _mm256_mul_ps(scales8(p, o), _mm256_set1_ps(_cvtsh_ss(xb->d)));            \
+            const uint8_t *xb = xq + (size_t)b * (AB);                                             \
+            uint16_t xd, xs;                                                                       \
+            memcpy(&xd, xb, 2);                                                                    \
+            memcpy(&xs, xb + 2, 2);                                                                \
+            act_t a = act_prep((const int8_t *)(xb + (AB) - QK));                                  \
+            __m256 d8 = _mm256_mul_ps(scales8(p, o), _mm256_set1_ps(_cvtsh_ss(xd)));               \
+            if (MIN) summ = _mm256_fmadd_ps(scales8(p, o + 2), _mm256_set1_ps(_cvtsh_ss(xs)), summ); \
             float d[8];                                                                            \
             _mm256_storeu_ps(d, d8);                                                               \
             __m256i corr = (OFF) ? _mm256_mullo_epi32(udot(_mm256_set1_epi8(1), &a),               \
@@ -139,10 +159,12 @@ INLINE2 __m256i rowsum8(const __m256i g[8])
             memcpy(y, l, (size_t)n * sizeof(float));                                               \
             return;                                                                                \
         }                                                                                          \
+        float sm[8];                                                                               \
+        _mm256_storeu_ps(sm, summ);                                                                \
         for (int i = 0; i < n; i++) {                                                              \
             float l[8];                                                                            \
             _mm256_storeu_ps(l, acc[i]);                                                           \
-            y[i] = ember_sum8(l);                                                                  \
+            y[i] = (MIN) ? ember_sum8(l) + sm[i] : ember_sum8(l);                                  \
         }                                                                                          \
     }                                                                                              \
     EMBER_TARGET_AVX2 void ember_matmul_##name##_avx2(EMBER_MATMUL_ARGS)                           \
@@ -159,10 +181,83 @@ INLINE2 __m256i rowsum8(const __m256i g[8])
         }                                                                                          \
     }
 
-INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 0, 0)
-INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0)
-INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1)
-INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0)
+INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 0, 0, sizeof(block_q8_0), 0)
+INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0, sizeof(block_q8_0), 0)
+INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1, sizeof(block_q8_0), 0)
+INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0, sizeof(block_q8_0), 0)
+INT_KERNEL(q4_1, q4_1, sizeof(block_q4_1), 0, 0, sizeof(block_q8_1), 1)
+INT_KERNEL(q5_1, q5_1, sizeof(block_q5_1), 0, 0, sizeof(block_q8_1), 1)
+
+/* ---- IQ4_NL: even / odd block lane sets, an odd last block whole ------- */
+
+INLINE2 __m256i dot_iq4_nl(const uint8_t *blk, const act_t *x)
+{
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ember_iq4nl_values));
+    __m256i v = _mm256_shuffle_epi8(tbl, nibbles(blk + 2));
+    __m256i w0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v));
+    __m256i w1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(v, 1));
+    __m256i h = _mm256_hadd_epi32(_mm256_madd_epi16(w0, x->a0), _mm256_madd_epi16(w1, x->a1));
+    return _mm256_permute4x64_epi64(h, 0xd8);
+}
+
+INLINE2 int32_t hsum_i32(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
+}
+
+INLINE2 void iq4_nl_pass(const uint8_t *const p[4], int n, int64_t nb, const uint8_t *xq, float *y)
+{
+    __m256 acc[2][4];
+    _Pragma("GCC unroll 8") for (int i = 0; i < 4; i++) acc[0][i] = acc[1][i] = _mm256_setzero_ps();
+    int64_t nbp = nb & ~(int64_t)1;
+    for (int64_t b = 0; b < nbp; b += 2) {
+        size_t o = (size_t)b * sizeof(block_iq4_nl);
+        if (o + PF_BYTES < (size_t)nb * sizeof(block_iq4_nl))
+            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
+                _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+            const block_q8_0 *xb = (const block_q8_0 *)xq + b + h;
+            act_t a = act_prep(xb->qs);
+            float dx = _cvtsh_ss(xb->d);
+            size_t ob = o + (size_t)h * sizeof(block_iq4_nl);
+            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+                uint16_t dw;
+                memcpy(&dw, p[i] + ob, 2);
+                acc[h][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_iq4_nl(p[i] + ob, &a)),
+                                            _mm256_set1_ps(_cvtsh_ss(dw) * dx), acc[h][i]);
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        float l[8];
+        _mm256_storeu_ps(l, _mm256_add_ps(acc[0][i], acc[1][i]));
+        float v = ember_sum8(l);
+        if (nb & 1) {
+            const block_q8_0 *xb = (const block_q8_0 *)xq + nbp;
+            act_t a = act_prep(xb->qs);
+            const uint8_t *blk = p[i] + (size_t)nbp * sizeof(block_iq4_nl);
+            uint16_t dw;
+            memcpy(&dw, blk, 2);
+            v = fmaf(_cvtsh_ss(dw) * _cvtsh_ss(xb->d), (float)hsum_i32(dot_iq4_nl(blk, &a)), v);
+        }
+        y[i] = v;
+    }
+}
+
+EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
+{
+    int64_t nb = k / QK;
+    for (int g0 = r0; g0 < r1; g0 += 4) {
+        int n = r1 - g0 < 4 ? r1 - g0 : 4;
+        const uint8_t *p[4];
+        for (int i = 0; i < 4; i++)
+            p[i] = (const uint8_t *)w + (size_t)(g0 + (i < n ? i : n - 1)) * row_bytes;
+        for (int t = 0; t < nt; t++)
+            iq4_nl_pass(p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride, y + (size_t)t * y_stride + g0);
+    }
+}
 
 /* ---- float formats: 4 rows x up to 2 tokens of 8-wide fma chains ------- */
 

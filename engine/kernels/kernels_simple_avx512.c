@@ -1,4 +1,5 @@
-/* AVX-512 (VNNI) kernels for Q8_0, Q4_0, Q5_0 and the float formats.
+/* AVX-512 (VNNI) kernels for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and the
+ * float formats.
  *
  * Integer formats are vectorised across 16 rows: four zmm each hold four
  * rows' (one per 128-bit lane) first 16 codes of a block and four more
@@ -12,6 +13,10 @@
  * vpdpbusd multiplies unsigned by signed bytes, so weights enter as
  * u = w + off (unsigned) and the accumulator starts at -off * (partial sums
  * of the activations), which makes every partial exact for any int8 input.
+ * Q4_1/Q5_1 (unsigned codes, Q8_1 activations) add the 16 rows' m_w * s_x
+ * sums in one more zmm; IQ4_NL enters as code book value + 128 and keeps
+ * a second set of group sums for odd blocks (its order, kernels_simple.c),
+ * so it takes one token per pass.
  */
 #include "config.h"
 
@@ -81,6 +86,23 @@ INLINE512 uint32_t rd32(const uint8_t *p)
     return v;
 }
 
+INLINE512 void ld_q4_1(rows16 R, const int S, size_t o, __m512i lo[4], __m512i hi[4])
+{
+    ld_q4_0(R, S, o + 2, lo, hi);
+}
+
+/* IQ4_NL: the nibbles index the code book, stored + 128 as unsigned bytes */
+INLINE512 void ld_iq4_nl(rows16 R, const int S, size_t o, __m512i lo[4], __m512i hi[4])
+{
+    const __m512i tbl = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ember_iq4nl_values)),
+                                         _mm512_set1_epi8((char)0x80));
+    ld_q4_0(R, S, o, lo, hi);
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        lo[j] = _mm512_shuffle_epi8(tbl, lo[j]);
+        hi[j] = _mm512_shuffle_epi8(tbl, hi[j]);
+    }
+}
+
 /* Q5_0's fifth bits become byte masks: lane L of group j takes the low
    (inputs 0..15) or high (16..31) half of its row's qh. */
 INLINE512 void ld_q5_0(rows16 R, const int S, size_t o, __m512i lo[4], __m512i hi[4])
@@ -96,6 +118,11 @@ INLINE512 void ld_q5_0(rows16 R, const int S, size_t o, __m512i lo[4], __m512i h
         lo[j] = _mm512_mask_add_epi8(l, _cvtu64_mask64(mlo), l, b4);
         hi[j] = _mm512_mask_add_epi8(h, _cvtu64_mask64(mhi), h, b4);
     }
+}
+
+INLINE512 void ld_q5_1(rows16 R, const int S, size_t o, __m512i lo[4], __m512i hi[4])
+{
+    ld_q5_0(R, S, o + 2, lo, hi);
 }
 
 /* a[j] slot (L, k) holds row 4L+j's sum for group k (lo) or k+4 (hi);
@@ -152,17 +179,22 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
 #define PF_BYTES 256
 #endif
 
-#define INT_KERNEL(name, fmt, BLOCK, OFF, BO)                                                     \
+/* AB: activation block bytes (Q8_0 34; Q8_1 36, codes after d and s);
+   MIN: fp16 mins after d, folded as m_w * s_x; PR: IQ4_NL's even / odd
+   group sums and whole odd last block. */
+#define INT_KERNEL(name, fmt, BLOCK, OFF, BO, AB, MIN, PR)                                         \
     INLINE512 void name##_pass(rows16 R, const int S, int64_t nb, const uint8_t *xq,               \
                               size_t xq_stride, const int tb, float *y, size_t y_stride,          \
                               __mmask16 m, uintptr_t pf, uintptr_t pfe, const char *nx, int warm) \
     {                                                                                             \
         /* slot (L, k) of a row group's vectors belongs to row 4L + j */                          \
         const __m512i row4 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12); \
-        __m512 alo[2][4], ahi[2][4];                                                              \
-        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)                                      \
+        __m512 alo[2][4], ahi[2][4], summ[2], tail = _mm512_setzero_ps(), tail_d = tail;                         \
+        _Pragma("GCC unroll 2") for (int t = 0; t < 2; t++) {                                     \
+            summ[t] = _mm512_setzero_ps();                                                        \
             _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                                   \
                 alo[t][j] = ahi[t][j] = _mm512_setzero_ps();                                      \
+        }                                                                                         \
         const __m512i offv = _mm512_set1_epi8((char)(OFF)), zero = _mm512_setzero_si512();        \
         if (warm) for (size_t o = 0; o < PF_BYTES && o < (size_t)nb * (BLOCK); o += 64)                   \
             _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                                 \
@@ -186,39 +218,61 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
             __m512i lo[4], hi[4];                                                                 \
             ld_##fmt(R, S, o, lo, hi);                                                            \
             __m512 dw = _mm512_cvtph_ps(scales16(R, S, o)), dwj[4];                               \
+            __m512 mw = (MIN) ? _mm512_cvtph_ps(scales16(R, S, o + 2)) : dw;                      \
             _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                                   \
                 dwj[j] = _mm512_permutexvar_ps(_mm512_add_epi32(row4, _mm512_set1_epi32(j)), dw); \
+            const int odd = (PR) && (b & 1);                                                      \
             _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {                                \
-                const block_q8_0 *xb = (const block_q8_0 *)(xq + (size_t)t * xq_stride) + b;      \
-                __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xb->qs));   \
-                __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xb->qs + 16))); \
+                const uint8_t *xb = xq + (size_t)t * xq_stride + (size_t)b * (AB);                \
+                const int8_t *xs = (const int8_t *)(xb + (AB) - QK);                              \
+                uint16_t xd, xsum;                                                                \
+                memcpy(&xd, xb, 2);                                                               \
+                memcpy(&xsum, xb + 2, 2);                                                         \
+                __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)xs));       \
+                __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(xs + 16))); \
                 __m512i clo = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xlo));       \
                 __m512i chi = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offv, xhi));       \
-                __m512 dx = _mm512_set1_ps(_cvtsh_ss(xb->d));                                     \
-                if (BO) { /* one sum per row: its 8 partials added in int32 */                   \
+                __m512 dx = _mm512_set1_ps(_cvtsh_ss(xd));                                        \
+                if (MIN) summ[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(_cvtsh_ss(xsum)), summ[t]); \
+                if (BO || ((PR) && (nb & 1) && b == nb - 1)) { /* one sum per row: its 8 partials added in int32 */ \
                     __m512i c = _mm512_add_epi32(clo, chi), g[4];                                 \
                     _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                           \
                         g[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(c, lo[j], xlo), hi[j], xhi); \
-                    alo[t][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(rowsum16(g)), _mm512_mul_ps(dw, dx), alo[t][0]); \
+                    if (PR) tail = _mm512_cvtepi32_ps(rowsum16(g)), tail_d = _mm512_mul_ps(dw, dx); \
+                    else alo[t][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(rowsum16(g)), _mm512_mul_ps(dw, dx), alo[t][0]); \
                 } else                                                                            \
                 _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                             \
                     __m512 dj = _mm512_mul_ps(dwj[j], dx);                                        \
-                    alo[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(clo, lo[j], xlo)), dj, alo[t][j]); \
-                    ahi[t][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(chi, hi[j], xhi)), dj, ahi[t][j]); \
+                    __m512 *al = odd ? &alo[1][j] : &alo[t][j], *ah = odd ? &ahi[1][j] : &ahi[t][j]; \
+                    *al = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(clo, lo[j], xlo)), dj, *al); \
+                    *ah = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(chi, hi[j], xhi)), dj, *ah); \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
-        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)                                      \
-            _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, (BO) ? alo[t][0] : finish16(alo[t], ahi[t])); \
+        if (PR) { /* one token: set 1 holds the odd blocks' sums */    \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                                 \
+                alo[0][j] = _mm512_add_ps(alo[0][j], alo[1][j]);                                  \
+                ahi[0][j] = _mm512_add_ps(ahi[0][j], ahi[1][j]);                                  \
+            }                                                                                     \
+            __m512 v = finish16(alo[0], ahi[0]);                                                  \
+            if (nb & 1) v = _mm512_fmadd_ps(tail, tail_d, v);                                    \
+            _mm512_mask_storeu_ps(y, m, v);                                                       \
+            return;                                                                               \
+        }                                                                                         \
+        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {                                    \
+            __m512 v = (BO) ? alo[t][0] : finish16(alo[t], ahi[t]);                               \
+            if (MIN) v = _mm512_add_ps(v, summ[t]);                                               \
+            _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, v);                                \
+        }                                                                                         \
     }                                                                                             \
     INLINE512 void name##_group(rows16 R, const int S, int64_t nb, const uint8_t *xq,              \
                                size_t xq_stride, int nt, float *y, size_t y_stride, __mmask16 m,  \
                                uintptr_t pf, uintptr_t pfe, const char *nx)                       \
     {                                                                                             \
-        for (int t = 0; t < nt; t += 2) {                                                         \
+        for (int t = 0; t < nt; t += (PR) ? 1 : 2) {                                              \
             const uint8_t *xt = xq + (size_t)t * xq_stride;                                       \
             float *yt = y + (size_t)t * y_stride;                                                 \
-            if (nt - t == 1) name##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
+            if ((PR) || nt - t == 1) name##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
             else name##_pass(R, S, nb, xt, xq_stride, 2, yt, y_stride, m, pf, pfe, nx, t == 0);  \
             pf = pfe; /* the first pass fetched what the next group needs */                     \
             nx = NULL;                                                                            \
@@ -250,10 +304,15 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
         }                                                                                         \
     }
 
-INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 128, 0)
-INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0)
-INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1)
-INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0)
+#define Q8_0B sizeof(block_q8_0)
+#define Q8_1B sizeof(block_q8_1)
+INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 128, 0, Q8_0B, 0, 0)
+INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0, Q8_0B, 0, 0)
+INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1, Q8_0B, 0, 0)
+INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0, Q8_0B, 0, 0)
+INT_KERNEL(q4_1, q4_1, sizeof(block_q4_1), 0, 0, Q8_1B, 1, 0)
+INT_KERNEL(q5_1, q5_1, sizeof(block_q5_1), 0, 0, Q8_1B, 1, 0)
+INT_KERNEL(iq4_nl, iq4_nl, sizeof(block_iq4_nl), 128, 0, Q8_0B, 0, 1)
 
 /* ---- float formats: 4 rows x up to 4 tokens of 16-wide fma chains ------ */
 
