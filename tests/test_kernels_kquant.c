@@ -1,4 +1,4 @@
-/* K-quant kernels (Q4_K, Q5_K, Q6_K x Q8_K): every ISA this CPU runs must be
+/* K-quant kernels (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K x Q8_K): every ISA this CPU runs must be
    bit-identical to the scalar oracle, and the oracle must agree with
    dequantize-then-dot (exactly up to float rounding against the quantized
    activation, within 1e-3 of norm against the original one).  Matrices mix
@@ -58,6 +58,40 @@ static void special_block(int wt, uint8_t *blk, int kind)
         if (kind) {
             memcpy(blk, &d, 2);
             memcpy(blk + 2, &dm, 2);
+        }
+        break;
+    }
+    case EMBER_Q2_K: {
+        block_q2_K *b = (block_q2_K *)(void *)blk;
+        if (kind == 0) {
+            memset(b, 0, sizeof *b);
+        } else if (kind == 1) {              /* every quant, scale and min at its top */
+            memset(b->scales, 0xff, sizeof b->scales);
+            memset(b->qs, 0xff, sizeof b->qs);
+            b->d = ember_f32_to_fp16(0.02f);
+            b->dmin = ember_f32_to_fp16(0.01f);
+        } else if (kind == 2) {              /* negative mins */
+            b->dmin = (uint16_t)(b->dmin | 0x8000);
+        } else {
+            b->d = 0x0003;
+            b->dmin = 0x8201;
+        }
+        break;
+    }
+    case EMBER_Q3_K: {
+        block_q3_K *b = (block_q3_K *)(void *)blk;
+        if (kind == 0) {                     /* all quants -4, all scales -32, d 0 */
+            memset(b, 0, sizeof *b);
+        } else if (kind == 1) {              /* quants 3, scales 31 */
+            memset(b->hmask, 0xff, sizeof b->hmask);
+            memset(b->qs, 0xff, sizeof b->qs);
+            memset(b->scales, 0xff, sizeof b->scales);
+            b->d = ember_f32_to_fp16(0.003f);
+        } else if (kind == 2) {              /* quants -4 under the block's scales */
+            memset(b->hmask, 0, sizeof b->hmask);
+            memset(b->qs, 0, sizeof b->qs);
+        } else {
+            b->d = 0x83ff;
         }
         break;
     }
@@ -259,9 +293,9 @@ static void check_case(int wt, int rows, int64_t k, int nt, int specials)
 
 static void check_registry(void)
 {
-    static const int wts[] = {EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
     int ok = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         const ember_kernel *kn = ember_kernels_kquant(wts[i], EMBER_ISA_SCALAR);
         ok = ok && kn && kn->wtype == wts[i] && kn->act_type == EMBER_Q8_K &&
              kn->isa == EMBER_ISA_SCALAR && kn->quantize_act && kn->matmul;
@@ -270,11 +304,16 @@ static void check_registry(void)
             if (kv) ok = ok && kv->isa == (ember_isa)isa && kv->wtype == wts[i];
         }
     }
-    tap_ok(ok, "scalar kernels registered for Q4_K/Q5_K/Q6_K with Q8_K activations");
+    tap_ok(ok, "scalar kernels registered for Q2_K..Q6_K with Q8_K activations");
     tap_ok(!ember_kernels_kquant(EMBER_Q8_0, EMBER_ISA_SCALAR) &&
-           !ember_kernels_kquant(EMBER_Q3_K, EMBER_ISA_SCALAR) &&
-           !ember_kernels_kquant(EMBER_Q2_K, EMBER_ISA_AVX512),
-           "no K-quant kernel for Q8_0, Q3_K, Q2_K");
+           !ember_kernels_kquant(EMBER_Q8_K, EMBER_ISA_SCALAR) &&
+           !ember_kernels_kquant(EMBER_Q5_1, EMBER_ISA_AVX512),
+           "no K-quant kernel for Q8_0, Q8_K, Q5_1");
+#ifdef EMBER_SIMD
+    tap_ok(ember_kernels_kquant(EMBER_Q2_K, EMBER_ISA_AVX2) && ember_kernels_kquant(EMBER_Q3_K, EMBER_ISA_AVX2) &&
+           ember_kernels_kquant(EMBER_Q2_K, EMBER_ISA_AVX512) && ember_kernels_kquant(EMBER_Q3_K, EMBER_ISA_AVX512),
+           "Q2_K / Q3_K have AVX2 and AVX-512 kernels");
+#endif
     tap_ok(ember_act_bytes(EMBER_Q8_K, 4864) == 19 * 292, "Q8_K activation row bytes");
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() < EMBER_ISA_AVX2) tap_diag("SIMD paths not exercised: CPU/EMBER_ISA is scalar");
@@ -304,8 +343,8 @@ static void check_quantize_act(void)
     uint8_t direct[sizeof(block_q8_K)];
     ember_quantize_row(EMBER_Q8_K, x, direct, QK_K);
     tap_ok(memcmp(direct, ref, sizeof direct) == 0, "scalar quantize_act is the reference Q8_K quantizer");
-    static const int wts[] = {EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
-    for (int f = 0; f < 3; f++)
+    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+    for (int f = 0; f < 5; f++)
         for (int isa = EMBER_ISA_AVX2; isa <= EMBER_ISA_AVX512; isa++) {
             const ember_kernel *kv = ember_kernels_kquant(wts[f], (ember_isa)isa);
             if ((int)ember_cpu_isa() < isa || !kv) continue;
@@ -322,7 +361,7 @@ int main(void)
 {
     check_registry();
     check_quantize_act();
-    static const int wts[] = {EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
     static const struct { int rows; int k; int nt; } cases[] = {
         {1, 256, 1},    {15, 512, 2},   {16, 1536, 3},  {17, 2048, 4},
         {64, 4864, 8},  {17, 8192, 17}, {16, 4864, 32}, {2048, 256, 1},
@@ -330,8 +369,9 @@ int main(void)
         {64, 1536, 1},  {17, 4864, 2},  {16, 4864, 1},  {3, 1792, 1},
         {17, 2048, 6},  {15, 512, 13}, {17, 1280, 1},
         {3, 257 * 256, 1},   /* decode past the AVX-512 pair layout's 256 blocks */
+        {5, 129 * 256, 1},   /* and past Q3_K's kept activation pairs (128 blocks) */
     };
-    for (int f = 0; f < 3; f++)
+    for (int f = 0; f < 5; f++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             check_case(wts[f], cases[c].rows, cases[c].k, cases[c].nt, c % 2 == 0);
     return tap_done();

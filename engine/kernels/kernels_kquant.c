@@ -1,7 +1,8 @@
-/* K-quant kernels (Q4_K, Q5_K, Q6_K weights x Q8_K activations): the
-   activation quantizer, the scalar oracles and the registration table.  The
-   order of float operations is spelled out in kernels_kquant_impl.h; the
-   SIMD files (kernels_kquant_avx2.c, kernels_kquant_avx512.c) keep it. */
+/* K-quant kernels (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K weights x Q8_K activations):
+   the activation quantizer, the scalar oracles and the registration table.
+   The order of float operations is spelled out in kernels_kquant_impl.h; the
+   SIMD files (kernels_kquant_avx2.c, kernels_kquant_avx512.c and, for Q2_K /
+   Q3_K, kernels_q23_K_avx2.c, kernels_q23_K_avx512.c) keep it. */
 #include "config.h"
 
 #include <math.h>
@@ -120,6 +121,57 @@ static float dot_q6_K(const block_q6_K *b, const block_q8_K *x, int nb)
     return ember_sum8(acc);
 }
 
+/* Q2_K / Q3_K element e's two low bits: each 128-element half n uses
+   qs[32n..32n+31], quarter j of it the bits at 2j. */
+static int q2_bits(const uint8_t *qs, int e)
+{
+    return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+
+static float dot_q2_K(const block_q2_K *b, const block_q8_K *x, int nb)
+{
+    float acc[8] = {0};
+    for (int i = 0; i < nb; i++, b++, x++) {
+        int32_t lane[8] = {0}, pm[8];
+        for (int e = 0; e < QK_K; e++)
+            lane[LANE(e)] += (b->scales[e / 16] & 0x0f) * q2_bits(b->qs, e) * x->qs[e];
+        /* the mins against the activation's 16-element sums, paired */
+        for (int l = 0; l < 8; l++)
+            pm[l] = (b->scales[2 * l] >> 4) * x->bsums[2 * l] + (b->scales[2 * l + 1] >> 4) * x->bsums[2 * l + 1];
+        float d = x->d * ember_fp16_to_f32(b->d), dmin = -x->d * ember_fp16_to_f32(b->dmin);
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(dmin, (float)pm[l], acc[l]);
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
+    }
+    return ember_sum8(acc);
+}
+
+/* Q3_K's sixteen 6-bit scales minus 32: low nibbles in bytes 0..7 (scales
+   0..7 low, 8..15 high), the two top bits in bytes 8..11. */
+static int q3_scale(const uint8_t *s, int j)
+{
+    int lo = j < 8 ? s[j] & 0x0f : s[j - 8] >> 4;
+    int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+    return (lo | hi << 4) - 32;
+}
+
+static float dot_q3_K(const block_q3_K *b, const block_q8_K *x, int nb)
+{
+    float acc[8] = {0};
+    for (int i = 0; i < nb; i++, b++, x++) {
+        int32_t lane[8] = {0};
+        int sc[16];
+        for (int j = 0; j < 16; j++) sc[j] = q3_scale(b->scales, j);
+        for (int e = 0; e < QK_K; e++) {
+            /* a clear hmask bit (bit e / 32 of byte e % 32) means -4 */
+            int q = q2_bits(b->qs, e) - ((b->hmask[e % 32] >> (e / 32)) & 1 ? 0 : 4);
+            lane[LANE(e)] += sc[e / 16] * q * x->qs[e];
+        }
+        float d = x->d * ember_fp16_to_f32(b->d);
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
+    }
+    return ember_sum8(acc);
+}
+
 #define SCALAR_MATMUL(name, block_t, dot)                                              \
     static void name(EMBER_KQ_MATMUL_ARGS)                                             \
     {                                                                                  \
@@ -135,6 +187,8 @@ static float dot_q6_K(const block_q6_K *b, const block_q8_K *x, int nb)
         }                                                                              \
     }
 
+SCALAR_MATMUL(q2_K_scalar, block_q2_K, dot_q2_K)
+SCALAR_MATMUL(q3_K_scalar, block_q3_K, dot_q3_K)
 SCALAR_MATMUL(q4_K_scalar, block_q4_K, dot_q4_K)
 SCALAR_MATMUL(q5_K_scalar, block_q5_K, dot_q5_K)
 SCALAR_MATMUL(q6_K_scalar, block_q6_K, dot_q6_K)
@@ -143,6 +197,8 @@ SCALAR_MATMUL(q6_K_scalar, block_q6_K, dot_q6_K)
 #define KQ512(wt, nm, fn) {nm, EMBER_ISA_AVX512, wt, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512, fn}
 
 static const ember_kernel scalar_kernels[] = {
+    KQ(EMBER_Q2_K, EMBER_ISA_SCALAR, "q2_K_scalar", q2_K_scalar),
+    KQ(EMBER_Q3_K, EMBER_ISA_SCALAR, "q3_K_scalar", q3_K_scalar),
     KQ(EMBER_Q4_K, EMBER_ISA_SCALAR, "q4_K_scalar", q4_K_scalar),
     KQ(EMBER_Q5_K, EMBER_ISA_SCALAR, "q5_K_scalar", q5_K_scalar),
     KQ(EMBER_Q6_K, EMBER_ISA_SCALAR, "q6_K_scalar", q6_K_scalar),
@@ -150,6 +206,10 @@ static const ember_kernel scalar_kernels[] = {
 
 #ifdef EMBER_SIMD
 static const ember_kernel simd_kernels[] = {
+    KQ(EMBER_Q2_K, EMBER_ISA_AVX2, "q2_K_avx2", ember_kq_q2_K_avx2),
+    KQ(EMBER_Q3_K, EMBER_ISA_AVX2, "q3_K_avx2", ember_kq_q3_K_avx2),
+    KQ512(EMBER_Q2_K, "q2_K_avx512vnni", ember_kq_q2_K_avx512),
+    KQ512(EMBER_Q3_K, "q3_K_avx512vnni", ember_kq_q3_K_avx512),
     KQ(EMBER_Q4_K, EMBER_ISA_AVX2, "q4_K_avx2", ember_kq_q4_K_avx2),
     KQ(EMBER_Q5_K, EMBER_ISA_AVX2, "q5_K_avx2", ember_kq_q5_K_avx2),
     KQ(EMBER_Q6_K, EMBER_ISA_AVX2, "q6_K_avx2", ember_kq_q6_K_avx2),

@@ -16,7 +16,12 @@
  *     Q4_K:     accm[k] = fmaf(dmin, (float)P[k], accm[k])
  *     Q5_K:     summs = fmaf(dmin, (float)(P[0] + P[1] + P[2] + P[3]), summs)
  * and at the end y = ember_sum8(acc), plus (accm0 + accm2) + (accm1 + accm3)
- * for Q4_K, plus summs for Q5_K.  The integer sums cannot overflow for any
+ * for Q4_K, plus summs for Q5_K.
+ * Q2_K and Q3_K (scale per 16 elements; Q3_K's q in -4..3, scales -32..31):
+ *   Q2_K:  dmin = -dx * dmin_w;  P[l] = m[2l] * bsums[2l] + m[2l+1] * bsums[2l+1]
+ *          acc[l] = fmaf(dmin, (float)P[l], acc[l]), then the d term as above
+ *   Q3_K:  the d term only
+ * and y = ember_sum8(acc).  The integer sums cannot overflow for any
  * block bytes (|x| <= 127 from quantize_act, scales <= 63 or |128|). */
 #ifndef EMBER_KERNELS_KQUANT_IMPL_H
 #define EMBER_KERNELS_KQUANT_IMPL_H
@@ -60,6 +65,10 @@ static inline uintptr_t ember_kq_prefetch_start(const void *w, size_t row_bytes,
 void ember_kq_quantize_q8_K(const float *x, void *xq, int64_t k);
 void ember_kq_quantize_q8_K_avx512(const float *x, void *xq, int64_t k);
 
+void ember_kq_q2_K_avx2(EMBER_KQ_MATMUL_ARGS);
+void ember_kq_q3_K_avx2(EMBER_KQ_MATMUL_ARGS);
+void ember_kq_q2_K_avx512(EMBER_KQ_MATMUL_ARGS);
+void ember_kq_q3_K_avx512(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q4_K_avx2(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q5_K_avx2(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS);
