@@ -429,6 +429,10 @@ static int bind_model(ember_model *m, ember_err *err)
         m->tok_embd.rep = EMBER_REP_EAGER_F32;
     } else if (m->opts.strategy == EMBER_STRATEGY_EAGER) {
         if (make_eager(&m->tok_embd, err)) return -1;
+    } else {
+        /* rows read from the file per lookup; without this the plan
+           showed the zeroed rep (eager-f32) and 4 bytes a weight */
+        m->tok_embd.rep = EMBER_REP_COMPRESSED;
     }
     if (!tied)
         plan_add(m, m->tok_embd.t, m->tok_embd.rep, "", "",
