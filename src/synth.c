@@ -31,6 +31,9 @@ static const shape shapes[] = {
     /* tiny is untied: a random tied embedding makes the model repeat its
        input token, and tests get to cover output.weight */
     {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true},
+    /* rows of 384 and 1088 are not whole K-quant super-blocks: the
+       reference's per-tensor fallbacks (Q5_1, IQ4_NL, Q5_0, Q8_0) at tiny size */
+    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false},
     {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false},
 };
@@ -41,7 +44,8 @@ typedef struct {
 } file_dtype;
 
 static const file_dtype file_dtypes[] = {
-    {"F16", 1}, {"Q8_0", 7}, {"Q4_K_M", 15}, {"Q6_K", 18},
+    {"F16", 1}, {"Q8_0", 7}, {"Q4_0", 2}, {"Q2_K", 10}, {"Q3_K_M", 12}, {"Q4_K_M", 15},
+    {"Q5_K_M", 17}, {"Q6_K", 18},
 };
 
 typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD } gen_kind;
@@ -209,6 +213,8 @@ static int fit_dtype(int dtype, int64_t ne0)
 {
     if (ne0 % QK_K == 0) return dtype;
     switch (dtype) {
+    case EMBER_Q2_K:
+    case EMBER_Q3_K: return EMBER_IQ4_NL;
     case EMBER_Q4_K: return EMBER_Q5_0;
     case EMBER_Q5_K: return EMBER_Q5_1;
     case EMBER_Q6_K: return EMBER_Q8_0;
@@ -216,19 +222,38 @@ static int fit_dtype(int dtype, int64_t ne0)
     }
 }
 
-typedef enum { R_EMBD, R_OUTPUT, R_ATTN_V, R_FFN_DOWN, R_OTHER } role;
+typedef enum { R_EMBD, R_OUTPUT, R_ATTN_V, R_ATTN_O, R_FFN_DOWN, R_OTHER } role;
 
-static int pick_dtype(const char *fdt, role r, int layer, int n_layer, bool tied, int64_t ne0)
+/* The reference's per-tensor choices for each file type (llama.cpp's
+   llama_tensor_get_type, for the llama and qwen2 architectures): the
+   output matrix (or a tied embedding, which serves as it) gets Q6_K in
+   the quantized files; Q2_K and Q3_K_M give attn_v, attn_output and
+   ffn_down more bits, the *_M files attn_v and ffn_down of the layers
+   use_more_bits picks. */
+static int pick_dtype(const char *fdt, role r, int layer, int n_layer, bool tied, int n_gqa, int64_t ne0)
 {
     int t;
-    if (!strcmp(fdt, "F16")) t = EMBER_F16;
-    else if (!strcmp(fdt, "Q8_0")) t = EMBER_Q8_0;
-    else if (!strcmp(fdt, "Q6_K")) t = EMBER_Q6_K;
-    else {                                    /* Q4_K_M */
-        t = EMBER_Q4_K;
-        if (r == R_OUTPUT || (r == R_EMBD && tied)) t = EMBER_Q6_K;
+    bool out = r == R_OUTPUT || (r == R_EMBD && tied);
+    if (!strcmp(fdt, "F16")) return EMBER_F16;
+    if (!strcmp(fdt, "Q8_0")) return EMBER_Q8_0;
+    if (!strcmp(fdt, "Q6_K")) return fit_dtype(EMBER_Q6_K, ne0);
+    if (!strcmp(fdt, "Q4_0")) {
+        t = out ? EMBER_Q6_K : EMBER_Q4_0;
+    } else if (!strcmp(fdt, "Q2_K")) {
+        t = EMBER_Q2_K;
+        if (r == R_ATTN_V) t = n_gqa >= 4 ? EMBER_Q4_K : EMBER_Q3_K;
+        if (r == R_ATTN_O || r == R_FFN_DOWN) t = EMBER_Q3_K;
+    } else if (!strcmp(fdt, "Q3_K_M")) {
+        t = EMBER_Q3_K;
+        if (r == R_ATTN_V) t = layer < 2 ? EMBER_Q5_K : EMBER_Q4_K;
+        if (r == R_FFN_DOWN) t = layer < n_layer / 16 ? EMBER_Q5_K : EMBER_Q4_K;
+        if (r == R_ATTN_O) t = EMBER_Q4_K;
+    } else {                                  /* Q4_K_M, Q5_K_M */
+        t = !strcmp(fdt, "Q5_K_M") ? EMBER_Q5_K : EMBER_Q4_K;
         if ((r == R_ATTN_V || r == R_FFN_DOWN) && use_more_bits(layer, n_layer)) t = EMBER_Q6_K;
     }
+    /* the output matrix's own fallback is Q8_0 */
+    if (out) return ne0 % QK_K ? EMBER_Q8_0 : EMBER_Q6_K;
     return fit_dtype(t, ne0);
 }
 
@@ -272,9 +297,10 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
        magnitude stays O(1) across layers */
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
     const bool tied = sh->tied;
+    const int gqa = sh->n_head / sh->n_head_kv;
     char name[64];
 
-    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, tied, E), E, n_vocab,
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, tied, gqa, E), E, n_vocab,
             sc->toy_words && tied ? GEN_TOY_EMBD : GEN_NORMAL, std, err)) return -1;
     if (sh->rope_freqs &&
         add(l, sc, "rope_freqs.weight", EMBER_F32, hd / 2, 0, GEN_ROPE_FREQS, 0, err)) return -1;
@@ -287,7 +313,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             {"attn_k.bias", R_OTHER, kv_out, 0, GEN_NORMAL, std},
             {"attn_v.weight", R_ATTN_V, E, kv_out, GEN_NORMAL, std},
             {"attn_v.bias", R_OTHER, kv_out, 0, GEN_NORMAL, std},
-            {"attn_output.weight", R_OTHER, q_out, E, GEN_NORMAL, res_std},
+            {"attn_output.weight", R_ATTN_O, q_out, E, GEN_NORMAL, res_std},
             {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
             {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
             {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
@@ -297,12 +323,12 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             bool bias = strstr(parts[p].n, ".bias") != NULL;
             if (bias && !sh->qkv_bias) continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, tied, parts[p].in) : EMBER_F32;
+            int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, tied, gqa, parts[p].in) : EMBER_F32;
             if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
         }
     }
     if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
-    if (!tied && add(l, sc, "output.weight", pick_dtype(fdt, R_OUTPUT, 0, L, tied, E), E, n_vocab,
+    if (!tied && add(l, sc, "output.weight", pick_dtype(fdt, R_OUTPUT, 0, L, tied, gqa, E), E, n_vocab,
                      sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err)) return -1;
     return 0;
 }
@@ -361,10 +387,10 @@ int synth_write(const synth_opts *o, ember_err *err)
     const char *like = o->like ? o->like : "tiny";
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
-    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, llama-3.2-1b, qwen2.5-0.5b)", like);
+    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, llama-3.2-1b, qwen2.5-0.5b)", like);
     for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
         if (!strcasecmp(dt, file_dtypes[i].name)) fd = &file_dtypes[i];
-    if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_K_M, Q6_K)", dt);
+    if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K)", dt);
     if (!o->out || !*o->out) return ember_seterr(err, "no output file given");
 
     synth_ctx sc = {.sh = sh, .seed = o->seed, .verbose = o->verbose != 0};

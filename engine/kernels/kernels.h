@@ -4,18 +4,21 @@
  *   y[t * y_stride + r] = dot(W row r, activation t)  for r in [r0, r1), t in [0, nt)
  * W rows are `row_bytes` apart, each holding k elements in the weight dtype.
  * Activations are quantized once per operation into the kernel's act_type
- * (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_K for K-quants, F32 for float formats) by
- * quantize_act; activation t starts at xq + t * xq_stride bytes.
+ * (Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL, Q8_1 for Q4_1/Q5_1, Q8_K for the
+ * K-quants Q2_K..Q6_K, F32 for float formats) by quantize_act; activation t
+ * starts at xq + t * xq_stride bytes.
  *
  * Numerics: integer formats compute each block's (or sub-block's) integer
  * dots exactly in int32 and fold them into f32 with fmaf() in block order.
- * Q8_0, Q4_0, Q5_0 and the K-quants follow the reference's 8-lane order
- * (lane g: inputs 4g..4g+3 of every 32, its own f32 sum, ember_sum8 at the
- * end; kernels_kquant_impl.h has the K-quant details), so their results
- * match the reference's generic vec_dot kernels bit for bit (Q4_0 not where
- * the reference repacks it into 8-row interleaved tiles).  SIMD variants
- * keep the scalar oracle's order, so they are bit-identical to it (and
- * packed == compressed for Q8_0).
+ * They follow the reference x86 build's 8-lane order (lane g: inputs
+ * 4g..4g+3 of every 32, its own f32 sum, ember_sum8 at the end), with its
+ * per-format extras: Q4_1/Q5_1 add the blocks' m_w * s_x in one more f32
+ * sum, IQ4_NL sums even and odd blocks in two lane sets (kernels_simple.c),
+ * kernels_kquant_impl.h has the K-quant details.  So their results match
+ * the reference's x86 vec_dot kernels bit for bit (Q4_0 not where the
+ * reference repacks it into 8-row interleaved tiles).  SIMD variants keep
+ * the scalar oracle's order, so they are bit-identical to it (and packed ==
+ * compressed for Q8_0).
  */
 #ifndef EMBER_KERNELS_H
 #define EMBER_KERNELS_H
@@ -48,7 +51,7 @@ typedef struct {
     const char *name;        /* e.g. "q8_0_avx512vnni" */
     ember_isa isa;
     int wtype;               /* weight dtype */
-    int act_type;            /* EMBER_Q8_0, EMBER_Q8_K or EMBER_F32 */
+    int act_type;            /* EMBER_Q8_0, EMBER_Q8_1, EMBER_Q8_K or EMBER_F32 */
     ember_quantize_act_fn quantize_act;
     ember_matmul_fn matmul;  /* handles any nt >= 1 (GEMV when nt == 1) */
 } ember_kernel;
