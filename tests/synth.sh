@@ -16,7 +16,11 @@ dtype_count() { grep -A1 "^    \"$2\": {" "$1" | sed -n 's/.*"count": \([0-9]*\)
 
 # dtype mixes follow the reference's rules (Q4_K_M: Q6_K for output.weight
 # and for attn_v / ffn_down of the last layer of two; tiny is untied)
-for spec in "F16:F32=6 F16=16:1" "Q8_0:F32=6 Q8_0=16:7" "Q4_K_M:F32=6 Q4_K=13 Q6_K=3:15" "Q6_K:F32=6 Q6_K=16:18"; do
+# (Q2_K: attn_v (GQA 2), attn_output, ffn_down Q3_K; Q3_K_M: attn_v Q5_K
+# in the first two layers, attn_output and ffn_down Q4_K)
+for spec in "F16:F32=6 F16=16:1" "Q8_0:F32=6 Q8_0=16:7" "Q4_K_M:F32=6 Q4_K=13 Q6_K=3:15" "Q6_K:F32=6 Q6_K=16:18" \
+            "Q4_0:F32=6 Q4_0=15 Q6_K=1:2" "Q5_K_M:F32=6 Q5_K=13 Q6_K=3:17" "Q2_K:F32=6 Q2_K=9 Q3_K=6 Q6_K=1:10" \
+            "Q3_K_M:F32=6 Q3_K=9 Q4_K=4 Q5_K=2 Q6_K=1:12"; do
     dt=${spec%%:*} rest=${spec#*:}
     want=${rest%:*} ftype=${rest##*:}
     if ! "$BIN" synth -q -o "$T/m-$dt.gguf" --like tiny --dtype "$dt" 2>"$T/err"; then
@@ -38,6 +42,20 @@ if [ -f "$T/m-Q4_K_M.gguf" ]; then
         grep -q "^  rope_freqs.weight *F32 *32 " "$T/t"
     ok $? "Q4_K_M: Q6_K on output.weight and blk.1 attn_v/ffn_down, Q4_K elsewhere, rope_freqs F32 [32]"
 fi
+
+# rows that are not whole super-blocks take the reference's fallbacks
+for spec in "Q5_K_M:F32=11 Q5_1=13 Q8_0=3" "Q3_K_M:F32=11 IQ4_NL=9 Q5_1=2 Q5_0=4 Q8_0=1" \
+            "Q2_K:F32=11 IQ4_NL=15 Q8_0=1" "Q4_K_M:F32=11 Q5_0=13 Q8_0=3"; do
+    dt=${spec%%:*} want=${spec#*:}
+    if ! "$BIN" synth -q -o "$T/q-$dt.gguf" --like tiny-qwen2 --dtype "$dt" 2>"$T/err"; then
+        ok 1 "synth tiny-qwen2 $dt: $(head -c 200 "$T/err")"
+        continue
+    fi
+    "$BIN" inspect --json "$T/q-$dt.gguf" >"$T/j" 2>"$T/err"
+    good=$?
+    for d in $want; do [ "$(dtype_count "$T/j" "${d%%=*}")" = "${d#*=}" ] || good=1; done
+    ok $good "tiny-qwen2 $dt: dtypes $want"
+done
 
 "$BIN" inspect --json "$T/m-Q8_0.gguf" >"$T/j" 2>/dev/null
 grep -q '"architecture": "llama",' "$T/j" && grep -q '"embedding_length": 256,' "$T/j" &&
