@@ -1,0 +1,218 @@
+/* The native kernels on whole models: tiny models synthesized (ember synth)
+   in each quantized file type, on a shape whose rows are whole K-quant
+   super-blocks (tiny) and on one whose rows take the reference's fallback
+   types (tiny-qwen2: Q5_1, IQ4_NL, Q5_0, Q8_0).  For each, compressed must
+   plan every matrix on a native kernel (no eager fallback), its logits must
+   follow eager's (the f32 oracle) closely, and the scalar kernels (a child
+   process under EMBER_ISA=scalar) must give the same logits bit for bit. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "ember.h"
+#include "kernels.h"
+#include "tap.h"
+
+enum { NP = 9, NG = 4, ROWS = NP + NG };
+
+static int32_t toks[ROWS];
+
+/* Logits of a batched prompt then teacher-forced single tokens. */
+static float *run(const char *model, ember_strategy st, int *V, const ember_plan **plan, ember_model **keep)
+{
+    ember_err err;
+    ember_plan_opts po;
+    ember_plan_opts_default(&po);
+    po.strategy = st;
+    po.threads = 2;
+    ember_model *m = ember_model_open(model, &po, &err);
+    if (!m) {
+        tap_diag("open %s: %s", model, err.msg);
+        return NULL;
+    }
+    *V = ember_model_get_info(m)->n_vocab;
+    for (int i = 0; i < ROWS; i++) toks[i] = (int32_t)((i * 37 + 5) % *V);
+    ember_session_opts so = {ROWS + 4, 2};
+    ember_session *s = ember_session_new(m, &so, &err);
+    float *rows = s ? malloc((size_t)ROWS * (size_t)*V * sizeof *rows) : NULL;
+    int rc = rows ? ember_prefill(s, toks, NP, NULL, rows, &err) : -1;
+    for (int i = 0; i < NG && rc == 0; i++)
+        rc = ember_decode(s, toks[NP + i], rows + (size_t)(NP + i) * *V, &err);
+    if (rc) {
+        tap_diag("run %s: %s", model, err.msg);
+        free(rows);
+        rows = NULL;
+    }
+    ember_session_free(s);
+    if (plan && keep) {
+        *plan = ember_model_plan(m);
+        *keep = m;
+    } else {
+        ember_model_free(m);
+    }
+    return rows;
+}
+
+static const char *self;
+
+/* Child mode: the compressed logits into a file (EMBER_ISA set by the
+   parent before this process made its first kernel lookup). */
+static int child(const char *model, const char *out, int V)
+{
+    int v;
+    float *r = run(model, EMBER_STRATEGY_COMPRESSED, &v, NULL, NULL);
+    FILE *f = r && v == V ? fopen(out, "wb") : NULL;
+    int ok = f && fwrite(r, sizeof *r, (size_t)ROWS * (size_t)V, f) == (size_t)ROWS * (size_t)V;
+    if (f && fclose(f)) ok = 0;
+    free(r);
+    return ok ? 0 : 1;
+}
+
+/* The compressed logits computed by the scalar kernels: this program again
+   (a fresh process: the ISA is chosen once per process) under EMBER_ISA. */
+static float *run_scalar(const char *model, const char *out, int V)
+{
+    char vs[16];
+    snprintf(vs, sizeof vs, "%d", V);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return NULL;
+    if (pid == 0) {
+        setenv("EMBER_ISA", "scalar", 1);
+        execl(self, self, "--child", model, out, vs, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) return NULL;
+    FILE *f = fopen(out, "rb");
+    float *r = malloc((size_t)ROWS * (size_t)V * sizeof *r);
+    if (!f || !r || fread(r, sizeof *r, (size_t)ROWS * (size_t)V, f) != (size_t)ROWS * (size_t)V) {
+        free(r);
+        r = NULL;
+    }
+    if (f) fclose(f);
+    return r;
+}
+
+static int argmax(const float *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[b]) b = i;
+    return b;
+}
+
+/* Worst row cosine and top-1 agreement of two logits tables. */
+static void compare(const float *a, const float *b, int V, double *min_cos, int *agree)
+{
+    *min_cos = 1;
+    *agree = 0;
+    for (int r = 0; r < ROWS; r++) {
+        const float *x = a + (size_t)r * V, *y = b + (size_t)r * V;
+        double xy = 0, xx = 0, yy = 0;
+        for (int i = 0; i < V; i++) {
+            xy += (double)x[i] * y[i];
+            xx += (double)x[i] * x[i];
+            yy += (double)y[i] * y[i];
+        }
+        double c = xy / (sqrt(xx * yy) + 1e-30);
+        if (!(c >= *min_cos)) *min_cos = c;
+        *agree += argmax(x, V) == argmax(y, V);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && !strcmp(argv[1], "--child"))
+        return ember_cpu_isa() == EMBER_ISA_SCALAR ? child(argv[2], argv[3], atoi(argv[4])) : 1;
+    self = "/proc/self/exe";
+    const char *bin = getenv("EMBER_BIN");
+    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
+    char dir[] = "/tmp/ember-strat.XXXXXX";
+    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
+    /* dtypes each file must hold, with kernels, in its compressed plan */
+    static const struct { const char *like, *dtype; int need[5]; } cs[] = {
+        {"tiny", "Q4_0", {EMBER_Q4_0, EMBER_Q6_K}},
+        {"tiny", "Q2_K", {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q6_K}},
+        {"tiny", "Q3_K_M", {EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K}},
+        {"tiny", "Q5_K_M", {EMBER_Q5_K, EMBER_Q6_K}},
+        {"tiny-qwen2", "Q2_K", {EMBER_IQ4_NL, EMBER_Q8_0}},
+        {"tiny-qwen2", "Q3_K_M", {EMBER_IQ4_NL, EMBER_Q5_1, EMBER_Q5_0, EMBER_Q8_0}},
+        {"tiny-qwen2", "Q5_K_M", {EMBER_Q5_1, EMBER_Q8_0}},
+        {"tiny-qwen2", "Q4_K_M", {EMBER_Q5_0, EMBER_Q8_0}},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        char model[256], cmd[1024], out[256];
+        snprintf(model, sizeof model, "%s/%s-%s.gguf", dir, cs[c].like, cs[c].dtype);
+        snprintf(out, sizeof out, "%s/scalar.f32", dir);
+        snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --dtype %s --threads 1", bin, model,
+                 cs[c].like, cs[c].dtype);
+        if (!tap_ok(system(cmd) == 0, "%s %s: synthesized", cs[c].like, cs[c].dtype)) continue;
+
+        int V = 0, Ve = 0;
+        const ember_plan *plan = NULL;
+        ember_model *m = NULL;
+        float *comp = run(model, EMBER_STRATEGY_COMPRESSED, &V, &plan, &m);
+        int eager_n = 0, matrices = 0, missing = 0;
+        char where[400] = "";
+        for (int i = 0; plan && i < plan->n; i++) {
+            const ember_plan_entry *e = &plan->e[i];
+            if (e->rep == EMBER_REP_EAGER_F32 && e->ne[1] > 1) {
+                eager_n++;
+                snprintf(where, sizeof where, "%s %s: %s", e->name, ember_dtype_name(e->dtype), e->reason);
+            }
+            matrices += e->kernel[0] != 0;
+        }
+        for (int j = 0; j < 5 && cs[c].need[j]; j++) {
+            int seen = 0;
+            for (int i = 0; plan && i < plan->n; i++)
+                seen |= plan->e[i].dtype == cs[c].need[j] && plan->e[i].rep == EMBER_REP_COMPRESSED &&
+                        plan->e[i].kernel[0];
+            if (!seen) {
+                missing++;
+                tap_diag("%s %s: no compressed %s matrix", cs[c].like, cs[c].dtype, ember_dtype_name(cs[c].need[j]));
+            }
+        }
+        if (eager_n) tap_diag("eager: %s", where);
+        tap_ok(comp && plan && eager_n == 0 && matrices == 15 && missing == 0,
+               "%s %s compressed: all %d matrices on native kernels, no eager fallback, every expected dtype",
+               cs[c].like, cs[c].dtype, matrices);
+        ember_model_free(m);
+
+        float *eag = run(model, EMBER_STRATEGY_EAGER, &Ve, NULL, NULL);
+        if (comp && eag && V == Ve) {
+            double cos;
+            int agree;
+            compare(comp, eag, V, &cos, &agree);
+            /* quantized activations are compressed's only difference; the
+               random weights leave near-ties among the top logits, so the
+               top-1 agreement is reported, not required */
+            tap_ok(cos >= 0.999,
+                   "%s %s: compressed vs eager logits: min row cos %.6f (>= 0.999), top-1 same in %d of %d rows",
+                   cs[c].like, cs[c].dtype, cos, agree, ROWS);
+        } else {
+            tap_ok(0, "%s %s: eager ran", cs[c].like, cs[c].dtype);
+        }
+        if (ember_cpu_isa() == EMBER_ISA_SCALAR) {
+            tap_skip("scalar vs SIMD: this CPU/build/EMBER_ISA runs the scalar kernels");
+        } else {
+            float *sc = comp ? run_scalar(model, out, V) : NULL;
+            tap_ok(sc && !memcmp(sc, comp, (size_t)ROWS * (size_t)V * sizeof *sc),
+                   "%s %s: compressed logits with the scalar kernels == %s bit for bit", cs[c].like, cs[c].dtype,
+                   ember_isa_name(ember_cpu_isa()));
+            free(sc);
+        }
+        free(comp);
+        free(eag);
+        unlink(model);
+        unlink(out);
+    }
+    rmdir(dir);
+    return tap_done();
+}
