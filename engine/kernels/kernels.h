@@ -13,7 +13,8 @@
  * They follow the reference x86 build's 8-lane order (lane g: inputs
  * 4g..4g+3 of every 32, its own f32 sum, ember_sum8 at the end), with its
  * per-format extras: Q4_1/Q5_1 add the blocks' m_w * s_x in one more f32
- * sum, IQ4_NL sums even and odd blocks in two lane sets (kernels_simple.c),
+ * sum, IQ4_NL sums even and odd blocks in two lane sets for one token
+ * (kernels_simple.c),
  * kernels_kquant_impl.h has the K-quant details.  So their results match
  * the reference's x86 vec_dot kernels bit for bit (Q4_0 not where the
  * reference repacks it into 8-row interleaved tiles).  SIMD variants keep

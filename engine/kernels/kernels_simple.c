@@ -60,9 +60,12 @@ void ember_f32_quantize_act(const float *x, void *xq, int64_t k)
    exact: two fp16 values.)  Three variations, each the reference x86 build's:
    Q4_1/Q5_1 (Q8_1 activations) also sum m_w * s_x over the blocks in one f32
    (exact products, so fmaf or not is the same) added after the lanes;
-   IQ4_NL keeps two lane sets, for even and odd blocks, adds them lane by
-   lane before the 8-lane sum, and folds a last odd block's whole int32 dot
-   in after it; the 8-row tile order is described at matmul_int_scalar. */
+   IQ4_NL, for one token (the reference's vec_dot), keeps two lane sets, for
+   even and odd blocks, adds them lane by lane before the 8-lane sum, and
+   folds a last odd block's whole int32 dot in after it, while for 2+
+   tokens it takes the plain 8-lane order (the reference's prompt GEMM,
+   llamafile's tinyBLAS, which handles IQ4_NL as it does Q4_0); the 8-row
+   tile order is described at matmul_int_scalar. */
 
 typedef void (*unpack_fn)(const uint8_t *blk, int8_t q[QK]);
 
@@ -188,7 +191,12 @@ SCALAR_INT(q4_0, block_q4_0, ORD_LANES)
 SCALAR_INT(q5_0, block_q5_0, ORD_LANES)
 SCALAR_INT(q4_1, block_q4_1, ORD_MIN)
 SCALAR_INT(q5_1, block_q5_1, ORD_MIN)
-SCALAR_INT(iq4_nl, block_iq4_nl, ORD_PAIRS)
+
+void ember_matmul_iq4_nl_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_int_scalar(unpack_iq4_nl, sizeof(block_iq4_nl), nt == 1 ? ORD_PAIRS : ORD_LANES, w, row_bytes, k, r0,
+                      r1, xq, xq_stride, nt, y, y_stride);
+}
 
 void ember_matmul_q4_0x8_scalar(EMBER_MATMUL_ARGS)
 {

@@ -11,7 +11,8 @@
  * minus off times each group's activation sum.  Q4_1/Q5_1 codes are
  * unsigned already; their m_w * s_x terms sum in one more ymm (8 rows).
  * IQ4_NL's code book values (-127..113) go through Q8_0's exact int16
- * path, 4 rows a pass for its two lane sets (kernels_simple.c).
+ * path; one token takes 4 rows a pass for its two lane sets, prompts the
+ * plain 8-lane order (kernels_simple.c).
  */
 #include "config.h"
 
@@ -246,8 +247,15 @@ INLINE2 void iq4_nl_pass(const uint8_t *const p[4], int n, int64_t nb, const uin
     }
 }
 
+/* prompts: the plain 8-lane order */
+INT_KERNEL(iq4_nl_lanes, iq4_nl, sizeof(block_iq4_nl), 0, 0, sizeof(block_q8_0), 0)
+
 EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
 {
+    if (nt > 1) {
+        ember_matmul_iq4_nl_lanes_avx2(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+        return;
+    }
     int64_t nb = k / QK;
     for (int g0 = r0; g0 < r1; g0 += 4) {
         int n = r1 - g0 < 4 ? r1 - g0 : 4;

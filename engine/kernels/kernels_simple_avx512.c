@@ -14,10 +14,9 @@
  * u = w + off (unsigned) and the accumulator starts at -off * (partial sums
  * of the activations), which makes every partial exact for any int8 input.
  * Q4_1/Q5_1 (unsigned codes, Q8_1 activations) add the 16 rows' m_w * s_x
- * sums in one more zmm; IQ4_NL enters as code book value + 128 and keeps
- * a second set of group sums for odd blocks (its order, kernels_simple.c):
- * with 2 tokens a pass that is 32 accumulators, a few spilled, still ~1.4x
- * the prefill of one token a pass (Qwen2.5-0.5B-shaped Q3_K_M).
+ * sums in one more zmm; IQ4_NL enters as code book value + 128, for one
+ * token with a second set of group sums for odd blocks (its decode order,
+ * kernels_simple.c) and so one token per pass.
  */
 #include "config.h"
 
@@ -190,11 +189,11 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
     {                                                                                             \
         /* slot (L, k) of a row group's vectors belongs to row 4L + j */                          \
         const __m512i row4 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12); \
-        __m512 alo[2][4], ahi[2][4], blo[2][4], bhi[2][4], summ[2], tail[2], tail_d[2];         \
+        __m512 alo[2][4], ahi[2][4], summ[2], tail = _mm512_setzero_ps(), tail_d = tail;                         \
         _Pragma("GCC unroll 2") for (int t = 0; t < 2; t++) {                                     \
-            summ[t] = tail[t] = tail_d[t] = _mm512_setzero_ps();                                  \
+            summ[t] = _mm512_setzero_ps();                                                        \
             _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                                   \
-                alo[t][j] = ahi[t][j] = blo[t][j] = bhi[t][j] = _mm512_setzero_ps();              \
+                alo[t][j] = ahi[t][j] = _mm512_setzero_ps();                                      \
         }                                                                                         \
         const __m512i offv = _mm512_set1_epi8((char)(OFF)), zero = _mm512_setzero_si512();        \
         if (warm) for (size_t o = 0; o < PF_BYTES && o < (size_t)nb * (BLOCK); o += 64)                   \
@@ -239,27 +238,25 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
                     __m512i c = _mm512_add_epi32(clo, chi), g[4];                                 \
                     _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                           \
                         g[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(c, lo[j], xlo), hi[j], xhi); \
-                    if (PR) tail[t] = _mm512_cvtepi32_ps(rowsum16(g)), tail_d[t] = _mm512_mul_ps(dw, dx); \
+                    if (PR) tail = _mm512_cvtepi32_ps(rowsum16(g)), tail_d = _mm512_mul_ps(dw, dx); \
                     else alo[t][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(rowsum16(g)), _mm512_mul_ps(dw, dx), alo[t][0]); \
                 } else                                                                            \
                 _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                             \
                     __m512 dj = _mm512_mul_ps(dwj[j], dx);                                        \
-                    __m512 *al = odd ? &blo[t][j] : &alo[t][j], *ah = odd ? &bhi[t][j] : &ahi[t][j]; \
+                    __m512 *al = odd ? &alo[1][j] : &alo[t][j], *ah = odd ? &ahi[1][j] : &ahi[t][j]; \
                     *al = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(clo, lo[j], xlo)), dj, *al); \
                     *ah = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(chi, hi[j], xhi)), dj, *ah); \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
-        if (PR) { /* the odd blocks' sums join the even ones' lane by lane */                    \
-            _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {                                \
-                _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                             \
-                    alo[t][j] = _mm512_add_ps(alo[t][j], blo[t][j]);                              \
-                    ahi[t][j] = _mm512_add_ps(ahi[t][j], bhi[t][j]);                              \
-                }                                                                                 \
-                __m512 v = finish16(alo[t], ahi[t]);                                              \
-                if (nb & 1) v = _mm512_fmadd_ps(tail[t], tail_d[t], v);                           \
-                _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, v);                            \
+        if (PR) { /* one token: set 1 holds the odd blocks' sums */    \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                                 \
+                alo[0][j] = _mm512_add_ps(alo[0][j], alo[1][j]);                                  \
+                ahi[0][j] = _mm512_add_ps(ahi[0][j], ahi[1][j]);                                  \
             }                                                                                     \
+            __m512 v = finish16(alo[0], ahi[0]);                                                  \
+            if (nb & 1) v = _mm512_fmadd_ps(tail, tail_d, v);                                    \
+            _mm512_mask_storeu_ps(y, m, v);                                                       \
             return;                                                                               \
         }                                                                                         \
         _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {                                    \
@@ -272,10 +269,10 @@ INLINE512 __m256i scales16(rows16 R, const int S, size_t o)
                                size_t xq_stride, int nt, float *y, size_t y_stride, __mmask16 m,  \
                                uintptr_t pf, uintptr_t pfe, const char *nx)                       \
     {                                                                                             \
-        for (int t = 0; t < nt; t += 2) {                                                         \
+        for (int t = 0; t < nt; t += (PR) ? 1 : 2) {                                              \
             const uint8_t *xt = xq + (size_t)t * xq_stride;                                       \
             float *yt = y + (size_t)t * y_stride;                                                 \
-            if (nt - t == 1) name##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
+            if ((PR) || nt - t == 1) name##_pass(R, S, nb, xt, xq_stride, 1, yt, y_stride, m, pf, pfe, nx, t == 0); \
             else name##_pass(R, S, nb, xt, xq_stride, 2, yt, y_stride, m, pf, pfe, nx, t == 0);  \
             pf = pfe; /* the first pass fetched what the next group needs */                     \
             nx = NULL;                                                                            \
@@ -315,7 +312,14 @@ INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1, Q8_0B, 0, 0)
 INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0, Q8_0B, 0, 0)
 INT_KERNEL(q4_1, q4_1, sizeof(block_q4_1), 0, 0, Q8_1B, 1, 0)
 INT_KERNEL(q5_1, q5_1, sizeof(block_q5_1), 0, 0, Q8_1B, 1, 0)
-INT_KERNEL(iq4_nl, iq4_nl, sizeof(block_iq4_nl), 128, 0, Q8_0B, 0, 1)
+INT_KERNEL(iq4_nl_pairs, iq4_nl, sizeof(block_iq4_nl), 128, 0, Q8_0B, 0, 1)
+INT_KERNEL(iq4_nl_lanes, iq4_nl, sizeof(block_iq4_nl), 128, 0, Q8_0B, 0, 0)
+
+EMBER_TARGET_AVX512 void ember_matmul_iq4_nl_avx512(EMBER_MATMUL_ARGS)
+{
+    if (nt == 1) ember_matmul_iq4_nl_pairs_avx512(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    else ember_matmul_iq4_nl_lanes_avx512(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
 
 /* ---- float formats: 4 rows x up to 4 tokens of 16-wide fma chains ------ */
 
