@@ -224,26 +224,16 @@ static void att_run(void *ctx, int ith, int nth)
     if (pairs < nth) parts = (nth + pairs - 1) / pairs;
     if (parts > group) parts = group;
     const int run = (group + parts - 1) / parts;
-    enum { CHUNK = 256 };   /* positions scored for every head of the run while in L1 */
     for (int w = ith; w < pairs * parts; w += nth) {
         int t = w / (nkv * parts), kvh = w % (nkv * parts) / parts, part = w % parts;
         int g0 = part * run, ng = group - g0 < run ? group - g0 : run;
         if (ng <= 0) continue;
         int h0 = kvh * group + g0, npos = j->pos0 + t + 1;
-        const uint16_t *Kh = K + (size_t)kvh * hd, *Vh = V + (size_t)kvh * hd;
+        const uint16_t *Kh = K + (size_t)kvh * s->n_ctx * hd, *Vh = V + (size_t)kvh * s->n_ctx * hd;
         float mx[ng];
-        for (int i = 0; i < ng; i++) {
+        for (int i = 0; i < ng; i++)
             ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
-            mx[i] = -INFINITY;
-        }
-        for (int p0 = 0; p0 < npos; p0 += CHUNK) {
-            int n = npos - p0 < CHUNK ? npos - p0 : CHUNK;
-            for (int i = 0; i < ng; i++) {
-                float m = ember_ref_scores_f16(sc + i * scs + p0, Kh + (size_t)p0 * s->kv_dim, s->kv_dim,
-                                               qh + (size_t)i * hd, n, hd, kq_gemm, scale);
-                if (m > mx[i]) mx[i] = m;
-            }
-        }
+        ember_ref_scores_f16_heads(sc, scs, Kh, (size_t)hd, qh, (size_t)hd, ng, npos, hd, kq_gemm, scale, mx);
         for (int i = 0; i < ng; i++) {
             float *si = sc + i * scs;
             double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
@@ -252,7 +242,7 @@ static void att_run(void *ctx, int ith, int nth)
         int n_kv = (npos + 31) / 32 * 32;
         if (n_kv > ctx_pad) n_kv = ctx_pad;
         float *o = s->att + (size_t)t * nh * hd + (size_t)h0 * hd;
-        ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, Vh, s->kv_dim, npos, hd, n_kv, kqv_gemm, acc);
+        ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, Vh, (size_t)hd, npos, hd, n_kv, kqv_gemm, acc);
     }
 }
 
@@ -329,10 +319,12 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
             }
             rope(m, q, nh, hd, pos0 + t);
             rope(m, k, nkv, hd, pos0 + t);
-            uint16_t *kd = K + (size_t)(pos0 + t) * s->kv_dim, *vd = V + (size_t)(pos0 + t) * s->kv_dim;
             const float *v = s->v + (size_t)t * HK;
-            ember_ref_to_f16(kd, k, HK);
-            ember_ref_to_f16(vd, v, HK);
+            for (int h = 0; h < nkv; h++) {
+                size_t at = ((size_t)h * s->n_ctx + (size_t)(pos0 + t)) * hd;
+                ember_ref_to_f16(K + at, k + (size_t)h * hd, hd);
+                ember_ref_to_f16(V + at, v + (size_t)h * hd, hd);
+            }
         }
         att_job aj = {s, l, n, pos0};
         ember_pool_run(s->pool, att_run, &aj);

@@ -11,7 +11,7 @@ struct ember_session {
     ember_pool *pool;
     int n_ctx, n_past;
     int kv_dim;
-    uint16_t *kcache, *vcache;  /* [layer][n_ctx][kv_dim] fp16 */
+    uint16_t *kcache, *vcache;  /* [layer][kv head][n_ctx][head_dim] fp16: a head's rows are one stream */
     /* workspace, sized for EMBER_UBATCH tokens */
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
     float *all_logits;          /* EMBER_UBATCH rows, only for eval */

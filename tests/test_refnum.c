@@ -1,5 +1,5 @@
-/* The attention steps of refnum.h (scores, fp16 rounding, weighted sums,
-   one head or several over the same rows)
+/* The attention steps of refnum.h (scores and weighted sums, one head or
+   several over the same rows, fp16 rounding)
    on the SIMD path against the scalar definitions, bit for bit, over head
    sizes, position counts around the 16-position blocks and the 64 lanes,
    both product orders, and special values.  The scalar results come from a
@@ -56,7 +56,8 @@ static const int nposs[] = {1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 200, 1
 /* Everything the forward pass does with these functions, in its order. */
 static void compute(buf *o)
 {
-    static uint16_t K[MAXPOS * KVH * MAXHD], V[MAXPOS * KVH * MAXHD], qh[MAXHD];
+    static uint16_t K[MAXPOS * KVH * MAXHD], V[MAXPOS * KVH * MAXHD], qh[MAXHD], q3[9 * MAXHD];
+    static float s3[9 * (MAXPOS + 16)];
     static float q[MAXHD], sc[MAXPOS + 16], acc[3 * 64 * MAXHD], out[3 * MAXHD], w3[3 * (MAXPOS + 16)];
     rng = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < sizeof K / sizeof K[0]; i++) {
@@ -69,6 +70,10 @@ static void compute(buf *o)
         for (int d = 0; d < hd; d++) q[d] = unit() * 3;
         ember_ref_to_f16(qh, q, hd);
         put(o, qh, sizeof qh[0] * (size_t)hd);
+        for (int i = 0; i < 9; i++) {
+            for (int d = 0; d < hd; d++) q[d] = unit() * 3;
+            ember_ref_to_f16(q3 + (size_t)i * MAXHD, q, hd);
+        }
         for (int pi = 0; pi < NP; pi++)
             for (int gemm = 0; gemm < 2; gemm++) {
                 int npos = nposs[pi];
@@ -89,6 +94,15 @@ static void compute(buf *o)
                 ember_ref_wsum_f16_heads(out, (size_t)hd, w3, MAXPOS + 16, 3, V + 2 * hd, stride, npos, hd, n_kv,
                                          gemm && hd % 4 == 0, acc);
                 put(o, out, sizeof out[0] * 3 * (size_t)hd);
+                /* three queries over the same rows, as attention's KV groups
+                   (nine: more than the SIMD path takes at once) */
+                for (int nq3 = 3; nq3 <= 9; nq3 += 6) {
+                    float m3[9];
+                    ember_ref_scores_f16_heads(s3, MAXPOS + 16, K + hd, stride, q3, MAXHD, nq3, npos, hd, gemm,
+                                               1.0f / sqrtf((float)hd), m3);
+                    put(o, m3, sizeof m3[0] * (size_t)nq3);
+                    for (int i = 0; i < nq3; i++) put(o, s3 + (size_t)i * (MAXPOS + 16), sizeof s3[0] * (size_t)npos);
+                }
             }
     }
     /* rounding to fp16: ties, subnormals, overflow, infinities, NaN, -0 */

@@ -121,6 +121,13 @@ static float scores_scalar(float *sc, const uint16_t *k, size_t stride, const ui
     return mx;
 }
 
+static void scores_heads_scalar(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
+                                size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx)
+{
+    for (int h = 0; h < nh; h++)
+        mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm, scale);
+}
+
 static void wsum_heads_scalar(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
                               const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc)
 {
@@ -210,28 +217,40 @@ static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_
 
 /* The lane accumulators of nh heads that share the rows v: accumulator row
    r of head i (acc + i * acc_stride) takes positions r, r + lanes, ... in
-   order, kept in registers 64 dimensions at a time; a row's positions are
-   read once from memory and then from L1 for the other heads. */
+   order, kept in registers 64 dimensions at a time.  Up to four heads run
+   side by side, so each row is read and converted once for them and their
+   chains hide each other's latency; every head's order is its own. */
 INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_t *v, size_t stride,
                           int hd, int lanes, int end, float *acc, size_t acc_stride)
 {
+    enum { HW = 4 };
     for (int r = 0; r < lanes && r < end; r++)
         for (int d0 = 0; d0 < hd; d0 += 64) {
             const int nd = hd - d0 < 64 ? (hd - d0) / 16 : 4;
-            for (int i = 0; i < nh; i++) {
-                const float *wi = w + (size_t)i * w_stride;
-                __m512 c[4];
+            for (int h0 = 0; h0 < nh; h0 += HW) {
+                const int hn = nh - h0 < HW ? nh - h0 : HW;
+                __m512 c[HW][4];
                 /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
-                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) c[q] = _mm512_setzero_ps();
+                _Pragma("GCC unroll 4") for (int i = 0; i < HW; i++)
+                    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) c[i][q] = _mm512_setzero_ps();
+                const float *wh = w + (size_t)h0 * w_stride;
                 for (int p = r; p < end; p += lanes) {
                     const uint16_t *vp = v + (size_t)p * stride + d0;
-                    __m512 wp = _mm512_set1_ps(wi[p]);
+                    __m512 vv[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
                     _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                        if (q < nd) c[q] = _mm512_fmadd_ps(wp, ldh(vp + 16 * q), c[q]);
+                        if (q < nd) vv[q] = ldh(vp + 16 * q);
+                    _Pragma("GCC unroll 4") for (int i = 0; i < HW; i++) {
+                        if (i >= hn) break;
+                        __m512 wp = _mm512_set1_ps(wh[(size_t)i * w_stride + (size_t)p]);
+                        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                            if (q < nd) c[i][q] = _mm512_fmadd_ps(wp, vv[q], c[i][q]);
+                    }
                 }
-                float *a = acc + (size_t)i * acc_stride + (size_t)r * (size_t)hd + d0;
-                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                    if (q < nd) _mm512_storeu_ps(a + 16 * q, c[q]);
+                for (int i = 0; i < hn; i++) {
+                    float *a = acc + (size_t)(h0 + i) * acc_stride + (size_t)r * (size_t)hd + d0;
+                    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                        if (q < nd) _mm512_storeu_ps(a + 16 * q, c[i][q]);
+                }
             }
         }
     for (int i = 0; i < nh; i++)
@@ -393,6 +412,83 @@ static EMBER_TARGET_AVX512 float scores_avx512(float *sc, const uint16_t *k, siz
     }
     return mx;
 }
+
+/* scores_avx512 for nh queries over the same rows: each row is converted
+   once for all of them (up to HQ at a time), and every query keeps the
+   chains, tree and tail order of scores_avx512. */
+INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
+                                  const __m512 *qv, int hn, int npos, int gemm, float scale, float *mx,
+                                  const int nq)
+{
+    enum { HQ = 4 };
+    const __m512 sv = _mm512_set1_ps(scale);
+    __m512 mxv[HQ], v[HQ][16];
+    for (int h = 0; h < hn; h++) mxv[h] = _mm512_set1_ps(-INFINITY);
+    int p0 = 0;
+    for (; p0 + 16 <= npos; p0 += 16) {
+        for (int j = 0; j < 16; j++) {
+            const uint16_t *aj = k + (size_t)(p0 + j) * stride;
+            __m512 kv[16];
+            _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) kv[i] = i < nq ? ldh(aj + 16 * i) : _mm512_setzero_ps();
+            for (int h = 0; h < hn; h++) {
+                const __m512 *qh = qv + h * 16;
+                if (gemm) {
+                    __m512 a = _mm512_setzero_ps();
+                    _Pragma("GCC unroll 16") for (int i = 0; i < nq; i++) a = _mm512_fmadd_ps(kv[i], qh[i], a);
+                    v[h][j] = a;
+                } else {
+                    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+                    _Pragma("GCC unroll 4") for (int i = 0; i < nq; i += 4) {
+                        s0 = _mm512_fmadd_ps(kv[i], qh[i], s0);
+                        s1 = _mm512_fmadd_ps(kv[i + 1], qh[i + 1], s1);
+                        s2 = _mm512_fmadd_ps(kv[i + 2], qh[i + 2], s2);
+                        s3 = _mm512_fmadd_ps(kv[i + 3], qh[i + 3], s3);
+                    }
+                    v[h][j] = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+                }
+            }
+        }
+        for (int h = 0; h < hn; h++) {
+            __m512 r = _mm512_mul_ps(sum16x16(v[h]), sv);
+            _mm512_storeu_ps(sc + (size_t)h * sc_stride + p0, r);
+            mxv[h] = _mm512_max_ps(mxv[h], r);
+        }
+    }
+    for (int h = 0; h < hn; h++) mx[h] = _mm512_reduce_max_ps(mxv[h]);
+    (void)p0;
+}
+
+static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
+                                                    const uint16_t *q, size_t q_stride, int nh, int npos, int hd,
+                                                    int gemm, float scale, float *mx)
+{
+    enum { HQ = 4 };
+    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 256) {
+        for (int h = 0; h < nh; h++)
+            mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm, scale);
+        return;
+    }
+    const int nq = hd / 16, pe = npos & ~15;
+    for (int h0 = 0; h0 < nh; h0 += HQ) {
+        const int hn = nh - h0 < HQ ? nh - h0 : HQ;
+        __m512 qv[HQ * 16];   /* the queries, converted once */
+        for (int h = 0; h < hn; h++)
+            for (int i = 0; i < nq; i++) qv[h * 16 + i] = ldh(q + (size_t)(h0 + h) * q_stride + 16 * i);
+        float *sch = sc + (size_t)h0 * sc_stride;
+        if (nq == 4) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 4);
+        else if (nq == 8) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 8);
+        else scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, nq);
+        for (int h = 0; h < hn; h++) {
+            const uint16_t *qh = q + (size_t)(h0 + h) * q_stride;
+            float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];
+            for (int p = pe; p < npos; p++) {
+                sh[p] = (gemm ? dot_gemm_avx512 : dot_vec_avx512)(k + (size_t)p * stride, qh, hd) * scale;
+                if (sh[p] > m) m = sh[p];
+            }
+            mx[h0 + h] = m;
+        }
+    }
+}
 #endif
 
 typedef struct {
@@ -400,22 +496,24 @@ typedef struct {
     void (*silu16)(float *g, const float *u);
     float (*scores)(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                     int npos, int hd, int gemm, float scale);
+    void (*scores_heads)(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
+                         size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx);
     void (*to_f16)(uint16_t *dst, const float *src, int n);
     void (*scale_f16r)(float *x, float s, int n);
     void (*wsum_heads)(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
                        const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
 } refnum_ops;
 
-static refnum_ops ops = {exp16_scalar, silu16_scalar, scores_scalar, to_f16_scalar, scale_f16r_scalar,
-                         wsum_heads_scalar};
+static refnum_ops ops = {exp16_scalar, silu16_scalar, scores_scalar, scores_heads_scalar, to_f16_scalar,
+                         scale_f16r_scalar, wsum_heads_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
 {
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
-        ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_avx512, to_f16_avx512, scale_f16r_avx512,
-                           wsum_heads_avx512};
+        ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_avx512, scores_heads_avx512, to_f16_avx512,
+                           scale_f16r_avx512, wsum_heads_avx512};
 #endif
 }
 
@@ -455,6 +553,12 @@ float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const ui
                            int npos, int hd, int gemm, float scale)
 {
     return get_ops()->scores(sc, k, stride, q, npos, hd, gemm, scale);
+}
+
+void ember_ref_scores_f16_heads(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
+                                size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx)
+{
+    get_ops()->scores_heads(sc, sc_stride, k, stride, q, q_stride, nh, npos, hd, gemm, scale, mx);
 }
 
 void ember_ref_wsum_f16_heads(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,

@@ -33,6 +33,11 @@ void ember_ref_silu_mul(float *g, const float *u, int n);
 float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                            int npos, int hd, int gemm, float scale);
 
+/* ember_ref_scores_f16 for nh queries over the same rows k: query i at
+   q + i * q_stride, its scores at sc + i * sc_stride, its max in mx[i].
+   The same bits as nh separate calls, with each row read once. */
+void ember_ref_scores_f16_heads(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
+                                size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx);
 /* Weighted sum of f16 rows, out[d] = sum_p w[p] * v[p * stride + d] for
    p < npos, d < hd, in the lane order of the product that reference forms:
    gemm (batched, 16 lanes over positions) or vec (single row: 64 lanes over
