@@ -220,6 +220,9 @@ static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_
    order, kept in registers 64 dimensions at a time.  Up to four heads run
    side by side, so each row is read and converted once for them and their
    chains hide each other's latency; every head's order is its own. */
+#ifndef WS_AHEAD
+#define WS_AHEAD 4
+#endif
 INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_t *v, size_t stride,
                           int hd, int lanes, int end, float *acc, size_t acc_stride)
 {
@@ -278,14 +281,15 @@ INLINE512 void wsum_finish(float *out, const float *w, const uint16_t *v, size_t
         __m512 s = _mm512_add_ps(_mm512_add_ps(u[0], u[2]), _mm512_add_ps(u[1], u[3]));
         if (gemm || end == npos) {
             _mm512_storeu_ps(out + d, s);
-        } else {
-            float sv[16];
-            _mm512_storeu_ps(sv, s);
-            for (int l = 0; l < 16; l++) {
-                double sum = sv[l];
-                for (int p = end; p < npos; p++) sum += (double)(w[p] * f16(v[(size_t)p * stride + d + l]));
-                out[d + l] = (float)sum;
+        } else {   /* the f32 products added in double, position by position, 8 lanes a register */
+            __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(s)), hi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(s, 1));
+            for (int p = end; p < npos; p++) {
+                __m512 pr = _mm512_mul_ps(_mm512_set1_ps(w[p]), ldh(v + (size_t)p * stride + d));
+                lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(pr)));
+                hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(pr, 1)));
             }
+            _mm256_storeu_ps(out + d, _mm512_cvtpd_ps(lo));
+            _mm256_storeu_ps(out + d + 8, _mm512_cvtpd_ps(hi));
         }
     }
 }
@@ -416,6 +420,9 @@ static EMBER_TARGET_AVX512 float scores_avx512(float *sc, const uint16_t *k, siz
 /* scores_avx512 for nh queries over the same rows: each row is converted
    once for all of them (up to HQ at a time), and every query keeps the
    chains, tree and tail order of scores_avx512. */
+#ifndef PF_ROWS
+#define PF_ROWS 64
+#endif
 INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                   const __m512 *qv, int hn, int npos, int gemm, float scale, float *mx,
                                   const int nq)
@@ -424,10 +431,14 @@ INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k
     const __m512 sv = _mm512_set1_ps(scale);
     __m512 mxv[HQ], v[HQ][16];
     for (int h = 0; h < hn; h++) mxv[h] = _mm512_set1_ps(-INFINITY);
+    const size_t ahead = (4096 / (stride * sizeof *k) + 1) * stride;   /* rows ~4 KiB ahead */
     int p0 = 0;
     for (; p0 + 16 <= npos; p0 += 16) {
         for (int j = 0; j < 16; j++) {
             const uint16_t *aj = k + (size_t)(p0 + j) * stride;
+            /* a KV head's rows are one stream, but the prefetchers alone
+               leave it waiting on memory (2x the in-cache time) */
+            for (int o = 0; o < nq * 32; o += 64) _mm_prefetch((const char *)(aj + ahead) + o, _MM_HINT_T0);
             __m512 kv[16];
             _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) kv[i] = i < nq ? ldh(aj + 16 * i) : _mm512_setzero_ps();
             for (int h = 0; h < hn; h++) {
