@@ -153,6 +153,16 @@ int ember_session_pack(ember_session *s, ember_err *err)
     return rc;
 }
 
+int ember_prefill_pass(int n, int i)
+{
+    int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
+    /* no pass of one token in a batched prompt: some formats' kernels
+       (IQ4_NL) take the reference's single-token order for one token, where
+       the reference ran the whole prompt as one batch */
+    if (n - i - nb == 1) nb--;
+    return nb;
+}
+
 int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_logits,
                   float *all_logits, ember_err *err)
 {
@@ -168,8 +178,8 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     s->in_prefill = true;
     s->batched = n >= 2;   /* the reference runs a prompt of 2+ tokens as one batch */
     const int V = m->info.n_vocab;
-    for (int i = 0; i < n; i += EMBER_UBATCH) {
-        int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
+    for (int i = 0, nb; i < n; i += nb) {
+        nb = ember_prefill_pass(n, i);
         if (i > 0 && s->cancel && s->cancel(s->cancel_ud)) {
             s->in_prefill = false;
             ember_seterr(err, "prefill cancelled after %d of %d tokens", i, n);

@@ -30,6 +30,9 @@ struct ember_session {
     void *cancel_ud;
 };
 
+/* Tokens in the prefill pass that starts at token i of an n-token prompt:
+   at most EMBER_UBATCH, and never a pass of one token when n >= 2. */
+int ember_prefill_pass(int n, int i);
 /* Runs n (<= EMBER_UBATCH) tokens at positions n_past.. ; writes logits of
    the last token (or all n rows when all_rows) into s->logits. */
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err);
