@@ -24,15 +24,20 @@ enum { NP = 9, NG = 4, ROWS = NP + NG };
 
 static int32_t toks[ROWS];
 
-/* Logits of a batched prompt then teacher-forced single tokens. */
-static float *run(const char *model, ember_strategy st, int *V, const ember_plan **plan, ember_model **keep)
+static ember_model *open_as(const char *model, ember_strategy st, ember_err *err)
 {
-    ember_err err;
     ember_plan_opts po;
     ember_plan_opts_default(&po);
     po.strategy = st;
     po.threads = 2;
-    ember_model *m = ember_model_open(model, &po, &err);
+    return ember_model_open(model, &po, err);
+}
+
+/* Logits of a batched prompt then teacher-forced single tokens. */
+static float *run(const char *model, ember_strategy st, int *V, const ember_plan **plan, ember_model **keep)
+{
+    ember_err err;
+    ember_model *m = open_as(model, st, &err);
     if (!m) {
         tap_diag("open %s: %s", model, err.msg);
         return NULL;
@@ -70,11 +75,7 @@ static float *run(const char *model, ember_strategy st, int *V, const ember_plan
 static int tail_pass_batched(const char *model, char *msg, size_t cap)
 {
     ember_err err;
-    ember_plan_opts po;
-    ember_plan_opts_default(&po);
-    po.strategy = EMBER_STRATEGY_COMPRESSED;
-    po.threads = 2;
-    ember_model *m = ember_model_open(model, &po, &err);
+    ember_model *m = open_as(model, EMBER_STRATEGY_COMPRESSED, &err);
     if (!m) return snprintf(msg, cap, "open: %.200s", err.msg), 0;
     const int V = ember_model_get_info(m)->n_vocab, n = EMBER_UBATCH + 1;
     ember_session_opts so = {n + 4, 2};

@@ -21,6 +21,7 @@
 
 #define T EMBER_TARGET_AVX2
 #define INL static inline __attribute__((always_inline)) T
+#include "kernels_kquant_simd.h"
 #define ROW_BLOCK 16
 
 INL __m128i hsum4_128(__m128i a, __m128i b, __m128i c, __m128i d)
@@ -32,20 +33,6 @@ INL __m128i bsum_pairs(const block_q8_K *x)
 {
     return _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)x->bsums),
                           _mm_loadu_si128((const __m128i *)(const void *)(x->bsums + 8)));
-}
-
-INL __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
-
-static const block_q8_K *act(const void *xq, size_t stride, int t)
-{
-    return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
-}
-
-INL float sum8(__m256 v)
-{
-    float f[8];
-    _mm256_storeu_ps(f, v);
-    return ember_sum8(f);
 }
 
 /* ---- Q4_K / Q5_K -------------------------------------------------------- */

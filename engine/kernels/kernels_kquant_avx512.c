@@ -24,12 +24,8 @@
 
 #define T EMBER_TARGET_AVX512
 #define INL static inline __attribute__((always_inline)) T
+#include "kernels_kquant_simd.h"
 #define ROW_BLOCK 16
-
-static const block_q8_K *act(const void *xq, size_t stride, int t)
-{
-    return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
-}
 
 /* A super-block's 16 int32 partial sums as the reference's 8 lanes. */
 INL __m256 lanes8(__m512i a)
@@ -51,13 +47,6 @@ INL void sum8x2(__m512 v, float out[2])
     _mm512_storeu_ps(f, v);
     out[0] = ember_sum8(f);
     out[1] = ember_sum8(f + 8);
-}
-
-INL float sum8(__m256 v)
-{
-    float f[8];
-    _mm256_storeu_ps(f, v);
-    return ember_sum8(f);
 }
 
 /* [a x 8 | b x 8]: two tokens' block scales against their 8 lanes each. */

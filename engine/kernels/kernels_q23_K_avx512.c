@@ -22,6 +22,7 @@
 
 #define T EMBER_TARGET_AVX512
 #define INL static inline __attribute__((always_inline)) T
+#include "kernels_kquant_simd.h"
 #define ROW_BLOCK 16
 /* Decode keeps Q3_K's 4 x activation pairs for up to this many super-blocks
    (32 KiB on the stack); longer rows compute them in place. */
@@ -49,37 +50,9 @@ INL void q23_consts(q23_const *k)
     k->four = _mm512_set1_epi8(4);
 }
 
-static const block_q8_K *act(const void *xq, size_t stride, int t)
-{
-    return (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * stride);
-}
-
-INL float sum8(__m256 v)
-{
-    float f[8];
-    _mm256_storeu_ps(f, v);
-    return ember_sum8(f);
-}
-
 INL __m256 lanes8(__m512i a)
 {
     return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1)));
-}
-
-/* Q3_K's 16 scales minus 32: bytes 0..7 give the low nibbles (scales 0..7
-   low, 8..15 high), bytes 8..11 two top bits each. */
-INL __m256i q3_scale_words(const uint8_t *s)
-{
-    uint32_t a0, a1, a2;
-    memcpy(&a0, s, 4);
-    memcpy(&a1, s + 4, 4);
-    memcpy(&a2, s + 8, 4);
-    const uint32_t lo4 = 0x0f0f0f0fu, hi2 = 0x03030303u;
-    uint64_t w01 = (a0 & lo4) | (a2 & hi2) << 4 | (uint64_t)((a1 & lo4) | ((a2 >> 2) & hi2) << 4) << 32;
-    uint64_t w23 = ((a0 >> 4) & lo4) | ((a2 >> 4) & hi2) << 4 |
-                   (uint64_t)(((a1 >> 4) & lo4) | ((a2 >> 6) & hi2) << 4) << 32;
-    __m128i b = _mm_sub_epi8(_mm_set_epi64x((long long)w23, (long long)w01), _mm_set1_epi8(32));
-    return _mm256_cvtepi8_epi16(b);
 }
 
 typedef struct {
