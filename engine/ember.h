@@ -166,6 +166,9 @@ bool ember_session_pack_pending(const ember_session *s);
 /* Runs that packing now (and the source eviction the profile asks for); a
    no-op when nothing is pending. */
 int ember_session_pack(ember_session *s, ember_err *err);
+/* The same packing ahead of any prompt (a front end idle after loading, the
+   user still typing): nobody waits for it, so the next TTFT leaves it out. */
+int ember_session_pack_ahead(ember_session *s, ember_err *err);
 /* Processes n tokens as one batch; writes the last position's logits
    (n_vocab floats) to last_logits if non-NULL, and all rows to all_logits
    (n * n_vocab) if non-NULL.  Fails (no write) when the context would overflow.

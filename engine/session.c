@@ -153,6 +153,11 @@ int ember_session_pack(ember_session *s, ember_err *err)
     return rc;
 }
 
+int ember_session_pack_ahead(ember_session *s, ember_err *err)
+{
+    return ember_session_pack_pending(s) ? do_pack(s, err) : 0;
+}
+
 int ember_prefill_pass(int n, int i)
 {
     int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;

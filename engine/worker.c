@@ -541,6 +541,12 @@ static void do_load(ember_worker *w, cmd *c)
         if (rc == -1) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
         free(toks);
         emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
+    } else if (w->be->prepare_pending && w->be->prepare_ahead && w->be->prepare_pending(h)) {
+        /* nothing to re-prefill: pack now, while the user types the first
+           message, rather than in its TTFT (a message sent meanwhile waits) */
+        emit_text(w, EMBER_EV_PROGRESS, c->seq, "packing the weights (once, while you type)", NULL);
+        if (w->be->prepare_ahead(h, &err) < 0) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
+        emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
     }
     emit_text(w, EMBER_EV_PROGRESS, c->seq, "", NULL);
 }

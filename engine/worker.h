@@ -62,6 +62,9 @@ typedef struct ember_worker_backend {
        weights); the worker runs it first, under its own progress message. */
     bool (*prepare_pending)(void *h);
     int (*prepare)(void *h, ember_err *err);
+    /* Optional: the same work done ahead, right after a load with no
+       conversation to re-prefill, while the user types (not in the TTFT). */
+    int (*prepare_ahead)(void *h, ember_err *err);
 } ember_worker_backend;
 
 /* The real engine (worker_engine.c). */

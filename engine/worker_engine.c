@@ -143,6 +143,7 @@ static int e_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, voi
 
 static bool e_prepare_pending(void *h) { return ember_session_pack_pending(((eng *)h)->s); }
 static int e_prepare(void *h, ember_err *err) { return ember_session_pack(((eng *)h)->s, err); }
+static int e_prepare_ahead(void *h, ember_err *err) { return ember_session_pack_ahead(((eng *)h)->s, err); }
 
 static int e_decode(void *h, int32_t tok, ember_err *err)
 {
@@ -193,6 +194,7 @@ const ember_worker_backend ember_worker_engine_backend = {
     .prefill = e_prefill,
     .prepare_pending = e_prepare_pending,
     .prepare = e_prepare,
+    .prepare_ahead = e_prepare_ahead,
     .decode = e_decode,
     .sample = e_sample,
     .set_sampling = e_set_sampling,

@@ -267,4 +267,5 @@ const ember_worker_backend ember_worker_fake_backend = {
     .stats = f_stats,
     .prepare_pending = f_prepare_pending,
     .prepare = f_prepare,
+    .prepare_ahead = f_prepare,
 };
