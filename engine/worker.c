@@ -27,6 +27,7 @@ typedef struct cmd {
     size_t n_msgs;
     ember_sampler_opts samp;
     int n_predict;
+    double queued_ms;              /* when it was sent */
     struct cmd *next;
 } cmd;
 
@@ -40,6 +41,8 @@ struct ember_worker {
     bool busy;
     _Atomic uint64_t cancel_upto;  /* generations with seq <= this stop */
     _Atomic bool quitting;
+    double ahead_from, ahead_to;   /* the last packing done ahead (ms) */
+    double ttft_wait_ms;           /* of it, what this turn waited: in its TTFT */
 
     pthread_mutex_t ev_mu;         /* event queue */
     ember_event *evs;
@@ -142,6 +145,7 @@ static void emit_stats(ember_worker *w, ember_event_kind k, uint64_t seq, int n,
 {
     ember_event ev = {.kind = k, .seq = seq, .i = n, .cancelled = cancelled};
     if (w->h) w->be->stats(w->h, &ev.stats);
+    if (w->ttft_wait_ms > 0 && ev.stats.ttft_ms > 0) ev.stats.ttft_ms += w->ttft_wait_ms;
     /* Phase marks for the memory panel: a phase whose snapshot changed. */
     for (int p = 0; p < EMBER_PHASE_COUNT && w->h; p++) {
         if (!ev.stats.phase_seen[p]) continue;
@@ -403,6 +407,11 @@ static void do_generate(ember_worker *w, cmd *c)
         emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);
         return;
     }
+    /* a message sent while the packing ran ahead waited for it: that wait
+       is part of its time to first token, as when the turn packs itself */
+    double from = c->queued_ms > w->ahead_from ? c->queued_ms : w->ahead_from;
+    w->ttft_wait_ms = w->ahead_to > from ? w->ahead_to - from : 0;
+    w->ahead_from = w->ahead_to = 0;
     int n_predict = w->opts.n_predict;
     int reserve = n_predict > 0 ? n_predict : 256;
     int32_t *toks = NULL;
@@ -501,6 +510,7 @@ static void do_generate(ember_worker *w, cmd *c)
 static void do_load(ember_worker *w, cmd *c)
 {
     ember_err err = {{0}};
+    w->ttft_wait_ms = 0;
     char msg[1400];
     snprintf(msg, sizeof msg, "loading %s%s%s", c->load.model_path,
              c->load.profile[0] ? " with profile " : "", c->load.profile);
@@ -545,7 +555,9 @@ static void do_load(ember_worker *w, cmd *c)
         /* nothing to re-prefill: pack now, while the user types the first
            message, rather than in its TTFT (a message sent meanwhile waits) */
         emit_text(w, EMBER_EV_PROGRESS, c->seq, "packing the weights (once, while you type)", NULL);
+        w->ahead_from = ember_now_ms();
         if (w->be->prepare_ahead(h, &err) < 0) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
+        w->ahead_to = ember_now_ms();
         emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
     }
     emit_text(w, EMBER_EV_PROGRESS, c->seq, "", NULL);
@@ -638,7 +650,10 @@ ember_worker *ember_worker_start(const ember_worker_backend *be, const ember_wor
 static cmd *new_cmd(cmd_kind k)
 {
     cmd *c = calloc(1, sizeof *c);
-    if (c) c->kind = k;
+    if (c) {
+        c->kind = k;
+        c->queued_ms = ember_now_ms();
+    }
     return c;
 }
 

@@ -293,8 +293,20 @@ int main(void)
         if (ip < 0 && strstr(t.progress[i], "packing the weights")) ip = i;
         if (ipf < 0 && strstr(t.progress[i], "prefill ")) ipf = i;
     }
-    tap_ok(ok && ip < 0 && ipf == 0 && t.n_errors == 0,
-           "the first turn then starts with its prefill (progress %d), nothing to pack (%d)", ipf, ip);
+    tap_ok(ok && ip < 0 && ipf == 0 && t.n_errors == 0 && t.final.ttft_ms < 100,
+           "the first turn then starts with its prefill (progress %d), nothing to pack (%d), TTFT %.0f ms",
+           ipf, ip, t.final.ttft_ms);
+    /* a message sent while that packing runs waits for it, and its TTFT says so */
+    ember_worker_clear(w);
+    ember_worker_fake_prepare(300);
+    load_opts(&l, "packs-queued", 256);
+    memset(&t, 0, sizeof t);
+    ember_worker_load_model(w, &l);
+    ember_worker_generate(w, m1, 2);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 3000);
+    ember_worker_fake_prepare(0);
+    tap_ok(ok && t.saw_packed && t.final.ttft_ms >= 250 && t.n_errors == 0,
+           "a message sent during the packing counts the wait in its TTFT (%.0f ms, packing 300)", t.final.ttft_ms);
     /* with a conversation kept across a switch, the load's re-prefill packs first */
     ember_worker_fake_prepare(150);
     load_opts(&l, "packs-again", 256);
