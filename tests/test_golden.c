@@ -11,6 +11,7 @@
 
 #include "ember.h"
 #include "kernels.h"
+#include "logits_cmp.h"
 #include "tap.h"
 
 static float *read_f32(const char *path, size_t *n)
@@ -70,14 +71,6 @@ static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int 
     return rows;
 }
 
-static int argmax(const float *v, int n)
-{
-    int b = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[b]) b = i;
-    return b;
-}
-
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -92,19 +85,13 @@ static void compare(const char *what, const float *a, const float *b, int rows, 
     int agree = 0, wr = -1;
     for (int r = 0; r < rows; r++) {
         const float *x = a + (size_t)r * V, *y = b + (size_t)r * V;
-        double xy = 0, xx = 0, yy = 0;
-        for (int i = 0; i < V; i++) {
-            xy += (double)x[i] * y[i];
-            xx += (double)x[i] * x[i];
-            yy += (double)y[i] * y[i];
-        }
-        double c = xy / (sqrt(xx * yy) + 1e-30);
+        double c = logits_cos(x, y, V);
         cs[r < 4096 ? r : 4095] = c;
         if (!(c >= worst)) {
             worst = c;
             wr = r;
         }
-        agree += argmax(x, V) == argmax(y, V);
+        agree += logits_argmax(x, V) == logits_argmax(y, V);
     }
     double top1 = (double)agree / rows;
     qsort(cs, (size_t)(rows < 4096 ? rows : 4096), sizeof cs[0], cmp_dbl);

@@ -18,6 +18,7 @@
 #include "ember.h"
 #include "kernels.h"
 #include "session.h"
+#include "logits_cmp.h"
 #include "tap.h"
 
 enum { NP = 9, NG = 4, ROWS = NP + NG };
@@ -139,14 +140,6 @@ static float *run_scalar(const char *model, const char *out, int V)
     return r;
 }
 
-static int argmax(const float *v, int n)
-{
-    int b = 0;
-    for (int i = 1; i < n; i++)
-        if (v[i] > v[b]) b = i;
-    return b;
-}
-
 /* Worst row cosine and top-1 agreement of two logits tables. */
 static void compare(const float *a, const float *b, int V, double *min_cos, int *agree)
 {
@@ -154,15 +147,9 @@ static void compare(const float *a, const float *b, int V, double *min_cos, int 
     *agree = 0;
     for (int r = 0; r < ROWS; r++) {
         const float *x = a + (size_t)r * V, *y = b + (size_t)r * V;
-        double xy = 0, xx = 0, yy = 0;
-        for (int i = 0; i < V; i++) {
-            xy += (double)x[i] * y[i];
-            xx += (double)x[i] * x[i];
-            yy += (double)y[i] * y[i];
-        }
-        double c = xy / (sqrt(xx * yy) + 1e-30);
+        double c = logits_cos(x, y, V);
         if (!(c >= *min_cos)) *min_cos = c;
-        *agree += argmax(x, V) == argmax(y, V);
+        *agree += logits_argmax(x, V) == logits_argmax(y, V);
     }
 }
 
