@@ -373,56 +373,9 @@ INLINE512 __m512 sum16x16(const __m512 v[16])
 }
 
 /* Sixteen positions per pass, each with its own accumulators in the order
-   of dot_gemm / dot_vec, then one sum16x16 for all of them. */
-static EMBER_TARGET_AVX512 float scores_avx512(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
-                                               int npos, int hd, int gemm, float scale)
-{
-    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 256) return scores_scalar(sc, k, stride, q, npos, hd, gemm, scale);
-    __m512 mxv = _mm512_set1_ps(-INFINITY);
-    const __m512 sv = _mm512_set1_ps(scale);
-    const int nq = hd / 16;
-    __m512 qv[16];   /* the query, converted once */
-    for (int i = 0; i < nq; i++) qv[i] = ldh(q + 16 * i);
-    int p0 = 0;
-    for (; p0 + 16 <= npos; p0 += 16) {
-        __m512 v[16];
-        const uint16_t *a = k + (size_t)p0 * stride;
-        if (gemm) {   /* one chain per position: 16 of them interleaved */
-            _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) v[j] = _mm512_setzero_ps();
-            for (int i = 0; i < nq; i++)
-                _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++)
-                    v[j] = _mm512_fmadd_ps(ldh(a + (size_t)j * stride + 16 * i), qv[i], v[j]);
-        } else {
-            for (int j = 0; j < 16; j++) {
-                const uint16_t *aj = a + (size_t)j * stride;
-                __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-                for (int i = 0; i < nq; i += 4) {
-                    s0 = _mm512_fmadd_ps(ldh(aj + 16 * i), qv[i], s0);
-                    s1 = _mm512_fmadd_ps(ldh(aj + 16 * i + 16), qv[i + 1], s1);
-                    s2 = _mm512_fmadd_ps(ldh(aj + 16 * i + 32), qv[i + 2], s2);
-                    s3 = _mm512_fmadd_ps(ldh(aj + 16 * i + 48), qv[i + 3], s3);
-                }
-                v[j] = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
-            }
-        }
-        __m512 r = _mm512_mul_ps(sum16x16(v), sv);
-        _mm512_storeu_ps(sc + p0, r);
-        mxv = _mm512_max_ps(mxv, r);
-    }
-    float mx = _mm512_reduce_max_ps(mxv);
-    for (int p = p0; p < npos; p++) {
-        sc[p] = (gemm ? dot_gemm_avx512 : dot_vec_avx512)(k + (size_t)p * stride, q, hd) * scale;
-        if (sc[p] > mx) mx = sc[p];
-    }
-    return mx;
-}
-
-/* scores_avx512 for nh queries over the same rows: each row is converted
-   once for all of them (up to HQ at a time), and every query keeps the
-   chains, tree and tail order of scores_avx512. */
-#ifndef PF_ROWS
-#define PF_ROWS 64
-#endif
+   of dot_gemm / dot_vec, then one sum16x16 for all of them; a tail of
+   npos % 16 positions by dot_gemm / dot_vec.  nh queries share the rows:
+   each row is converted once for all of them (up to HQ at a time). */
 INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                   const __m512 *qv, int hn, int npos, int gemm, float scale, float *mx,
                                   const int nq)
@@ -505,8 +458,6 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
 typedef struct {
     void (*exp16)(float *y, const float *x, float sub);
     void (*silu16)(float *g, const float *u);
-    float (*scores)(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
-                    int npos, int hd, int gemm, float scale);
     void (*scores_heads)(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
                          size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx);
     void (*to_f16)(uint16_t *dst, const float *src, int n);
@@ -515,16 +466,16 @@ typedef struct {
                        const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
 } refnum_ops;
 
-static refnum_ops ops = {exp16_scalar, silu16_scalar, scores_scalar, scores_heads_scalar, to_f16_scalar,
-                         scale_f16r_scalar, wsum_heads_scalar};
+static refnum_ops ops = {exp16_scalar, silu16_scalar, scores_heads_scalar, to_f16_scalar, scale_f16r_scalar,
+                         wsum_heads_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
 {
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
-        ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_avx512, scores_heads_avx512, to_f16_avx512,
-                           scale_f16r_avx512, wsum_heads_avx512};
+        ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_heads_avx512, to_f16_avx512, scale_f16r_avx512,
+                           wsum_heads_avx512};
 #endif
 }
 
@@ -563,7 +514,9 @@ void ember_ref_silu_mul(float *g, const float *u, int n)
 float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                            int npos, int hd, int gemm, float scale)
 {
-    return get_ops()->scores(sc, k, stride, q, npos, hd, gemm, scale);
+    float mx;
+    get_ops()->scores_heads(sc, 0, k, stride, q, 0, 1, npos, hd, gemm, scale, &mx);
+    return mx;
 }
 
 void ember_ref_scores_f16_heads(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
