@@ -385,12 +385,22 @@ static void sb_add(sbuf *b, const char *s, size_t n)
 }
 
 /* The one-off work a first prefill would start with (packing the weights)
-   runs as a step of its own, so the front end shows it as what it is. */
-static int prepare(ember_worker *w, uint64_t seq, ember_err *err)
+   runs as a step of its own, so the front end shows it as what it is.
+   ahead: right after a load, while the user types; its span is kept so a
+   message sent meanwhile can count its wait. */
+static int prepare(ember_worker *w, uint64_t seq, bool ahead, ember_err *err)
 {
-    if (!w->be->prepare_pending || !w->be->prepare || !w->be->prepare_pending(w->h)) return 0;
-    emit_text(w, EMBER_EV_PROGRESS, seq, "packing the weights (once, before the first prefill)", NULL);
-    int rc = w->be->prepare(w->h, err);
+    int (*fn)(void *h, ember_err *err) = ahead ? w->be->prepare_ahead : w->be->prepare;
+    if (!w->be->prepare_pending || !fn || !w->be->prepare_pending(w->h)) return 0;
+    emit_text(w, EMBER_EV_PROGRESS, seq,
+              ahead ? "packing the weights (once, while you type)"
+                    : "packing the weights (once, before the first prefill)", NULL);
+    double t0 = ember_now_ms();
+    int rc = fn(w->h, err);
+    if (ahead) {
+        w->ahead_from = t0;
+        w->ahead_to = ember_now_ms();
+    }
     emit_stats(w, EMBER_EV_STATS, seq, 0, false);
     return rc < 0 ? -1 : 0;
 }
@@ -431,7 +441,7 @@ static void do_generate(ember_worker *w, cmd *c)
         ember_event ev = {.kind = EMBER_EV_DROPPED, .seq = c->seq, .i = w->dropped};
         emit(w, &ev);
     }
-    if (prepare(w, c->seq, &err) < 0) {
+    if (prepare(w, c->seq, false, &err) < 0) {
         free(toks);
         emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
         emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);
@@ -542,7 +552,7 @@ static void do_load(ember_worker *w, cmd *c)
            next turn only prefills the new message. */
         int32_t *toks = NULL;
         int nt = -1;
-        if (prepare(w, c->seq, &err) == 0) {
+        if (prepare(w, c->seq, false, &err) == 0) {
             emit_text(w, EMBER_EV_PROGRESS, c->seq, "re-prefilling the conversation", NULL);
             nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
         }
@@ -551,14 +561,10 @@ static void do_load(ember_worker *w, cmd *c)
         if (rc == -1) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
         free(toks);
         emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
-    } else if (w->be->prepare_pending && w->be->prepare_ahead && w->be->prepare_pending(h)) {
+    } else {
         /* nothing to re-prefill: pack now, while the user types the first
            message, rather than in its TTFT (a message sent meanwhile waits) */
-        emit_text(w, EMBER_EV_PROGRESS, c->seq, "packing the weights (once, while you type)", NULL);
-        w->ahead_from = ember_now_ms();
-        if (w->be->prepare_ahead(h, &err) < 0) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
-        w->ahead_to = ember_now_ms();
-        emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
+        if (prepare(w, c->seq, true, &err) < 0) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
     }
     emit_text(w, EMBER_EV_PROGRESS, c->seq, "", NULL);
 }
