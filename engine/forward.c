@@ -198,6 +198,13 @@ typedef struct {
     int layer, nt, pos0;
 } att_job;
 
+/* KV head h's rows (n_ctx of head_dim) in layer l of a cache laid out
+   [layer][kv head][position][head_dim] (session.h). */
+static uint16_t *kv_rows(const ember_session *s, uint16_t *cache, int l, int h)
+{
+    return cache + ((size_t)l * s->m->info.n_head_kv + (size_t)h) * s->n_ctx * s->m->info.head_dim;
+}
+
 /* Attention in the reference's float order (refnum.h): its batched prompt
    pass and its single-token step sum in different lane orders, and the
    single-token weighted sum depends on the KV length it pads to 32. */
@@ -212,8 +219,6 @@ static void att_run(void *ctx, int ith, int nth)
     float *sc = s->scratch + (size_t)ith * s->scratch_stride;
     float *acc = sc + (size_t)group * scs;
     uint16_t *qh = (uint16_t *)(acc + (size_t)group * 64 * hd);
-    const uint16_t *K = s->kcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
-    const uint16_t *V = s->vcache + (size_t)j->layer * s->n_ctx * s->kv_dim;
     const bool kq_gemm = s->batched && hd % 16 == 0, kqv_gemm = s->batched && hd % 4 == 0;
     const int ctx_pad = (s->n_ctx + 31) / 32 * 32;
     /* The q heads of a KV head share its K and V rows: an item is a run of
@@ -229,7 +234,7 @@ static void att_run(void *ctx, int ith, int nth)
         int g0 = part * run, ng = group - g0 < run ? group - g0 : run;
         if (ng <= 0) continue;
         int h0 = kvh * group + g0, npos = j->pos0 + t + 1;
-        const uint16_t *Kh = K + (size_t)kvh * s->n_ctx * hd, *Vh = V + (size_t)kvh * s->n_ctx * hd;
+        const uint16_t *Kh = kv_rows(s, s->kcache, j->layer, kvh), *Vh = kv_rows(s, s->vcache, j->layer, kvh);
         float mx[ng];
         for (int i = 0; i < ng; i++)
             ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
@@ -309,8 +314,6 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
         add_bias(s->q, L->bq, n, HQ);
         add_bias(s->k, L->bk, n, HK);
         add_bias(s->v, L->bv, n, HK);
-        uint16_t *K = s->kcache + (size_t)l * s->n_ctx * s->kv_dim;
-        uint16_t *V = s->vcache + (size_t)l * s->n_ctx * s->kv_dim;
         for (int t = 0; t < n; t++) {
             float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
             if (L->q_norm) {
@@ -321,9 +324,9 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
             rope(m, k, nkv, hd, pos0 + t);
             const float *v = s->v + (size_t)t * HK;
             for (int h = 0; h < nkv; h++) {
-                size_t at = ((size_t)h * s->n_ctx + (size_t)(pos0 + t)) * hd;
-                ember_ref_to_f16(K + at, k + (size_t)h * hd, hd);
-                ember_ref_to_f16(V + at, v + (size_t)h * hd, hd);
+                size_t at = (size_t)(pos0 + t) * hd;
+                ember_ref_to_f16(kv_rows(s, s->kcache, l, h) + at, k + (size_t)h * hd, hd);
+                ember_ref_to_f16(kv_rows(s, s->vcache, l, h) + at, v + (size_t)h * hd, hd);
             }
         }
         att_job aj = {s, l, n, pos0};
