@@ -96,34 +96,26 @@ static const void *prep_act(ember_session *s, const ember_weight *w, const float
         *stride = (size_t)w->in * 4;
         return x;
     }
-    uint8_t *buf = s->xq8;
-    const float **src = &s->xq8_src;
-    int *kk = &s->xq8_k, *nn = &s->xq8_nt;
-    if (k->act_type == EMBER_Q8_K) {
-        buf = s->xqk;
-        src = &s->xqk_src;
-        kk = &s->xqk_k;
-        nn = &s->xqk_nt;
-    } else if (k->act_type == EMBER_Q8_1) {
-        buf = s->xq81;
-        src = &s->xq81_src;
-        kk = &s->xq81_k;
-        nn = &s->xq81_nt;
-    }
+    int i = 0;   /* every kernel's act type has its cache (session.c) */
+    while (i < EMBER_ACT_TYPES - 1 && s->act[i].type != k->act_type) i++;
+    ember_act_cache *c = &s->act[i];
     *stride = ember_act_bytes(k->act_type, w->in);
-    if (*src != x || *kk != w->in || *nn != nt) {
-        q_job j = {s, x, nt, (int)w->in, k->act_type, k->quantize_act, buf, *stride};
+    if (c->src != x || c->k != w->in || c->nt != nt) {
+        q_job j = {s, x, nt, (int)w->in, k->act_type, k->quantize_act, c->buf, *stride};
         if (nt >= 4) ember_pool_run(s->pool, q_run, &j);
         else q_run(&j, 0, 1);
-        *src = x;
-        *kk = (int)w->in;
-        *nn = nt;
+        c->src = x;
+        c->k = (int)w->in;
+        c->nt = nt;
     }
-    return buf;
+    return c->buf;
 }
 
 /* Invalidates cached activations (their source buffer was overwritten). */
-static void act_dirty(ember_session *s) { s->xq8_src = s->xqk_src = s->xq81_src = NULL; }
+static void act_dirty(ember_session *s)
+{
+    for (int i = 0; i < EMBER_ACT_TYPES; i++) s->act[i].src = NULL;
+}
 
 static bool use_packed(const ember_session *s, const ember_weight *w, int nt)
 {

@@ -57,9 +57,12 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->u = zalloc(B * (size_t)I->n_ff * 4, &ok);
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
     s->embd_row = zalloc(m->tok_embd.row_bytes, &ok);
-    s->xq8 = zalloc(B * (ember_act_bytes(EMBER_Q8_0, (int64_t)(maxk + 31) / 32 * 32) + 64), &ok);
-    s->xqk = zalloc(B * (ember_act_bytes(EMBER_Q8_K, (int64_t)(maxk + 255) / 256 * 256) + 64), &ok);
-    s->xq81 = zalloc(B * (ember_act_bytes(EMBER_Q8_1, (int64_t)(maxk + 31) / 32 * 32) + 64), &ok);
+    static const int act_types[EMBER_ACT_TYPES] = {EMBER_Q8_0, EMBER_Q8_K, EMBER_Q8_1};
+    for (int i = 0; i < EMBER_ACT_TYPES; i++) {
+        int64_t blk = act_types[i] == EMBER_Q8_K ? 256 : 32;
+        s->act[i].type = act_types[i];
+        s->act[i].buf = zalloc(B * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
+    }
     /* per thread, for the q heads of one KV head: scores, lane
        accumulators, fp16 queries (forward.c, att_run) */
     size_t group = (size_t)(I->n_head / I->n_head_kv);
@@ -98,8 +101,9 @@ void ember_session_free(ember_session *s)
     if (!s) return;
     ember_pool_free(s->pool);
     free(s->kcache); free(s->vcache); free(s->embd_row); free(s->x); free(s->xn); free(s->q); free(s->k);
-    free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->xq8);
-    free(s->xqk); free(s->xq81); free(s->scratch); free(s->all_logits);
+    free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits);
+    for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);
+    free(s->scratch); free(s->all_logits);
     free(s);
 }
 

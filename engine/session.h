@@ -6,6 +6,16 @@
 
 #define EMBER_UBATCH 64   /* prompt tokens per forward pass */
 
+/* One activation type's quantized rows, and the input and shape they were
+   made from (reused by the next weight on the same input). */
+typedef struct {
+    int type;                   /* EMBER_Q8_0, EMBER_Q8_K or EMBER_Q8_1 */
+    uint8_t *buf;
+    const float *src;
+    int k, nt;
+} ember_act_cache;
+#define EMBER_ACT_TYPES 3
+
 struct ember_session {
     ember_model *m;
     ember_pool *pool;
@@ -15,10 +25,8 @@ struct ember_session {
     /* workspace, sized for EMBER_UBATCH tokens */
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
     float *all_logits;          /* EMBER_UBATCH rows, only for eval */
-    uint8_t *xq8, *xqk, *xq81;  /* Q8_0 / Q8_K / Q8_1 activations */
+    ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
-    const float *xq8_src, *xqk_src, *xq81_src;
-    int xq8_k, xqk_k, xq81_k, xq8_nt, xqk_nt, xq81_nt;
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
     ember_stats st;
