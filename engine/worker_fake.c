@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "worker.h"
 
 enum { FAKE_BOS = 1, FAKE_EOS = 2, FAKE_BASE = 3 };
@@ -50,13 +51,6 @@ typedef struct fake {
     int prepare_ms;                /* pending one-off preparation, 0 = none */
     ember_stats st;
 } fake;
-
-static double ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void *f_open(const ember_worker_load *l, ember_err *err)
 {
@@ -161,7 +155,7 @@ static int f_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, voi
     if (f->n_past + n > f->n_ctx)
         return ember_seterr(err, "prefill of %d tokens overflows the context (%d of %d used)",
                             n, f->n_past, f->n_ctx);
-    double t0 = ms();
+    double t0 = ember_now_ms();
     int d = atomic_load(&fake_prefill_ms);
     for (int i = 0; d > 0 && i < n; i++) {
         /* asked between "micro-batches" of 8 tokens, as the engine does every 64 */
@@ -176,7 +170,7 @@ static int f_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, voi
     f->n_prompt = n;
     f->n_decoded = 0;
     f->t_decode = 0;
-    f->t_prefill = ms() - t0;
+    f->t_prefill = ember_now_ms() - t0;
     f->ttft = f->t_prefill;
     f->st.phase_seen[EMBER_PHASE_PREFILL_DONE] = true;
     ember_memstat_read(&f->st.phase_mem[EMBER_PHASE_PREFILL_DONE]);
@@ -188,11 +182,11 @@ static int f_decode(void *h, int32_t tok, ember_err *err)
     fake *f = h;
     (void)tok;
     if (f->n_past >= f->n_ctx) return ember_seterr(err, "context full (%d)", f->n_ctx);
-    double t0 = ms();
+    double t0 = ember_now_ms();
     sleep_ms(atomic_load(&fake_delay_ms));
     f->n_past++;
     f->n_decoded++;
-    f->t_decode += ms() - t0;
+    f->t_decode += ember_now_ms() - t0;
     return 0;
 }
 

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "clock.h"
 #include "kernels.h"
 #include "pagecache.h"
 #include "simd.h"
@@ -82,13 +82,6 @@ static void *bw_run(void *p)
     return NULL;
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* One timed read of buf with the threads in one pattern, in GB/s. */
 static double read_once(const uint8_t *buf, size_t bytes, int threads, int streams, size_t pf,
                         size_t pf2)
@@ -97,7 +90,7 @@ static double read_once(const uint8_t *buf, size_t bytes, int threads, int strea
     bw_arg a[64];
     size_t slice = bytes / (size_t)threads / 4096 * 4096;
     size_t nread = slice / (size_t)streams / 64 * 64 * (size_t)streams * (size_t)threads;
-    double t0 = seconds();
+    double t0 = ember_now_ms();
     int started = 0;
     for (int i = 0; i < threads; i++) {
         a[i] = (bw_arg){buf, bytes, i, threads, streams, pf, pf2, 0};
@@ -106,7 +99,7 @@ static double read_once(const uint8_t *buf, size_t bytes, int threads, int strea
     }
     bw_run(&a[0]);
     for (int i = 1; i < started; i++) pthread_join(t[i], NULL);
-    double s = seconds() - t0;
+    double s = (ember_now_ms() - t0) / 1e3;
     if (started < threads) return 0;   /* not the threads asked for: no figure */
     return s > 0 ? (double)nread / s / 1e9 : 0;
 }

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "synth.h"
 
 static void usage(FILE *out)
@@ -93,17 +93,15 @@ int cmd_synth(int argc, char **argv)
         return 2;
     }
     o.verbose = !quiet && isatty(2);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = ember_now_ms();
     ember_err err = {{0}};
     if (synth_write(&o, &err)) {
         fprintf(stderr, "ember synth: %s\n", err.msg);
         return 1;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (!quiet)
         fprintf(stderr, "ember synth: wrote %s (%s, %s) in %.1f s\n", o.out, o.like,
                 o.dtype ? o.dtype : "Q8_0",
-                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+                (ember_now_ms() - t0) / 1e3);
     return 0;
 }
