@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "memstat.h"
+#include "sys/err.h"
+#include "sys/memstat.h"
 
 typedef struct ember_model ember_model;
 typedef struct ember_session ember_session;

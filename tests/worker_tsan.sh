@@ -9,9 +9,9 @@ CC=${TSAN_CC:-cc}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-tsan.XXXXXX") || { echo "1..0 # SKIP no temp dir"; exit 0; }
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-if ! $CC -std=gnu11 -fsanitize=thread -g -O1 -pthread -I"$BUILD" -I"$SRC/engine" -I"$SRC/tests" \
-        "$SRC/tests/test_worker.c" "$SRC/engine/worker.c" "$SRC/engine/worker_fake.c" \
-        "$SRC/engine/memstat.c" "$SRC/engine/err.c" -o "$tmp/test_worker" 2> "$tmp/cc.log"; then
+if ! $CC -std=gnu11 -fsanitize=thread -g -O1 -pthread -I"$BUILD" $(for d in "$SRC"/engine/*/; do printf -- "-I%s " "$d"; done) -I"$SRC/engine" -I"$SRC/tests" \
+        "$SRC/tests/test_worker.c" "$SRC/engine/worker/worker.c" "$SRC/engine/worker/worker_fake.c" \
+        "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/err.c" -o "$tmp/test_worker" 2> "$tmp/cc.log"; then
     echo "1..0 # SKIP $CC cannot build with -fsanitize=thread: $(head -n 1 "$tmp/cc.log")"
     exit 0
 fi

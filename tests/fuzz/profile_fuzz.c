@@ -3,10 +3,10 @@
  * With libFuzzer (clang), from a configured build directory B (for
  * config.h and engine/libember.a) and the source tree S:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
- *     -I$B -I$S/engine -I$S/src $(pkg-config --cflags yaml-0.1) \
- *     $S/tests/fuzz/profile_fuzz.c $S/src/profile.c $S/src/profile_yaml.c \
- *     $S/src/profile_words.c $S/src/profile_print.c $S/src/profile_match.c \
- *     $S/src/profile_path.c $B/engine/libember.a \
+ *     -I$B -I$S/engine -I$S/engine/sys -I$S/engine/format -I$S/src/profile $(pkg-config --cflags yaml-0.1) \
+ *     $S/tests/fuzz/profile_fuzz.c $S/src/profile/profile.c $S/src/profile/profile_yaml.c \
+ *     $S/src/profile/profile_words.c $S/src/profile/profile_print.c $S/src/profile/profile_match.c \
+ *     $S/src/profile/profile_path.c $B/engine/libember.a \
  *     $(pkg-config --libs yaml-0.1) -lpcre2-8 -lm -lpthread -o profile_fuzz
  *   cp -r $S/tests/fuzz/profile_corpus /tmp/pcorp    (libFuzzer writes into it)
  *   ./profile_fuzz -max_total_time=60 -max_len=2048 /tmp/pcorp

@@ -22,12 +22,15 @@ trap 'rm -rf "$W"' EXIT
 # libember.a from the plain build is gcc code: the fuzz target links the
 # engine sources it needs itself, compiled by clang with the sanitizers
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
-        -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/kernels" -I"$SRC/src" $(pkg-config --cflags yaml-0.1) \
-        "$SRC/tests/fuzz/profile_fuzz.c" "$SRC"/src/profile*.c \
-        "$SRC"/engine/*.c "$SRC"/engine/kernels/*.c \
+        -I"$BUILD" -I"$SRC/engine" $(for d in "$SRC"/engine/*/; do printf -- "-I%s " "$d"; done) -I"$SRC/src/profile" $(pkg-config --cflags yaml-0.1) \
+        "$SRC/tests/fuzz/profile_fuzz.c" "$SRC"/src/profile/profile*.c \
+        "$SRC"/engine/*/*.c \
         $(pkg-config --libs yaml-0.1 libpcre2-8) -lm -lpthread -o "$W/pfuzz" 2>"$W/cc.log"; then
-    echo "1..0 # SKIP clang cannot build the profile fuzz target: $(head -c 300 "$W/cc.log" | tr '\n' ' ')"
-    exit $rc
+    # gguf_fuzz.sh already skipped if clang cannot build any libFuzzer
+    # target; here a build failure is the code's
+    echo "1..1"; sed 's/^/# /' "$W/cc.log" | head -20
+    echo "not ok 1 - profile fuzz target does not build"
+    exit 1
 fi
 cp -r "$SRC/tests/fuzz/profile_corpus" "$W/corpus"
 echo "1..1"
