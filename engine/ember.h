@@ -181,4 +181,14 @@ void ember_stats_get(const ember_session *s, ember_stats *st);
 /* Records the decode-done memory snapshot (end of a generation). */
 void ember_session_mark_decode_done(ember_session *s);
 
+/* ---- fatal signals ---------------------------------------------------- */
+
+/* Installs handlers for SIGBUS, SIGSEGV, SIGABRT, SIGQUIT, SIGFPE, SIGILL
+   that call restore (async-signal-safe; NULL for none) and then die as the
+   signal would, except that a SIGBUS inside a mapped model file (truncated
+   or rewritten while in use) prints "the model file changed on disk while
+   in use" and exits with status 128 + SIGBUS.  Call again to change
+   restore (a full-screen UI sets it while it owns the terminal). */
+void ember_fault_guard_install(void (*restore)(void));
+
 #endif

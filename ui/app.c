@@ -14,6 +14,7 @@
 
 #include "app_impl.h"
 #include "slash.h"
+#include "terminal.h"
 
 static void set_flash(app *a, const char *msg)
 {
@@ -581,6 +582,10 @@ static void on_key(app *a, int r, wint_t ch)
         break;
     case L'\t': complete(a); break;
     case 0x0c: clearok(curscr, TRUE); break;         /* Ctrl-L */
+    case 0x1a:                                       /* Ctrl-Z: suspend, fg redraws */
+        ui_term_suspend();
+        draw_layout(a);
+        break;
     default: {
         wchar_t c = (wchar_t)ch;
         ui_input_feed(a->in, &c, 1);
@@ -625,6 +630,7 @@ int ui_app_run(ui_config *cfg)
     ember_worker_load_model(a->w, &cfg->load);
 
     const char *nc = getenv("NO_COLOR");
+    ui_term_save();
     if (!initscr()) {
         fprintf(stderr, "ember: cannot start the terminal UI (TERM=%s)\n", getenv("TERM"));
         ember_worker_free(a->w);
@@ -652,14 +658,13 @@ int ui_app_run(ui_config *cfg)
         init_pair(CP_ANON, COLOR_MAGENTA, -1);
         init_pair(CP_DIM, COLOR_WHITE, -1);
     }
-    /* Bracketed paste on; off again at exit. */
-    fputs("\x1b[?2004h", stdout);
-    fflush(stdout);
+    ui_term_arm();   /* bracketed paste on; the terminal back on any way out */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
 
     if (cfg->demo)
         note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
@@ -684,12 +689,13 @@ int ui_app_run(ui_config *cfg)
         }
     }
     ember_worker_free(a->w);
-    fputs("\x1b[?2004l", stdout);
-    fflush(stdout);
+    ui_term_disarm();
     endwin();
     ui_input_free(a->in);
     tr_free(&a->tr);
     free(a->system);
     free(a);
-    return 0;
+    /* Killed by SIGTERM / SIGHUP / SIGINT: say so in the status, as the
+       default action would have. */
+    return got_signal ? 128 + got_signal : 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtype.h"
+#include "faultguard.h"
 #include "pagecache.h"
 #include "gguf.h"
 
@@ -420,6 +421,7 @@ gguf_file *gguf_open(const char *path, ember_err *err)
     }
     f->fd = fd;
     f->path = strdup(path);
+    ember_fault_guard_note_map(map, (size_t)st.st_size);
     return f;
 }
 
@@ -428,6 +430,7 @@ void gguf_close(gguf_file *f)
     if (!f) return;
     free_parts(f);
     if (f->fd >= 0) {
+        ember_fault_guard_forget_map(f->map);
         munmap((void *)f->map, (size_t)f->size);
         close(f->fd);
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ember.h"
 
 static void usage(FILE *out)
 {
@@ -35,6 +36,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* Every command: a truncated model file is named as such, not a bare
+       "Bus error" (the chat adds its terminal restore on top). */
+    ember_fault_guard_install(NULL);
     const char *c = argv[1];
     if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
         usage(stdout);

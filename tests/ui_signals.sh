@@ -1,0 +1,130 @@
+#!/bin/sh
+# The terminal is given back on every way out of the full-screen chat:
+# the model file truncated while mapped (SIGBUS), SIGSEGV / SIGTERM sent
+# from outside, Ctrl-Z and fg.  Driven through tmux; TAP; SKIP without
+# tmux or the synth model.
+set -u
+EMBER_BIN=${EMBER_BIN:-./ember}
+SRCDIR=${EMBER_SRCDIR:-.}
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+
+command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
+[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-sig.XXXXXX") || skip_all "no temp dir"
+sock="ember-sig-$$"
+unset TMUX
+T="tmux -u -L $sock -f /dev/null"
+cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+
+"$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||
+    skip_all "ember synth --like tiny is unavailable"
+mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
+
+# run.sh NAME: runs the chat on NAME.gguf, then records its exit status and
+# the terminal modes it left behind.
+cat > "$tmp/run.sh" <<EOF2
+#!/bin/sh
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
+export XDG_CACHE_HOME=$tmp/cache EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen
+stty -a > "$tmp/\$1.stty-before"
+# (a background job's stdin would be /dev/null: the pid is written by the
+# process that then becomes the chat)
+sh -c 'echo \$\$ > "\$0.pid"; exec "$EMBER_BIN" -m "\$0.gguf" --strategy compressed --threads 1 -n 24 2> "\$0.err"' "$tmp/\$1"
+echo \$? > "$tmp/\$1.rc"
+stty -a > "$tmp/\$1.stty-after"
+sleep 30
+EOF2
+chmod +x "$tmp/run.sh"
+
+screen() { $T capture-pane -p -t "$1" 2>/dev/null; }
+wait_for() {   # wait_for SESSION REGEX SECONDS
+    i=0
+    while [ $i -lt $(($3 * 10)) ]; do
+        screen "$1" | grep -Eq -- "$2" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+wait_file() {  # wait_file PATH SECONDS
+    i=0
+    while [ $i -lt $(($2 * 10)) ]; do
+        [ -s "$1" ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+# The modes a shell needs: echo, canonical input, signals from keys.
+modes_ok() {
+    for m in echo icanon isig; do
+        grep -Eq "(^| )$m( |$|;)" "$tmp/$1.stty-after" || return 1
+    done
+    return 0
+}
+
+start() {   # start NAME: a session running the chat on a copy of the model
+    cp "$tmp/tiny.gguf" "$tmp/$1.gguf"
+    $T new-session -d -s "$1" -x 120 -y 30 "$tmp/run.sh $1" || skip_all "tmux cannot start a session"
+    wait_for "$1" 'compressed .*RSS' 20
+}
+
+# 1. The model file truncated under the running chat: the next turn reads
+#    pages that are gone (SIGBUS on the mapping).
+start bus
+ok $? "chat started on a copy of the model"
+: > "$tmp/bus.gguf"
+$T send-keys -t bus 'hello there' Enter
+wait_file "$tmp/bus.rc" 20
+rc=$(cat "$tmp/bus.rc" 2>/dev/null)
+echo "# exit status after truncation: $rc"
+[ "$rc" = 135 ]; ok $? "truncated model: exit status 128+SIGBUS"
+grep -q 'model file changed on disk' "$tmp/bus.err"; ok $? "truncated model: says the file changed on disk"
+modes_ok bus; ok $? "truncated model: echo, icanon, isig back"
+screen bus | grep -q 'RSS'; [ $? != 0 ]; ok $? "truncated model: the alternate screen is left"
+
+# 2. SIGSEGV from outside: the terminal comes back, the default action runs.
+start segv
+kill -SEGV "$(cat "$tmp/segv.pid")"
+wait_file "$tmp/segv.rc" 20
+rc=$(cat "$tmp/segv.rc" 2>/dev/null)
+[ "$rc" = 139 ]; ok $? "SIGSEGV: killed by the signal (status $rc)"
+modes_ok segv; ok $? "SIGSEGV: terminal modes restored"
+
+# 3. SIGTERM: a clean exit with 128+15.
+start term
+kill -TERM "$(cat "$tmp/term.pid")"
+wait_file "$tmp/term.rc" 20
+rc=$(cat "$tmp/term.rc" 2>/dev/null)
+[ "$rc" = 143 ]; ok $? "SIGTERM: exit status 143 (got $rc)"
+modes_ok term; ok $? "SIGTERM: terminal modes restored"
+
+# 4. Ctrl-Z in a shell with job control, then fg.
+cp "$tmp/tiny.gguf" "$tmp/tstp.gguf"
+if command -v bash >/dev/null 2>&1; then
+    $T new-session -d -s tstp -x 120 -y 30 "env PS1='sh$ ' bash --norc --noprofile -i" || skip_all "no session"
+    sleep 0.5
+    $T send-keys -t tstp "XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config XDG_CACHE_HOME=$tmp/cache EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen $EMBER_BIN -m $tmp/tstp.gguf --strategy compressed --threads 1 -n 8" Enter
+    wait_for tstp 'compressed .*RSS' 20
+    ok $? "chat started from an interactive shell"
+    $T send-keys -t tstp C-z
+    wait_for tstp 'Stopped' 10
+    ok $? "Ctrl-Z stops the chat and the shell says so"
+    $T send-keys -t tstp 'stty -a > '"$tmp/tstp.stty-after" Enter
+    wait_file "$tmp/tstp.stty-after" 10
+    modes_ok tstp; ok $? "Ctrl-Z: the shell gets its terminal modes back"
+    $T send-keys -t tstp 'fg' Enter
+    wait_for tstp 'compressed .*RSS' 10
+    ok $? "fg redraws the chat"
+    $T send-keys -t tstp '/quit' Enter
+    wait_for tstp '^sh\$ *$' 10
+    ok $? "/quit after fg returns to the shell"
+else
+    n=$((n + 5)); for i in 1 2 3 4 5; do echo "ok $((n - 5 + i)) # SKIP bash not installed"; done
+fi
+echo "1..$n"
+exit $fail
