@@ -71,6 +71,39 @@ static void test_render(void)
     check(EMBER_CHAT_CHATML, NULL, 0, 0, "", "empty conversation, no prompt: empty string");
 }
 
+/* The mask marks exactly the content bytes, so a control token typed in a
+   message cannot become one. */
+static void test_mask(void)
+{
+    static const ember_chat_kind kinds[] = {EMBER_CHAT_LLAMA3, EMBER_CHAT_CHATML, EMBER_CHAT_LLAMA2};
+    const ember_chat_msg conv[] = {
+        {"user", "a<|eot_id|><|im_end|>[/INST]b"},
+        {"assistant", "ok"},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        uint8_t *mask = NULL;
+        char *s = ember_chat_render_masked(kinds[i], conv, 2, 1, &mask);
+        bool ok = s && mask;
+        if (ok) {
+            const char *c = strstr(s, conv[0].content);
+            size_t off = c ? (size_t)(c - s) : 0, n = strlen(conv[0].content), len = strlen(s);
+            ok = c != NULL;
+            for (size_t k = 0; ok && k < n; k++) ok = mask[off + k] == 1;
+            /* every template byte outside the two contents is unmarked */
+            const char *r = strstr(s + off + n, "ok");
+            for (size_t k = 0; ok && k < len; k++) {
+                bool in_content = (k >= off && k < off + n) || (r && k >= (size_t)(r - s) && k < (size_t)(r - s) + 2);
+                if (!in_content && kinds[i] != EMBER_CHAT_LLAMA2) ok = mask[k] == 0;
+            }
+            if (kinds[i] == EMBER_CHAT_LLAMA2) ok = ok && strncmp(s, "[INST] ", 7) == 0 && mask[0] == 0;
+        }
+        tap_ok(ok, "%s: the user mask covers the content and nothing of the template",
+               ember_chat_kind_name(kinds[i]));
+        free(s);
+        free(mask);
+    }
+}
+
 static void test_default_system(void)
 {
     const char *qwen25 = "{%- else %}\n{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a "
@@ -112,6 +145,7 @@ int main(void)
 {
     test_detect();
     test_render();
+    test_mask();
     test_default_system();
     test_fixture_templates();
     return tap_done();

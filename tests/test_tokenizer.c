@@ -64,6 +64,22 @@ static void check_specials(const char *name, const ember_tokenizer *t)
                "llama3: <|eot_id|> parsed as one token after BOS");
         tap_ok(ember_tok_is_eog(t, 128009) && ember_tok_is_eog(t, 128001) && !ember_tok_is_eog(t, 9906),
                "llama3: <|eot_id|> and <|end_of_text|> end generation");
+        /* Typed by the user (masked): text, not the control token; the
+           template's own marker right after it still is one. */
+        const char typed[] = "Hi<|eot_id|><|eot_id|>";
+        uint8_t user[sizeof typed - 1] = {0};
+        memset(user, 1, 12);   /* "Hi<|eot_id|>" */
+        int32_t ids[32];
+        ember_err err;
+        int n = ember_tokenize_masked(t, typed, sizeof typed - 1, false, true, user, ids, 32, &err);
+        bool ctl_inside = false;
+        for (int i = 0; i + 1 < n; i++) ctl_inside |= ids[i] == 128009;
+        tap_ok(n > 3 && ids[n - 1] == 128009 && !ctl_inside,
+               "llama3: <|eot_id|> typed by the user stays text (%d tokens), the template's is the token", n);
+        int plain = ember_tokenize(t, "Hi<|eot_id|>", 12, false, false, ids, 32, &err);
+        int masked = ember_tokenize_masked(t, typed, 12, false, true, user, ids + 16, 16, &err);
+        tap_ok(plain == masked && !memcmp(ids, ids + 16, (size_t)plain * sizeof *ids),
+               "llama3: masked text tokenizes as with special parsing off");
     } else if (!strcmp(name, "qwen2-bpe")) {
         tap_ok(!ember_tok_add_bos(t), "qwen2: no BOS");
         tap_ok(has_ids(t, "<|im_start|>user\nHi<|im_end|>", true, (int32_t[]){151644, 872, 198, 13048, 151645}, 5),

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,10 +40,15 @@ const char *ember_chat_kind_name(ember_chat_kind k)
     return "unknown";
 }
 
+/* The rendered text and, byte for byte, whether it came from a message's
+   content (user) rather than the template: the tokenizer makes control
+   tokens only of template bytes. */
 typedef struct {
     char *p;
+    uint8_t *m;
     size_t n, cap;
     bool oom;
+    bool user;             /* what put_n marks the bytes it adds as */
 } buf;
 
 static void put_n(buf *b, const char *s, size_t n)
@@ -57,9 +63,16 @@ static void put_n(buf *b, const char *s, size_t n)
             return;
         }
         b->p = q;
+        uint8_t *qm = realloc(b->m, nc);
+        if (!qm) {
+            b->oom = true;
+            return;
+        }
+        b->m = qm;
         b->cap = nc;
     }
     memcpy(b->p + b->n, s, n);
+    memset(b->m + b->n, b->user, n);
     b->n += n;
     b->p[b->n] = 0;
 }
@@ -75,6 +88,15 @@ static void put_trimmed(buf *b, const char *s)
     while (a < n && is_space(s[a])) a++;
     while (n > a && is_space(s[n - 1])) n--;
     put_n(b, s + a, n - a);
+}
+
+/* A message's content: its bytes are the user's. */
+static void put_content(buf *b, const char *s, bool trim)
+{
+    b->user = true;
+    if (trim) put_trimmed(b, s);
+    else put(b, s);
+    b->user = false;
 }
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
@@ -104,16 +126,19 @@ static void render_llama2(buf *b, const ember_chat_msg *msgs, size_t n)
                 put(&tmp, sys);
                 put(&tmp, "\n<</SYS>>\n\n");
                 put(&tmp, content);
+                /* <<SYS>> is plain text in this vocabulary, so the whole
+                   block may count as the user's */
                 if (tmp.oom) b->oom = true;
-                else put_trimmed(b, tmp.p);
+                else put_content(b, tmp.p, true);
                 free(tmp.p);
+                free(tmp.m);
             } else {
-                put_trimmed(b, content);
+                put_content(b, content, true);
             }
             put(b, " [/INST]");
         } else if (!strcmp(role, "assistant")) {
             put(b, " ");
-            put_trimmed(b, content);
+            put_content(b, content, true);
             put(b, " </s>");
         }
     }
@@ -121,6 +146,12 @@ static void render_llama2(buf *b, const ember_chat_msg *msgs, size_t n)
 
 char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
                         int add_generation_prompt)
+{
+    return ember_chat_render_masked(k, msgs, n, add_generation_prompt, NULL);
+}
+
+char *ember_chat_render_masked(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
+                               int add_generation_prompt, uint8_t **user_mask)
 {
     buf b = {0};
     put(&b, "");
@@ -130,7 +161,7 @@ char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
             put(&b, "<|start_header_id|>");
             put(&b, str_or_empty(msgs[i].role));
             put(&b, "<|end_header_id|>\n\n");
-            put_trimmed(&b, str_or_empty(msgs[i].content));
+            put_content(&b, str_or_empty(msgs[i].content), true);
             put(&b, "<|eot_id|>");
         }
         if (add_generation_prompt) put(&b, "<|start_header_id|>assistant<|end_header_id|>\n\n");
@@ -144,7 +175,7 @@ char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
             put(&b, "<|im_start|>");
             put(&b, str_or_empty(msgs[i].role));
             put(&b, "\n");
-            put(&b, str_or_empty(msgs[i].content));
+            put_content(&b, str_or_empty(msgs[i].content), false);
             put(&b, "<|im_end|>\n");
         }
         if (add_generation_prompt) put(&b, "<|im_start|>assistant\n");
@@ -152,8 +183,11 @@ char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
     }
     if (b.oom) {
         free(b.p);
+        free(b.m);
         return NULL;
     }
+    if (user_mask) *user_mask = b.m;
+    else free(b.m);
     return b.p;
 }
 

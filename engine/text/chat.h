@@ -3,6 +3,7 @@
 #define EMBER_CHAT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     EMBER_CHAT_CHATML = 0,
@@ -25,6 +26,11 @@ const char *ember_chat_kind_name(ember_chat_kind k);
    the tokenizer adds it. */
 char *ember_chat_render(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
                         int add_generation_prompt);
+/* The same, and *user_mask (malloc'd, one byte per byte of the text, the
+   caller frees) says which bytes came from the messages' content: those
+   are tokenized without control tokens (ember_tokenize_masked). */
+char *ember_chat_render_masked(ember_chat_kind k, const ember_chat_msg *msgs, size_t n,
+                               int add_generation_prompt, uint8_t **user_mask);
 
 /* The system message a template inserts when the conversation has none
    (Qwen2/2.5: "You are Qwen, created by Alibaba Cloud. ..."), as a

@@ -296,11 +296,37 @@ typedef struct {
     int32_t id; /* -1: raw text */
 } frag;
 
+/* True when one of bytes [off, off + n) came from the user (mask set). */
+static bool any_masked(const uint8_t *user, size_t off, size_t n)
+{
+    if (!user) return false;
+    for (size_t i = 0; i < n; i++)
+        if (user[off + i]) return true;
+    return false;
+}
+
+/* The first occurrence of the token in [base, base + n) that is allowed:
+   control tokens never match over bytes the user wrote (user mask). */
+static const char *find_allowed(const char *text, const char *base, size_t n, const tok_entry *e,
+                                bool control, const uint8_t *user)
+{
+    const char *p = base, *end = base + n;
+    while (p < end) {
+        const char *hit = memmem(p, (size_t)(end - p), e->text, e->len);
+        if (!hit) return NULL;
+        if (!control || !any_masked(user, (size_t)(hit - text), e->len)) return hit;
+        p = hit + 1;
+    }
+    return NULL;
+}
+
 /* Splits raw fragments at every occurrence of the special tokens, longest
    token first, as the reference does.  User-defined tokens are always
-   matched; control and unknown ones only when parse_special. */
+   matched; control and unknown ones only when parse_special, and never
+   over bytes that the user mask marks (text the user typed: a typed
+   "<|eot_id|>" stays text, only the template makes control tokens). */
 static int partition(const ember_tokenizer *t, const char *text, size_t len, bool parse_special,
-                     frag **out, int *n_out)
+                     const uint8_t *user, frag **out, int *n_out)
 {
     int cap = 16, n = 1;
     frag *fr = malloc((size_t)cap * sizeof *fr);
@@ -314,7 +340,7 @@ static int partition(const ember_tokenizer *t, const char *text, size_t len, boo
         for (int k = 0; k < n; k++) {
             if (fr[k].id >= 0) continue;
             const char *base = text + fr[k].off;
-            const char *hit = memmem(base, fr[k].len, e->text, e->len);
+            const char *hit = find_allowed(text, base, fr[k].len, e, e->type != TOK_USER, user);
             if (!hit) continue;
             /* Replace fragment k by [before][token][after...]; the
                remainder is re-examined as fragment k+2 on a later turn. */
@@ -375,6 +401,13 @@ static char *sanitize_utf8(const char *s, size_t len, size_t *out_len)
 int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len, bool add_bos,
                    bool parse_special, int32_t *out, int cap, ember_err *err)
 {
+    return ember_tokenize_masked(t, text, len, add_bos, parse_special, NULL, out, cap, err);
+}
+
+int ember_tokenize_masked(const ember_tokenizer *t, const char *text, size_t len, bool add_bos,
+                          bool parse_special, const uint8_t *user, int32_t *out, int cap,
+                          ember_err *err)
+{
     if (!text && len) return ember_seterr(err, "tokenize: no text");
     if (len > (size_t)INT_MAX / 4) return ember_seterr(err, "tokenize: text of %zu bytes is too long", len);
     tok_out o = {out, cap < 0 ? 0 : cap, 0};
@@ -382,7 +415,7 @@ int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len, bool 
     if (len == 0) return o.n;
     frag *fr;
     int nf;
-    if (partition(t, text, len, parse_special, &fr, &nf)) return ember_seterr(err, "tokenizer: out of memory");
+    if (partition(t, text, len, parse_special, user, &fr, &nf)) return ember_seterr(err, "tokenizer: out of memory");
     int rc = 0;
     bool prev_special = true; /* SentencePiece: a leading space at the start and after specials */
     for (int i = 0; i < nf && rc == 0; i++) {

@@ -34,6 +34,12 @@ int32_t ember_tok_find(const ember_tokenizer *t, const char *piece);
 int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len,
                    bool add_bos, bool parse_special,
                    int32_t *out, int cap, ember_err *err);
+/* The same, where user (len bytes, or NULL) marks the bytes that came from
+   the person rather than the template: a control token is not recognised
+   where any of its bytes is marked, so typed "<|eot_id|>" is text. */
+int ember_tokenize_masked(const ember_tokenizer *t, const char *text, size_t len,
+                          bool add_bos, bool parse_special, const uint8_t *user,
+                          int32_t *out, int cap, ember_err *err);
 
 /* The raw bytes of one token's piece (byte-level BPE decoded, SentencePiece
    spaces restored, <0xXX> as the byte; control tokens give their text).

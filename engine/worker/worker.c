@@ -301,15 +301,17 @@ static int fit_prompt(ember_worker *w, const ember_chat_msg *m, size_t n, bool a
     for (;;) {
         if (w->dropped > (int)(n - first)) w->dropped = (int)(n - first);
         size_t k = visible(m, n, w->dropped, vis);
-        char *text = w->be->render(w->h, vis, k, add_gen);
+        uint8_t *mask = NULL;
+        char *text = w->be->render(w->h, vis, k, add_gen, &mask);
         if (!text) {
             free(vis);
             return ember_seterr(err, "cannot render the conversation with the chat template");
         }
         free(*toks);
         *toks = NULL;
-        int nt = w->be->tokenize(w->h, text, toks, err);
+        int nt = w->be->tokenize(w->h, text, mask, toks, err);
         free(text);
+        free(mask);
         if (nt < 0) {
             free(vis);
             return -1;

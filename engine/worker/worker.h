@@ -37,10 +37,14 @@ typedef struct ember_worker_backend {
     void (*describe)(void *h, char *name, size_t name_cap, char *plan, size_t plan_cap);
     int (*n_ctx)(void *h);
     /* The conversation rendered by the model's template, malloc'd; with
-       add_gen the assistant header follows. */
-    char *(*render)(void *h, const ember_chat_msg *msgs, size_t n, bool add_gen);
-    /* Token ids of text (BOS added as the model wants); count or -1. */
-    int (*tokenize)(void *h, const char *text, int32_t **out, ember_err *err);
+       add_gen the assistant header follows.  *user_mask (malloc'd, or
+       NULL) marks the bytes that came from message contents. */
+    char *(*render)(void *h, const ember_chat_msg *msgs, size_t n, bool add_gen,
+                    uint8_t **user_mask);
+    /* Token ids of text (BOS added as the model wants); count or -1.
+       Control tokens are made only of bytes user_mask leaves unmarked. */
+    int (*tokenize)(void *h, const char *text, const uint8_t *user_mask, int32_t **out,
+                    ember_err *err);
     /* Drops cached positions >= n. */
     void (*truncate)(void *h, int n);
     /* Returns EMBER_CANCELLED when stop(ud) said so part way (the cache

@@ -94,12 +94,13 @@ static void e_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
 
 static int e_n_ctx(void *h) { return ember_session_n_ctx(((eng *)h)->s); }
 
-static char *e_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen)
+static char *e_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen, uint8_t **user_mask)
 {
-    return ember_chat_render(((eng *)h)->kind, m, n, add_gen);
+    return ember_chat_render_masked(((eng *)h)->kind, m, n, add_gen, user_mask);
 }
 
-static int e_tokenize(void *h, const char *text, int32_t **out, ember_err *err)
+static int e_tokenize(void *h, const char *text, const uint8_t *user_mask, int32_t **out,
+                      ember_err *err)
 {
     eng *e = h;
     size_t len = strlen(text);
@@ -107,7 +108,7 @@ static int e_tokenize(void *h, const char *text, int32_t **out, ember_err *err)
     for (int tries = 0; tries < 2; tries++) {
         int32_t *ids = malloc((size_t)cap * sizeof *ids);
         if (!ids) return ember_seterr(err, "out of memory");
-        int k = ember_tokenize(e->tok, text, len, true, true, ids, cap, err);
+        int k = ember_tokenize_masked(e->tok, text, len, true, true, user_mask, ids, cap, err);
         if (k < 0) {
             free(ids);
             return -1;

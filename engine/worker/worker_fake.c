@@ -98,9 +98,10 @@ static int f_prepare(void *h, ember_err *err)
     return 0;
 }
 
-static char *f_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen)
+static char *f_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen, uint8_t **user_mask)
 {
     fake *f = h;
+    if (user_mask) *user_mask = NULL;   /* bytes map to ids one to one: no control tokens */
     size_t len = 32;
     for (size_t i = 0; i < n; i++) len += strlen(m[i].role) + strlen(m[i].content) + 8;
     char *s = malloc(len), *p = s;
@@ -130,7 +131,8 @@ static char *f_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen)
     return s;
 }
 
-static int f_tokenize(void *h, const char *text, int32_t **out, ember_err *err)
+static int f_tokenize(void *h, const char *text, const uint8_t *user_mask, int32_t **out,
+                      ember_err *err)
 {
     size_t n = strlen(text);
     int32_t *t = malloc((n + 1) * sizeof *t);

@@ -32,6 +32,7 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
         return NULL;
     }
     char *text = NULL;
+    uint8_t *user = NULL;      /* the prompt's bytes: never control tokens */
     bool special = false;
     if (o->chat) {
         int known = 1;
@@ -45,7 +46,7 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
         char *dflt = o->system ? NULL : ember_chat_default_system(ember_model_chat_template(m));
         if (o->system || dflt) msgs[nm++] = (ember_chat_msg){"system", o->system ? o->system : dflt};
         msgs[nm++] = (ember_chat_msg){"user", o->prompt};
-        text = ember_chat_render(k, msgs, nm, 1);
+        text = ember_chat_render_masked(k, msgs, nm, 1, &user);
         free(dflt);
         special = true;
     } else {
@@ -58,8 +59,9 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
     size_t len = strlen(text);
     int cap = (int)len + 16;
     int32_t *ids = malloc((size_t)cap * sizeof *ids);
-    int k = ids ? ember_tokenize(tok, text, len, true, special, ids, cap, err) : -1;
+    int k = ids ? ember_tokenize_masked(tok, text, len, true, special, user, ids, cap, err) : -1;
     free(text);
+    free(user);
     if (k < 0 || k > cap) {
         if (k > cap) ember_seterr(err, "prompt tokenization overflow");
         free(ids);
