@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <curses.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,12 @@ static int have_saved;
 /* Built before any signal can need it: the handler only writes it. */
 static char restore_seq[256];
 static size_t restore_len;
+/* The terminal and /dev/null, opened while arming: a fatal signal often
+   hits the worker thread while the UI thread goes on drawing, so the
+   handler first points the UI's stdout at /dev/null, then writes the
+   restore through its own descriptor (otherwise a frame drawn after it
+   lands on the shell's screen). */
+static int tty_fd = -1, null_fd = -1;
 
 void ui_term_save(void)
 {
@@ -39,8 +46,10 @@ static void add_cap(const char *name)
 /* Async-signal-safe: write(2) and tcsetattr(3) only. */
 static void restore_now(void)
 {
+    int fd = 1;
+    if (tty_fd >= 0 && null_fd >= 0 && dup2(null_fd, 1) >= 0) fd = tty_fd;
     if (restore_len) {
-        ssize_t r = write(1, restore_seq, restore_len);
+        ssize_t r = write(fd, restore_seq, restore_len);
         (void)r;
     }
     if (have_saved) tcsetattr(0, TCSANOW, &saved);
@@ -61,6 +70,8 @@ void ui_term_arm(void)
     }
     fputs(PASTE_ON, stdout);
     fflush(stdout);
+    if (tty_fd < 0) tty_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (null_fd < 0) null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
     ember_fault_guard_install(restore_now);
 }
 
