@@ -181,6 +181,16 @@ void ember_stats_get(const ember_session *s, ember_stats *st);
 /* Records the decode-done memory snapshot (end of a generation). */
 void ember_session_mark_decode_done(ember_session *s);
 
+/* ---- text from files, on its way to a terminal ------------------------- */
+
+enum { EMBER_CLEAN_KEEP_NL = 1 };   /* keep '\n' and '\t' */
+/* Copies n bytes of src to dst (at most cap - 1 bytes and a NUL; whole
+   characters only) with every control character, DEL, C1 control and
+   non-UTF-8 byte replaced by '?', so metadata, profile text or a quoted
+   file name cannot send escape sequences to the terminal.  Returns the
+   length written.  dst may equal src (the text never grows). */
+size_t ember_text_clean(char *dst, size_t cap, const char *src, size_t n, unsigned flags);
+
 /* ---- fatal signals ---------------------------------------------------- */
 
 /* Installs handlers for SIGBUS, SIGSEGV, SIGABRT, SIGQUIT, SIGFPE, SIGILL

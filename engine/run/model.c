@@ -146,7 +146,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     else return ember_seterr(err, "architecture '%s' is not supported (supported: llama, qwen2, qwen3)", info->arch);
     gguf_str nm;
     if (gguf_get_str(f, "general.name", &nm))
-        snprintf(info->name, sizeof info->name, "%.*s", (int)(nm.len < 127 ? nm.len : 127), nm.ptr);
+        ember_text_clean(info->name, sizeof info->name, nm.ptr, nm.len, 0);
     uint64_t ft;
     if (gguf_get_u64(f, "general.file_type", &ft))
         snprintf(info->file_type, sizeof info->file_type, "%s", ftype_name(ft));

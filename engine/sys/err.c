@@ -2,6 +2,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "ember.h"
 
 #include "err.h"
 
@@ -12,6 +15,9 @@ int ember_seterr(ember_err *err, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        /* Messages quote file names and file contents and end up on the
+           terminal: nothing in them may act as an escape sequence. */
+        ember_text_clean(err->msg, sizeof err->msg, err->msg, strlen(err->msg), EMBER_CLEAN_KEEP_NL);
     }
     return -1;
 }

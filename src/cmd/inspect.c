@@ -73,14 +73,25 @@ static bool vocab_size(const summary *s, uint64_t *v)
 }
 
 /* Metadata strings are arbitrary bytes: keep terminals safe. */
+/* File text, at most max bytes of it, shown with newlines as \n and
+   nothing a terminal would act on (ember_text_clean). */
 static void print_clean(FILE *out, const char *p, uint64_t n, size_t max)
 {
     size_t k = n < max ? (size_t)n : max;
-    for (size_t i = 0; i < k; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '\n') fputs("\\n", out);
-        else if (c < 0x20 || c == 0x7f) fputc('?', out);
-        else fputc(c, out);
+    char buf[4 * 128 + 1];
+    for (size_t i = 0; i < k;) {
+        const char *nl = memchr(p + i, '\n', k - i);
+        size_t seg = nl ? (size_t)(nl - (p + i)) : k - i;
+        while (seg > 0) {   /* in pieces the buffer holds; a cut character shows as ? */
+            size_t part = seg < 128 ? seg : 128;
+            fputs((ember_text_clean(buf, sizeof buf, p + i, part, 0), buf), out);
+            i += part;
+            seg -= part;
+        }
+        if (nl) {
+            fputs("\\n", out);
+            i++;
+        }
     }
     if (k < n) fputs("...", out);
 }
@@ -210,7 +221,9 @@ static void print_text(const summary *s, bool tensors, bool meta)
             const gguf_tensor *t = &f->tensors[i];
             char shape[96];
             shape_str(t, shape, sizeof shape);
-            printf("  %-32s %-6s %-22s %#12" PRIx64 " %12" PRIu64 "\n", t->name_z,
+            char name[160];
+            ember_text_clean(name, sizeof name, t->name_z, strlen(t->name_z), 0);
+            printf("  %-32s %-6s %-22s %#12" PRIx64 " %12" PRIu64 "\n", name,
                    ember_dtype_name(t->type), shape, t->file_offset, t->nbytes);
         }
     }
