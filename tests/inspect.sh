@@ -1,7 +1,8 @@
 #!/bin/sh
-# ember inspect on the fixtures (SKIPped when ../shared is absent), on a
-# model written by `ember synth`, and on broken files: exit codes, one-line
-# errors, valid JSON with the right inventory.
+# ember inspect on the fixtures (SKIPped when the optional fixtures folder,
+# doc/DESIGN.md "Fixtures", is absent), on a model written by `ember synth`,
+# and on broken files: exit codes, one-line errors, valid JSON with the
+# right inventory.
 set -u
 BIN=${EMBER_BIN:-./ember}
 SHARED=${EMBER_SHARED:-}
@@ -61,7 +62,7 @@ ok $? "--help documents --tensors"
 [ $? -eq 2 ]
 ok $? "unknown option: exit 2"
 
-# a model of our own, so the test has substance without ../shared
+# a model of our own, so the test has substance without the fixtures
 if "$BIN" synth -q -o "$T/tiny.gguf" --like tiny --dtype F16 2>"$T/err"; then
     check "$T/tiny.gguf" 22 "F32=6 F16=16"
     "$BIN" inspect "$T/tiny.gguf" | grep -q "^heads / KV heads: 4 / 2"

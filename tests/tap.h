@@ -51,7 +51,8 @@ static inline int tap_done(void)
     return tap_failed ? 1 : 0;
 }
 
-/* Path of a fixture under ../shared (EMBER_SHARED), or NULL when absent. */
+/* Path of a fixture in the optional fixtures folder (EMBER_SHARED;
+   doc/DESIGN.md, "Fixtures"), or NULL when absent. */
 #include <sys/stat.h>
 static inline const char *tap_shared(const char *rel, char *buf, size_t cap)
 {

@@ -1,7 +1,7 @@
 /* K-quant reference conversions: hand-built blocks whose floats are worked
    out from the format description, quantize -> dequantize error bounds, and
-   (with ../shared) the reference's own Q4_K/Q5_K/Q6_K tensors checked
-   against the F16 file of the same weights. */
+   (with the optional fixtures) the reference's own Q4_K/Q5_K/Q6_K tensors
+   checked against the F16 file of the same weights. */
 #include "config.h"
 
 #include <math.h>

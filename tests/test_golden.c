@@ -1,7 +1,8 @@
 /* Golden parity: every fixture model, teacher-forced with the reference's
    prompt and greedy tokens, under each strategy, against the reference's
-   logits (../shared/fixtures/golden).  Also: packed == compressed bit for
-   bit, and 1 vs 2 threads give identical logits. */
+   logits (in the optional fixtures folder, doc/DESIGN.md "Fixtures").
+   Also: packed == compressed bit for bit, and 1 vs 2 threads give
+   identical logits. */
 #include "config.h"
 
 #include <math.h>

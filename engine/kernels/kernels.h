@@ -76,7 +76,7 @@ const ember_kernel *ember_kernels_kquant(int wtype, ember_isa isa);
 /* The 8-row tile order variants (ember_kernel_for_matrix). */
 const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);
 
-/* ---- packed Q8_0: 16-row tiles (DESIGN.md "Packed Q8_0 layout") ------- */
+/* ---- packed Q8_0: 16-row tiles (doc/DESIGN.md, "Packed Q8_0 layout") -- */
 
 #define EMBER_PACK_ROWS 16
 #define EMBER_PACK_RECORD 544

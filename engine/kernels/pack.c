@@ -1,5 +1,5 @@
 /* Packed Q8_0: 16-row tiles laid out for a broadcast-and-vpdpbusd kernel
-   (DESIGN.md "Packed Q8_0 layout").  Results are bit-identical to the
+   (doc/DESIGN.md, "Packed Q8_0 layout").  Results are bit-identical to the
    compressed Q8_0 kernels: per row and 4-input group g, one
    fmaf(isum_g, d_w * d_x, acc_g) per block in block order, then the
    reference's 8-lane tree (kernels.h).  A record's group g is exactly the
@@ -22,7 +22,7 @@ size_t ember_pack_q8_0_bytes(int rows, int64_t k)
     return (size_t)((rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS) * (size_t)(k / QK) * EMBER_PACK_RECORD;
 }
 
-/* The oracle: byte by byte, as DESIGN.md lays the record out. */
+/* The oracle: byte by byte, as doc/DESIGN.md lays the record out. */
 void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
                          void *dst, int t0, int t1)
 {

@@ -1,8 +1,8 @@
 /* The reference implementation's float order for the steps around the
-   matrix kernels whose rounding its logits record (DESIGN.md, numerics
-   contract): the exp approximation of its AVX-512 build, its 16-lane tree
-   sum, the two orders of its f16 dot products (the batched GEMM and the
-   single-row dot), its softmax and SiLU.  Every ISA computes the same bits;
+   matrix kernels whose rounding its logits record (doc/DESIGN.md,
+   "Numerics contract"): the exp approximation of its AVX-512 build, its
+   16-lane tree sum, the two orders of its f16 dot products (the batched
+   GEMM and the single-row dot), its softmax and SiLU.  Every ISA computes the same bits;
    the SIMD variants only make it fast. */
 #ifndef EMBER_REFNUM_H
 #define EMBER_REFNUM_H

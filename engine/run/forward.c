@@ -1,8 +1,9 @@
 /* The transformer forward pass over one preallocated workspace.  Matrix
    products go through the per-weight kernels on the persistent pool; the
-   numerics follow the reference (DESIGN.md): activations quantized once per
-   input and shared by Q/K/V and gate/up, fp16 KV cache, q and softmax
-   weights rounded to fp16 as the reference's f16 products do. */
+   numerics follow the reference (doc/DESIGN.md, "Numerics contract"):
+   activations quantized once per input and shared by Q/K/V and gate/up,
+   fp16 KV cache, q and softmax weights rounded to fp16 as the reference's
+   f16 products do. */
 #include "config.h"
 
 #include <errno.h>
