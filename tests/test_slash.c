@@ -46,6 +46,20 @@ int main(void)
     tap_ok(s.kind == SL_ERROR && strstr(s.err, "unknown command '/sav'"), "prefixes are not commands: %s", s.err);
     ui_slash_parse("/helpme", &s);
     tap_ok(s.kind == SL_ERROR, "/helpme is unknown");
+    ui_slash_parse("/raw", &s);
+    tap_ok(s.kind == SL_RAW, "/raw");
+    ui_slash_parse("/raw on", &s);
+    tap_ok(s.kind == SL_ERROR, "/raw takes no argument");
+    ui_slash_parse("/copy", &s);
+    tap_ok(s.kind == SL_COPY && s.ival == 0, "/copy: the last reply");
+    ui_slash_parse("/copy 2 ", &s);
+    tap_ok(s.kind == SL_COPY && s.ival == 2, "/copy 2: its second code block");
+    ui_slash_parse("/copy all", &s);
+    tap_ok(s.kind == SL_COPY && s.ival == -1, "/copy all: the whole chat");
+    ui_slash_parse("/copy 0", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "code block number"), "/copy 0 is an error: %s", s.err);
+    ui_slash_parse("/copy 2x", &s);
+    tap_ok(s.kind == SL_ERROR, "/copy 2x is an error");
 
     ui_slash_parse("/set temp 0.25", &s);
     tap_ok(s.kind == SL_SET && s.key == SET_TEMP && s.fval == 0.25, "/set temp");

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "app_impl.h"
+#include "markdown.h"
+#include "osc52.h"
 #include "slash.h"
 #include "terminal.h"
 
@@ -106,7 +108,7 @@ static void cycle_profile(app *a)
 
 static void show_help(app *a)
 {
-    char buf[2048] = "Commands:\n";
+    char buf[4096] = "Commands:\n";
     for (int i = 0; ui_slash_help[i]; i++) {
         strcat(buf, "  ");
         strcat(buf, ui_slash_help[i]);
@@ -114,7 +116,8 @@ static void show_help(app *a)
     }
     strcat(buf, "Keys: Enter send; Alt-Enter or a trailing \\ new line; Up/Down history; Ctrl-R search;\n"
                 "  Esc/Ctrl-C stop the reply; Ctrl-C twice or Ctrl-D on an empty line quit;\n"
-                "  F2/Ctrl-P next profile; F3 memory panel; PgUp/PgDn scroll; Tab completes commands;\n"
+                "  F2/Ctrl-P next profile; F3 memory panel; F4 raw text / Markdown; PgUp/PgDn scroll;\n"
+                "  Tab completes commands;"
                 "  emacs editing (Ctrl-A/E/B/F/K/U/W/Y, Alt-B/F/D).");
     note(a, TR_INFO, buf);
 }
@@ -164,6 +167,83 @@ static void set_system(app *a, const char *text, size_t n)
         a->tr.e[0] = e;
     }
     a->dirty = true;
+}
+
+static void toggle_raw(app *a)
+{
+    a->raw = !a->raw;
+    set_flash(a, a->raw ? "replies shown as raw text (/raw or F4: Markdown again)"
+                        : "replies shown as Markdown (/raw or F4: raw text)");
+}
+
+/* Writes all of s to the terminal, past curses (it never sees the
+   sequence, which moves no cursor). */
+static int write_tty(const char *s, size_t n)
+{
+    fflush(stdout);
+    while (n) {
+        ssize_t k = write(STDOUT_FILENO, s, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        s += k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* /copy: what = 0 the last reply, N its N-th code block (as numbered on
+   screen), -1 the whole conversation as /save writes it. */
+static void copy_to_clipboard(app *a, long long what)
+{
+    const tr_entry *last = NULL;
+    for (size_t i = a->tr.n; i-- > 0;)
+        if (a->tr.e[i].role == TR_ASSISTANT && a->tr.e[i].len) {
+            last = &a->tr.e[i];
+            break;
+        }
+    char *all = NULL, msg[256];
+    size_t n = 0;
+    const char *src = NULL;
+    md_doc *d = NULL;
+    if (what < 0) {
+        FILE *f = open_memstream(&all, &n);
+        if (f) {
+            tr_write_markdown(&a->tr, f, a->model);
+            fclose(f);
+        }
+        src = all;
+        snprintf(msg, sizeof msg, "the conversation");
+    } else if (!last) {
+        note(a, TR_ERROR, "/copy: there is no reply yet");
+        return;
+    } else if (what == 0) {
+        src = last->text, n = last->len;
+        snprintf(msg, sizeof msg, "the last reply");
+    } else {
+        md_opts o = {80, false, false};
+        d = md_render(last->text, last->len, &o);
+        if (d && what > d->nblocks) {
+            snprintf(msg, sizeof msg, "/copy %lld: the last reply has %d code block%s", what,
+                     d->nblocks, d->nblocks == 1 ? "" : "s");
+            note(a, TR_ERROR, msg);
+            md_free(d);
+            return;
+        }
+        if (d) src = d->blocks[what - 1].text, n = d->blocks[what - 1].len;
+        snprintf(msg, sizeof msg, "code block %lld of the last reply", what);
+    }
+    size_t len = 0;
+    char *seq = src ? ui_osc52(src, n, &len) : NULL;
+    if (!seq) note(a, TR_ERROR, "/copy: out of memory");
+    else if (write_tty(seq, len) < 0) note(a, TR_ERROR, "/copy: cannot write to the terminal");
+    else {
+        char done[400];
+        snprintf(done, sizeof done, "copied %zu bytes (%s) to the clipboard with OSC 52 "
+                 "(inside tmux: set -g set-clipboard on)", n, msg);
+        note(a, TR_NOTICE, done);
+    }
+    free(seq);
+    free(all);
+    md_free(d);
 }
 
 static void run_command(app *a, const char *line)
@@ -253,6 +333,8 @@ static void run_command(app *a, const char *line)
         start_generation(a);
         return;
     }
+    case SL_RAW: toggle_raw(a); return;
+    case SL_COPY: copy_to_clipboard(a, s.ival); return;
     case SL_SAVE: {
         char path[4096], err[512];
         snprintf(path, sizeof path, "%.*s", (int)s.arg_len, s.arg);
@@ -531,6 +613,7 @@ static void on_key(app *a, int r, wint_t ch)
             draw_layout(a);
             break;
         case KEY_F(1): show_help(a); break;
+        case KEY_F(4): toggle_raw(a); break;
         case KEY_PPAGE: a->tr.scroll += rows > 2 ? rows - 2 : 1; break;
         case KEY_NPAGE:
             a->tr.scroll -= rows > 2 ? rows - 2 : 1;
@@ -657,6 +740,7 @@ int ui_app_run(ui_config *cfg)
         init_pair(CP_FILE, COLOR_BLUE, -1);
         init_pair(CP_ANON, COLOR_MAGENTA, -1);
         init_pair(CP_DIM, COLOR_WHITE, -1);
+        draw_init_colors();
     }
     ui_term_arm();   /* bracketed paste on; the terminal back on any way out */
     struct sigaction sa;

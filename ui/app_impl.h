@@ -19,7 +19,11 @@ typedef struct mem_sample {
     char mark;                     /* phase letter or 0 */
 } mem_sample;
 
-enum { CP_USER = 1, CP_ASSIST, CP_NOTICE, CP_ERROR, CP_STATUS, CP_RSS, CP_FILE, CP_ANON, CP_DIM };
+enum { CP_USER = 1, CP_ASSIST, CP_NOTICE, CP_ERROR, CP_STATUS, CP_RSS, CP_FILE, CP_ANON, CP_DIM,
+       /* replies' Markdown (draw.c's style table) */
+       CP_MD_CODE, CP_MD_HEAD, CP_MD_MARK, CP_MD_LINK, CP_MD_CUT, CP_MD_BLOCK,
+       CP_HL_KEYWORD, CP_HL_TYPE, CP_HL_STRING, CP_HL_COMMENT, CP_HL_NUMBER,
+       CP_HL_ADDED, CP_HL_REMOVED, CP_HL_META };
 
 typedef struct app {
     ui_config *cfg;
@@ -29,6 +33,7 @@ typedef struct app {
     WINDOW *wt, *wm, *ws, *wi;     /* transcript, memory panel, status, input */
     int rows, cols;
     bool color, ascii, show_mem, dirty;
+    bool raw;                      /* replies as plain text, not Markdown (/raw, F4) */
     /* conversation */
     char *system;
     int cur_assist;                /* entry receiving tokens, -1 when idle */
@@ -58,6 +63,8 @@ typedef struct app {
 } app;
 
 void draw_all(app *a);
+/* The colour pairs draw.c's Markdown styles use (after start_color). */
+void draw_init_colors(void);
 void draw_layout(app *a);
 void mem_add(app *a, const ember_memstat *m);
 void mem_draw(app *a, WINDOW *w);

@@ -8,6 +8,7 @@
 #include <wchar.h>
 
 #include "app_impl.h"
+#include "markdown.h"
 #include "wrap.h"
 
 #define MEM_ROWS 5
@@ -99,7 +100,92 @@ static int entry_attr(app *a, tr_role r)
     return 0;
 }
 
-typedef struct { int entry; int line; bool header; size_t off, len; } tline;
+/* How each Markdown style looks: a colour pair and attributes with
+   colour, attributes alone without (NO_COLOR), where the layout's own
+   structure (marks, bars, borders, labels) carries the rest. */
+static const struct { short pair; attr_t color, mono; } md_look[MDS_N_STYLES] = {
+    [MDS_TEXT] = {0, 0, 0},
+    [MDS_CODE] = {CP_MD_CODE, 0, 0},
+    [MDS_H1] = {CP_MD_HEAD, A_BOLD | A_UNDERLINE, A_BOLD | A_UNDERLINE},
+    [MDS_H2] = {CP_MD_HEAD, A_BOLD, A_BOLD},
+    [MDS_H3] = {CP_MD_HEAD, A_BOLD, A_BOLD},
+    [MDS_BULLET] = {CP_MD_MARK, A_BOLD, A_BOLD},
+    [MDS_QUOTE] = {CP_MD_MARK, 0, 0},
+    [MDS_LINK] = {CP_MD_LINK, A_UNDERLINE, A_UNDERLINE},
+    [MDS_URL] = {CP_DIM, A_DIM, A_DIM},
+    [MDS_BORDER] = {CP_MD_MARK, 0, 0},
+    [MDS_BLOCK_LABEL] = {CP_DIM, A_DIM, A_DIM},
+    [MDS_CUT] = {CP_MD_CUT, A_BOLD, A_BOLD},
+    [MDS_BLOCK] = {CP_MD_BLOCK, 0, 0},
+    [MDS_BLOCK_KEYWORD] = {CP_HL_KEYWORD, A_BOLD, A_BOLD},
+    [MDS_BLOCK_TYPE] = {CP_HL_TYPE, 0, 0},
+    [MDS_BLOCK_STRING] = {CP_HL_STRING, 0, 0},
+    [MDS_BLOCK_COMMENT] = {CP_HL_COMMENT, 0, A_DIM},
+    [MDS_BLOCK_NUMBER] = {CP_HL_NUMBER, 0, 0},
+    [MDS_BLOCK_ADDED] = {CP_HL_ADDED, 0, 0},
+    [MDS_BLOCK_REMOVED] = {CP_HL_REMOVED, 0, 0},
+    [MDS_BLOCK_META] = {CP_HL_META, A_BOLD, A_BOLD},
+};
+
+void draw_init_colors(void)
+{
+    /* code blocks on a background of their own where the terminal has one to spare */
+    short bg = COLORS >= 256 ? 236 : -1;
+    static const struct { short pair, fg; bool block; } pairs[] = {
+        {CP_MD_CODE, COLOR_YELLOW, false}, {CP_MD_HEAD, COLOR_MAGENTA, false},
+        {CP_MD_MARK, COLOR_CYAN, false}, {CP_MD_LINK, COLOR_BLUE, false},
+        {CP_MD_CUT, COLOR_RED, true}, {CP_MD_BLOCK, COLOR_WHITE, true},
+        {CP_HL_KEYWORD, COLOR_MAGENTA, true}, {CP_HL_TYPE, COLOR_CYAN, true},
+        {CP_HL_STRING, COLOR_GREEN, true}, {CP_HL_COMMENT, COLOR_BLUE, true},
+        {CP_HL_NUMBER, COLOR_YELLOW, true}, {CP_HL_ADDED, COLOR_GREEN, true},
+        {CP_HL_REMOVED, COLOR_RED, true}, {CP_HL_META, COLOR_CYAN, true}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        init_pair(pairs[i].pair, pairs[i].fg, pairs[i].block ? bg : -1);
+}
+
+static attr_t span_attr(app *a, const md_span *s, attr_t base)
+{
+    unsigned st = s->style < MDS_N_STYLES ? s->style : MDS_TEXT;
+    attr_t at = a->color ? md_look[st].color : md_look[st].mono;
+    if (a->color) at |= md_look[st].pair ? (attr_t)COLOR_PAIR(md_look[st].pair) : base;
+    if (s->flags & (MDF_BOLD | MDF_HEAD)) at |= A_BOLD;
+#ifdef A_ITALIC
+    if (s->flags & MDF_ITALIC) at |= A_ITALIC;
+#else
+    if (s->flags & MDF_ITALIC) at |= A_UNDERLINE;
+#endif
+    if (s->flags & (MDF_STRIKE | MDF_QUOTED)) at |= A_DIM;
+    return at;
+}
+
+/* The reply laid out for this width; laid out again only when its text
+   grew (streaming) or the width changed, so finished replies cost
+   nothing per frame. */
+static md_doc *entry_md(app *a, tr_entry *te, int width)
+{
+    if (te->md && te->md->width == width && te->md_len == te->len) return te->md;
+    md_free(te->md);
+    md_opts o = {width, a->ascii, !a->color};
+    te->md = md_render(te->text, te->len, &o);
+    te->md_len = te->len;
+    return te->md;
+}
+
+static void draw_md_line(app *a, WINDOW *w, const md_doc *d, int i, int maxcols, attr_t base)
+{
+    const md_line *l = &d->lines[i];
+    int x0 = getcurx(w);
+    for (uint32_t k = 0; k < l->nspan; k++) {
+        const md_span *s = &d->spans[l->span0 + k];
+        int used = getcurx(w) - x0;
+        if (used >= maxcols) break;
+        wattrset(w, span_attr(a, s, base));
+        draw_utf8(w, d->text + s->off, s->len, maxcols - used);
+    }
+    wattrset(w, 0);
+}
+
+typedef struct { int entry; int line; bool header, md; size_t off, len; } tline;
 
 static void draw_transcript(app *a)
 {
@@ -113,21 +199,21 @@ static void draw_transcript(app *a)
     if (!vl) return;
     int nv = 0;                     /* collected bottom-up */
     ui_line tmp[256];
-    int total_lines = 0;
     for (int e = (int)a->tr.n - 1; e >= 0 && nv < want; e--) {
         tr_entry *te = &a->tr.e[e];
-        int n = ui_wrap(te->text, te->len, text_w, NULL, 0);
-        ui_line *lines = n <= 256 ? tmp : malloc((size_t)n * sizeof *lines);
+        md_doc *md = te->role == TR_ASSISTANT && !a->raw ? entry_md(a, te, text_w) : NULL;
+        int n = md ? md->n : ui_wrap(te->text, te->len, text_w, NULL, 0);
+        ui_line *lines = md || n <= 256 ? tmp : malloc((size_t)n * sizeof *lines);
         if (!lines) break;
-        ui_wrap(te->text, te->len, text_w, lines, n);
+        if (!md) ui_wrap(te->text, te->len, text_w, lines, n);
         bool header = te->role != TR_INFO;
         /* bottom-up: blank separator, [stopped] footer, lines reversed, header */
-        if (nv < want) vl[nv++] = (tline){e, -1, false, 0, 0};
-        if (te->cancelled && nv < want) vl[nv++] = (tline){e, -2, false, 0, 0};
+        if (nv < want) vl[nv++] = (tline){e, -1, false, false, 0, 0};
+        if (te->cancelled && nv < want) vl[nv++] = (tline){e, -2, false, false, 0, 0};
         for (int i = n - 1; i >= 0 && nv < want; i--)
-            vl[nv++] = (tline){e, i, false, lines[i].off, lines[i].len};
-        if (header && nv < want) vl[nv++] = (tline){e, -1, true, 0, 0};
-        total_lines += n + 1 + header + te->cancelled;
+            vl[nv++] = md ? (tline){e, i, false, true, 0, 0}
+                          : (tline){e, i, false, false, lines[i].off, lines[i].len};
+        if (header && nv < want) vl[nv++] = (tline){e, -1, true, false, 0, 0};
         if (lines != tmp) free(lines);
     }
     /* Clamp scrolling at the top of the conversation. */
@@ -159,6 +245,10 @@ static void draw_transcript(app *a)
         }
         if (v->line < 0) continue;
         wmove(w, row, 2);
+        if (v->md && te->md && v->line < te->md->n) {
+            draw_md_line(a, w, te->md, v->line, text_w, (attr_t)attr);
+            continue;
+        }
         wattron(w, attr);
         draw_utf8(w, te->text + v->off, v->len, text_w);
         wattroff(w, attr);
@@ -169,7 +259,6 @@ static void draw_transcript(app *a)
         mvwaddstr(w, h - 1, wd - (int)strlen(m) > 0 ? wd - (int)strlen(m) : 0, m);
     }
     free(vl);
-    (void)total_lines;
     wnoutrefresh(w);
 }
 

@@ -11,9 +11,9 @@
 #include "slash.h"
 
 const char *const ui_slash_names[] = {"/help", "/clear", "/system", "/set", "/profile",
-                                      "/stats", "/regen", "/save", "/quit", NULL};
+                                      "/stats", "/regen", "/save", "/quit", "/raw", "/copy", NULL};
 static const ui_slash_kind kinds[] = {SL_HELP, SL_CLEAR, SL_SYSTEM, SL_SET, SL_PROFILE,
-                                      SL_STATS, SL_REGEN, SL_SAVE, SL_QUIT};
+                                      SL_STATS, SL_REGEN, SL_SAVE, SL_QUIT, SL_RAW, SL_COPY};
 
 const char *const ui_slash_help[] = {
     "/help               this list (keys: F1)",
@@ -25,6 +25,8 @@ const char *const ui_slash_help[] = {
     "/regen              answer the last message again",
     "/save FILE          write the transcript as Markdown",
     "/quit               leave (also Ctrl-D)",
+    "/raw                replies as raw text / as Markdown (also F4)",
+    "/copy [N|all]       copy the last reply, its N-th code block, or the whole chat (OSC 52)",
     NULL};
 
 static const char *const set_keys[] = {"temp", "top_p", "top_k", "min_p", "seed", "n_predict", NULL};
@@ -115,7 +117,16 @@ void ui_slash_parse(const char *line, ui_slash *o)
         case SL_SAVE:
             if (!n) error(o, "/save needs a file name, e.g. /save chat.md%.*s", "", 0);
             break;
-        case SL_HELP: case SL_CLEAR: case SL_STATS: case SL_REGEN: case SL_QUIT:
+        case SL_COPY: {
+            char *end;
+            long v = n ? strtol(a, &end, 10) : 0;
+            if (n == 3 && !strncmp(a, "all", 3)) o->ival = -1;
+            else if (n && (end != a + n || v < 1 || v > 1000000))
+                error(o, "/copy takes nothing, a code block number (1, 2, ...) or 'all', not '%.*s'", a, n);
+            else o->ival = v;
+            break;
+        }
+        case SL_HELP: case SL_CLEAR: case SL_STATS: case SL_REGEN: case SL_QUIT: case SL_RAW:
             if (n) error(o, "this command takes no argument (got '%.*s')", a, n);
             break;
         default: break;

@@ -7,13 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "markdown.h"
 #include "transcript.h"
 
 void tr_init(transcript *t) { memset(t, 0, sizeof *t); }
 
 void tr_clear(transcript *t)
 {
-    for (size_t i = 0; i < t->n; i++) free(t->e[i].text);
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->e[i].text);
+        md_free(t->e[i].md);
+    }
     t->n = 0;
     t->scroll = 0;
 }
@@ -79,8 +83,21 @@ void tr_remove(transcript *t, int i)
 {
     if (i < 0 || (size_t)i >= t->n) return;
     free(t->e[i].text);
+    md_free(t->e[i].md);
     memmove(&t->e[i], &t->e[i + 1], (t->n - (size_t)i - 1) * sizeof *t->e);
     t->n--;
+}
+
+void tr_write_markdown(const transcript *t, FILE *f, const char *model)
+{
+    fprintf(f, "# Chat with %s\n\n", model && *model ? model : "ember");
+    for (size_t i = 0; i < t->n; i++) {
+        const tr_entry *e = &t->e[i];
+        const char *h = e->role == TR_USER ? "User" : e->role == TR_ASSISTANT ? "Assistant"
+                      : e->role == TR_SYSTEM ? "System" : NULL;
+        if (!h) continue;
+        fprintf(f, "## %s\n\n%s%s\n\n", h, e->text, e->cancelled ? " *(stopped)*" : "");
+    }
 }
 
 int tr_save_markdown(const transcript *t, const char *path, const char *model,
@@ -97,14 +114,7 @@ int tr_save_markdown(const transcript *t, const char *path, const char *model,
         snprintf(err, errcap, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    fprintf(f, "# Chat with %s\n\n", model && *model ? model : "ember");
-    for (size_t i = 0; i < t->n; i++) {
-        const tr_entry *e = &t->e[i];
-        const char *h = e->role == TR_USER ? "User" : e->role == TR_ASSISTANT ? "Assistant"
-                      : e->role == TR_SYSTEM ? "System" : NULL;
-        if (!h) continue;
-        fprintf(f, "## %s\n\n%s%s\n\n", h, e->text, e->cancelled ? " *(stopped)*" : "");
-    }
+    tr_write_markdown(t, f, model);
     bool bad = ferror(f) != 0;
     if (fflush(f) != 0 || fsync(fileno(f)) != 0) bad = true;
     if (fclose(f) != 0) bad = true;

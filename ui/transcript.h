@@ -15,6 +15,8 @@ typedef struct tr_entry {
     size_t len, cap;
     bool cancelled;        /* assistant reply stopped by the user */
     bool dropped;          /* no longer in the model's context */
+    struct md_doc *md;     /* the reply's Markdown as last drawn (ui/draw.c), owned */
+    size_t md_len;         /* len it was laid out from; a streaming reply grows past it */
 } tr_entry;
 
 typedef struct transcript {
@@ -32,7 +34,10 @@ void tr_append(transcript *t, int i, const char *text, size_t n);
 void tr_clear(transcript *t);
 /* Removes entry i. */
 void tr_remove(transcript *t, int i);
-/* Writes Markdown (user/assistant turns, system prompt) to path through a
+/* The conversation as Markdown (user/assistant turns, system prompt):
+   what /save writes and /copy all copies. */
+void tr_write_markdown(const transcript *t, FILE *f, const char *model);
+/* Writes that Markdown to path through a
    temporary file and rename; 0, or -1 with err. */
 int tr_save_markdown(const transcript *t, const char *path, const char *model,
                      char *err, size_t errcap);

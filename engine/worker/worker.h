@@ -84,6 +84,9 @@ void ember_worker_fake_prefill_delay(int ms_per_token);
 /* Makes the next opened fake model report one-off preparation (as packing
    before the first prefill) taking ms milliseconds; 0 = none. */
 void ember_worker_fake_prepare(int ms);
+/* The fake engine's reply from now on, instead of echoing the user
+   (NULL: echo again); at most 4095 bytes are kept. */
+void ember_worker_fake_script(const char *text);
 
 /* ---- events ------------------------------------------------------------ */
 

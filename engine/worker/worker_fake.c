@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,17 @@
 enum { FAKE_BOS = 1, FAKE_EOS = 2, FAKE_BASE = 3 };
 
 static _Atomic int fake_delay_ms, fake_reply_tokens, fake_prefill_ms, fake_prepare_ms;
+/* set before a worker starts (chat's EMBER_FAKE_REPLY), read by it after */
+static char fake_script[4096];
+static _Atomic bool fake_scripted;
+
+void ember_worker_fake_script(const char *text)
+{
+    atomic_store(&fake_scripted, false);
+    if (!text) return;
+    snprintf(fake_script, sizeof fake_script, "%s", text);
+    atomic_store(&fake_scripted, true);
+}
 
 void ember_worker_fake_prepare(int ms)
 {
@@ -113,7 +125,10 @@ static char *f_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen, 
         for (size_t i = 0; i < n; i++)
             if (!strcmp(m[i].role, "user")) last = m[i].content;
         int want = atomic_load(&fake_reply_tokens);
-        if (want > 0) {
+        if (atomic_load(&fake_scripted)) {
+            f->reply_len = (size_t)snprintf(f->reply, sizeof f->reply, "%s", fake_script);
+            if (f->reply_len >= sizeof f->reply) f->reply_len = sizeof f->reply - 1;
+        } else if (want > 0) {
             size_t k = 0;
             static const char words[] = "lorem ipsum dolor sit amet ";
             while (k < (size_t)want && k + 1 < sizeof f->reply) {

@@ -252,6 +252,15 @@ int cmd_chat(int argc, char **argv)
     }
     const char *fk = getenv("EMBER_FAKE_ENGINE");
     c.fake = fk && *fk && strcmp(fk, "0");
+    const char *fr = getenv("EMBER_FAKE_REPLY");   /* a file: the fake engine's every reply */
+    if (c.fake && fr && *fr) {
+        FILE *f = fopen(fr, "r");
+        char text[4096];
+        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        if (f) fclose(f);
+        text[n] = 0;
+        ember_worker_fake_script(f ? text : NULL);
+    }
     char demo_file[PATH_MAX];
     if (demo && !c.model) {
         if (demo_path(demo_file, sizeof demo_file) < 0) {
