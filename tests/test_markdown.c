@@ -193,6 +193,15 @@ static void test_code(void)
     tap_ok(d && find(d, "0123456789") > 0 && find(d, "\xe2\x86\x92") < 0, "a line exactly the width is not cut");
     md_free(d);
 
+    md_block *b = NULL;
+    int nb = md_code_blocks(src, strlen(src), &b);
+    tap_ok(nb == 2 && !strcmp(b[0].text, "int main(void)\n{\n\treturn 0;\t/* tab */\n}\n") &&
+           !strcmp(b[1].text, "plain\n") && !strcmp(b[0].lang, "c"), "md_code_blocks lists them without a layout");
+    md_blocks_free(b, nb);
+    nb = md_code_blocks("no code, just `inline`", 22, &b);
+    tap_ok(nb == 0, "no blocks in text without fences");
+    md_blocks_free(b, nb);
+
     /* indentation inside containers comes back from the source */
     d = R("> ```sh\n> \techo hi\n> ```\n\n- item\n\n  ```\n  \tx\n  ```\n", 80);
     tap_ok(d && d->nblocks == 2 && !strcmp(d->blocks[0].text, "\techo hi\n") && !strcmp(d->blocks[1].text, "\tx\n"),

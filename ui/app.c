@@ -203,7 +203,8 @@ static void copy_to_clipboard(app *a, long long what)
     char *all = NULL, msg[256];
     size_t n = 0;
     const char *src = NULL;
-    md_doc *d = NULL;
+    md_block *blocks = NULL;
+    int nb = 0;
     if (what < 0) {
         FILE *f = open_memstream(&all, &n);
         if (f) {
@@ -219,16 +220,15 @@ static void copy_to_clipboard(app *a, long long what)
         src = last->text, n = last->len;
         snprintf(msg, sizeof msg, "the last reply");
     } else {
-        md_opts o = {80, false, false};
-        d = md_render(last->text, last->len, &o);
-        if (d && what > d->nblocks) {
-            snprintf(msg, sizeof msg, "/copy %lld: the last reply has %d code block%s", what,
-                     d->nblocks, d->nblocks == 1 ? "" : "s");
+        nb = md_code_blocks(last->text, last->len, &blocks);
+        if (nb >= 0 && what > nb) {
+            snprintf(msg, sizeof msg, "/copy %lld: the last reply has %d code block%s", what, nb,
+                     nb == 1 ? "" : "s");
             note(a, TR_ERROR, msg);
-            md_free(d);
+            md_blocks_free(blocks, nb);
             return;
         }
-        if (d) src = d->blocks[what - 1].text, n = d->blocks[what - 1].len;
+        if (nb > 0) src = blocks[what - 1].text, n = blocks[what - 1].len;
         snprintf(msg, sizeof msg, "code block %lld of the last reply", what);
     }
     size_t len = 0;
@@ -243,7 +243,7 @@ static void copy_to_clipboard(app *a, long long what)
     }
     free(seq);
     free(all);
-    md_free(d);
+    md_blocks_free(blocks, nb > 0 ? nb : 0);
 }
 
 static void run_command(app *a, const char *line)

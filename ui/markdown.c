@@ -789,6 +789,26 @@ void md_free(md_doc *d)
     free(d);
 }
 
+int md_code_blocks(const char *s, size_t n, md_block **out)
+{
+    md_opts o = {80, true, false};     /* numbering does not depend on the layout */
+    md_doc *d = md_render(s, n, &o);
+    *out = NULL;
+    if (!d) return -1;
+    int k = d->nblocks;
+    *out = d->blocks;
+    d->blocks = NULL;
+    d->nblocks = 0;
+    md_free(d);
+    return k;
+}
+
+void md_blocks_free(md_block *b, int n)
+{
+    for (int i = 0; i < n; i++) free(b[i].text);
+    free(b);
+}
+
 size_t md_line_text(const md_doc *d, int i, char *buf, size_t cap)
 {
     size_t k = 0;

@@ -74,6 +74,13 @@ typedef struct md_opts {
 md_doc *md_render(const char *s, size_t n, const md_opts *o);
 void md_free(md_doc *d);
 
+/* The fenced and indented code blocks of a text, numbered as on the
+   screen (block i is "[code i+1]"), each with its exact bytes.  *out is
+   malloc'd, freed with md_blocks_free.  Returns the count, -1 when out
+   of memory. */
+int md_code_blocks(const char *s, size_t n, md_block **out);
+void md_blocks_free(md_block *b, int n);
+
 /* A line's text (all spans) into buf, NUL-terminated; returns its length. */
 size_t md_line_text(const md_doc *d, int i, char *buf, size_t cap);
 
