@@ -656,7 +656,9 @@ static int leave_span(MD_SPANTYPE t, void *detail, void *ud)
             /* an autolink's text is its address: say it once */
             bool same = hn == tn && tn && !memcmp(r->rt + r->link_start, r->href, hn);
             bool mail = tn + 7 == hn && !strncmp(r->href, "mailto:", 7);
-            if (hn && !same && !mail) {
+            bool www = tn + 7 == hn && !strncmp(r->href, "http://", 7) &&
+                       !memcmp(r->rt + r->link_start, r->href + 7, tn);   /* www.x gets http:// */
+            if (hn && !same && !mail && !www) {
                 run_add(r, " (", 2, MDS_URL, run_flags(r));
                 run_add(r, r->href, hn, MDS_URL, run_flags(r));
                 run_add(r, ")", 1, MDS_URL, run_flags(r));
