@@ -99,7 +99,7 @@ ok $? "recache exits 0, reports the 2 MiB mappings, leaves the file unchanged"
 [ $r = 1 ] && grep -q 'no-such.gguf' "$tmp/rc.err"; ok $? "recache of a missing file fails naming it (rc $r)"
 
 # errors: exit 1 with a message, never a signal
-"$EMBER" run -m "$m" -p "one two three four five six seven eight nine ten" -n 4 --ctx 6 > /dev/null 2> "$tmp/e1"
+"$EMBER" run -m "$m" -p "one two three four five six seven eight nine ten" -n 12 --ctx 16 > /dev/null 2> "$tmp/e1"
 r=$?; [ $r = 1 ] && grep -q 'context' "$tmp/e1"; ok $? "context overflow is an error naming the context (rc $r)"
 printf 'GGUF\003\000\000\000garbage' > "$tmp/bad.gguf"
 "$EMBER" run -m "$tmp/bad.gguf" -p hi > /dev/null 2> "$tmp/e2"; r=$?

@@ -188,7 +188,7 @@ static void test_shipped(void)
            p->rules[0].projections == no_down, "packed-lean: everything but down");
     profile_free(p);
     p = load_shipped("low-memory");
-    tap_ok(p && p->has_context && p->context == 1024 && p->n_rules == 2 &&
+    tap_ok(p && (p->vals.set & GEN_OPT_BIT(OPT_CTX)) && p->vals.n_ctx == 1024 && p->n_rules == 2 &&
            p->rules[0].prefill == PROFILE_PREFILL_PACKED &&
            p->rules[1].strategy == EMBER_STRATEGY_COMPRESSED,
            "low-memory: context 1024, packed only with packed prefill");
@@ -282,8 +282,9 @@ static void test_match(void)
     tap_ok(rc == 0 && ri == 3 && o.strategy == EMBER_STRATEGY_EAGER,
            "dtype matches the file type name (Q4_K_M)");
 
-    ember_sampler_opts so = {.temperature = 0.7f, .top_k = 0, .top_p = 0.9f, .min_p = 0,
-                             .repeat_penalty = 1, .repeat_last_n = 64, .seed = 0};
+    gen_opts so;
+    gen_opts_default(&so);
+    so.samp.top_k = 0;
     ember_model_info mi;
     memset(&mi, 0, sizeof mi);
     snprintf(mi.arch, sizeof mi.arch, "qwen2");
@@ -304,9 +305,10 @@ static void test_match(void)
            strstr(txt, "pack: {projections: [q, k, v, o, gate, up], when: before-prefill"),
            "profile_print shows set values and marks defaults");
     free(txt);
-    profile_apply_sampling(p, &so);
-    tap_ok(so.temperature == 0 && so.top_k == 40 && so.seed == 7 && so.top_p == 0.9f &&
-           so.repeat_last_n == 64, "sampling: only the keys set are applied");
+    gen_opts_overlay(&so, &p->vals);
+    tap_ok(so.samp.temperature == 0 && so.samp.top_k == 40 && so.samp.seed == 7 && so.samp.top_p == 0.9f &&
+           so.samp.repeat_last_n == 64 && so.threads == 3 && so.n_predict == 1024,
+           "sampling: only the keys set are applied");
     profile_free(p);
 
     /* the shipped auto profile on hand-made infos */

@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include <curses.h>
+
+#include "keys.h"
 #include "slash.h"
 #include "tap.h"
 
@@ -41,7 +44,7 @@ int main(void)
     ui_slash_parse("/save out/chat.md", &s);
     tap_ok(s.kind == SL_SAVE && argis(&s, "out/chat.md"), "/save FILE");
     ui_slash_parse("/save", &s);
-    tap_ok(s.kind == SL_ERROR && strstr(s.err, "file name"), "/save without a file is an error");
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "/save needs FILE"), "/save without a file is an error");
     ui_slash_parse("/sav x", &s);
     tap_ok(s.kind == SL_ERROR && strstr(s.err, "unknown command '/sav'"), "prefixes are not commands: %s", s.err);
     ui_slash_parse("/helpme", &s);
@@ -62,37 +65,74 @@ int main(void)
     tap_ok(s.kind == SL_ERROR, "/copy 2x is an error");
 
     ui_slash_parse("/set temp 0.25", &s);
-    tap_ok(s.kind == SL_SET && s.key == SET_TEMP && s.fval == 0.25, "/set temp");
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_TEMP && s.set_val.samp.temperature == 0.25f &&
+           s.set_val.set == GEN_OPT_BIT(OPT_TEMP), "/set temp");
     ui_slash_parse("/set top_p 1", &s);
-    tap_ok(s.kind == SL_SET && s.key == SET_TOP_P && s.fval == 1.0, "/set top_p 1");
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_TOP_P && s.set_val.samp.top_p == 1.0f, "/set top_p 1");
     ui_slash_parse("/set top_p 0", &s);
     tap_ok(s.kind == SL_ERROR && strstr(s.err, "(0, 1]"), "/set top_p 0 rejected: %s", s.err);
     ui_slash_parse("/set top_k 40", &s);
-    tap_ok(s.kind == SL_SET && s.key == SET_TOP_K && s.ival == 40, "/set top_k");
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_TOP_K && s.set_val.samp.top_k == 40, "/set top_k");
     ui_slash_parse("/set top_k 4.5", &s);
-    tap_ok(s.kind == SL_ERROR && strstr(s.err, "whole number"), "/set top_k 4.5 rejected");
+    tap_ok(s.kind == SL_ERROR && !strcmp(s.err, "/set top_k: expected an integer in 0..1000000, got '4.5'"),
+           "/set top_k 4.5 rejected: %s", s.err);
     ui_slash_parse("/set min_p 0.05", &s);
-    tap_ok(s.kind == SL_SET && s.key == SET_MIN_P, "/set min_p");
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_MIN_P, "/set min_p");
     ui_slash_parse("/set seed 18446744073709551615", &s);
-    tap_ok(s.kind == SL_SET && s.key == SET_SEED && s.uval == 18446744073709551615ull, "/set seed u64 max");
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_SEED && s.set_val.samp.seed == 18446744073709551615ull,
+           "/set seed u64 max");
     ui_slash_parse("/set seed -1", &s);
     tap_ok(s.kind == SL_ERROR, "/set seed -1 rejected");
     ui_slash_parse("/set seed 99999999999999999999", &s);
     tap_ok(s.kind == SL_ERROR, "/set seed overflow rejected");
     ui_slash_parse("/set n_predict -1", &s);
-    tap_ok(s.kind == SL_SET && s.key == SET_N_PREDICT && s.ival == -1, "/set n_predict -1 = no limit");
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_N_PREDICT && s.set_val.n_predict == -1,
+           "/set n_predict -1 = no limit");
+    /* one meaning for 0 on the command line and in /set: refused by both */
     ui_slash_parse("/set n_predict 0", &s);
-    tap_ok(s.kind == SL_ERROR, "/set n_predict 0 rejected");
+    gen_opts g;
+    gen_opts_default(&g);
+    char msg[256];
+    numarg_status st = gen_opt_parse(OPT_N_PREDICT, "0", &g, msg, sizeof msg);
+    tap_ok(s.kind == SL_ERROR && st == NUMARG_RANGE && strstr(s.err, msg) && g.n_predict == 1024,
+           "/set n_predict 0 and -n 0 refused alike: %s", s.err);
+    ui_slash_parse("/set n_predict 99999999999", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "1..1048576"), "/set n_predict overflow refused: %s", s.err);
     ui_slash_parse("/set temp nan", &s);
-    tap_ok(s.kind == SL_ERROR, "/set temp nan rejected");
+    tap_ok(s.kind == SL_ERROR && !strcmp(s.err, "/set temp: expected a number in 0..100, got 'nan'"),
+           "/set temp nan rejected: %s", s.err);
     ui_slash_parse("/set temp -1", &s);
     tap_ok(s.kind == SL_ERROR, "/set temp -1 rejected");
+    ui_slash_parse("/set repeat_penalty 1.1", &s);
+    tap_ok(s.kind == SL_SET && s.set_opt == OPT_REPEAT_PENALTY && s.set_val.samp.repeat_penalty == 1.1f,
+           "/set repeat_penalty: every settable key of the table");
     ui_slash_parse("/set temp", &s);
     tap_ok(s.kind == SL_ERROR && strstr(s.err, "give a value"), "/set temp without value");
     ui_slash_parse("/set warmth 1", &s);
-    tap_ok(s.kind == SL_ERROR && strstr(s.err, "unknown key 'warmth'"), "/set unknown key: %s", s.err);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "unknown key 'warmth'") && strstr(s.err, "n_predict"),
+           "/set unknown key: %s", s.err);
     ui_slash_parse("/set", &s);
-    tap_ok(s.kind == SL_ERROR, "/set alone");
+    tap_ok(s.kind == SL_SET && s.set_opt == -1, "/set alone lists the values (not \"unknown key ''\")");
+    ui_slash_parse("/set   ", &s);
+    tap_ok(s.kind == SL_SET && s.set_opt == -1, "/set and blanks lists the values too");
+
+    /* /help lists every command of the table; plain mode marks the others */
+    char help[4096];
+    ui_slash_help_text(false, help, sizeof help);
+    int missing = 0, nc = 0;
+    for (const ui_command *c = ui_commands; c->name; c++, nc++)
+        if (!strstr(help, c->name)) missing++;
+    tap_ok(nc >= 9 && missing == 0, "/help lists all %d commands", nc);
+    int keys_missing = 0;
+    for (const ui_key *k = ui_keys; k->label; k++)
+        if (!strstr(help, k->label)) keys_missing++;
+    tap_ok(keys_missing == 0, "/help lists every key of the key table");
+    ui_slash_help_text(true, help, sizeof help);
+    tap_ok(strstr(help, "/set") && strstr(help, "/save FILE") && strstr(help, "full-screen only") &&
+           !strstr(help, "Ctrl-R"), "plain /help: commands, the full-screen ones marked, no keys");
+    /* Ctrl-P is history (libedit's), not profile switching: only F2 switches */
+    tap_ok(ui_key_lookup(0x10, false) == KA_EDIT && ui_key_lookup(KEY_F(2), true) == KA_NEXT_PROFILE,
+           "Ctrl-P goes to the input line; F2 switches profile");
 
     char out[256], list[256];
     int n = ui_slash_complete("/he", NULL, 0, out, sizeof out, list, sizeof list);
@@ -103,7 +143,7 @@ int main(void)
     n = ui_slash_complete("/sy", NULL, 0, out, sizeof out, list, sizeof list);
     tap_ok(n == 1 && !strcmp(out, "/system "), "/sy -> /system");
     n = ui_slash_complete("/set t", NULL, 0, out, sizeof out, list, sizeof list);
-    tap_ok(n == 3 && !strcmp(out, "/set t") && !strcmp(list, "temp top_p top_k"), "/set t: %s", list);
+    tap_ok(n == 3 && !strcmp(out, "/set t") && !strcmp(list, "temp top_k top_p"), "/set t: %s", list);
     n = ui_slash_complete("/set top_", NULL, 0, out, sizeof out, list, sizeof list);
     tap_ok(n == 2 && !strcmp(out, "/set top_"), "/set top_ keeps the common prefix");
     n = ui_slash_complete("/set n", NULL, 0, out, sizeof out, list, sizeof list);

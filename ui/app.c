@@ -15,6 +15,7 @@
 #include "app_impl.h"
 #include "markdown.h"
 #include "osc52.h"
+#include "keys.h"
 #include "slash.h"
 #include "terminal.h"
 
@@ -80,14 +81,17 @@ static void switch_profile(app *a, int idx, const char *name)
     }
     ember_worker_load l;
     char err[1024];
-    ember_sampler_opts s = c->samp;
-    if (c->resolve(c->ctx, name, &l, &s, err, sizeof err) < 0) {
+    gen_opts g = c->gen;
+    if (c->resolve(c->ctx, name, &l, &g, err, sizeof err) < 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "profile %s: %s (still running %s)", name, err,
                  a->profile[0] ? a->profile : "the current plan");
         note(a, TR_ERROR, msg);
         return;
     }
+    /* the new profile's sampling applies from the next reply */
+    c->gen = g;
+    ember_worker_set_sampling(a->w, &c->gen.samp, c->gen.n_predict);
     snprintf(a->load_profile, sizeof a->load_profile, "%s", name);
     a->load_index = idx;
     a->load_seq = ember_worker_load_model(a->w, &l);
@@ -108,17 +112,10 @@ static void cycle_profile(app *a)
 
 static void show_help(app *a)
 {
-    char buf[4096] = "Commands:\n";
-    for (int i = 0; ui_slash_help[i]; i++) {
-        strcat(buf, "  ");
-        strcat(buf, ui_slash_help[i]);
-        strcat(buf, "\n");
-    }
-    strcat(buf, "Keys: Enter send; Alt-Enter or a trailing \\ new line; Up/Down history; Ctrl-R search;\n"
-                "  Esc/Ctrl-C stop the reply; Ctrl-C twice or Ctrl-D on an empty line quit;\n"
-                "  F2/Ctrl-P next profile; F3 memory panel; F4 raw text / Markdown; PgUp/PgDn scroll;\n"
-                "  Tab completes commands;"
-                "  emacs editing (Ctrl-A/E/B/F/K/U/W/Y, Alt-B/F/D).");
+    char buf[4096];
+    ui_slash_help_text(false, buf, sizeof buf);
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') buf[n - 1] = 0;
     note(a, TR_INFO, buf);
 }
 
@@ -246,14 +243,110 @@ static void copy_to_clipboard(app *a, long long what)
     md_blocks_free(blocks, nb > 0 ? nb : 0);
 }
 
+/* ---- slash commands: the table is slash.c's; these are the handlers that
+   act on the full-screen UI's own state. */
+
+static app *host_app(ui_host *h) { return h->front; }
+
+static void cmd_clear(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    if (a->generating) ember_worker_cancel(a->w);
+    tr_clear(&a->tr);
+    if (a->system) set_system(a, a->system, strlen(a->system));
+    ember_worker_clear(a->w);
+    a->cur_assist = -1;
+    a->generating = false;
+    a->dropped = 0;
+    set_flash(a, "conversation cleared");
+}
+
+static void cmd_system(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    char *t = strndup(s->arg, s->arg_len);
+    set_system(a, t ? t : "", t ? s->arg_len : 0);
+    free(t);
+    set_flash(a, s->arg_len ? "system prompt set" : "system prompt removed");
+}
+
+static void cmd_profile(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    ui_config *c = a->cfg;
+    char msg[1200];
+    if (!s->arg_len) {
+        size_t k = (size_t)snprintf(msg, sizeof msg, "profiles:");
+        for (int i = 0; i < c->n_profiles && k < sizeof msg; i++)
+            k += (size_t)snprintf(msg + k, sizeof msg - k, " %s%s", c->profiles[i],
+                                  i == c->cur_profile ? " (in use)" : "");
+        if (!c->n_profiles) snprintf(msg, sizeof msg, "no profiles found (see ember profiles)");
+        note(a, TR_INFO, msg);
+        return;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)s->arg_len, s->arg);
+    int idx = -1;
+    for (int i = 0; i < c->n_profiles; i++)
+        if (!strcmp(c->profiles[i], name)) idx = i;
+    switch_profile(a, idx, name);
+}
+
+static void cmd_stats(ui_host *h, const ui_slash *s) { show_stats(host_app(h)); }
+
+static void cmd_regen(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    if (a->generating) {
+        set_flash(a, "a reply is running");
+        return;
+    }
+    int last = (int)a->tr.n - 1;
+    while (last >= 0 && a->tr.e[last].role != TR_USER && a->tr.e[last].role != TR_ASSISTANT) last--;
+    if (last >= 0 && a->tr.e[last].role == TR_ASSISTANT) tr_remove(&a->tr, last);
+    bool has_user = false;
+    for (size_t i = 0; i < a->tr.n; i++) has_user |= a->tr.e[i].role == TR_USER;
+    if (!has_user) {
+        note(a, TR_ERROR, "/regen: nothing to answer yet");
+        return;
+    }
+    start_generation(a);
+}
+
+static void cmd_save(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%.*s", (int)s->arg_len, s->arg);
+    if (tr_save_markdown(&a->tr, path, a->model, err, sizeof err) < 0) {
+        note(a, TR_ERROR, err);
+    } else {
+        char done[4200];
+        snprintf(done, sizeof done, "saved the transcript to %s", path);
+        note(a, TR_NOTICE, done);
+    }
+}
+
+static void cmd_raw(ui_host *h, const ui_slash *s) { toggle_raw(host_app(h)); }
+static void cmd_copy(ui_host *h, const ui_slash *s) { copy_to_clipboard(host_app(h), s->ival); }
+
+static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
+    [SL_CLEAR] = cmd_clear, [SL_SYSTEM] = cmd_system, [SL_PROFILE] = cmd_profile,
+    [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
+    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy,
+};
+
+static void app_say(ui_host *h, int level, const char *msg)
+{
+    static const tr_role roles[] = {TR_INFO, TR_NOTICE, TR_ERROR};
+    note(host_app(h), roles[level < 0 || level > 2 ? 2 : level], msg);
+}
+
 static void run_command(app *a, const char *line)
 {
     ui_slash s;
     ui_slash_parse(line, &s);
-    ui_config *c = a->cfg;
-    char msg[1200];
-    switch (s.kind) {
-    case SL_NONE:
+    if (s.kind == SL_NONE) {
         if (!s.arg_len) return;
         if (a->generating) {
             set_flash(a, "wait for the reply, or press Esc to stop it");
@@ -262,91 +355,10 @@ static void run_command(app *a, const char *line)
         tr_add(&a->tr, TR_USER, s.arg);
         start_generation(a);
         return;
-    case SL_ERROR: note(a, TR_ERROR, s.err); return;
-    case SL_HELP: show_help(a); return;
-    case SL_QUIT: a->quit = true; return;
-    case SL_STATS: show_stats(a); return;
-    case SL_CLEAR:
-        if (a->generating) ember_worker_cancel(a->w);
-        tr_clear(&a->tr);
-        if (a->system) set_system(a, a->system, strlen(a->system));
-        ember_worker_clear(a->w);
-        a->cur_assist = -1;
-        a->generating = false;
-        a->dropped = 0;
-        set_flash(a, "conversation cleared");
-        return;
-    case SL_SYSTEM: {
-        char *t = strndup(s.arg, s.arg_len);
-        set_system(a, t ? t : "", t ? s.arg_len : 0);
-        free(t);
-        set_flash(a, s.arg_len ? "system prompt set" : "system prompt removed");
-        return;
     }
-    case SL_SET:
-        switch (s.key) {
-        case SET_TEMP: c->samp.temperature = (float)s.fval; break;
-        case SET_TOP_P: c->samp.top_p = (float)s.fval; break;
-        case SET_MIN_P: c->samp.min_p = (float)s.fval; break;
-        case SET_TOP_K: c->samp.top_k = (int)s.ival; break;
-        case SET_SEED: c->samp.seed = s.uval; break;
-        case SET_N_PREDICT: c->n_predict = (int)s.ival; break;
-        }
-        ember_worker_set_sampling(a->w, &c->samp, c->n_predict);
-        snprintf(msg, sizeof msg, "temp %.2f, top_k %d, top_p %.2f, min_p %.2f, seed %llu, n_predict %d",
-                 c->samp.temperature, c->samp.top_k, c->samp.top_p, c->samp.min_p,
-                 (unsigned long long)c->samp.seed, c->n_predict);
-        note(a, TR_NOTICE, msg);
-        return;
-    case SL_PROFILE: {
-        if (!s.arg_len) {
-            size_t k = (size_t)snprintf(msg, sizeof msg, "profiles:");
-            for (int i = 0; i < c->n_profiles && k < sizeof msg; i++)
-                k += (size_t)snprintf(msg + k, sizeof msg - k, " %s%s", c->profiles[i],
-                                      i == c->cur_profile ? " (in use)" : "");
-            if (!c->n_profiles) snprintf(msg, sizeof msg, "no profiles found (see ember profiles)");
-            note(a, TR_INFO, msg);
-            return;
-        }
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)s.arg_len, s.arg);
-        int idx = -1;
-        for (int i = 0; i < c->n_profiles; i++)
-            if (!strcmp(c->profiles[i], name)) idx = i;
-        switch_profile(a, idx, name);
-        return;
-    }
-    case SL_REGEN: {
-        if (a->generating) {
-            set_flash(a, "a reply is running");
-            return;
-        }
-        int last = (int)a->tr.n - 1;
-        while (last >= 0 && a->tr.e[last].role != TR_USER && a->tr.e[last].role != TR_ASSISTANT) last--;
-        if (last >= 0 && a->tr.e[last].role == TR_ASSISTANT) tr_remove(&a->tr, last);
-        bool has_user = false;
-        for (size_t i = 0; i < a->tr.n; i++) has_user |= a->tr.e[i].role == TR_USER;
-        if (!has_user) {
-            note(a, TR_ERROR, "/regen: nothing to answer yet");
-            return;
-        }
-        start_generation(a);
-        return;
-    }
-    case SL_RAW: toggle_raw(a); return;
-    case SL_COPY: copy_to_clipboard(a, s.ival); return;
-    case SL_SAVE: {
-        char path[4096], err[512];
-        snprintf(path, sizeof path, "%.*s", (int)s.arg_len, s.arg);
-        if (tr_save_markdown(&a->tr, path, a->model, err, sizeof err) < 0) note(a, TR_ERROR, err);
-        else {
-            char done[4200];
-            snprintf(done, sizeof done, "saved the transcript to %s", path);
-            note(a, TR_NOTICE, done);
-        }
-        return;
-    }
-    }
+    ui_host h = {a->cfg, a->w, false, false, app_say, app_ops, a};
+    ui_slash_run(&h, &s);
+    if (h.quit) a->quit = true;
 }
 
 static void submit(app *a)
@@ -586,6 +598,81 @@ static void complete(app *a)
     free(t);
 }
 
+/* ---- keys: the table is keys.c's; these are its actions ---------------- */
+
+static void key_enter(app *a)
+{
+    size_t n, cur;
+    const wchar_t *b = ui_input_buf(a->in, &n, &cur);
+    if (n && b[n - 1] == L'\\' && cur == n) {   /* trailing backslash: new line */
+        ui_input_feed(a->in, L"\x7f", 1);
+        ui_input_insert(a->in, L"\n");
+    } else {
+        submit(a);
+    }
+}
+
+static void key_ctrl_c(app *a)
+{
+    if (a->generating) cancel_generation(a);
+    else if (!ui_input_empty(a->in)) ui_input_clear(a->in);
+    else if (a->ctrl_c_was_armed) a->quit = true;
+    else {
+        a->ctrl_c_armed = true;
+        set_flash(a, "press Ctrl-C again to quit");
+    }
+}
+
+static void key_ctrl_d(app *a)
+{
+    if (ui_input_empty(a->in)) a->quit = true;
+    else ui_input_feed(a->in, L"\x04", 1);
+}
+
+static void key_mempanel(app *a)
+{
+    a->show_mem = !a->show_mem;
+    draw_layout(a);
+}
+
+static int page_rows(app *a)
+{
+    int rows = a->wt ? getmaxy(a->wt) : 10;
+    return rows > 2 ? rows - 2 : 1;
+}
+
+static void key_page_up(app *a) { a->tr.scroll += page_rows(a); }
+
+static void key_page_down(app *a)
+{
+    a->tr.scroll -= page_rows(a);
+    if (a->tr.scroll < 0) a->tr.scroll = 0;
+}
+
+static void key_search(app *a)
+{
+    a->searching = true;
+    a->search[0] = 0;
+    a->search_pos = -1;
+    draw_layout(a);
+}
+
+static void key_redraw(app *a) { clearok(curscr, TRUE); }
+
+static void key_suspend(app *a)
+{
+    ui_term_suspend();                 /* returns after fg */
+    draw_layout(a);
+}
+
+static void (*const key_actions[KA_COUNT])(app *) = {
+    [KA_ENTER] = key_enter, [KA_ESCAPE] = on_escape, [KA_CTRL_C] = key_ctrl_c,
+    [KA_CTRL_D] = key_ctrl_d, [KA_HELP] = show_help, [KA_NEXT_PROFILE] = cycle_profile,
+    [KA_MEMPANEL] = key_mempanel, [KA_PAGE_UP] = key_page_up, [KA_PAGE_DOWN] = key_page_down,
+    [KA_SEARCH] = key_search, [KA_COMPLETE] = complete, [KA_REDRAW] = key_redraw,
+    [KA_SUSPEND] = key_suspend, [KA_RAW] = toggle_raw,
+};
+
 static void on_key(app *a, int r, wint_t ch)
 {
     if (r == KEY_CODE_YES && ch == KEY_RESIZE) {
@@ -594,85 +681,32 @@ static void on_key(app *a, int r, wint_t ch)
         return;
     }
     a->flash[0] = 0;
-    bool was_armed = a->ctrl_c_armed;
+    a->ctrl_c_was_armed = a->ctrl_c_armed;
     a->ctrl_c_armed = false;
     if (a->searching) {
         search_key(a, r, ch);
         a->dirty = true;
         return;
     }
-    if (r == KEY_CODE_YES) {
+    bool fkey = r == KEY_CODE_YES;
+    ui_key_action act = ui_key_lookup((int)ch, fkey);
+    if (fkey && ch == KEY_ENTER) act = KA_ENTER;
+    if (act != KA_EDIT && key_actions[act]) {
+        key_actions[act](a);
+    } else if (fkey) {
+        /* the editing keys curses decodes: fed to libedit as their control characters */
         static const struct { int key; wchar_t feed; } map[] = {
             {KEY_UP, 0x10}, {KEY_DOWN, 0x0e}, {KEY_LEFT, 0x02}, {KEY_RIGHT, 0x06},
             {KEY_HOME, 0x01}, {KEY_END, 0x05}, {KEY_BACKSPACE, 0x7f}};
-        int rows = a->wt ? getmaxy(a->wt) : 10;
-        switch (ch) {
-        case KEY_F(2): cycle_profile(a); break;
-        case KEY_F(3):
-            a->show_mem = !a->show_mem;
-            draw_layout(a);
-            break;
-        case KEY_F(1): show_help(a); break;
-        case KEY_F(4): toggle_raw(a); break;
-        case KEY_PPAGE: a->tr.scroll += rows > 2 ? rows - 2 : 1; break;
-        case KEY_NPAGE:
-            a->tr.scroll -= rows > 2 ? rows - 2 : 1;
-            if (a->tr.scroll < 0) a->tr.scroll = 0;
-            break;
-        case KEY_ENTER: submit(a); break;
-        case KEY_DC:
+        if (ch == KEY_DC) {
             if (!ui_input_empty(a->in)) ui_input_feed(a->in, L"\x04", 1);
-            break;
-        default:
-            for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-                if (map[i].key == (int)ch) ui_input_feed(a->in, &map[i].feed, 1);
         }
-        a->dirty = true;
-        return;
-    }
-    switch (ch) {
-    case 0x1b: on_escape(a); break;
-    case L'\r': case L'\n': {
-        size_t n, cur;
-        const wchar_t *b = ui_input_buf(a->in, &n, &cur);
-        if (n && b[n - 1] == L'\\' && cur == n) {   /* trailing backslash: new line */
-            ui_input_feed(a->in, L"\x7f", 1);
-            ui_input_insert(a->in, L"\n");
-        } else {
-            submit(a);
-        }
-        break;
-    }
-    case 3:                                          /* Ctrl-C */
-        if (a->generating) cancel_generation(a);
-        else if (!ui_input_empty(a->in)) ui_input_clear(a->in);
-        else if (was_armed) a->quit = true;
-        else {
-            a->ctrl_c_armed = true;
-            set_flash(a, "press Ctrl-C again to quit");
-        }
-        break;
-    case 4:                                          /* Ctrl-D */
-        if (ui_input_empty(a->in)) a->quit = true;
-        else ui_input_feed(a->in, L"\x04", 1);
-        break;
-    case 0x10: cycle_profile(a); break;              /* Ctrl-P */
-    case 0x12:                                       /* Ctrl-R */
-        a->searching = true;
-        a->search[0] = 0;
-        a->search_pos = -1;
-        draw_layout(a);
-        break;
-    case L'\t': complete(a); break;
-    case 0x0c: clearok(curscr, TRUE); break;         /* Ctrl-L */
-    case 0x1a:                                       /* Ctrl-Z: suspend, fg redraws */
-        ui_term_suspend();
-        draw_layout(a);
-        break;
-    default: {
+        for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+            if (map[i].key == (int)ch) ui_input_feed(a->in, &map[i].feed, 1);
+    } else {
+        /* everything else, Ctrl-P / Ctrl-N (history) included, is the input line's */
         wchar_t c = (wchar_t)ch;
         ui_input_feed(a->in, &c, 1);
-    }
     }
     a->dirty = true;
 }
@@ -696,8 +730,8 @@ int ui_app_run(ui_config *cfg)
     }
     ember_worker_opts wo;
     ember_worker_opts_default(&wo);
-    wo.sampling = cfg->samp;
-    wo.n_predict = cfg->n_predict;
+    wo.sampling = cfg->gen.samp;
+    wo.n_predict = cfg->gen.n_predict;
     ember_err eerr = {{0}};
     a->w = ember_worker_start(cfg->backend, &wo, &eerr);
     if (!a->w) {

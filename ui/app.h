@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sampler.h"
+#include "options.h"
 #include "worker.h"
 
 typedef struct ui_config {
@@ -14,16 +14,15 @@ typedef struct ui_config {
     const char *model_path;
     bool demo;                     /* random-weight demo model: say so */
     const char *system;            /* initial system prompt or NULL */
-    ember_sampler_opts samp;
-    int n_predict;                 /* <= 0: no limit */
-    /* Profiles to cycle (F2 / Ctrl-P); cur is the index in use, -1 none. */
+    gen_opts gen;                  /* sampling and n_predict in use (-1: no limit) */
+    /* Profiles to cycle (F2); cur is the index in use, -1 none. */
     char **profiles;
     int n_profiles, cur_profile;
-    /* Resolves a profile name for this model into what to load (and the
-       profile's sampling defaults, which it may overwrite); 0, or -1 with
-       err.  NULL: no profiles. */
-    int (*resolve)(void *ctx, const char *profile, ember_worker_load *out,
-                   ember_sampler_opts *samp, char *err, size_t errcap);
+    /* Resolves a profile name for this model into what to load; *gen
+       holds the values in use and receives the resolved ones.  0, or -1
+       with err.  NULL: no profiles. */
+    int (*resolve)(void *ctx, const char *profile, ember_worker_load *out, gen_opts *gen,
+                   char *err, size_t errcap);
     void *ctx;
     ember_worker_load load;        /* the first load (profile already applied) */
 } ui_config;

@@ -55,7 +55,7 @@ typedef struct app {
     int mem_n, mem_head;
     char pending_mark;
     /* keys */
-    bool ctrl_c_armed;
+    bool ctrl_c_armed, ctrl_c_was_armed;
     bool searching;
     char search[256];
     int search_pos;

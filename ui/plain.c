@@ -50,6 +50,21 @@ static void conv_clear(conv *c, bool keep_system)
     c->n = k;
 }
 
+/* Whether the reply streamed to stdout has an unfinished line: a note for
+   stderr then ends it first, so the note is not glued to the reply when
+   both go to one terminal or file ("...lo wordember: context full"). */
+static bool reply_open;
+
+static void note(const char *text)
+{
+    if (reply_open) {
+        fputc('\n', stdout);
+        fflush(stdout);
+        reply_open = false;
+    }
+    fprintf(stderr, "ember: %s\n", text);
+}
+
 /* Waits for events until one of kind `until` for seq; streams tokens.
    Returns false when the worker reported an error for seq. */
 static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **reply,
@@ -68,6 +83,7 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
             case EMBER_EV_TOKEN:
                 fputs(ev.text, stdout);
                 fflush(stdout);
+                reply_open = true;
                 if (reply) {
                     size_t n = strlen(ev.text);
                     char *r = realloc(*reply, len + n + 1);
@@ -79,10 +95,10 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
                 }
                 break;
             case EMBER_EV_ERROR:
-                fprintf(stderr, "ember: %s\n", ev.text);
+                note(ev.text);
                 if (mine) ok = false;
                 break;
-            case EMBER_EV_NOTICE: fprintf(stderr, "ember: %s\n", ev.text); break;
+            case EMBER_EV_NOTICE: note(ev.text); break;
             case EMBER_EV_DONE:
                 if (st) *st = ev.stats;
                 if (n_tok) *n_tok = ev.i;
@@ -107,12 +123,27 @@ static void print_stats(const ember_stats *s, int n)
             (unsigned)s->strategy < 3 ? sn[s->strategy] : "?");
 }
 
+static void plain_say(ui_host *h, int level, const char *msg)
+{
+    note(msg);
+}
+
+static void plain_clear(ui_host *h, const ui_slash *s)
+{
+    conv_clear(h->front, true);
+    ember_worker_clear(h->worker);
+}
+
+/* The commands plain mode handles itself (the table's `plain` ones that
+   act on the conversation). */
+static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {[SL_CLEAR] = plain_clear};
+
 int ui_plain_run(ui_config *cfg)
 {
     ember_worker_opts wo;
     ember_worker_opts_default(&wo);
-    wo.sampling = cfg->samp;
-    wo.n_predict = cfg->n_predict;
+    wo.sampling = cfg->gen.samp;
+    wo.n_predict = cfg->gen.n_predict;
     ember_err err = {{0}};
     ember_worker *w = ember_worker_start(cfg->backend, &wo, &err);
     if (!w) {
@@ -143,30 +174,10 @@ int ui_plain_run(ui_config *cfg)
         if (!n) continue;
         ui_slash s;
         ui_slash_parse(line, &s);
-        if (s.kind == SL_QUIT) break;
-        if (s.kind == SL_ERROR) {
-            fprintf(stderr, "ember: %s\n", s.err);
-            continue;
-        }
-        if (s.kind == SL_CLEAR) {
-            conv_clear(&c, true);
-            ember_worker_clear(w);
-            continue;
-        }
-        if (s.kind == SL_SET) {
-            switch (s.key) {
-            case SET_TEMP: cfg->samp.temperature = (float)s.fval; break;
-            case SET_TOP_P: cfg->samp.top_p = (float)s.fval; break;
-            case SET_MIN_P: cfg->samp.min_p = (float)s.fval; break;
-            case SET_TOP_K: cfg->samp.top_k = (int)s.ival; break;
-            case SET_SEED: cfg->samp.seed = s.uval; break;
-            case SET_N_PREDICT: cfg->n_predict = (int)s.ival; break;
-            }
-            ember_worker_set_sampling(w, &cfg->samp, cfg->n_predict);
-            continue;
-        }
         if (s.kind != SL_NONE) {
-            fprintf(stderr, "ember: %s is only available in the full-screen chat\n", line);
+            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &c};
+            ui_slash_run(&h, &s);
+            if (h.quit) break;
             continue;
         }
         if (conv_add(&c, "user", s.arg) < 0) {
@@ -178,8 +189,10 @@ int ui_plain_run(ui_config *cfg)
         ember_stats st;
         memset(&st, 0, sizeof st);
         int nt = 0;
+        reply_open = true;          /* the reply's line ends below */
         bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
-        fputc('\n', stdout);
+        if (reply_open) fputc('\n', stdout);
+        reply_open = false;
         fflush(stdout);
         if (st.n_ctx) print_stats(&st, nt);
         if (conv_add(&c, "assistant", reply ? reply : "") < 0) status = 1;

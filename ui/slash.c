@@ -1,4 +1,4 @@
-/* Slash-command parsing and completion. */
+/* The slash-command table, parsing, the shared handlers and completion. */
 #include "config.h"
 
 #include <ctype.h>
@@ -8,28 +8,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
+#include "keys.h"
 #include "slash.h"
 
-const char *const ui_slash_names[] = {"/help", "/clear", "/system", "/set", "/profile",
-                                      "/stats", "/regen", "/save", "/quit", "/raw", "/copy", NULL};
-static const ui_slash_kind kinds[] = {SL_HELP, SL_CLEAR, SL_SYSTEM, SL_SET, SL_PROFILE,
-                                      SL_STATS, SL_REGEN, SL_SAVE, SL_QUIT, SL_RAW, SL_COPY};
+static void run_help(ui_host *h, const ui_slash *s);
+static void run_set(ui_host *h, const ui_slash *s);
+static void run_quit(ui_host *h, const ui_slash *s);
+static void run_front(ui_host *h, const ui_slash *s);
 
-const char *const ui_slash_help[] = {
-    "/help               this list (keys: F1)",
-    "/clear              forget the conversation (the system prompt stays)",
-    "/system TEXT        set the system prompt (empty: remove it) and restart",
-    "/set KEY VALUE      sampling: temp, top_p, top_k, min_p, seed, n_predict",
-    "/profile [NAME]     switch profile (no name: list them; F2 / Ctrl-P cycle)",
-    "/stats              last turn's numbers and the execution plan summary",
-    "/regen              answer the last message again",
-    "/save FILE          write the transcript as Markdown",
-    "/quit               leave (also Ctrl-D)",
-    "/raw                replies as raw text / as Markdown (also F4)",
-    "/copy [N|all]       copy the last reply, its N-th code block, or the whole chat (OSC 52)",
-    NULL};
+const ui_command ui_commands[] = {
+    {"/help", "", "this list (keys: F1)", SL_HELP, UI_ARG_NONE, true, run_help},
+    {"/clear", "", "forget the conversation (the system prompt stays)", SL_CLEAR, UI_ARG_NONE, true,
+     run_front},
+    {"/system", "TEXT", "set the system prompt (empty: remove it) and restart", SL_SYSTEM,
+     UI_ARG_OPTIONAL, false, run_front},
+    {"/set", "KEY VALUE", "change a sampling value; alone: list them", SL_SET, UI_ARG_OPTIONAL, true,
+     run_set},
+    {"/profile", "[NAME]", "switch profile (no name: list them; F2 cycles)", SL_PROFILE,
+     UI_ARG_OPTIONAL, false, run_front},
+    {"/stats", "", "last turn's numbers and the execution plan summary", SL_STATS, UI_ARG_NONE, false,
+     run_front},
+    {"/regen", "", "answer the last message again", SL_REGEN, UI_ARG_NONE, false, run_front},
+    {"/save", "FILE", "write the transcript as Markdown", SL_SAVE, UI_ARG_REQUIRED, false, run_front},
+    {"/quit", "", "leave (also Ctrl-D)", SL_QUIT, UI_ARG_NONE, true, run_quit},
+    {"/raw", "", "replies as raw text / as Markdown (also F4)", SL_RAW, UI_ARG_NONE, false, run_front},
+    {"/copy", "[N|all]", "copy the last reply, its N-th code block, or the whole chat (OSC 52)", SL_COPY,
+     UI_ARG_OPTIONAL, false, run_front},
+    {NULL, NULL, NULL, SL_NONE, UI_ARG_NONE, false, NULL},
+};
 
-static const char *const set_keys[] = {"temp", "top_p", "top_k", "min_p", "seed", "n_predict", NULL};
+static const ui_command *by_kind(ui_slash_kind k)
+{
+    for (const ui_command *c = ui_commands; c->name; c++)
+        if (c->kind == k) return c;
+    return NULL;
+}
 
 static int error(ui_slash *o, const char *msg, const char *a, size_t n)
 {
@@ -38,6 +52,7 @@ static int error(ui_slash *o, const char *msg, const char *a, size_t n)
     return 0;
 }
 
+/* /set KEY VALUE: the keys, ranges and messages are the option table's. */
 static void parse_set(const char *a, size_t n, ui_slash *o)
 {
     size_t k = 0;
@@ -45,50 +60,31 @@ static void parse_set(const char *a, size_t n, ui_slash *o)
     const char *v = a + k;
     size_t vn = n - k;
     while (vn && isspace((unsigned char)*v)) v++, vn--;
-    int key = -1;
-    for (int i = 0; set_keys[i]; i++)
-        if (strlen(set_keys[i]) == k && !strncmp(a, set_keys[i], k)) key = i;
-    if (key < 0 || k == 0) {
-        error(o, "/set: unknown key '%.*s' (temp, top_p, top_k, min_p, seed, n_predict)", a, k);
+    o->kind = SL_SET;
+    o->set_opt = -1;
+    if (k == 0) return;                          /* /set alone: list the values */
+    char keys[200];
+    gen_opts_set_keys(keys, sizeof keys);
+    int id = gen_opt_by_set_key(a, k);
+    if (id < 0) {
+        o->kind = SL_ERROR;
+        snprintf(o->err, sizeof o->err, "/set: unknown key '%.*s' (%s)", (int)k, a, keys);
         return;
     }
-    if (vn == 0 || vn > 40) {
+    if (vn == 0) {
         error(o, "/set %.*s: give a value, e.g. /set temp 0.7", a, k);
         return;
     }
-    char buf[48];
-    memcpy(buf, v, vn);
-    buf[vn] = 0;
-    char *end;
-    errno = 0;
-    o->key = (ui_set_key)key;
-    o->kind = SL_SET;
-    switch (o->key) {
-    case SET_TEMP: case SET_TOP_P: case SET_MIN_P: {
-        double d = strtod(buf, &end);
-        if (*end || errno || !isfinite(d)) { error(o, "/set: '%.*s' is not a number", v, vn); return; }
-        if (o->key == SET_TEMP && (d < 0 || d > 100)) { error(o, "/set temp: %.*s is outside 0..100", v, vn); return; }
-        if (o->key == SET_TOP_P && (d <= 0 || d > 1)) { error(o, "/set top_p: %.*s is outside (0, 1]", v, vn); return; }
-        if (o->key == SET_MIN_P && (d < 0 || d > 1)) { error(o, "/set min_p: %.*s is outside 0..1", v, vn); return; }
-        o->fval = d;
-        break;
+    char buf[64], msg[200];
+    snprintf(buf, sizeof buf, "%.*s", (int)(vn < 60 ? vn : 60), v);
+    gen_opts_default(&o->set_val);
+    o->set_val.set = 0;
+    if (gen_opt_parse(id, buf, &o->set_val, msg, sizeof msg) != NUMARG_OK) {
+        o->kind = SL_ERROR;
+        snprintf(o->err, sizeof o->err, "/set %.*s: %s", (int)k, a, msg);
+        return;
     }
-    case SET_TOP_K: case SET_N_PREDICT: {
-        long long x = strtoll(buf, &end, 10);
-        if (*end || errno) { error(o, "/set: '%.*s' is not a whole number", v, vn); return; }
-        if (o->key == SET_TOP_K && (x < 0 || x > 1000000)) { error(o, "/set top_k: %.*s is outside 0..1000000 (0 = off)", v, vn); return; }
-        if (o->key == SET_N_PREDICT && (x < -1 || x == 0 || x > 1000000)) { error(o, "/set n_predict: %.*s must be -1 (no limit) or 1..1000000", v, vn); return; }
-        o->ival = x;
-        break;
-    }
-    case SET_SEED: {
-        if (buf[0] == '-') { error(o, "/set seed: %.*s must not be negative", v, vn); return; }
-        unsigned long long x = strtoull(buf, &end, 10);
-        if (*end || errno) { error(o, "/set seed: '%.*s' is not a whole number", v, vn); return; }
-        o->uval = x;
-        break;
-    }
-    }
+    o->set_opt = id;
 }
 
 void ui_slash_parse(const char *line, ui_slash *o)
@@ -109,31 +105,90 @@ void ui_slash_parse(const char *line, ui_slash *o)
     while (n && isspace((unsigned char)a[n - 1])) n--;
     o->arg = a;
     o->arg_len = n;
-    for (int i = 0; ui_slash_names[i]; i++) {
-        if (strlen(ui_slash_names[i]) != k || strncmp(p, ui_slash_names[i], k)) continue;
-        o->kind = kinds[i];
-        switch (o->kind) {
-        case SL_SET: parse_set(a, n, o); break;
-        case SL_SAVE:
-            if (!n) error(o, "/save needs a file name, e.g. /save chat.md%.*s", "", 0);
-            break;
-        case SL_COPY: {
+    for (const ui_command *c = ui_commands; c->name; c++) {
+        if (strlen(c->name) != k || strncmp(p, c->name, k)) continue;
+        o->kind = c->kind;
+        if (c->arg == UI_ARG_NONE && n) error(o, "this command takes no argument (got '%.*s')", a, n);
+        else if (c->arg == UI_ARG_REQUIRED && !n)
+            snprintf(o->err, sizeof o->err, "%s needs %s", c->name, c->args), o->kind = SL_ERROR;
+        else if (c->kind == SL_SET) parse_set(a, n, o);
+        else if (c->kind == SL_COPY) {
             char *end;
             long v = n ? strtol(a, &end, 10) : 0;
             if (n == 3 && !strncmp(a, "all", 3)) o->ival = -1;
             else if (n && (end != a + n || v < 1 || v > 1000000))
                 error(o, "/copy takes nothing, a code block number (1, 2, ...) or 'all', not '%.*s'", a, n);
             else o->ival = v;
-            break;
-        }
-        case SL_HELP: case SL_CLEAR: case SL_STATS: case SL_REGEN: case SL_QUIT: case SL_RAW:
-            if (n) error(o, "this command takes no argument (got '%.*s')", a, n);
-            break;
-        default: break;
         }
         return;
     }
     error(o, "unknown command '%.*s' (try /help; start with // to send a line beginning with /)", p, k);
+}
+
+void ui_slash_run(ui_host *h, const ui_slash *s)
+{
+    if (s->kind == SL_ERROR) {
+        h->say(h, 2, s->err);
+        return;
+    }
+    const ui_command *c = by_kind(s->kind);
+    if (!c) return;
+    if (h->plain && !c->plain) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s is only available in the full-screen chat", c->name);
+        h->say(h, 2, msg);
+        return;
+    }
+    c->run(h, s);
+}
+
+void ui_slash_help_text(bool plain, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "Commands:\n");
+    for (const ui_command *c = ui_commands; c->name && used < cap; c++) {
+        char head[40];
+        snprintf(head, sizeof head, "%s %s", c->name, c->args);
+        int w = snprintf(buf + used, cap - used, "  %-19s %s%s\n", head, c->help,
+                         plain && !c->plain ? " (full-screen only)" : "");
+        if (w < 0) return;
+        used += (size_t)w;
+    }
+    if (!plain && used < cap) {
+        int w = snprintf(buf + used, cap - used, "Keys:\n");
+        if (w > 0 && (size_t)w < cap - used) ui_keys_text(buf + used + w, cap - used - (size_t)w, "  ");
+    }
+}
+
+/* ---- the handlers all front ends share ------------------------------------ */
+
+static void run_help(ui_host *h, const ui_slash *s)
+{
+    char buf[4096];
+    ui_slash_help_text(h->plain, buf, sizeof buf);
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') buf[n - 1] = 0;
+    h->say(h, 0, buf);
+}
+
+static void run_set(ui_host *h, const ui_slash *s)
+{
+    ui_config *c = h->cfg;
+    if (s->set_opt >= 0) {
+        gen_opts_overlay(&c->gen, &s->set_val);
+        ember_worker_set_sampling(h->worker, &c->gen.samp, c->gen.n_predict);
+    }
+    char msg[400];
+    gen_opts_set_summary(&c->gen, msg, sizeof msg);
+    h->say(h, s->set_opt >= 0 ? 1 : 0, msg);
+}
+
+static void run_quit(ui_host *h, const ui_slash *s) { h->quit = true; }
+
+/* Commands that act on the front end's own state (its transcript, its
+   plan): the front end's handler for the command. */
+static void run_front(ui_host *h, const ui_slash *s)
+{
+    if (h->ops && h->ops[s->kind]) h->ops[s->kind](h, s);
 }
 
 /* Adds the candidates among words[] that start with pre; returns count. */
@@ -159,7 +214,10 @@ int ui_slash_complete(const char *line, const char *const *profiles, int n_profi
     if (!sp) {
         head = 0;
         word = line;
-        n = gather(word, strlen(word), ui_slash_names, -1, cand, 64);
+        const char *names[SL_COUNT];
+        int nn = 0;
+        for (const ui_command *c = ui_commands; c->name && nn < SL_COUNT; c++) names[nn++] = c->name;
+        n = gather(word, strlen(word), names, nn, cand, 64);
     } else {
         const char *a = sp;
         while (*a == ' ') a++;
@@ -167,8 +225,13 @@ int ui_slash_complete(const char *line, const char *const *profiles, int n_profi
         head = (size_t)(a - line);
         word = a;
         size_t cmd = (size_t)(sp - line);
-        if (cmd == 4 && !strncmp(line, "/set", 4))
-            n = gather(word, strlen(word), set_keys, -1, cand, 64);
+        if (cmd == 4 && !strncmp(line, "/set", 4)) {
+            const char *keys[OPT_COUNT];
+            int nk = 0;
+            for (int i = 0; i < OPT_COUNT; i++)
+                if (gen_opt_table[i].set_key) keys[nk++] = gen_opt_table[i].set_key;
+            n = gather(word, strlen(word), keys, nk, cand, 64);
+        }
         else if (cmd == 8 && !strncmp(line, "/profile", 8) && profiles)
             n = gather(word, strlen(word), profiles, n_profiles, cand, 64);
         else

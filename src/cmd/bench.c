@@ -16,6 +16,8 @@
 #include "cli.h"
 #include "cli_profile.h"
 #include "json.h"
+#include "numarg.h"
+#include "options.h"
 #include "run_report.h"
 
 static void usage(FILE *out)
@@ -66,16 +68,29 @@ int cmd_bench(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:p:n:r:w:t:h", lo, NULL)) != -1) {
-        char *end = NULL;
+        char typed[64];
+        const char *opt = optarg ? gen_opts_typed(argc, argv, optarg, typed, sizeof typed) : "";
+        int bad = 0;
         switch (c) {
         case 'm': b.model = optarg; break;
         case 's': strategy = optarg; break;
         case 'P': profile_name = optarg; break;
-        case 'p': b.prompt_tokens = (int)strtol(optarg, &end, 10); break;
-        case 'n': b.tokens = (int)strtol(optarg, &end, 10); break;
-        case 'r': b.reps = (int)strtol(optarg, &end, 10); break;
-        case 'w': b.warmup = (int)strtol(optarg, &end, 10); break;
-        case 't': b.threads = (int)strtol(optarg, &end, 10); break;
+        case 'p': bad = numarg_cli_int("ember bench", opt, optarg, 1, 1048576, &b.prompt_tokens); break;
+        case 'n': bad = numarg_cli_int("ember bench", opt, optarg, 1, 1048576, &b.tokens); break;
+        case 'r': bad = numarg_cli_int("ember bench", opt, optarg, 1, 1000, &b.reps); break;
+        case 'w': bad = numarg_cli_int("ember bench", opt, optarg, 0, 1000, &b.warmup); break;
+        case 't': {
+            /* the thread count's range is the option table's */
+            gen_opts g;
+            gen_opts_default(&g);
+            char msg[256];
+            if (gen_opt_parse(OPT_THREADS, optarg, &g, msg, sizeof msg) != NUMARG_OK) {
+                fprintf(stderr, "ember bench: %s: %s\n", opt, msg);
+                bad = -1;
+            }
+            b.threads = g.threads;
+            break;
+        }
         case 'j': b.json_out = optarg; break;
         case 'R': b.roofline = true; break;
         case 'L': b.lifecycle = true; break;
@@ -85,13 +100,9 @@ int cmd_bench(int argc, char **argv)
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
-        if (end && *end) {
-            fprintf(stderr, "ember bench: '%s' is not a number\n", optarg);
-            return 2;
-        }
+        if (bad) return 2;
     }
-    if (!b.model || optind != argc || b.prompt_tokens < 1 || b.tokens < 1 || b.reps < 1 ||
-        b.warmup < 0 || b.threads < 0 || (profile_name && strategy && b.lifecycle)) {
+    if (!b.model || optind != argc || (profile_name && strategy && b.lifecycle)) {
         usage(stderr);
         return 2;
     }

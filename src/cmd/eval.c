@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "ember.h"
 #include "ids.h"
+#include "options.h"
 
 static void usage(FILE *out)
 {
@@ -50,7 +51,15 @@ int cmd_eval(int argc, char **argv)
             po.strategy = (ember_strategy)s;
             break;
         }
-        case 't': po.threads = atoi(optarg); break;
+        case 't': {
+            /* the thread count's range is the option table's */
+            gen_opts g;
+            gen_opts_default(&g);
+            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + OPT_THREADS, "ember eval", argc, argv, optarg, &g) < 0)
+                return 2;
+            po.threads = g.threads;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -357,12 +357,18 @@ static int print_json(const summary *s, bool tensors, bool meta)
    execution plan the engine built (representation, kernel, bytes per tensor). */
 static int inspect_plan(const char *path, const char *strategy, const char *profile_name, bool json)
 {
+    cli_resolve_in in;
+    memset(&in, 0, sizeof in);
+    in.profile = profile_name;
+    in.strategy = strategy;
+    in.model = path;
+    ember_plan_opts_default(&in.plan);
+    gen_opts_default(&in.defaults);
+    in.cli = in.defaults;
+    in.cli.set = 0;
     cli_resolved r;
-    memset(&r, 0, sizeof r);
-    ember_plan_opts_default(&r.plan);
-    ember_sampler_opts_default(&r.samp);
     ember_err err;
-    if (cli_resolve(profile_name, strategy, path, &r, &err)) {
+    if (cli_resolve(&in, &r, &err)) {
         fprintf(stderr, "ember inspect: %s\n", err.msg);
         return 1;
     }

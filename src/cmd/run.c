@@ -11,32 +11,43 @@
 #include "cli_profile.h"
 #include "ember.h"
 #include "json.h"
+#include "options.h"
 #include "run_report.h"
 #include "sampler.h"
 #include "tokenizer.h"
 
+/* run's own defaults: greedy and short, so a run is reproducible */
+static void run_defaults(const run_opts *ro, gen_opts *g)
+{
+    gen_opts_default(g);
+    g->samp = ro->samp;
+    g->n_predict = ro->n_predict;
+    g->n_ctx = 0;
+    g->threads = ro->plan.threads;
+}
+
 static void usage(FILE *out)
 {
+    run_opts ro;
+    run_opts_default(&ro);
+    gen_opts d;
+    run_defaults(&ro, &d);
+    const char *dflt_text[OPT_COUNT] = {[OPT_CTX] = "the profile's, else prompt + n-predict",
+                                        [OPT_THREADS] = "the profile's, else 0"};
     fprintf(out,
         "Usage: ember run -m MODEL -p TEXT [options]\n"
         "\n"
         "  -m, --model FILE       GGUF model\n"
         "  -p, --prompt TEXT      the prompt (- reads stdin)\n"
-        "  -n, --n-predict N      tokens to generate (default 128)\n"
         "      --chat             wrap the prompt in the model's chat template\n"
-        "      --system TEXT      system prompt (with --chat)\n"
-        "      --temp T           temperature; 0 = greedy (default 0)\n"
-        "      --top-k K          (default 40)\n"
-        "      --top-p P          (default 0.95)\n"
-        "      --min-p P          (default 0.05)\n"
-        "      --repeat-penalty R (default 1.0 = off)\n"
-        "      --seed S           sampling seed (default 0)\n"
-        "  -t, --threads N        threads (default: one per core)\n"
-        "      --ctx N            context size (default: prompt + n-predict)\n"
+        "      --system TEXT      system prompt (with --chat)\n");
+    gen_opts_usage(out, GEN_OPT_ALL, &d, dflt_text);
+    fprintf(out,
         "      --strategy S       eager | compressed | packed (default compressed);\n"
         "                         with --profile, overrides the matched rule's strategy\n"
         "      --profile P        a profile name or file (ember-profile(5)): its rule for\n"
-        "                         this model sets the strategy and packing lifecycle\n"
+        "                         this model sets the strategy and packing lifecycle, its\n"
+        "                         values the sampling, context and threads\n"
         "      --json             print the numbers as one JSON object on stdout\n"
         "                         instead of the text\n"
         "\n"
@@ -64,63 +75,59 @@ int cmd_run(int argc, char **argv)
 {
     run_opts ro;
     run_opts_default(&ro);
-    const char *prompt = NULL, *profile_name = NULL, *strategy = NULL;
-    static const struct option lo[] = {
+    cli_resolve_in in;
+    memset(&in, 0, sizeof in);
+    run_defaults(&ro, &in.defaults);
+    in.cli = in.defaults;
+    in.cli.set = 0;
+    in.plan = ro.plan;
+    const char *prompt = NULL;
+    struct option lo[16 + OPT_COUNT + 1] = {
         {"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
-        {"n-predict", required_argument, 0, 'n'}, {"chat", no_argument, 0, 'c'},
-        {"system", required_argument, 0, 'S'}, {"temp", required_argument, 0, 'T'},
-        {"top-k", required_argument, 0, 'K'}, {"top-p", required_argument, 0, 'P'},
-        {"min-p", required_argument, 0, 'M'}, {"repeat-penalty", required_argument, 0, 'R'},
-        {"seed", required_argument, 0, 'e'}, {"threads", required_argument, 0, 't'},
-        {"ctx", required_argument, 0, 'x'}, {"strategy", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'}, {"profile", required_argument, 0, 'F'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"chat", no_argument, 0, 'c'}, {"system", required_argument, 0, 'S'},
+        {"strategy", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
+        {"profile", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}};
+    char shorts[32] = "m:p:h";
+    gen_opts_getopt(lo, 8, GEN_OPT_ALL, shorts, sizeof shorts);
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:p:n:t:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+        int t = gen_opts_getopt_handle(c, "ember run", argc, argv, optarg, &in.cli);
+        if (t < 0) return 2;
+        if (t > 0) continue;
         switch (c) {
         case 'm': ro.model = optarg; break;
         case 'p': prompt = optarg; break;
-        case 'n': ro.n_predict = atoi(optarg); break;
         case 'c': ro.chat = true; break;
         case 'S': ro.system = optarg; break;
-        case 'T': ro.samp.temperature = strtof(optarg, NULL); break;
-        case 'K': ro.samp.top_k = atoi(optarg); break;
-        case 'P': ro.samp.top_p = strtof(optarg, NULL); break;
-        case 'M': ro.samp.min_p = strtof(optarg, NULL); break;
-        case 'R': ro.samp.repeat_penalty = strtof(optarg, NULL); break;
-        case 'e': ro.samp.seed = strtoull(optarg, NULL, 10); break;
-        case 't': ro.plan.threads = atoi(optarg); break;
-        case 'x': ro.n_ctx = atoi(optarg); break;
         case 's':
             if (ember_strategy_from_name(optarg) < 0) {
                 fprintf(stderr, "ember run: unknown strategy '%s' (eager, compressed, packed)\n", optarg);
                 return 2;
             }
-            strategy = optarg;
+            in.strategy = optarg;
             break;
-        case 'F': profile_name = optarg; break;
+        case 'F': in.profile = optarg; break;
         case 'j': ro.json = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (!ro.model || !prompt || optind != argc || ro.n_predict < 0 || ro.plan.threads < 0) {
+    if (!ro.model || !prompt || optind != argc) {
         usage(stderr);
         return 2;
     }
     ember_err err;
-    if (profile_name || strategy) {
-        int threads = ro.plan.threads;
-        cli_resolved r = {ro.plan, ro.samp, 0, ""};
-        if (cli_resolve(profile_name, strategy, ro.model, &r, &err)) {
-            fprintf(stderr, "ember run: %s\n", err.msg);
-            return 1;
-        }
-        ro.plan = r.plan;
-        if (threads > 0) ro.plan.threads = threads;
-        if (!ro.n_ctx && r.context > 0) ro.n_ctx = r.context;
+    in.model = ro.model;
+    cli_resolved r;
+    if (cli_resolve(&in, &r, &err)) {
+        fprintf(stderr, "ember run: %s\n", err.msg);
+        return 1;
     }
+    ro.plan = r.plan;
+    ro.samp = r.gen.samp;
+    ro.n_predict = r.gen.n_predict;
+    ro.n_ctx = r.gen.n_ctx;
     char *owned = NULL;
     if (!strcmp(prompt, "-")) {
         owned = read_all(stdin);

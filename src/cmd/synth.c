@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "numarg.h"
+#include "options.h"
 #include "synth.h"
 
 static void usage(FILE *out)
@@ -31,15 +33,6 @@ static void usage(FILE *out)
         "  --threads N       worker threads (default: one per core)\n"
         "  -q, --quiet       no progress on stderr\n"
         "  -h, --help        this help\n");
-}
-
-static int parse_u64(const char *s, unsigned long long *v)
-{
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-') return -1;
-    *v = strtoull(s, &end, 0);
-    return errno || *end ? -1 : 0;
 }
 
 int cmd_synth(int argc, char **argv)
@@ -69,23 +62,21 @@ int cmd_synth(int argc, char **argv)
             return 2;
         }
         i++;
-        unsigned long long n;
         if (!strcmp(a, "-o") || !strcmp(a, "--out")) o.out = val;
         else if (!strcmp(a, "--like")) o.like = val;
         else if (!strcmp(a, "--dtype")) o.dtype = val;
         else if (!strcmp(a, "--vocab")) o.vocab = val;
         else if (!strcmp(a, "--seed")) {
-            if (parse_u64(val, &n)) {
-                fprintf(stderr, "ember synth: --seed '%s' is not a non-negative integer\n", val);
-                return 2;
-            }
-            o.seed = n;
+            uint64_t seed;
+            if (numarg_cli_u64("ember synth", a, val, &seed)) return 2;
+            o.seed = seed;
         } else {
-            if (parse_u64(val, &n) || n < 1 || n > 256) {
-                fprintf(stderr, "ember synth: --threads '%s' must be 1..256\n", val);
+            /* the thread count's range is the option table's */
+            gen_opts g;
+            gen_opts_default(&g);
+            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + OPT_THREADS, "ember synth", argc, argv, val, &g) < 0)
                 return 2;
-            }
-            o.threads = (int)n;
+            o.threads = g.threads;
         }
     }
     if (!o.out || !o.like) {

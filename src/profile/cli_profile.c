@@ -1,3 +1,4 @@
+/* The one profile-resolution path (cli_profile.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -6,34 +7,57 @@
 #include "cli_profile.h"
 #include "profile.h"
 
-int cli_resolve(const char *name, const char *strategy, const char *model, cli_resolved *r,
-                ember_err *err)
+static int apply_profile(const cli_resolve_in *in, const ember_model_info *info, cli_resolved *r,
+                         ember_err *err)
 {
-    int threads = r->plan.threads;
-    if (name) {
-        char path[1024];
-        profile_err pe;
-        if (profile_find(name, path, sizeof path, &pe)) return ember_seterr(err, "%s", pe.msg);
-        profile *p = profile_load_file(path, &pe);
-        if (!p) return ember_seterr(err, "%s", pe.msg);
+    char path[1024];
+    profile_err pe;
+    memset(&pe, 0, sizeof pe);
+    if (profile_find(in->profile, path, sizeof path, &pe))
+        return ember_seterr(err, "profile %s: %s", in->profile, pe.msg);
+    profile *p = profile_load_file(path, &pe);
+    if (!p) return ember_seterr(err, "profile %s: %s", in->profile, pe.msg);
+    int idx = -1, rc = 0;
+    if (in->first_rule) {
+        if (p->n_rules) r->plan.strategy = p->rules[0].strategy;
+        idx = 0;
+    } else {
         profile_target t;
-        int idx = -1;
-        if (profile_target_from_file(&t, model, &pe) ||
-            profile_match(p, &t, &r->plan, &idx, &pe)) {
-            profile_free(p);
-            return ember_seterr(err, "%s", pe.msg);
-        }
-        profile_apply_sampling(p, &r->samp);
-        if (p->has_context) r->context = p->context;
+        profile_target_from_info(&t, info, in->model);
+        if (profile_match(p, &t, &r->plan, &idx, &pe))
+            rc = ember_seterr(err, "profile %s: %s", in->profile, pe.msg);
+    }
+    if (!rc) {
+        gen_opts_overlay(&r->gen, &p->vals);
+        snprintf(r->label, sizeof r->label, "%s", p->name ? p->name : in->profile);
         snprintf(r->matched, sizeof r->matched, "profile '%s' rule %d (line %d)", p->name, idx + 1,
                  idx >= 0 && idx < p->n_rules ? p->rules[idx].line : 0);
-        profile_free(p);
-        if (threads > 0) r->plan.threads = threads;   /* the command line wins */
     }
-    if (strategy) {
-        int s = ember_strategy_from_name(strategy);
-        if (s < 0) return ember_seterr(err, "unknown strategy '%s' (eager, compressed, packed)", strategy);
+    profile_free(p);
+    return rc;
+}
+
+int cli_resolve(const cli_resolve_in *in, cli_resolved *r, ember_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->plan = in->plan;
+    r->gen = in->defaults;
+    r->gen.set = 0;
+    ember_model_info own;
+    const ember_model_info *info = in->info;
+    if (in->profile && !in->first_rule && !info) {
+        if (ember_model_peek(in->model, &own, err)) return -1;
+        info = &own;
+    }
+    if (in->profile && apply_profile(in, info, r, err)) return -1;
+    if (in->strategy) {
+        int s = ember_strategy_from_name(in->strategy);
+        if (s < 0) return ember_seterr(err, "unknown strategy '%s' (eager, compressed, packed)", in->strategy);
         r->plan.strategy = (ember_strategy)s;
     }
+    gen_opts_overlay(&r->gen, &in->cli);
+    /* The thread count, decided here only: the command line, else the
+       profile, else 0 (one per core). */
+    r->plan.threads = r->gen.threads;
     return 0;
 }

@@ -1,21 +1,36 @@
-/* Applying a profile (or --strategy) to a model path: shared by run, bench,
+/* The one profile-resolution path: profile + --strategy + command-line
+   values + the model -> plan, sampling and generation values, label.
+   Used by chat (at start and on every profile switch), run, bench and
    inspect --plan. */
 #ifndef EMBER_CLI_PROFILE_H
 #define EMBER_CLI_PROFILE_H
 
+#include <stdbool.h>
+
 #include "ember.h"
-#include "sampler.h"
+#include "options.h"
 
 typedef struct {
-    ember_plan_opts plan;
-    ember_sampler_opts samp;   /* only the fields the profile sets are changed */
-    int context;               /* 0 = not set */
-    char matched[160];         /* "profile 'auto' rule 1 (line 12)", "" without a profile */
+    const char *profile;            /* a name or path; NULL: none */
+    const char *strategy;           /* NULL: none; overrides the matched rule's strategy */
+    const char *model;              /* the model's path */
+    const ember_model_info *info;   /* its header, read once by the caller (NULL: read here) */
+    bool first_rule;                /* no model to match (the fake engine): take rule 1 */
+    ember_plan_opts plan;           /* the plan without a profile */
+    gen_opts defaults;              /* the command's defaults */
+    gen_opts cli;                   /* what the command line gave (cli.set says which) */
+} cli_resolve_in;
+
+typedef struct {
+    ember_plan_opts plan;           /* threads included: the decided thread count */
+    gen_opts gen;                   /* defaults < profile < command line */
+    char label[128];                /* the profile's name, "" without one */
+    char matched[160];              /* "profile 'auto' rule 1 (line 12)", "" without a profile */
 } cli_resolved;
 
-/* Loads profile `name` (NULL = none) for `model`; `strategy` (NULL = none)
-   overrides the matched rule's strategy.  Prints nothing; returns 0 or -1 with err. */
-int cli_resolve(const char *name, const char *strategy, const char *model, cli_resolved *r,
-                ember_err *err);
+/* Prints nothing; returns 0 or -1 with err.  Errors of the model (cannot
+   be read, not a GGUF file) say so without blaming the profile; errors of
+   the profile start with "profile NAME: ". */
+int cli_resolve(const cli_resolve_in *in, cli_resolved *r, ember_err *err);
 
 #endif

@@ -48,64 +48,23 @@ static int want_string(ctx *c, const ynode *v, const char *key, char **out)
     return 0;
 }
 
-/* Integers and numbers must be unquoted: "4" in quotes is a string in YAML. */
-static int want_int(ctx *c, const ynode *v, const char *key, long long lo, long long hi,
-                    const char *range_hint, long long *out)
+/* A key of the option table (options.h): the value is checked, and the
+   message worded, exactly as on the command line and in /set.  Numbers
+   must be unquoted: "4" in quotes is a string in YAML. */
+static int want_opt(ctx *c, const ynode *v, const char *key, int id, gen_opts *vals)
 {
+    const char *what = gen_opt_table[id].type == GEN_FLOAT ? "a number" : "an integer";
     if (v->kind != YN_SCALAR || !v->plain || v->null)
         return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
-                              "'%s' expects an integer, got %s", key, kind_word(v));
-    errno = 0;
-    char *end;
-    long long x = strtoll(v->str, &end, 10);
-    if (end == v->str || *end)
-        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
-                              "'%s' expects an integer, got '%s'", key, v->str);
-    if (errno == ERANGE || x < lo || x > hi)
-        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
-                              "'%s' is %s: %s", key, v->str, range_hint);
-    *out = x;
-    return 0;
-}
-
-/* The full unsigned 64-bit range (seeds). */
-static int want_u64(ctx *c, const ynode *v, const char *key, uint64_t *out)
-{
-    long long dummy;
-    if (v->kind == YN_SCALAR && v->plain && v->str[0] == '-')
-        return want_int(c, v, key, 0, 0, "must be >= 0", &dummy);
-    if (v->kind != YN_SCALAR || !v->plain || v->null ||
-        !(isdigit((unsigned char)v->str[0]) || v->str[0] == '+'))
-        return want_int(c, v, key, 0, 0, "", &dummy);   /* reports the type error */
-    errno = 0;
-    char *end;
-    unsigned long long x = strtoull(v->str, &end, 10);
-    if (*end)
-        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
-                              "'%s' expects an integer, got '%s'", key, v->str);
-    if (errno == ERANGE)
-        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
-                              "'%s' is %s: must be at most 18446744073709551615", key, v->str);
-    *out = x;
-    return 0;
-}
-
-static int want_float(ctx *c, const ynode *v, const char *key, double lo, double hi, bool lo_open,
-                      const char *range_hint, float *out)
-{
-    if (v->kind != YN_SCALAR || !v->plain || v->null)
-        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
-                              "'%s' expects a number, got %s", key, kind_word(v));
-    char *end;
-    double x = strtod(v->str, &end);
-    if (end == v->str || *end || isnan(x))
-        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
-                              "'%s' expects a number, got '%s'", key, v->str);
-    if (!(x >= lo && x <= hi) || (lo_open && x == lo))
-        return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col,
-                              "'%s' is %s: %s", key, v->str, range_hint);
-    *out = (float)x;
-    return 0;
+                              "'%s' expects %s, got %s", key, what, kind_word(v));
+    char msg[256];
+    switch (gen_opt_parse(id, v->str, vals, msg, sizeof msg)) {
+    case NUMARG_OK: return 0;
+    case NUMARG_SYNTAX:
+        return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col, "'%s': %s", key, msg);
+    case NUMARG_RANGE: break;
+    }
+    return profile_seterr(c->err, PROFILE_E_VALUE, c->label, v->line, v->col, "'%s': %s", key, msg);
 }
 
 static int want_bool(ctx *c, const ynode *v, const char *key, bool *out)
@@ -396,55 +355,21 @@ static int parse_rule(ctx *c, const ynode *m, profile_rule *r)
     return 0;
 }
 
+/* The keys of `sampling:` are the option table's (options.h). */
 static int parse_sampling(ctx *c, const ynode *m, profile *p)
 {
-    static const char *const keys[] = {"temperature", "top_k", "top_p", "min_p",
-                                       "repeat_penalty", "repeat_last_n", "seed"};
-    int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
+    const char *keys[OPT_COUNT];
+    int ids[OPT_COUNT], nk = 0;
+    for (int i = 0; i < OPT_COUNT; i++)
+        if (gen_opt_table[i].section == GEN_PROFILE_SAMPLING) {
+            ids[nk] = i;
+            keys[nk++] = gen_opt_table[i].profile_key;
+        }
+    int fl[OPT_COUNT] = {0}, fc[OPT_COUNT] = {0};
     if (want_map(c, m, "sampling")) return -1;
     for (int i = 0; i + 1 < m->n; i += 2) {
-        int k = map_key(c, m, i, "sampling", keys, NKEYS(keys), fl, fc);
-        if (k < 0) return -1;
-        const ynode *v = m->kids[i + 1];
-        long long x = 0;
-        int rc = 0;
-        switch (k) {
-        case 0:
-            rc = want_float(c, v, keys[k], 0, 100, false, "must be between 0 (greedy) and 100",
-                            &p->sampling.temperature);
-            p->sampling.has_temperature = true;
-            break;
-        case 1:
-            rc = want_int(c, v, keys[k], 0, 1000000, "must be >= 0 (0 = off)", &x);
-            p->sampling.top_k = (int)x;
-            p->sampling.has_top_k = true;
-            break;
-        case 2:
-            rc = want_float(c, v, keys[k], 0, 1, true, "must be in (0, 1] (1 = off)",
-                            &p->sampling.top_p);
-            p->sampling.has_top_p = true;
-            break;
-        case 3:
-            rc = want_float(c, v, keys[k], 0, 1, false, "must be in [0, 1] (0 = off)",
-                            &p->sampling.min_p);
-            p->sampling.has_min_p = true;
-            break;
-        case 4:
-            rc = want_float(c, v, keys[k], 0, 100, true, "must be > 0 (1 = off)",
-                            &p->sampling.repeat_penalty);
-            p->sampling.has_repeat_penalty = true;
-            break;
-        case 5:
-            rc = want_int(c, v, keys[k], 0, 1000000, "must be >= 0", &x);
-            p->sampling.repeat_last_n = (int)x;
-            p->sampling.has_repeat_last_n = true;
-            break;
-        case 6:
-            rc = want_u64(c, v, keys[k], &p->sampling.seed);
-            p->sampling.has_seed = true;
-            break;
-        }
-        if (rc) return -1;
+        int k = map_key(c, m, i, "sampling", keys, nk, fl, fc);
+        if (k < 0 || want_opt(c, m->kids[i + 1], keys[k], ids[k], &p->vals)) return -1;
     }
     return 0;
 }
@@ -492,7 +417,6 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
         int k = map_key(c, root, i, "the profile", keys, NKEYS(keys), fl, fc);
         if (k < 0) return -1;
         const ynode *v = root->kids[i + 1];
-        long long x = 0;
         int rc = 0;
         char *kv = NULL;
         switch (k) {
@@ -505,28 +429,22 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
         case 1: rc = want_string(c, v, keys[k], &p->description); break;
         case 2: rc = parse_rules(c, v, p); break;
         case 3:
-            p->has_threads = true;
+            /* 'auto' is the profile's word for 0 (one per core) */
             if (v->kind == YN_SCALAR && v->plain && !strcmp(v->str, "auto")) {
-                p->threads = 0;
+                p->vals.threads = 0;
+                p->vals.set |= GEN_OPT_BIT(OPT_THREADS);
                 break;
             }
-            if (v->kind == YN_SCALAR && v->plain && !v->null) {
-                char *end;
-                strtoll(v->str, &end, 10);
-                if (end == v->str || *end)
-                    return profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
-                                          "'threads' expects an integer >= 0 or auto, got '%s'",
-                                          v->str);
+            rc = want_opt(c, v, keys[k], OPT_THREADS, &p->vals);
+            if (rc && c->err->code == PROFILE_E_TYPE) {
+                char range[64];
+                numarg_range_text(&gen_opt_table[OPT_THREADS].range, true, range, sizeof range);
+                rc = profile_seterr(c->err, PROFILE_E_TYPE, c->label, v->line, v->col,
+                                    "'threads' expects auto or an integer in %s, got %s", range,
+                                    v->kind == YN_SCALAR && !v->null ? v->str : kind_word(v));
             }
-            rc = want_int(c, v, keys[k], 0, 1024,
-                          "must be between 0 and 1024 (0 or auto = one per core)", &x);
-            p->threads = (int)x;
             break;
-        case 4:
-            rc = want_int(c, v, keys[k], 1, 1 << 24, "must be between 1 and 16777216 tokens", &x);
-            p->context = (int)x;
-            p->has_context = true;
-            break;
+        case 4: rc = want_opt(c, v, keys[k], OPT_CTX, &p->vals); break;
         case 5:
             rc = want_string(c, v, keys[k], &kv);
             if (!rc && strcmp(kv, "f16"))

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "ember.h"
-#include "sampler.h"
+#include "options.h"
 
 #define PROFILE_MAX_BYTES (1u << 20)   /* larger files are refused */
 #define PROFILE_MAX_RULES 64
@@ -74,17 +74,11 @@ typedef struct profile {
     char *system;            /* system prompt, NULL when not set */
     int n_rules;
     profile_rule *rules;
-    int threads;             /* 0 = auto */
-    int context;             /* 0 = not set */
     bool allow_fallback;
-    bool has_threads, has_context, has_allow_fallback;
-    struct {
-        float temperature, top_p, min_p, repeat_penalty;
-        int top_k, repeat_last_n;
-        uint64_t seed;
-        bool has_temperature, has_top_p, has_min_p, has_repeat_penalty,
-             has_top_k, has_repeat_last_n, has_seed;
-    } sampling;
+    bool has_allow_fallback;
+    /* threads, context and the sampling: section's keys, read through the
+       option table (options.h); vals.set says which the file gives */
+    gen_opts vals;
 } profile;
 
 /* `name` labels messages (a path, or e.g. "auto.yaml") and supplies the
@@ -123,9 +117,6 @@ int profile_match(const profile *p, const profile_target *t, ember_plan_opts *ou
 /* The same for an opened model's info. */
 int profile_match_info(const profile *p, const ember_model_info *info, const char *file_path,
                        ember_plan_opts *out, int *rule_index, profile_err *err);
-
-/* Overwrites only the sampling fields the profile sets. */
-void profile_apply_sampling(const profile *p, ember_sampler_opts *o);
 
 /* ---- strategies and words (the single tables) --------------------------- */
 

@@ -104,7 +104,7 @@ static void rule_to_opts(const profile *p, const profile_rule *r, ember_plan_opt
         o->pack_when = EMBER_PACK_AT_LOAD;
     }
     o->allow_fallback = p->allow_fallback;
-    o->threads = p->has_threads ? p->threads : 0;
+    o->threads = p->vals.set & GEN_OPT_BIT(OPT_THREADS) ? p->vals.threads : 0;
 }
 
 int profile_match(const profile *p, const profile_target *t, ember_plan_opts *out,
@@ -141,15 +141,4 @@ int profile_match_info(const profile *p, const ember_model_info *info, const cha
     profile_target t;
     profile_target_from_info(&t, info, file_path);
     return profile_match(p, &t, out, rule_index, err);
-}
-
-void profile_apply_sampling(const profile *p, ember_sampler_opts *o)
-{
-    if (p->sampling.has_temperature) o->temperature = p->sampling.temperature;
-    if (p->sampling.has_top_k) o->top_k = p->sampling.top_k;
-    if (p->sampling.has_top_p) o->top_p = p->sampling.top_p;
-    if (p->sampling.has_min_p) o->min_p = p->sampling.min_p;
-    if (p->sampling.has_repeat_penalty) o->repeat_penalty = p->sampling.repeat_penalty;
-    if (p->sampling.has_repeat_last_n) o->repeat_last_n = p->sampling.repeat_last_n;
-    if (p->sampling.has_seed) o->seed = p->sampling.seed;
 }

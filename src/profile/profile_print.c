@@ -50,27 +50,25 @@ void profile_print(const profile *p, FILE *out)
                     r->has_pack ? "" : "    # defaults");
         }
     }
-    if (p->has_threads && p->threads) fprintf(out, "threads: %d\n", p->threads);
+    bool has_threads = p->vals.set & GEN_OPT_BIT(OPT_THREADS);
+    if (has_threads && p->vals.threads) fprintf(out, "threads: %d\n", p->vals.threads);
     else fprintf(out, "threads: auto\n");
-    if (p->has_context) fprintf(out, "context: %d\n", p->context);
+    if (p->vals.set & GEN_OPT_BIT(OPT_CTX)) fprintf(out, "context: %d\n", p->vals.n_ctx);
     else fprintf(out, "context: 4096    # default (capped by the model's training context)\n");
     fprintf(out, "kv_cache: f16\n");
     fprintf(out, "allow_fallback: %s\n", p->allow_fallback ? "true" : "false");
-    /* unset sampling keys show the engine's defaults, marked as such */
-    ember_sampler_opts so;
-    ember_sampler_opts_default(&so);
-    profile_apply_sampling(p, &so);
-    const char *dflt = "    # default";
+    /* unset sampling keys show the defaults of the option table, marked as such */
+    gen_opts g;
+    gen_opts_default(&g);
+    gen_opts_overlay(&g, &p->vals);
     fprintf(out, "sampling:\n");
-    fprintf(out, "  temperature: %g%s\n", so.temperature, p->sampling.has_temperature ? "" : dflt);
-    fprintf(out, "  top_k: %d%s\n", so.top_k, p->sampling.has_top_k ? "" : dflt);
-    fprintf(out, "  top_p: %g%s\n", so.top_p, p->sampling.has_top_p ? "" : dflt);
-    fprintf(out, "  min_p: %g%s\n", so.min_p, p->sampling.has_min_p ? "" : dflt);
-    fprintf(out, "  repeat_penalty: %g%s\n", so.repeat_penalty,
-            p->sampling.has_repeat_penalty ? "" : dflt);
-    fprintf(out, "  repeat_last_n: %d%s\n", so.repeat_last_n,
-            p->sampling.has_repeat_last_n ? "" : dflt);
-    fprintf(out, "  seed: %llu%s\n", (unsigned long long)so.seed, p->sampling.has_seed ? "" : dflt);
+    for (int i = 0; i < OPT_COUNT; i++) {
+        const gen_opt *o = &gen_opt_table[i];
+        if (o->section != GEN_PROFILE_SAMPLING) continue;
+        char v[48];
+        gen_opt_format(i, &g, v, sizeof v);
+        fprintf(out, "  %s: %s%s\n", o->profile_key, v, p->vals.set & GEN_OPT_BIT(i) ? "" : "    # default");
+    }
     if (p->system) {
         fprintf(out, "system: ");
         print_str(out, p->system);

@@ -76,11 +76,22 @@ int bench_child(const bench_opts *b)
         ro.plan.packed_prefill = m->packed_prefill;
         ro.plan.projections = m->proj;
     } else {
-        cli_resolved r = {ro.plan, ro.samp, 0, ""};
-        if (cli_resolve(b->profile, b->strategy, b->model, &r, &err)) {
+        cli_resolve_in in;
+        memset(&in, 0, sizeof in);
+        in.profile = b->profile;
+        in.strategy = b->strategy;
+        in.model = b->model;
+        in.plan = ro.plan;
+        gen_opts_default(&in.defaults);
+        in.defaults.threads = b->threads;
+        in.cli = in.defaults;
+        in.cli.set = b->threads ? GEN_OPT_BIT(OPT_THREADS) : 0;
+        cli_resolved r;
+        if (cli_resolve(&in, &r, &err)) {
             fprintf(stderr, "ember bench: %s\n", err.msg);
             return 1;
         }
+        /* only the plan: the bench's prompt, length and greedy sampling are its own */
         ro.plan = r.plan;
     }
     ro.samp.temperature = 0;   /* greedy: the hash must be comparable */

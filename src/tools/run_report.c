@@ -100,16 +100,20 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
         goto done;
     }
     const int V = r->info.n_vocab;
-    int n_ctx = o->n_ctx > 0 ? o->n_ctx : np + o->n_predict + 1;
+    /* n_predict -1 (the option table's "no limit"): until the model stops
+       or the context (default 4096, as in the chat) is full */
+    int n_predict = o->n_predict;
+    int n_ctx = o->n_ctx > 0 ? o->n_ctx : n_predict < 0 ? 4096 : np + n_predict + 1;
     ember_session_opts so = {n_ctx, o->plan.threads};
     if (!(s = ember_session_new(m, &so, err))) goto done;
-    if (np + o->n_predict > ember_session_n_ctx(s)) {
+    if (n_predict < 0) n_predict = ember_session_n_ctx(s) - np;
+    if (n_predict < 0 || np + n_predict > ember_session_n_ctx(s)) {
         ember_seterr(err, "%d prompt + %d new tokens do not fit the %d-token context",
                      np, o->n_predict, ember_session_n_ctx(s));
         goto done;
     }
     logits = malloc((size_t)V * sizeof *logits);
-    r->ids = malloc((size_t)(o->n_predict + 1) * sizeof *r->ids);
+    r->ids = malloc((size_t)(n_predict + 1) * sizeof *r->ids);
     smp = ember_sampler_new(&o->samp, V);
     if (!logits || !r->ids || !smp) {
         ember_seterr(err, "out of memory");
@@ -121,7 +125,7 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
     ember_detok dt;
     ember_detok_init(&dt);
     char piece[256];
-    for (int i = 0; i < o->n_predict; i++) {
+    for (int i = 0; i < n_predict; i++) {
         int32_t id = ember_sampler_sample(smp, logits);
         r->ids[r->n_ids++] = id;
         if (tok && !o->json && out) {
@@ -132,7 +136,7 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
             }
         }
         if (!o->ignore_eos && tok && ember_tok_is_eog(tok, id)) break;
-        if (i + 1 < o->n_predict && ember_decode(s, id, logits, err)) goto done;
+        if (i + 1 < n_predict && ember_decode(s, id, logits, err)) goto done;
     }
     if (tok && !o->json && out) {
         int k = ember_detok_flush(&dt, piece, sizeof piece);
