@@ -82,6 +82,15 @@ echo "# after F2: $st2"
 [ "$st2" != "$st" ] && echo "$st2" | grep -Eq '[a-z0-9_-]+: (eager|compressed|packed)'
 ok $? "F2 switches profile: the status shows profile and strategy"
 
+# Ctrl-P is the previous history line (readline habit), not a profile switch
+$T send-keys -t ember C-p
+sleep 1
+st3=$(status_line)
+echo "# after Ctrl-P: $st3"
+[ "$st3" = "$st2" ] && screen | tail -n 2 | grep -q 'hello there'
+ok $? "Ctrl-P recalls the previous line and keeps the profile"
+$T send-keys -t ember C-c
+
 # A long generation cancelled with Esc.  The tiny model is fast enough to
 # fill its context in well under a second, so a run that ends by itself
 # before the key arrives is retried after /clear.

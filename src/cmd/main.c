@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ember.h"
@@ -63,6 +64,12 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+    /* `ember model.gguf`: a file where a command was expected */
+    size_t n = strlen(c);
+    if ((n > 5 && !strcmp(c + n - 5, ".gguf")) || strchr(c, '/') || access(c, F_OK) == 0) {
+        fprintf(stderr, "ember: unknown command '%s'; to chat with a model file: ember -m %s\n", c, c);
+        return 2;
+    }
     fprintf(stderr, "ember: unknown command '%s' (try ember --help)\n", c);
     return 2;
 }

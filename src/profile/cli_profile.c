@@ -13,8 +13,8 @@ static int apply_profile(const cli_resolve_in *in, const ember_model_info *info,
     char path[1024];
     profile_err pe;
     memset(&pe, 0, sizeof pe);
-    if (profile_find(in->profile, path, sizeof path, &pe))
-        return ember_seterr(err, "profile %s: %s", in->profile, pe.msg);
+    if (profile_find(in->profile, path, sizeof path, &pe))   /* names the profile already */
+        return ember_seterr(err, "%s", pe.msg);
     profile *p = profile_load_file(path, &pe);
     if (!p) return ember_seterr(err, "profile %s: %s", in->profile, pe.msg);
     int idx = -1, rc = 0;

@@ -1,0 +1,110 @@
+#!/bin/sh
+# The option table (src/profile/options.c) is the one definition of the
+# sampling and generation options: a bad value is refused with the same
+# message by `ember run`, by the chat (plain mode), by /set and in a
+# profile.  Also the chat's command-line fixes: model errors blame the
+# model, `ember FILE.gguf` suggests -m, -m with --demo is refused, /set
+# alone lists the values, /help lists the commands, and a note on stderr
+# during a reply does not glue onto the reply's line.
+set -u
+EMBER=${EMBER_BIN:-./ember}
+export EMBER_PROFILE_DIR="${EMBER_SRCDIR:-.}/profiles" LC_ALL=C
+unset EMBER_FAKE_ENGINE
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+
+m="$tmp/tiny.gguf"
+"$EMBER" synth -o "$m" --like tiny --dtype Q8_0 --seed 7 -q
+ok $? "synth writes a tiny model"
+
+# option, value, /set key ('-' none), profile key path ('-' none)
+while read -r opt val setk pkey; do
+    "$EMBER" run -m "$m" -p hi $opt "$val" > /dev/null 2> "$tmp/run.err"; r1=$?
+    printf 'hi\n' | "$EMBER" -m "$m" $opt "$val" > /dev/null 2> "$tmp/chat.err"; r2=$?
+    mr=$(sed -n "s/^ember run: $opt: //p" "$tmp/run.err")
+    mc=$(sed -n "s/^ember: $opt: //p" "$tmp/chat.err")
+    case "$mr" in expected*"got '$val'") good=0 ;; *) good=1 ;; esac
+    [ $r1 = 2 ] && [ $r2 = 2 ] && [ $good = 0 ] && [ "$mr" = "$mc" ]
+    ok $? "$opt $val: refused by run and chat alike ($mr)"
+    if [ "$setk" != - ]; then
+        printf '/set %s %s\n/quit\n' "$setk" "$val" | "$EMBER" -m "$m" > /dev/null 2> "$tmp/set.err"
+        grep -qxF "ember: /set $setk: $mr" "$tmp/set.err"
+        ok $? "/set $setk $val: the same message in plain mode"
+    fi
+    if [ "$pkey" != - ]; then
+        case "$pkey" in
+            sampling.*) body="sampling: {${pkey#sampling.}: $val}" ;;
+            *) body="$pkey: $val" ;;
+        esac
+        printf 'rules:\n  - match: {}\n    strategy: compressed\n%s\n' "$body" > "$tmp/p.yaml"
+        "$EMBER" run -m "$m" -p hi --profile "$tmp/p.yaml" > /dev/null 2> "$tmp/prof.err"; r=$?
+        k=${pkey#sampling.}
+        [ $r = 1 ] && grep -qF "'$k': $mr" "$tmp/prof.err"
+        ok $? "profile $pkey: $val: the same message ($(cat "$tmp/prof.err"))"
+    fi
+done <<'LIST'
+-n abc n_predict -
+-n 99999999999 n_predict -
+-n 2147483646 n_predict -
+-n 0 n_predict -
+--ctx -1 - context
+--ctx 0 - context
+-t 100000 - threads
+--temp nan temp sampling.temperature
+--temp -1 temp sampling.temperature
+--top-p 0 top_p sampling.top_p
+--top-k 1e3 top_k sampling.top_k
+--seed -1 seed sampling.seed
+--repeat-penalty 0 repeat_penalty sampling.repeat_penalty
+LIST
+
+"$EMBER" run -m "$m" -p hi --ctx 0 2>&1 | grep -q "expected an integer in 16..1048576, got '0'"
+ok $? "integer ranges print as integers (not 1.04858e+06)"
+
+# good values are taken
+"$EMBER" run -m "$m" -p hi -n 3 --ctx 64 -t 1 --temp 0 --top-k 5 --top-p 1 --seed 18446744073709551615 \
+    --repeat-penalty 1.1 --repeat-last-n 8 --json > "$tmp/good.json"
+ok $? "run takes good values of every option"
+"$EMBER" run -m "$m" -p hi -n -1 --ctx 32 --temp 0 > /dev/null 2>&1
+ok $? "run -n -1 generates until the context is full"
+printf 'hi\n/set temp 0.5\n/set\n/quit\n' | "$EMBER" -m "$m" -n 3 --ctx 64 -t 1 --temp 0 > /dev/null 2> "$tmp/good.err"; r=$?
+[ $r = 0 ] && grep -q '^ember: temp 0.5, top_k' "$tmp/good.err" && [ "$(grep -c '^ember: temp 0.5' "$tmp/good.err")" = 2 ]
+ok $? "the chat takes good values; /set changes one; /set alone lists them (rc $r)"
+! grep -q "unknown key ''" "$tmp/good.err"; ok $? "/set alone is not an unknown key"
+
+printf '/help\n/quit\n' | "$EMBER" -m "$m" > /dev/null 2> "$tmp/help.err"
+miss=""
+for c in /help /clear /system /set /profile /stats /regen /save /quit; do grep -q -- "$c" "$tmp/help.err" || miss="$miss $c"; done
+[ -z "$miss" ] && grep -q 'full-screen only' "$tmp/help.err"; ok $? "plain /help lists the commands (missing:$miss)"
+printf '/stats\n/quit\n' | "$EMBER" -m "$m" > /dev/null 2> "$tmp/st.err"
+grep -q '/stats is only available in the full-screen chat' "$tmp/st.err"; ok $? "a full-screen command says so in plain mode"
+
+# a note during a reply starts on its own line (was '...er erember: context full')
+printf 'hello there friend\n' | "$EMBER" -m "$m" --ctx 32 -n -1 --temp 0 > "$tmp/both" 2>&1
+grep -q '^ember: context full' "$tmp/both"; ok $? "the context-full note is not glued to the reply"
+
+# errors blame the right thing
+"$EMBER" -m "$tmp" < /dev/null > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 1 ] && grep -q "^ember: $tmp: not a regular file" "$tmp/e" && ! grep -q profile "$tmp/e"
+ok $? "ember -m DIR: the model's error, not the profile's ($(cat "$tmp/e"))"
+"$EMBER" "$m" > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -q -- "ember -m $m" "$tmp/e"; ok $? "ember FILE.gguf suggests -m (rc $r)"
+"$EMBER" -m "$m" --demo < /dev/null > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -q -- "--demo" "$tmp/e"; ok $? "-m with --demo is refused (rc $r)"
+
+# other commands' numbers: the same parser and format
+"$EMBER" bench -m "$m" -n abc > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -qx "ember bench: -n: expected an integer in 1..1048576, got 'abc'" "$tmp/e"; ok $? "bench -n abc refused"
+"$EMBER" bench -m "$m" -t 100000 > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -qx "ember bench: -t: expected an integer in 0..1024, got '100000'" "$tmp/e"; ok $? "bench -t 100000 refused"
+"$EMBER" eval -m "$m" --ids x --logits y -t x > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -q "ember eval: -t: expected an integer" "$tmp/e"; ok $? "eval -t x refused"
+"$EMBER" synth -o "$tmp/s.gguf" --like tiny --seed -1 > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -q "ember synth: --seed: expected an integer in 0..18446744073709551615, got '-1'" "$tmp/e"
+ok $? "synth --seed -1 refused"
+
+echo "1..$n"
+[ $fails = 0 ]
