@@ -32,7 +32,7 @@ static void usage(FILE *out)
     run_opts_default(&ro);
     gen_opts d;
     run_defaults(&ro, &d);
-    const char *dflt_text[OPT_COUNT] = {[OPT_CTX] = "the profile's, else prompt + n-predict",
+    const char *dflt_text[OPT_COUNT] = {[OPT_CTX] = "profile's, else prompt+n-predict",
                                         [OPT_THREADS] = "the profile's, else 0"};
     fprintf(out,
         "Usage: ember run -m MODEL -p TEXT [options]\n"

@@ -32,7 +32,7 @@ const gen_opt gen_opt_table[OPT_COUNT] = {
                   RANGE(0, 0), 0, AT(samp.seed), "sampling seed"},
     [OPT_N_PREDICT] = {"--n-predict", 'n', "N", GEN_PROFILE_NONE, NULL, "n_predict", GEN_INT,
                        {1, 1048576, false, true, -1, "no limit"}, 1024, AT(n_predict),
-                       "at most N tokens per reply; -1 = until the model stops or the context is full"},
+                       "at most N tokens per reply (run: in total)"},
     [OPT_CTX] = {"--ctx", 0, "N", GEN_PROFILE_TOP, "context", NULL, GEN_INT, RANGE(16, 1048576), 4096,
                  AT(n_ctx), "context size in tokens"},
     [OPT_THREADS] = {"--threads", 't', "N", GEN_PROFILE_TOP, "threads", NULL, GEN_INT, RANGE(0, 1024), 0,
@@ -208,11 +208,20 @@ void gen_opts_usage(FILE *out, uint32_t mask, const gen_opts *dflt, const char *
     for (int i = 0; i < OPT_COUNT; i++) {
         if (!(mask & GEN_OPT_BIT(i))) continue;
         const gen_opt *o = &gen_opt_table[i];
-        char head[64], v[48];
+        char head[64], v[64], range[96], tail[200];
         if (o->short_opt) snprintf(head, sizeof head, "-%c, %s %s", o->short_opt, o->cli, o->metavar);
         else snprintf(head, sizeof head, "    %s %s", o->cli, o->metavar);
-        if (dflt_text && dflt_text[i]) snprintf(v, sizeof v, "%s", dflt_text[i]);
-        else gen_opt_format(i, dflt, v, sizeof v);
-        fprintf(out, "  %-22s %s (default %s)\n", head, o->help, v);
+        if (dflt_text && dflt_text[i]) snprintf(v, sizeof v, ": %s", dflt_text[i]);
+        else {
+            v[0] = ' ';
+            gen_opt_format(i, dflt, v + 1, sizeof v - 1);
+        }
+        if (o->type == GEN_U64) snprintf(range, sizeof range, "0..18446744073709551615");
+        else numarg_range_text(&o->range, o->type == GEN_INT, range, sizeof range);
+        snprintf(tail, sizeof tail, "[%s; default%s]", range, v);
+        /* the range and default on the same line when it fits 80 columns */
+        int used = fprintf(out, "  %-22s %s", head, o->help);
+        if (used + 1 + (int)strlen(tail) < 80) fprintf(out, " %s\n", tail);
+        else fprintf(out, "\n  %-22s %s\n", "", tail);
     }
 }

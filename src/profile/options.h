@@ -92,8 +92,8 @@ int gen_opts_getopt_handle(int c, const char *prog, int argc, char **argv, const
    "--ctx=5"), found by where optarg points into argv. */
 const char *gen_opts_typed(int argc, char **argv, const char *optarg, char *buf, size_t cap);
 
-/* Help lines of the options in mask; default values from dflt, or the
-   text in dflt_text[id] when it is non-NULL. */
+/* Help lines of the options in mask, each with its range and default:
+   the default from dflt, or the text in dflt_text[id] when non-NULL. */
 void gen_opts_usage(FILE *out, uint32_t mask, const gen_opts *dflt, const char *const *dflt_text);
 
 #endif
