@@ -137,7 +137,7 @@ elif [ -r /proc/self/smaps_rollup ]; then
   [ "$pk" -le $((op + 512)) ]; ok $? "packing releases the sources as it goes (Pss_File $op -> $pk kB, attempt $attempt)"
   [ "$re" -lt "$pf" ]; ok $? "Pss_File drops on re-eviction after a generic prefill ($pf -> $re kB, attempt $attempt)"
   # decode touches the compressed neighbours of released ranges, which must
-  # not map the released pages back (packing.c, small_pages_at)
+  # not map the released pages back (lifecycle.c, small_pages_at)
   [ "$de" -le $((re + 1024)) ]; ok $? "Pss_File stays down through decode ($re -> $de kB, attempt $attempt)"
 else
   skip "/proc/self/smaps_rollup absent: no PSS to read"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "ember.h"
 #include "kernels.h"
 #include "logits_cmp.h"
@@ -168,7 +169,7 @@ int main(void)
                    "%s compressed: 1 thread == 2 threads bit for bit", fx[i].model);
             free(one);
         }
-        if (strstr(fx[i].model, "Q8_0") && !ember_packed_matmul_get()) {
+        if (strstr(fx[i].model, "Q8_0") && !ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) {
             tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");
             tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");
             tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");

@@ -65,12 +65,35 @@ static void test_layout(void)
     free(p);
 }
 
+/* The kernel table's entry describes the layout the lifecycle packs with
+   and the forward pass reads through (kernels.h). */
+static void test_table(const ember_kernel *vnni, const ember_kernel *kc)
+{
+    const ember_layout *L = ember_layout_for(EMBER_Q8_0);
+    tap_ok(L && L->src_type == EMBER_Q8_0 && L->tile_rows == 16 && L->record_bytes == 544 &&
+               L->pack == ember_pack_q8_0 && L->bytes == ember_pack_q8_0_bytes && !strcmp(L->name, "q8_0x16"),
+           "Q8_0 has the q8_0x16 layout: 16-row tiles of 544-byte records, its packer and size");
+    tap_ok(!ember_layout_for(EMBER_Q4_K) && !ember_layout_for(EMBER_F32), "no packed layout for Q4_K or F32 yet");
+    tap_ok(!ember_kernel_packed(EMBER_Q8_0, EMBER_ISA_AVX2) && !ember_kernel_packed(EMBER_Q4_K, ember_cpu_isa()),
+           "no packed kernel below AVX-512 or for a dtype without a layout");
+    tap_ok(!kc->layout, "the compressed Q8_0 kernel reads the file's rows (no layout)");
+    if (!vnni) {
+        tap_skip("no AVX-512 VNNI on this CPU: the packed kernel's entry is not registered");
+        return;
+    }
+    tap_ok(vnni->layout == L && vnni->wtype == EMBER_Q8_0 && vnni->isa == EMBER_ISA_AVX512 &&
+               !strcmp(vnni->name, "q8_0x16_avx512vnni"),
+           "the packed entry names its layout, source dtype and ISA");
+    tap_ok(vnni->act_type == kc->act_type && vnni->quantize_act == kc->quantize_act,
+           "packed and compressed Q8_0 weights take the same activations (one quantization per input)");
+}
+
 typedef struct {
     int runs, ref_bad, vnni_bad, comp_bad, pack_bad;
 } stats_t;
 
 static void run_case(int rows, int64_t k, int nt, int r0, int r1, const ember_kernel *kc,
-                     ember_packed_matmul_fn vnni, stats_t *st)
+                     const ember_kernel *vnni, stats_t *st)
 {
     int64_t nb = k / 32;
     size_t row_bytes = (size_t)nb * sizeof(block_q8_0) + 6; /* a padded stride */
@@ -115,13 +138,14 @@ static void run_case(int rows, int64_t k, int nt, int r0, int r1, const ember_ke
     kc->matmul(w, row_bytes, k, r0, r1, xq, xs, nt, yc, ys);
     ember_matmul_fn scalar = ember_kernels_simple(EMBER_Q8_0, EMBER_ISA_SCALAR)->matmul;
     scalar(w, row_bytes, k, r0, r1, xq, xs, nt, ys0, ys);
-    ember_packed_matmul_ref(p, rows, k, r0, r1, xq, xs, nt, yr, ys);
+    size_t tile_bytes = ember_pack_q8_0_bytes(16, k);   /* the packed kernels' "row" stride */
+    ember_packed_matmul_ref(p, tile_bytes, k, r0, r1, xq, xs, nt, yr, ys);
     st->runs++;
     st->comp_bad += memcmp(yc, ys0, yl * 4) != 0;
     if (memcmp(yr, ys0, yl * 4) && !st->ref_bad++)
         tap_diag("ref differs: rows=%d k=%lld nt=%d r0=%d r1=%d", rows, (long long)k, nt, r0, r1);
     if (vnni) {
-        vnni(p, rows, k, r0, r1, xq, xs, nt, yv, ys);
+        vnni->matmul(p, tile_bytes, k, r0, r1, xq, xs, nt, yv, ys);
         if (memcmp(yv, ys0, yl * 4) && !st->vnni_bad++) {
             for (size_t i = 0; i < yl; i++)
                 if (memcmp(&yv[i], &ys0[i], 4)) {
@@ -144,11 +168,12 @@ static void run_case(int rows, int64_t k, int nt, int r0, int r1, const ember_ke
 int main(void)
 {
     test_layout();
-    ember_packed_matmul_fn vnni = ember_packed_matmul_get();
+    const ember_kernel *vnni = ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa());
     const ember_kernel *kc = ember_kernel_find(EMBER_Q8_0, ember_cpu_isa());
     tap_ok(kc != NULL, "a compressed Q8_0 kernel exists (%s)", kc ? kc->name : "none");
     if (!kc) return tap_done();
-    tap_ok(!vnni == !ember_cpu_has_vnni512(), "ember_packed_matmul_get() is non-NULL exactly with AVX-512 VNNI");
+    tap_ok(!vnni == !ember_cpu_has_vnni512(), "ember_kernel_packed(Q8_0) is non-NULL exactly with AVX-512 VNNI");
+    test_table(vnni, kc);
 
     static const int rows_list[] = {1, 5, 16, 17, 33, 100};
     static const int64_t k_list[] = {32, 64, 96, 544, 2048};

@@ -95,6 +95,15 @@ const ember_kernel *ember_kernel_for_matrix(int wtype, ember_isa isa, int64_t ro
     return ember_kernel_find(wtype, isa);
 }
 
+const ember_kernel *ember_kernel_packed(int src_type, ember_isa isa)
+{
+    for (int i = (int)isa; i >= 0; i--) {
+        const ember_kernel *k = ember_kernels_packed(src_type, (ember_isa)i);
+        if (k) return k;
+    }
+    return NULL;
+}
+
 size_t ember_act_bytes(int act_type, int64_t k)
 {
     return ember_row_bytes(act_type, k);

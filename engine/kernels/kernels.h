@@ -48,13 +48,30 @@ typedef void (*ember_matmul_fn)(const void *w, size_t row_bytes, int64_t k,
                                 const void *xq, size_t xq_stride, int nt,
                                 float *y, size_t y_stride);
 
+/* A packed layout: the source rows re-laid into tiles of tile_rows rows,
+   one record of record_bytes per block of the source dtype, so that a
+   kernel streams a tile's rows together.  Its kernels read a tile where a
+   row kernel reads a row: row_bytes is then the tile's size,
+   bytes(tile_rows, k), and r0 need not be a multiple of tile_rows. */
+typedef struct ember_layout {
+    const char *name;        /* e.g. "q8_0x16" */
+    int src_type;            /* the dtype whose rows it packs */
+    int tile_rows;
+    size_t record_bytes;     /* one tile's share of one source block */
+    /* bytes of a whole rows x k matrix (rows rounded up to tile_rows) */
+    size_t (*bytes)(int rows, int64_t k);
+    /* tiles [t0, t1) of the rows (row_bytes apart) into dst */
+    void (*pack)(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+} ember_layout;
+
 typedef struct {
     const char *name;        /* e.g. "q8_0_avx512vnni" */
     ember_isa isa;
-    int wtype;               /* weight dtype */
+    int wtype;               /* weight dtype (a packed layout's source dtype) */
     int act_type;            /* EMBER_Q8_0, EMBER_Q8_1, EMBER_Q8_K or EMBER_F32 */
     ember_quantize_act_fn quantize_act;
     ember_matmul_fn matmul;  /* handles any nt >= 1 (GEMV when nt == 1) */
+    const ember_layout *layout;   /* NULL: the file's rows; else the tiles it reads */
 } ember_kernel;
 
 /* Best kernel for this weight dtype at or below `isa`; NULL if the dtype has
@@ -69,14 +86,23 @@ size_t ember_act_bytes(int act_type, int64_t k);
    table, which the reference keeps unpacked for its row lookups). */
 const ember_kernel *ember_kernel_for_matrix(int wtype, ember_isa isa, int64_t rows, int embedding);
 
-/* Per-family registration (kernels_simple*.c, kernels_kquant*.c). Each
-   returns its kernel for (wtype, exact isa) or NULL. */
+/* Per-family registration (kernels_simple*.c, kernels_kquant*.c,
+   kernels_packed.c). Each returns its kernel for (wtype, exact isa) or NULL. */
 const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa);
 const ember_kernel *ember_kernels_kquant(int wtype, ember_isa isa);
+const ember_kernel *ember_kernels_packed(int src_type, ember_isa isa);
 /* The 8-row tile order variants (ember_kernel_for_matrix). */
 const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);
 
-/* ---- packed Q8_0: 16-row tiles (doc/DESIGN.md, "Packed Q8_0 layout") -- */
+/* The packed kernel for weights of dtype src_type at or below `isa`, or
+   NULL when none runs here (kernels_packed.c: Q8_0 in 16-row tiles needs
+   AVX-512 VNNI). */
+const ember_kernel *ember_kernel_packed(int src_type, ember_isa isa);
+/* The layout that packs src_type on some CPU, or NULL (the plan says why a
+   tensor is not packed). */
+const ember_layout *ember_layout_for(int src_type);
+
+/* ---- packed Q8_0: 16-row tiles (doc/DESIGN.md, "Packed Q8_0 layout") ------- */
 
 #define EMBER_PACK_ROWS 16
 #define EMBER_PACK_RECORD 544
@@ -89,16 +115,10 @@ void ember_pack_q8_0(const void *src, size_t row_bytes, int rows, int64_t k,
 /* The same, byte by byte: the oracle the fast packer is tested against. */
 void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
                          void *dst, int t0, int t1);
-/* y as above for rows [r0, r1) (r0 a multiple of 16); xq holds Q8_0
-   activations.  Bit-identical to the compressed Q8_0 kernel. */
-typedef void (*ember_packed_matmul_fn)(const void *packed, int rows, int64_t k,
-                                       int r0, int r1,
-                                       const void *xq, size_t xq_stride, int nt,
-                                       float *y, size_t y_stride);
-/* NULL when the CPU cannot run it (no AVX-512 VNNI). A scalar reference
-   (ember_packed_matmul_ref) exists for tests on any CPU. */
-ember_packed_matmul_fn ember_packed_matmul_get(void);
-void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
+/* The scalar oracle of the packed kernel (an ember_matmul_fn over tiles
+   tile_bytes apart), for tests on any CPU; bit-identical to the compressed
+   Q8_0 kernel. */
+void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
                              int r0, int r1,
                              const void *xq, size_t xq_stride, int nt,
                              float *y, size_t y_stride);

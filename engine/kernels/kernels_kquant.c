@@ -193,8 +193,8 @@ SCALAR_MATMUL(q4_K_scalar, block_q4_K, dot_q4_K)
 SCALAR_MATMUL(q5_K_scalar, block_q5_K, dot_q5_K)
 SCALAR_MATMUL(q6_K_scalar, block_q6_K, dot_q6_K)
 
-#define KQ(wt, isa, nm, fn) {nm, isa, wt, EMBER_Q8_K, ember_kq_quantize_q8_K, fn}
-#define KQ512(wt, nm, fn) {nm, EMBER_ISA_AVX512, wt, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512, fn}
+#define KQ(wt, isa, nm, fn) {nm, isa, wt, EMBER_Q8_K, ember_kq_quantize_q8_K, fn, NULL}
+#define KQ512(wt, nm, fn) {nm, EMBER_ISA_AVX512, wt, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512, fn, NULL}
 
 static const ember_kernel scalar_kernels[] = {
     KQ(EMBER_Q2_K, EMBER_ISA_SCALAR, "q2_K_scalar", q2_K_scalar),

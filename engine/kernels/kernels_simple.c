@@ -240,11 +240,11 @@ void ember_matmul_bf16_scalar(EMBER_MATMUL_ARGS)
 /* ---- registration ------------------------------------------------------- */
 
 #define KQ(wt, nm, isa, isaname) \
-    {#nm "_" #isaname, isa, wt, EMBER_Q8_0, ember_q8_0_quantize_act_##isaname, ember_matmul_##nm##_##isaname}
+    {#nm "_" #isaname, isa, wt, EMBER_Q8_0, ember_q8_0_quantize_act_##isaname, ember_matmul_##nm##_##isaname, NULL}
 #define K1(wt, nm, isa, isaname) \
-    {#nm "_" #isaname, isa, wt, EMBER_Q8_1, ember_q8_1_quantize_act, ember_matmul_##nm##_##isaname}
+    {#nm "_" #isaname, isa, wt, EMBER_Q8_1, ember_q8_1_quantize_act, ember_matmul_##nm##_##isaname, NULL}
 #define KF(wt, nm, isa, isaname) \
-    {#nm "_" #isaname, isa, wt, EMBER_F32, ember_f32_quantize_act, ember_matmul_##nm##_##isaname}
+    {#nm "_" #isaname, isa, wt, EMBER_F32, ember_f32_quantize_act, ember_matmul_##nm##_##isaname, NULL}
 #define KSET(isa, isaname) \
     KQ(EMBER_Q8_0, q8_0, isa, isaname), KQ(EMBER_Q4_0, q4_0, isa, isaname), \
     KQ(EMBER_Q5_0, q5_0, isa, isaname), KQ(EMBER_IQ4_NL, iq4_nl, isa, isaname), \

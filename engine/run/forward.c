@@ -20,18 +20,17 @@
 /* ---- matrix products on the pool ---------------------------------------- */
 
 typedef struct {
-    const ember_weight *w;
+    const ember_wview *v;        /* the weight's kernel, data and stride for this product */
+    int64_t in, out;
     const void *xq;
     size_t xq_stride;
     float *y;
     int tile0, tiles;            /* this item's 16-row tiles in the job's sequence */
-    bool packed;
 } mm_item;
 
 typedef struct {
     mm_item it[3];
     int n_items, nt, total;
-    ember_packed_matmul_fn packed_fn;
     atomic_int next;             /* next unclaimed tile */
 } mm_job;
 
@@ -58,16 +57,9 @@ static void mm_run(void *ctx, int ith, int nth)
                                                         memory_order_relaxed));
         const mm_item *m = &j->it[i];
         int t1 = c + g;
-        const ember_weight *w = m->w;
         int r0 = (c - m->tile0) * 16, r1 = (t1 - m->tile0) * 16;
-        if (r1 > w->out) r1 = (int)w->out;
-        size_t ys = (size_t)w->out;
-        if (m->packed)
-            j->packed_fn(w->packed, (int)w->out, w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, ys);
-        else if (w->rep == EMBER_REP_EAGER_F32)
-            w->kern->matmul(w->f32, (size_t)w->in * 4, w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, ys);
-        else
-            w->kern->matmul(w->data, w->row_bytes, w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, ys);
+        if (r1 > m->out) r1 = (int)m->out;
+        m->v->kern->matmul(m->v->data, m->v->stride, m->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, (size_t)m->out);
     }
 }
 
@@ -88,25 +80,25 @@ static void q_run(void *ctx, int ith, int nth)
         j->fn(j->x + (size_t)t * j->k, j->out + (size_t)t * j->stride, j->k);
 }
 
-/* Activations for weight w from x (nt rows of w->in floats); quantized once
+/* Activations for kernel k from x (nt rows of `in` floats); quantized once
    per (input, activation type) and reused by the next weight on the same input. */
-static const void *prep_act(ember_session *s, const ember_weight *w, const float *x, int nt, size_t *stride)
+static const void *prep_act(ember_session *s, const ember_kernel *k, int64_t in, const float *x, int nt,
+                            size_t *stride)
 {
-    const ember_kernel *k = w->kern;
     if (k->act_type == EMBER_F32) {
-        *stride = (size_t)w->in * 4;
+        *stride = (size_t)in * 4;
         return x;
     }
     int i = 0;   /* every kernel's act type has its cache (session.c) */
     while (i < EMBER_ACT_TYPES - 1 && s->act[i].type != k->act_type) i++;
     ember_act_cache *c = &s->act[i];
-    *stride = ember_act_bytes(k->act_type, w->in);
-    if (c->src != x || c->k != w->in || c->nt != nt) {
-        q_job j = {s, x, nt, (int)w->in, k->act_type, k->quantize_act, c->buf, *stride};
+    *stride = ember_act_bytes(k->act_type, in);
+    if (c->src != x || c->k != in || c->nt != nt) {
+        q_job j = {s, x, nt, (int)in, k->act_type, k->quantize_act, c->buf, *stride};
         if (nt >= 4) ember_pool_run(s->pool, q_run, &j);
         else q_run(&j, 0, 1);
         c->src = x;
-        c->k = (int)w->in;
+        c->k = (int)in;
         c->nt = nt;
     }
     return c->buf;
@@ -118,26 +110,21 @@ static void act_dirty(ember_session *s)
     for (int i = 0; i < EMBER_ACT_TYPES; i++) s->act[i].src = NULL;
 }
 
-static bool use_packed(const ember_session *s, const ember_weight *w, int nt)
-{
-    if (w->rep != EMBER_REP_PACKED_Q8X16 || !w->packed) return false;
-    return nt == 1 || s->m->opts.packed_prefill || !s->in_prefill;
-}
-
-/* y_i = W_i x for up to three weights sharing the input x. */
+/* y_i = W_i x for up to three weights sharing the input x, each through
+   the view its representation gives a product of nt tokens (model.h). */
 static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt)
 {
     mm_job j;
     memset(&j, 0, sizeof j);
     j.nt = nt;
     j.n_items = n;
-    j.packed_fn = s->m->packed_fn;
     for (int i = 0; i < n; i++) {
         mm_item *it = &j.it[i];
-        it->w = ws[i];
+        it->v = nt == 1 ? &ws[i]->one : &ws[i]->many;
+        it->in = ws[i]->in;
+        it->out = ws[i]->out;
         it->y = ys[i];
-        it->packed = use_packed(s, ws[i], nt);
-        it->xq = prep_act(s, ws[i], x, nt, &it->xq_stride);  /* packed: kern is Q8_0's */
+        it->xq = prep_act(s, it->v->kern, it->in, x, nt, &it->xq_stride);
         it->tile0 = j.total;
         it->tiles = (int)((ws[i]->out + 15) / 16);
         j.total += it->tiles;
@@ -269,7 +256,7 @@ static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
         if (m->tok_embd.f32) {
             memcpy(dst, m->tok_embd.f32 + (size_t)tok[t] * E, (size_t)E * sizeof *dst);
         } else if (m->embd_released) {
-            /* copied from the page cache, not mapped back (packing.c) */
+            /* copied from the page cache, not mapped back (lifecycle.c) */
             off_t off = (off_t)(m->tok_embd.t->file_offset + (uint64_t)tok[t] * rb);
             if (pread(m->f->fd, s->embd_row, rb, off) != (ssize_t)rb)
                 return ember_seterr(err, "reading embedding row %d: %s", tok[t], strerror(errno));

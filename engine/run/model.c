@@ -1,5 +1,6 @@
-/* Model loading: hyper-parameters from metadata (strict), tensor binding
-   with shape checks, and the per-tensor execution plan. */
+/* Model loading: hyper-parameters from metadata (strict) and tensor
+   binding with shape checks; each matrix's representation is the plan's
+   (plan.c), packing at a phase the lifecycle's (lifecycle.c). */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,48 +9,8 @@
 
 #include "dtype.h"
 #include "model.h"
+#include "plan.h"
 #include "tokenizer.h"
-
-static const char *const strategy_names[] = {"eager", "compressed", "packed"};
-static const char *const proj_names[EMBER_PROJ_NAMES] = {"q", "k", "v", "o", "gate", "up", "down", "output"};
-static const char *const rep_names[] = {"eager-f32", "compressed", "packed-q8x16"};
-static const char *const phase_names[] = {"opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
-
-const char *ember_strategy_name(ember_strategy s)
-{
-    return (unsigned)s < 3 ? strategy_names[s] : "?";
-}
-
-int ember_strategy_from_name(const char *s)
-{
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(s, strategy_names[i])) return i;
-    return -1;
-}
-
-const char *ember_proj_name(int i) { return (unsigned)i < EMBER_PROJ_NAMES ? proj_names[i] : "?"; }
-
-int ember_proj_from_name(const char *name)
-{
-    for (int i = 0; i < EMBER_PROJ_NAMES; i++)
-        if (!strcmp(name, proj_names[i])) return 1 << i;
-    return 0;
-}
-
-const char *ember_rep_name(ember_rep r) { return (unsigned)r < 3 ? rep_names[r] : "?"; }
-const char *ember_phase_name(ember_phase p) { return (unsigned)p < EMBER_PHASE_COUNT ? phase_names[p] : "?"; }
-
-void ember_plan_opts_default(ember_plan_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->strategy = EMBER_STRATEGY_COMPRESSED;
-    o->projections = EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V | EMBER_PROJ_O |
-                     EMBER_PROJ_GATE | EMBER_PROJ_UP;
-    o->pack_when = EMBER_PACK_BEFORE_PREFILL;
-    o->evict_source = true;
-    o->reevict_after_prefill = true;
-    o->allow_fallback = true;
-}
 
 /* ---- metadata -------------------------------------------------------- */
 
@@ -257,91 +218,6 @@ static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64
     w->proj = proj;
 }
 
-static int plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const char *kernel,
-                    const char *isa, uint64_t bytes, const char *reason)
-{
-    ember_plan *p = &m->plan;
-    ember_plan_entry *e = realloc(p->e, (size_t)(p->n + 1) * sizeof *e);
-    if (!e) return -1;
-    p->e = e;
-    e = &p->e[p->n];
-    memset(e, 0, sizeof *e);
-    snprintf(e->name, sizeof e->name, "%s", t->name_z);
-    e->dtype = t->type;
-    e->ne[0] = t->ne[0];
-    e->ne[1] = t->ne[1];
-    e->rep = rep;
-    snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "");
-    snprintf(e->isa, sizeof e->isa, "%s", isa ? isa : "");
-    e->resident_bytes = bytes;
-    snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
-    p->bytes_by_rep[rep] += bytes;
-    return p->n++;
-}
-
-static int make_eager(ember_weight *w, ember_err *err)
-{
-    const ember_kernel *k = ember_kernel_find(EMBER_F32, ember_cpu_isa());
-    if (!k) return ember_seterr(err, "no F32 kernel available");
-    size_t n = (size_t)w->in * (size_t)w->out;
-    w->f32 = malloc(n * sizeof(float));
-    if (!w->f32) return ember_seterr(err, "%s: out of memory for %zu MiB of f32 weights", w->t->name_z, n * 4 >> 20);
-    for (int64_t r = 0; r < w->out; r++)
-        if (ember_dequantize_row(w->dtype, w->data + (size_t)r * w->row_bytes, w->f32 + (size_t)r * (size_t)w->in, w->in))
-            return ember_seterr(err, "%s: dtype %s cannot be dequantized", w->t->name_z, ember_dtype_name(w->dtype));
-    w->rep = EMBER_REP_EAGER_F32;
-    w->kern = k;
-    return 0;
-}
-
-/* Chooses and prepares one matrix's representation; records it in the plan. */
-static int plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
-{
-    const ember_plan_opts *o = &m->opts;
-    char reason[160] = "";
-    bool eager = o->strategy == EMBER_STRATEGY_EAGER;
-    if (!eager) {
-        w->kern = ember_kernel_for_matrix(w->dtype, m->isa, w->out, w->t == m->tok_embd.t);
-        if (!w->kern) {
-            if (!o->allow_fallback)
-                return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",
-                                    w->t->name_z, ember_dtype_name(w->dtype));
-            snprintf(reason, sizeof reason, "dtype %s has no native kernel: eager fallback", ember_dtype_name(w->dtype));
-            eager = true;
-        }
-    }
-    if (eager) {
-        if (make_eager(w, err)) return -1;
-        w->plan_index = plan_add(m, w->t, EMBER_REP_EAGER_F32, w->kern->name, ember_isa_name(w->kern->isa),
-                                 (uint64_t)w->in * (uint64_t)w->out * 4, reason);
-        return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
-    }
-    w->rep = EMBER_REP_COMPRESSED;
-    if (o->strategy == EMBER_STRATEGY_PACKED && w->proj) {
-        const char *env = getenv("EMBER_LLAMA_PACKED_Q8");
-        m->plan.packable += w->dtype == EMBER_Q8_0 && !has_bias;
-        if (!(o->projections & (unsigned)w->proj))
-            snprintf(reason, sizeof reason, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
-        else if (w->dtype != EMBER_Q8_0)
-            snprintf(reason, sizeof reason, "packing needs Q8_0, tensor is %s", ember_dtype_name(w->dtype));
-        else if (has_bias)
-            snprintf(reason, sizeof reason, "has a bias: not eligible for packing");
-        else if (env && !strcmp(env, "0"))
-            snprintf(reason, sizeof reason, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
-        else if (!m->packed_fn)
-            snprintf(reason, sizeof reason, "CPU lacks AVX-512 VNNI: packed kernel unavailable");
-        else
-            w->want_pack = true;
-    }
-    uint64_t bytes = w->want_pack ? ember_pack_q8_0_bytes((int)w->out, w->in) : w->t->nbytes;
-    w->plan_index = plan_add(m, w->t, w->want_pack ? EMBER_REP_PACKED_Q8X16 : EMBER_REP_COMPRESSED,
-                             w->want_pack ? "q8_0x16_avx512vnni" : w->kern->name,
-                             w->want_pack ? "avx512" : ember_isa_name(w->kern->isa), bytes,
-                             w->want_pack && o->pack_when != EMBER_PACK_AT_LOAD ? "packed at the phase the profile sets" : reason);
-    if (w->want_pack) m->plan.packed++;
-    return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
-}
-
 int ember_model_weights(ember_model *m, ember_weight **out, int cap)
 {
     int n = 0;
@@ -387,7 +263,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             struct { ember_weight *w; bool bias; } ws[] = {
                 {&L->wq, L->bq != NULL}, {&L->wk, L->bk != NULL}, {&L->wv, L->bv != NULL},
                 {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->down, false}};
-            for (int i = 0; i < 7 && !rc; i++) rc = plan_weight(m, ws[i].w, ws[i].bias, err);
+            for (int i = 0; i < 7 && !rc; i++) rc = ember_plan_weight(m, ws[i].w, ws[i].bias, err);
         }
     }
 #undef NAME
@@ -422,28 +298,7 @@ static int bind_model(ember_model *m, ember_err *err)
     else
         bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
-    if (plan_weight(m, &m->output, false, err)) return -1;
-    bool tied = m->output.t == m->tok_embd.t;
-    if (m->output.rep == EMBER_REP_EAGER_F32 && tied) {
-        m->tok_embd.f32 = m->output.f32;   /* one f32 table serves both */
-        m->tok_embd.rep = EMBER_REP_EAGER_F32;
-    } else if (m->opts.strategy == EMBER_STRATEGY_EAGER) {
-        if (make_eager(&m->tok_embd, err)) return -1;
-    } else {
-        /* rows read from the file per lookup; without this the plan
-           showed the zeroed rep (eager-f32) and 4 bytes a weight */
-        m->tok_embd.rep = EMBER_REP_COMPRESSED;
-    }
-    if (!tied)
-        plan_add(m, m->tok_embd.t, m->tok_embd.rep, "", "",
-                 m->tok_embd.rep == EMBER_REP_EAGER_F32 ? (uint64_t)I->n_embd * I->n_vocab * 4 : m->tok_embd.t->nbytes,
-                 m->tok_embd.rep == EMBER_REP_EAGER_F32 ? "" : "embedding rows dequantized per lookup");
-    /* Small tensors (norms, biases, rope factors) live as f32. */
-    for (uint64_t i = 0; i < m->f->n_tensors; i++) {
-        const gguf_tensor *t = &m->f->tensors[i];
-        if (t->n_dims == 1)
-            plan_add(m, t, EMBER_REP_EAGER_F32, "", "", (uint64_t)t->ne[0] * 4, "");
-    }
+    if (ember_plan_weight(m, &m->output, false, err) || ember_plan_finish(m, err)) return -1;
     return 0;
 }
 
@@ -496,7 +351,6 @@ ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, emb
     }
     ember_err e2;
     m->isa = ember_cpu_isa();
-    m->packed_fn = ember_packed_matmul_get();
     if (read_hparams(m->f, &m->info, m, &e2) || bind_model(m, &e2)) {
         ember_seterr(err, "%s: %s", path, e2.msg);
         ember_model_free(m);
@@ -505,20 +359,6 @@ ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, emb
     m->tok = ember_tokenizer_load(m->f, &e2);   /* optional: eval works on ids */
     if (!m->tok) snprintf(m->tok_error, sizeof m->tok_error, "%s", e2.msg);
     m->chat_template = gguf_get_strdup(m->f, "tokenizer.chat_template");
-    if (m->opts.strategy == EMBER_STRATEGY_PACKED && m->opts.pack_when == EMBER_PACK_AT_LOAD) {
-        ember_pool *pool = ember_pool_new(m->opts.threads);
-        int rc = ember_model_pack(m, pool, err);
-        ember_pool_free(pool);
-        if (rc) {
-            ember_model_free(m);
-            return NULL;
-        }
-        ember_memstat_read(&m->mem_packed);
-        if (m->opts.evict_source) {
-            ember_model_evict_sources(m);
-            ember_memstat_read(&m->mem_evicted);
-        }
-    }
     return m;
 }
 
@@ -526,4 +366,3 @@ const ember_model_info *ember_model_get_info(const ember_model *m) { return &m->
 ember_tokenizer *ember_model_tokenizer(ember_model *m) { return m->tok; }
 const char *ember_model_tokenizer_error(const ember_model *m) { return m->tok_error; }
 const char *ember_model_chat_template(const ember_model *m) { return m->chat_template; }
-const ember_plan *ember_model_plan(const ember_model *m) { return &m->plan; }

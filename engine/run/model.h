@@ -1,5 +1,6 @@
-/* Internal model structures shared by model.c (loading, plan), pack
-   lifecycle (packing.c), forward.c and session.c. */
+/* Internal model structures shared by model.c (loading), the weight
+   strategy (plan.c: each tensor's representation; lifecycle.c: packing and
+   eviction at the profile's phases), forward.c and session.c. */
 #ifndef EMBER_MODEL_H
 #define EMBER_MODEL_H
 
@@ -11,20 +12,31 @@
 typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 } ember_arch;
 typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
 
+/* One way to run a weight: its kernel and the bytes that kernel reads,
+   stride apart (the file's rows, f32 rows, or a packed layout's tiles). */
+typedef struct {
+    const ember_kernel *kern;
+    const void *data;
+    size_t stride;
+} ember_wview;
+
 /* A matrix [out x in]: rows of `in` elements in one representation. */
 typedef struct ember_weight {
     const gguf_tensor *t;
     int dtype;                  /* GGUF dtype of the source */
     int64_t in, out;
     ember_rep rep;
-    const uint8_t *data;        /* compressed: rows in the mmap */
+    const uint8_t *data;        /* the file's rows in the mmap */
     size_t row_bytes;
     float *f32;                 /* eager: out x in floats */
-    const ember_kernel *kern;   /* compressed kernel (or F32 kernel for eager) */
-    void *packed;               /* packed-q8x16 tiles (anonymous memory) */
+    const ember_kernel *kern;   /* the rows' kernel (F32's for eager) */
+    const ember_kernel *pack_kern;   /* the packed kernel the plan chose, or NULL */
+    void *packed;               /* its tiles (anonymous memory), once packed */
     size_t packed_bytes;
+    /* What a product runs for one token and for a batch: set by the plan,
+       switched to the tiles by the lifecycle when it packs. */
+    ember_wview one, many;
     int proj;                   /* EMBER_PROJ_* bit, 0 if not a projection */
-    bool want_pack;             /* eligible and selected by the plan */
     int plan_index;
 } ember_weight;
 
@@ -53,23 +65,16 @@ struct ember_model {
     char *chat_template;
     ember_plan plan;
     ember_isa isa;
-    ember_packed_matmul_fn packed_fn;
-    /* packing lifecycle */
+    /* the lifecycle's state (lifecycle.c): the weights are shared by every
+       session on the model, packed once */
     bool packed_done, evicted;
     bool embd_released;   /* the embedding table's pages were released: rows are read with pread */
     double pack_ms;
     double prefault_ms;   /* of pack_ms: faulting the fresh tile memory in */
-    ember_memstat mem_packed, mem_evicted;   /* snapshots when packed at load */
+    ember_memstat mem_packed, mem_evicted;   /* snapshots taken when it packed */
 };
 
 /* Iterates every matrix weight of the model (layers, then output). */
 int ember_model_weights(ember_model *m, ember_weight **out, int cap);
-
-/* Packs every weight with want_pack (threads from the pool) and records the
-   time.  The caller evicts the sources (after its memory snapshot). */
-int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err);
-
-/* MADV_DONTNEED over the page-aligned interior of each packed weight's source. */
-void ember_model_evict_sources(ember_model *m);
 
 #endif

@@ -1,6 +1,7 @@
 /* Sessions: KV cache and workspace allocated once, prefill in batches,
-   decode one token at a time, phase timing and memory snapshots, and the
-   packing lifecycle at the phase boundaries the profile chose. */
+   decode one token at a time, phase timing; at each phase boundary the
+   weight strategy's lifecycle (lifecycle.c) packs, evicts and takes its
+   snapshots. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -9,14 +10,8 @@
 
 #include "clock.h"
 #include "dtype.h"
+#include "lifecycle.h"
 #include "pagecache.h"
-#include "session.h"
-
-static void snap(ember_session *s, ember_phase p)
-{
-    ember_memstat_read(&s->st.phase_mem[p]);
-    s->st.phase_seen[p] = true;
-}
 
 static void *zalloc(size_t n, bool *ok)
 {
@@ -84,14 +79,9 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     ember_populate(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, true);
     s->st.strategy = m->opts.strategy;
     s->st.n_ctx = n_ctx;
-    snap(s, EMBER_PHASE_OPENED);
-    if (m->packed_done) {   /* packed at load: the model kept the snapshots */
-        s->st.phase_mem[EMBER_PHASE_PACKED] = m->mem_packed;
-        s->st.phase_seen[EMBER_PHASE_PACKED] = true;
-        if (m->evicted) {
-            s->st.phase_mem[EMBER_PHASE_EVICTED] = m->mem_evicted;
-            s->st.phase_seen[EMBER_PHASE_EVICTED] = true;
-        }
+    if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
+        ember_session_free(s);
+        return NULL;
     }
     return s;
 }
@@ -123,45 +113,6 @@ void ember_session_set_cancel(ember_session *s, ember_cancel_fn fn, void *ud)
     s->cancel_ud = ud;
 }
 
-/* Packing is still to do (whatever the phase the profile puts it at). */
-static bool pack_due(const ember_model *m)
-{
-    return m->opts.strategy == EMBER_STRATEGY_PACKED && !m->packed_done && m->plan.packed;
-}
-
-static int do_pack(ember_session *s, ember_err *err)
-{
-    ember_model *m = s->m;
-    if (!pack_due(m)) return 0;
-    if (ember_model_pack(m, s->pool, err)) return -1;
-    s->st.pack_ms = m->pack_ms;
-    snap(s, EMBER_PHASE_PACKED);
-    if (m->opts.evict_source) {
-        ember_model_evict_sources(m);
-        snap(s, EMBER_PHASE_EVICTED);
-    }
-    return 0;
-}
-
-bool ember_session_pack_pending(const ember_session *s)
-{
-    return pack_due(s->m) && s->m->opts.pack_when == EMBER_PACK_BEFORE_PREFILL;
-}
-
-int ember_session_pack(ember_session *s, ember_err *err)
-{
-    if (!ember_session_pack_pending(s)) return 0;
-    double t0 = ember_now_ms();
-    int rc = do_pack(s, err);
-    s->prepack_ms += ember_now_ms() - t0;   /* the user waits for it before the first token too */
-    return rc;
-}
-
-int ember_session_pack_ahead(ember_session *s, ember_err *err)
-{
-    return ember_session_pack_pending(s) ? do_pack(s, err) : 0;
-}
-
 int ember_prefill_pass(int n, int i)
 {
     int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
@@ -184,23 +135,19 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
        is in prepack_ms, counted in the TTFT */
     if (ember_session_pack(s, err)) return -1;
     double t1 = ember_now_ms();
-    s->in_prefill = true;
     s->batched = n >= 2;   /* the reference runs a prompt of 2+ tokens as one batch */
     const int V = m->info.n_vocab;
     for (int i = 0, nb; i < n; i += nb) {
         nb = ember_prefill_pass(n, i);
         if (i > 0 && s->cancel && s->cancel(s->cancel_ud)) {
-            s->in_prefill = false;
             ember_seterr(err, "prefill cancelled after %d of %d tokens", i, n);
             return EMBER_CANCELLED;
         }
         bool all = all_logits != NULL;
         if (all && !s->all_logits) {
             s->all_logits = malloc((size_t)EMBER_UBATCH * V * sizeof(float));
-            if (!s->all_logits) {
-                s->in_prefill = false;
+            if (!s->all_logits)
                 return ember_seterr(err, "out of memory for logits");
-            }
         }
         float *dst = s->logits;
         if (all) {
@@ -208,17 +155,15 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
             s->logits = s->all_logits;
             int rc = ember_forward(s, tokens + i, nb, true, err);
             s->logits = keep;
-            if (rc) { s->in_prefill = false; return -1; }
+            if (rc) return -1;
             memcpy(all_logits + (size_t)i * V, s->all_logits, (size_t)nb * V * sizeof(float));
             memcpy(s->logits, s->all_logits + (size_t)(nb - 1) * V, (size_t)V * sizeof(float));
         } else if (ember_forward(s, tokens + i, nb, false, err)) {
-            s->in_prefill = false;
             return -1;
         }
         (void)dst;
         s->n_past += nb;
     }
-    s->in_prefill = false;
     if (last_logits) memcpy(last_logits, s->logits, (size_t)V * sizeof(float));
     double t2 = ember_now_ms();
     s->st.n_prompt = n;
@@ -229,11 +174,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     s->st.ttft_ms = t2 - t1 + s->prepack_ms;
     s->prepack_ms = 0;
     s->st.prefill_tps = n / ((t2 - t1) / 1e3);
-    snap(s, EMBER_PHASE_PREFILL_DONE);
-    if (m->packed_done && m->opts.evict_source && m->opts.reevict_after_prefill && !m->opts.packed_prefill) {
-        ember_model_evict_sources(m);
-        snap(s, EMBER_PHASE_REEVICTED);
-    }
+    if (ember_lifecycle(s, EMBER_AT_PREFILL_DONE, err)) return -1;
     s->prefilled_once = true;
     return 0;
 }
@@ -243,7 +184,7 @@ int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err)
     ember_model *m = s->m;
     if (s->n_past >= s->n_ctx)
         return ember_seterr(err, "context full: all %d positions are used", s->n_ctx);
-    if (m->opts.pack_when == EMBER_PACK_AFTER_PREFILL && do_pack(s, err)) return -1;
+    if (ember_lifecycle(s, EMBER_AT_DECODE, err)) return -1;
     double t0 = ember_now_ms();
     s->batched = false;
     if (ember_forward(s, &token, 1, false, err)) return -1;
@@ -262,21 +203,9 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
     st->n_past = s->n_past;
     st->n_ctx = s->n_ctx;
     st->strategy = m->opts.strategy;
-    st->pack_ms = m->pack_ms;
-    st->prefault_ms = m->prefault_ms;
-    st->packable = m->plan.packable;
-    st->packed = 0;
-    st->packed_proj_mask = 0;
-    ember_weight *all[4096];
-    int n = ember_model_weights((ember_model *)m, all, 4096);
-    for (int i = 0; i < n; i++)
-        if (all[i]->rep == EMBER_REP_PACKED_Q8X16) {
-            st->packed++;
-            st->packed_proj_mask |= (unsigned)all[i]->proj;
-        }
-    st->src_evicted = m->evicted;
+    ember_lifecycle_stats(s, st);
     ember_memstat_read(&st->mem);
 }
 
 /* Snapshot at the end of a generation (the caller says when decoding is done). */
-void ember_session_mark_decode_done(ember_session *s) { snap(s, EMBER_PHASE_DECODE_DONE); }
+void ember_session_mark_decode_done(ember_session *s) { ember_lifecycle(s, EMBER_AT_DECODE_DONE, NULL); }

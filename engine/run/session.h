@@ -31,7 +31,6 @@ struct ember_session {
     size_t scratch_stride;
     ember_stats st;
     bool prefilled_once;
-    bool in_prefill;
     double prepack_ms;             /* ember_session_pack's time, counted in the next TTFT */
     bool batched;               /* this forward is part of a 2+ token prompt (refnum.h orders) */
     ember_cancel_fn cancel;

@@ -1,5 +1,8 @@
-/* The packed lifecycle: re-lay eligible Q8_0 projections into 16-row tiles
-   (in parallel on the pool) and release their source pages. */
+/* The weight strategy's lifecycle (lifecycle.h): at the phases the profile
+   names, re-lay the weights the plan chose into their packed layout (in
+   parallel on the session's pool), release their source pages, release
+   them again after a prefill that read the sources, and take the memory
+   snapshot of each phase. */
 #include "config.h"
 
 #include <stdio.h>
@@ -10,8 +13,12 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "model.h"
+#include "lifecycle.h"
 #include "pagecache.h"
+
+static const char *const phase_names[] = {"opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
+
+const char *ember_phase_name(ember_phase p) { return (unsigned)p < EMBER_PHASE_COUNT ? phase_names[p] : "?"; }
 
 /* 2 MiB blocks the buddy allocator could hand out right now (orders 9
    and 10 of /proc/buddyinfo), or -1 when unknown. */
@@ -52,9 +59,10 @@ static void pack_run(void *ctx, int ith, int nth)
     pack_job *j = ctx;
     for (int i = 0; i < j->n; i++) {
         ember_weight *w = j->ws[i];
-        int tiles = (int)((w->out + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS);
+        const ember_layout *L = w->pack_kern->layout;
+        int tiles = (int)((w->out + L->tile_rows - 1) / L->tile_rows);
         int t0 = (int)((int64_t)tiles * ith / nth), t1 = (int)((int64_t)tiles * (ith + 1) / nth);
-        if (t1 > t0) ember_pack_q8_0(w->data, w->row_bytes, (int)w->out, w->in, w->packed, t0, t1);
+        if (t1 > t0) L->pack(w->data, w->row_bytes, (int)w->out, w->in, w->packed, t0, t1);
     }
 }
 
@@ -68,14 +76,14 @@ static int alloc_arenas(ember_model *m, ember_err *err)
        for them only when enough 2 MiB blocks are free already. */
     size_t need = 0;
     for (int i = 0; i < n; i++)
-        if (all[i]->want_pack) need += ember_pack_q8_0_bytes((int)all[i]->out, all[i]->in);
+        if (all[i]->pack_kern) need += all[i]->pack_kern->layout->bytes((int)all[i]->out, all[i]->in);
     if (!need) return 0;
     long free2m = free_huge_blocks();
     bool huge = free2m >= 0 && (size_t)free2m * (2u << 20) >= need + need / 4;
     for (int i = 0; i < n; i++) {
         ember_weight *w = all[i];
-        if (!w->want_pack) continue;
-        w->packed_bytes = ember_pack_q8_0_bytes((int)w->out, w->in);
+        if (!w->pack_kern) continue;
+        w->packed_bytes = w->pack_kern->layout->bytes((int)w->out, w->in);
         /* 2 MiB alignment lets the kernel back big tiles with huge pages */
         size_t align = w->packed_bytes >= (2u << 20) ? (2u << 20) : 64;
         size_t sz = (w->packed_bytes + align - 1) / align * align;
@@ -145,7 +153,7 @@ static void evict_weight(ember_model *m, const ember_weight *w)
     if (m->tok_embd.t == w->t) m->embd_released = true;
 }
 
-void ember_model_evict_sources(ember_model *m)
+static void evict_sources(ember_model *m)
 {
     ember_weight *all[4096];
     int n = ember_model_weights(m, all, 4096);
@@ -154,15 +162,27 @@ void ember_model_evict_sources(ember_model *m)
     m->evicted = true;
 }
 
-int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
+/* From now on a weight's products of one token run on its tiles, and a
+   batch's too when the profile says prefill: packed (else a prefill reads
+   the sources, which AT_PREFILL_DONE releases again). */
+static void use_tiles(ember_model *m, ember_weight *w)
 {
-    if (m->packed_done) return 0;
+    ember_wview tiles = {w->pack_kern, w->packed, w->pack_kern->layout->bytes(w->pack_kern->layout->tile_rows, w->in)};
+    w->rep = EMBER_REP_PACKED_Q8X16;
+    w->one = tiles;
+    if (m->opts.packed_prefill) w->many = tiles;
+    m->plan.e[w->plan_index].reason[0] = '\0';
+}
+
+/* Packs every weight the plan chose, and records the time. */
+static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
+{
     double t0 = ember_now_ms();
     if (alloc_arenas(m, err)) return -1;
     ember_weight *all[4096], *todo[4096];
     int n = ember_model_weights(m, all, 4096), k = 0;
     for (int i = 0; i < n; i++)
-        if (all[i]->want_pack) todo[k++] = all[i];
+        if (all[i]->pack_kern) todo[k++] = all[i];
     pack_job j = {todo, k};
     ember_pool_run(pool, prefault_run, &j);
     m->prefault_ms = ember_now_ms() - t0;
@@ -179,12 +199,110 @@ int ember_model_pack(ember_model *m, ember_pool *pool, ember_err *err)
     } else {
         ember_pool_run(pool, pack_run, &j);
     }
-    for (int i = 0; i < k; i++) {
-        todo[i]->rep = EMBER_REP_PACKED_Q8X16;
-        m->plan.e[todo[i]->plan_index].reason[0] = '\0';
-    }
+    for (int i = 0; i < k; i++) use_tiles(m, todo[i]);
     m->pack_ms = ember_now_ms() - t0;
     m->packed_done = true;
     return 0;
 }
 
+
+/* ---- the phases ------------------------------------------------------ */
+
+/* What each moment of a session does: the profile phase that packs there
+   (-1: none) and the snapshot it takes (-1: none). */
+static const struct {
+    int packs;
+    int snap;
+} moments[EMBER_AT_COUNT] = {
+    [EMBER_AT_OPEN] = {EMBER_PACK_AT_LOAD, EMBER_PHASE_OPENED},
+    [EMBER_AT_AHEAD] = {EMBER_PACK_BEFORE_PREFILL, -1},
+    [EMBER_AT_PREFILL] = {EMBER_PACK_BEFORE_PREFILL, -1},
+    [EMBER_AT_PREFILL_DONE] = {-1, EMBER_PHASE_PREFILL_DONE},
+    [EMBER_AT_DECODE] = {EMBER_PACK_AFTER_PREFILL, -1},
+    [EMBER_AT_DECODE_DONE] = {-1, EMBER_PHASE_DECODE_DONE},
+};
+
+static void snap(ember_session *s, ember_phase p)
+{
+    ember_memstat_read(&s->st.phase_mem[p]);
+    s->st.phase_seen[p] = true;
+}
+
+bool ember_lifecycle_packs(const ember_session *s, ember_moment at)
+{
+    const ember_model *m = s->m;
+    if (m->opts.strategy != EMBER_STRATEGY_PACKED || m->packed_done || (int)m->opts.pack_when != moments[at].packs)
+        return false;
+    /* at load the packed and evicted phases are recorded even when no
+       tensor is eligible; later phases skip a plan with nothing to pack */
+    return at == EMBER_AT_OPEN || m->plan.packed;
+}
+
+/* Packs (and evicts the sources the profile releases); the model keeps the
+   snapshots, which any session on it reports. */
+static int pack(ember_session *s, ember_err *err)
+{
+    ember_model *m = s->m;
+    if (pack_weights(m, s->pool, err)) return -1;
+    ember_memstat_read(&m->mem_packed);
+    if (m->opts.evict_source) {
+        evict_sources(m);
+        ember_memstat_read(&m->mem_evicted);
+    }
+    return 0;
+}
+
+int ember_lifecycle(ember_session *s, ember_moment at, ember_err *err)
+{
+    ember_model *m = s->m;
+    const ember_plan_opts *o = &m->opts;
+    if (ember_lifecycle_packs(s, at) && pack(s, err)) return -1;
+    if (m->packed_done && !s->st.phase_seen[EMBER_PHASE_PACKED]) {
+        s->st.phase_mem[EMBER_PHASE_PACKED] = m->mem_packed;
+        s->st.phase_seen[EMBER_PHASE_PACKED] = true;
+        if (m->evicted) {
+            s->st.phase_mem[EMBER_PHASE_EVICTED] = m->mem_evicted;
+            s->st.phase_seen[EMBER_PHASE_EVICTED] = true;
+        }
+    }
+    if (moments[at].snap >= 0) snap(s, (ember_phase)moments[at].snap);
+    /* a generic prefill read the packed weights' sources, faulting them
+       back in: release them again */
+    if (at == EMBER_AT_PREFILL_DONE && m->packed_done && o->evict_source && o->reevict_after_prefill &&
+        !o->packed_prefill) {
+        evict_sources(m);
+        snap(s, EMBER_PHASE_REEVICTED);
+    }
+    return 0;
+}
+
+bool ember_session_pack_pending(const ember_session *s) { return ember_lifecycle_packs(s, EMBER_AT_PREFILL); }
+
+int ember_session_pack(ember_session *s, ember_err *err)
+{
+    if (!ember_session_pack_pending(s)) return 0;
+    double t0 = ember_now_ms();
+    int rc = ember_lifecycle(s, EMBER_AT_PREFILL, err);
+    s->prepack_ms += ember_now_ms() - t0;   /* the user waits for it before the first token too */
+    return rc;
+}
+
+int ember_session_pack_ahead(ember_session *s, ember_err *err) { return ember_lifecycle(s, EMBER_AT_AHEAD, err); }
+
+void ember_lifecycle_stats(const ember_session *s, ember_stats *st)
+{
+    const ember_model *m = s->m;
+    st->pack_ms = m->pack_ms;
+    st->prefault_ms = m->prefault_ms;
+    st->packable = m->plan.packable;
+    st->packed = 0;
+    st->packed_proj_mask = 0;
+    ember_weight *all[4096];
+    int n = ember_model_weights((ember_model *)m, all, 4096);
+    for (int i = 0; i < n; i++)
+        if (all[i]->rep == EMBER_REP_PACKED_Q8X16) {
+            st->packed++;
+            st->packed_proj_mask |= (unsigned)all[i]->proj;
+        }
+    st->src_evicted = m->evicted;
+}

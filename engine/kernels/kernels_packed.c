@@ -1,5 +1,6 @@
 /* Packed Q8_0: 16-row tiles laid out for a broadcast-and-vpdpbusd kernel
-   (doc/DESIGN.md, "Packed Q8_0 layout").  Results are bit-identical to the
+   (doc/DESIGN.md, "Packed Q8_0 layout"), registered as a layout and its kernel
+   (kernels.h: ember_kernel_packed).  Results are bit-identical to the
    compressed Q8_0 kernels: per row and 4-input group g, one
    fmaf(isum_g, d_w * d_x, acc_g) per block in block order, then the
    reference's 8-lane tree (kernels.h).  A record's group g is exactly the
@@ -11,6 +12,7 @@
 
 #include "dtype.h"
 #include "kernels.h"
+#include "kernels_simple.h"
 #include "simd.h"
 
 #define GROUPS (QK / 4)          /* 8 groups of 4 inputs per block */
@@ -130,15 +132,14 @@ static uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-void ember_packed_matmul_ref(const void *packed, int rows, int64_t k,
+void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
                              int r0, int r1,
                              const void *xq, size_t xq_stride, int nt,
                              float *y, size_t y_stride)
 {
     int64_t nb = k / QK;
-    if (r1 > rows) r1 = rows;
     for (int r = r0; r < r1; r++) {
-        const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+        const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
         int lane = r % EMBER_PACK_ROWS;
         for (int t = 0; t < nt; t++) {
             const block_q8_0 *xb = (const block_q8_0 *)((const uint8_t *)xq + (size_t)t * xq_stride);
@@ -297,13 +298,12 @@ static inline __mmask16 tile_mask(int r, int r0, int r1)
     return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
-static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows, int64_t k,
+static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t tile_bytes, int64_t k,
                                                    int r0, int r1,
                                                    const void *xq, size_t xq_stride, int nt,
                                                    float *y, size_t y_stride)
 {
     int64_t nb = k / QK;
-    if (r1 > rows) r1 = rows;
     if (r0 >= r1 || nb <= 0) return;
     static _Thread_local int32_t corr[PREP * TMAX * 8];
     static _Thread_local float dx[PREP * TMAX];
@@ -323,7 +323,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
             }
             for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
                 __mmask16 m = tile_mask(r, r0, r1);
-                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
                 for (int p = 0; p < np; p++) {
                     float *yt = y + (size_t)(c0 + p * TMAX) * y_stride + r;
                     const int32_t *cp = corr + (size_t)p * nb * TMAX * 8;
@@ -343,14 +343,14 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
         int r = r0 - r0 % EMBER_PACK_ROWS;
         if (whole && tb == 1)
             for (; r + EMBER_PACK_ROWS < r1; r += 2 * EMBER_PACK_ROWS) {
-                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
                 float *yt = y + (size_t)t0 * y_stride + r;
-                tile_pair_pass(tile, tile + (size_t)nb * EMBER_PACK_RECORD, nb, xb[0], corr, dx,
+                tile_pair_pass(tile, tile + tile_bytes, nb, xb[0], corr, dx,
                                yt, tile_mask(r, r0, r1), yt + EMBER_PACK_ROWS, tile_mask(r + EMBER_PACK_ROWS, r0, r1));
             }
         for (; r < r1; r += EMBER_PACK_ROWS) {
             __mmask16 m = tile_mask(r, r0, r1);
-            const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * (size_t)nb * EMBER_PACK_RECORD;
+            const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
             float *yt = y + (size_t)t0 * y_stride + r;
             int64_t step = whole ? nb : CHUNK;
             for (int64_t c0 = 0; c0 < nb; c0 += step) {
@@ -365,16 +365,39 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, int rows,
     }
 }
 
-ember_packed_matmul_fn ember_packed_matmul_get(void)
-{
-    return ember_cpu_has_vnni512() ? packed_matmul_vnni : NULL;
-}
+#endif
 
+/* ---- registration ------------------------------------------------------- */
+
+static const ember_layout q8_0x16 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
+                                     ember_pack_q8_0_bytes, ember_pack_q8_0};
+
+#ifdef EMBER_SIMD
+/* Activations are the compressed Q8_0 kernel's (same quantizer), so a
+   packed and a compressed weight on one input share them. */
+static const ember_kernel table[] = {
+    {"q8_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
+     packed_matmul_vnni, &q8_0x16},
+};
+#endif
+
+static const ember_layout *const layouts[] = {&q8_0x16};
+
+const ember_kernel *ember_kernels_packed(int src_type, ember_isa isa)
+{
+#ifdef EMBER_SIMD
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].wtype == src_type && table[i].isa == isa) return &table[i];
 #else
-
-ember_packed_matmul_fn ember_packed_matmul_get(void)
-{
+    (void)src_type;
+    (void)isa;
+#endif
     return NULL;
 }
 
-#endif
+const ember_layout *ember_layout_for(int src_type)
+{
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        if (layouts[i]->src_type == src_type) return layouts[i];
+    return NULL;
+}

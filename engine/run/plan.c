@@ -1,0 +1,173 @@
+/* The weight strategy's plan: per tensor, the representation the profile's
+   strategy asks for and the CPU allows (eager f32, the file's compressed
+   rows, or a packed layout from the kernel table), the kernel that runs it,
+   its resident bytes and why; the names and defaults of the strategy's
+   options.  This is what `ember inspect --plan` prints.  Packing itself
+   happens later, at the phase the profile names (lifecycle.c). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "plan.h"
+
+static const char *const strategy_names[] = {"eager", "compressed", "packed"};
+static const char *const proj_names[EMBER_PROJ_NAMES] = {"q", "k", "v", "o", "gate", "up", "down", "output"};
+static const char *const rep_names[] = {"eager-f32", "compressed", "packed-q8x16"};
+
+const char *ember_strategy_name(ember_strategy s)
+{
+    return (unsigned)s < 3 ? strategy_names[s] : "?";
+}
+
+int ember_strategy_from_name(const char *s)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, strategy_names[i])) return i;
+    return -1;
+}
+
+const char *ember_proj_name(int i) { return (unsigned)i < EMBER_PROJ_NAMES ? proj_names[i] : "?"; }
+
+int ember_proj_from_name(const char *name)
+{
+    for (int i = 0; i < EMBER_PROJ_NAMES; i++)
+        if (!strcmp(name, proj_names[i])) return 1 << i;
+    return 0;
+}
+
+const char *ember_rep_name(ember_rep r) { return (unsigned)r < 3 ? rep_names[r] : "?"; }
+
+void ember_plan_opts_default(ember_plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->strategy = EMBER_STRATEGY_COMPRESSED;
+    o->projections = EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V | EMBER_PROJ_O |
+                     EMBER_PROJ_GATE | EMBER_PROJ_UP;
+    o->pack_when = EMBER_PACK_BEFORE_PREFILL;
+    o->evict_source = true;
+    o->reevict_after_prefill = true;
+    o->allow_fallback = true;
+}
+
+const ember_plan *ember_model_plan(const ember_model *m) { return &m->plan; }
+
+static int plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const char *kernel,
+                    const char *isa, uint64_t bytes, const char *reason)
+{
+    ember_plan *p = &m->plan;
+    ember_plan_entry *e = realloc(p->e, (size_t)(p->n + 1) * sizeof *e);
+    if (!e) return -1;
+    p->e = e;
+    e = &p->e[p->n];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", t->name_z);
+    e->dtype = t->type;
+    e->ne[0] = t->ne[0];
+    e->ne[1] = t->ne[1];
+    e->rep = rep;
+    snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "");
+    snprintf(e->isa, sizeof e->isa, "%s", isa ? isa : "");
+    e->resident_bytes = bytes;
+    snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
+    p->bytes_by_rep[rep] += bytes;
+    return p->n++;
+}
+
+static int make_eager(ember_weight *w, ember_err *err)
+{
+    const ember_kernel *k = ember_kernel_find(EMBER_F32, ember_cpu_isa());
+    if (!k) return ember_seterr(err, "no F32 kernel available");
+    size_t n = (size_t)w->in * (size_t)w->out;
+    w->f32 = malloc(n * sizeof(float));
+    if (!w->f32) return ember_seterr(err, "%s: out of memory for %zu MiB of f32 weights", w->t->name_z, n * 4 >> 20);
+    for (int64_t r = 0; r < w->out; r++)
+        if (ember_dequantize_row(w->dtype, w->data + (size_t)r * w->row_bytes, w->f32 + (size_t)r * (size_t)w->in, w->in))
+            return ember_seterr(err, "%s: dtype %s cannot be dequantized", w->t->name_z, ember_dtype_name(w->dtype));
+    w->rep = EMBER_REP_EAGER_F32;
+    w->kern = k;
+    return 0;
+}
+
+/* Why a projection the packed strategy names is not packed, or "" when it
+   will be: w->pack_kern is then the kernel of its layout. */
+static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *reason, size_t cap)
+{
+    const ember_plan_opts *o = &m->opts;
+    const ember_layout *L = ember_layout_for(w->dtype);
+    const char *env = getenv("EMBER_LLAMA_PACKED_Q8");
+    m->plan.packable += L && !has_bias;
+    if (!(o->projections & (unsigned)w->proj))
+        snprintf(reason, cap, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
+    else if (!L)
+        snprintf(reason, cap, "packing needs Q8_0, tensor is %s", ember_dtype_name(w->dtype));
+    else if (has_bias)
+        snprintf(reason, cap, "has a bias: not eligible for packing");
+    else if (env && !strcmp(env, "0"))
+        snprintf(reason, cap, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
+    else if (!(w->pack_kern = ember_kernel_packed(w->dtype, m->isa)))
+        snprintf(reason, cap, "CPU lacks AVX-512 VNNI: packed kernel unavailable");
+}
+
+int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
+{
+    const ember_plan_opts *o = &m->opts;
+    char reason[160] = "";
+    bool eager = o->strategy == EMBER_STRATEGY_EAGER;
+    if (!eager) {
+        w->kern = ember_kernel_for_matrix(w->dtype, m->isa, w->out, w->t == m->tok_embd.t);
+        if (!w->kern) {
+            if (!o->allow_fallback)
+                return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",
+                                    w->t->name_z, ember_dtype_name(w->dtype));
+            snprintf(reason, sizeof reason, "dtype %s has no native kernel: eager fallback", ember_dtype_name(w->dtype));
+            eager = true;
+        }
+    }
+    if (eager) {
+        if (make_eager(w, err)) return -1;
+        w->one = w->many = (ember_wview){w->kern, w->f32, (size_t)w->in * sizeof(float)};
+        w->plan_index = plan_add(m, w->t, EMBER_REP_EAGER_F32, w->kern->name, ember_isa_name(w->kern->isa),
+                                 (uint64_t)w->in * (uint64_t)w->out * 4, reason);
+        return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
+    }
+    w->rep = EMBER_REP_COMPRESSED;
+    w->one = w->many = (ember_wview){w->kern, w->data, w->row_bytes};
+    if (o->strategy == EMBER_STRATEGY_PACKED && w->proj) choose_pack(m, w, has_bias, reason, sizeof reason);
+    const ember_kernel *k = w->pack_kern ? w->pack_kern : w->kern;
+    uint64_t bytes = w->pack_kern ? k->layout->bytes((int)w->out, w->in) : w->t->nbytes;
+    w->plan_index = plan_add(m, w->t, w->pack_kern ? EMBER_REP_PACKED_Q8X16 : EMBER_REP_COMPRESSED,
+                             k->name, ember_isa_name(k->isa), bytes,
+                             w->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD ? "packed at the phase the profile sets" : reason);
+    if (w->pack_kern) m->plan.packed++;
+    return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
+}
+
+int ember_plan_finish(ember_model *m, ember_err *err)
+{
+    const ember_model_info *I = &m->info;
+    bool tied = m->output.t == m->tok_embd.t;
+    if (m->output.rep == EMBER_REP_EAGER_F32 && tied) {
+        m->tok_embd.f32 = m->output.f32;   /* one f32 table serves both */
+        m->tok_embd.rep = EMBER_REP_EAGER_F32;
+    } else if (m->opts.strategy == EMBER_STRATEGY_EAGER) {
+        if (make_eager(&m->tok_embd, err)) return -1;
+    } else {
+        /* rows read from the file per lookup; without this the plan
+           showed the zeroed rep (eager-f32) and 4 bytes a weight */
+        m->tok_embd.rep = EMBER_REP_COMPRESSED;
+    }
+    if (!tied)
+        plan_add(m, m->tok_embd.t, m->tok_embd.rep, "", "",
+                 m->tok_embd.rep == EMBER_REP_EAGER_F32 ? (uint64_t)I->n_embd * I->n_vocab * 4 : m->tok_embd.t->nbytes,
+                 m->tok_embd.rep == EMBER_REP_EAGER_F32 ? "" : "embedding rows dequantized per lookup");
+    /* Small tensors (norms, biases, rope factors) live as f32. */
+    for (uint64_t i = 0; i < m->f->n_tensors; i++) {
+        const gguf_tensor *t = &m->f->tensors[i];
+        if (t->n_dims == 1)
+            plan_add(m, t, EMBER_REP_EAGER_F32, "", "", (uint64_t)t->ne[0] * 4, "");
+    }
+    return 0;
+}

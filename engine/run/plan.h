@@ -1,0 +1,17 @@
+/* The weight strategy's plan: which representation each tensor takes
+   (eager f32 rows, the file's rows, or a packed layout made later by the
+   lifecycle), and the record `ember inspect --plan` prints. */
+#ifndef EMBER_PLAN_H
+#define EMBER_PLAN_H
+
+#include "model.h"
+
+/* Chooses one matrix's representation, prepares it (eager: dequantized
+   now) and records it in the plan.  has_bias: a bias follows the product
+   (not eligible for packing). */
+int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err);
+/* After every matrix: the embedding table (sharing a tied eager LM head's
+   floats) and the small tensors, which live as f32. */
+int ember_plan_finish(ember_model *m, ember_err *err);
+
+#endif
