@@ -60,7 +60,8 @@ typedef struct ember_layout {
     size_t record_bytes;     /* one tile's share of one source block */
     /* bytes of a whole rows x k matrix (rows rounded up to tile_rows) */
     size_t (*bytes)(int rows, int64_t k);
-    /* tiles [t0, t1) of the rows (row_bytes apart) into dst */
+    /* tiles [t0, t1) of the rows (row_bytes apart) into dst; may need the
+       ISA of the kernel whose entry names the layout */
     void (*pack)(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
 } ember_layout;
 
@@ -98,9 +99,9 @@ const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);
    NULL when none runs here (kernels_packed.c: Q8_0 in 16-row tiles needs
    AVX-512 VNNI). */
 const ember_kernel *ember_kernel_packed(int src_type, ember_isa isa);
-/* The layout that packs src_type on some CPU, or NULL (the plan says why a
-   tensor is not packed). */
-const ember_layout *ember_layout_for(int src_type);
+/* True when some CPU has a packed kernel for src_type (the plan says why
+   a tensor is not packed). */
+int ember_layout_exists(int src_type);
 
 /* ---- packed Q8_0: 16-row tiles (doc/DESIGN.md, "Packed Q8_0 layout") ------- */
 
@@ -109,10 +110,9 @@ const ember_layout *ember_layout_for(int src_type);
 
 /* Bytes of the packed form of a rows x k Q8_0 matrix (rows rounded up to 16). */
 size_t ember_pack_q8_0_bytes(int rows, int64_t k);
-/* Packs tiles [t0, t1) of a Q8_0 matrix (row stride row_bytes) into dst. */
-void ember_pack_q8_0(const void *src, size_t row_bytes, int rows, int64_t k,
-                     void *dst, int t0, int t1);
-/* The same, byte by byte: the oracle the fast packer is tested against. */
+/* Packs tiles [t0, t1) of a Q8_0 matrix (row stride row_bytes) into dst,
+   byte by byte: the oracle the packer of the kernel's entry
+   (ember_kernel_packed(EMBER_Q8_0, ..)->layout->pack) is tested against. */
 void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
                          void *dst, int t0, int t1);
 /* The scalar oracle of the packed kernel (an ember_matmul_fn over tiles

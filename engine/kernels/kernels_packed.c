@@ -47,7 +47,7 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
     }
 }
 
-#if defined(EMBER_SIMD) && defined(__x86_64__)
+#ifdef EMBER_SIMD
 /* The record's 8 groups are a 16-row x 8-dword transpose of the rows'
    codes.  Row j and row j + 8 share a register (low and high half), so an
    8 x 8 dword transpose done in both halves at once (unpack 32, unpack 64,
@@ -74,6 +74,9 @@ static EMBER_TARGET_AVX512 void pack_q8_0_avx512(const void *src, size_t row_byt
                                                  int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
+    int ntiles = (rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS;
+    if (t0 < 0) t0 = 0;
+    if (t1 > ntiles) t1 = ntiles;
     const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
     const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
     for (int t = t0; t < t1; t++) {
@@ -111,21 +114,6 @@ static EMBER_TARGET_AVX512 void pack_q8_0_avx512(const void *src, size_t row_byt
     }
 }
 #endif
-
-void ember_pack_q8_0(const void *src, size_t row_bytes, int rows, int64_t k,
-                     void *dst, int t0, int t1)
-{
-    int ntiles = (rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
-#if defined(EMBER_SIMD) && defined(__x86_64__)
-    if (ember_cpu_has_vnni512()) {
-        pack_q8_0_avx512(src, row_bytes, rows, k, dst, t0, t1);
-        return;
-    }
-#endif
-    ember_pack_q8_0_ref(src, row_bytes, rows, k, dst, t0, t1);
-}
 
 static uint16_t rd16(const uint8_t *p)
 {
@@ -369,10 +357,22 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 
 /* ---- registration ------------------------------------------------------- */
 
-static const ember_layout q8_0x16 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
-                                     ember_pack_q8_0_bytes, ember_pack_q8_0};
+/* Source dtypes with a packed layout, whatever this CPU runs. */
+static const int sources[] = {EMBER_Q8_0};
+
+int ember_layout_exists(int src_type)
+{
+    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
+        if (sources[i] == src_type) return 1;
+    return 0;
+}
 
 #ifdef EMBER_SIMD
+/* The layout as its AVX-512 kernel reads it, packed with AVX-512 shuffles
+   (a layout is reached through its kernel's entry, so on that kernel's CPU). */
+static const ember_layout q8_0x16 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
+                                     ember_pack_q8_0_bytes, pack_q8_0_avx512};
+
 /* Activations are the compressed Q8_0 kernel's (same quantizer), so a
    packed and a compressed weight on one input share them. */
 static const ember_kernel table[] = {
@@ -380,8 +380,6 @@ static const ember_kernel table[] = {
      packed_matmul_vnni, &q8_0x16},
 };
 #endif
-
-static const ember_layout *const layouts[] = {&q8_0x16};
 
 const ember_kernel *ember_kernels_packed(int src_type, ember_isa isa)
 {
@@ -392,12 +390,5 @@ const ember_kernel *ember_kernels_packed(int src_type, ember_isa isa)
     (void)src_type;
     (void)isa;
 #endif
-    return NULL;
-}
-
-const ember_layout *ember_layout_for(int src_type)
-{
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        if (layouts[i]->src_type == src_type) return layouts[i];
     return NULL;
 }

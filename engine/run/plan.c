@@ -96,7 +96,7 @@ static int make_eager(ember_weight *w, ember_err *err)
 static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *reason, size_t cap)
 {
     const ember_plan_opts *o = &m->opts;
-    const ember_layout *L = ember_layout_for(w->dtype);
+    int L = ember_layout_exists(w->dtype);
     const char *env = getenv("EMBER_LLAMA_PACKED_Q8");
     m->plan.packable += L && !has_bias;
     if (!(o->projections & (unsigned)w->proj))
