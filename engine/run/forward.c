@@ -20,8 +20,8 @@
 /* ---- matrix products on the pool ---------------------------------------- */
 
 typedef struct {
-    const ember_wview *v;        /* the weight's kernel, data and stride for this product */
-    int64_t in, out;
+    const ember_weight *w;
+    const ember_wview *v;        /* w's kernel, data and stride for this product (model.h) */
     const void *xq;
     size_t xq_stride;
     float *y;
@@ -58,8 +58,9 @@ static void mm_run(void *ctx, int ith, int nth)
         const mm_item *m = &j->it[i];
         int t1 = c + g;
         int r0 = (c - m->tile0) * 16, r1 = (t1 - m->tile0) * 16;
-        if (r1 > m->out) r1 = (int)m->out;
-        m->v->kern->matmul(m->v->data, m->v->stride, m->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y, (size_t)m->out);
+        if (r1 > m->w->out) r1 = (int)m->w->out;
+        m->v->kern->matmul(m->v->data, m->v->stride, m->w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y,
+                           (size_t)m->w->out);
     }
 }
 
@@ -120,11 +121,10 @@ static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int 
     j.n_items = n;
     for (int i = 0; i < n; i++) {
         mm_item *it = &j.it[i];
+        it->w = ws[i];
         it->v = nt == 1 ? &ws[i]->one : &ws[i]->many;
-        it->in = ws[i]->in;
-        it->out = ws[i]->out;
         it->y = ys[i];
-        it->xq = prep_act(s, it->v->kern, it->in, x, nt, &it->xq_stride);
+        it->xq = prep_act(s, it->v->kern, ws[i]->in, x, nt, &it->xq_stride);
         it->tile0 = j.total;
         it->tiles = (int)((ws[i]->out + 15) / 16);
         j.total += it->tiles;

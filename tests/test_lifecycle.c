@@ -1,0 +1,148 @@
+/* The weight strategy's lifecycle (engine/run/lifecycle.c) on a tiny Q8_0
+   model: each pack phase a profile names packs at its moment of the session
+   (load = when the session opens, on its pool), takes the phase snapshots,
+   re-evicts after a generic prefill only, and changes no logit against
+   compressed; a second session on a packed model reports the packing's
+   snapshots too. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "ember.h"
+#include "kernels.h"
+#include "tap.h"
+
+enum { NP = 9, NG = 3, ROWS = NP + NG };
+
+static int32_t toks[ROWS];
+
+static void opts(ember_plan_opts *po, ember_strategy st, ember_pack_when when, bool packed_prefill)
+{
+    ember_plan_opts_default(po);
+    po->strategy = st;
+    po->projections = EMBER_PROJ_ALL;
+    po->pack_when = when;
+    po->evict_source = true;
+    po->reevict_after_prefill = true;
+    po->packed_prefill = packed_prefill;
+    po->threads = 2;
+}
+
+/* Last prompt logits then teacher-forced decodes, with the stats after the
+   session opened (st[0]), after the prefill (st[1]) and at the end (st[2]). */
+static float *run(const char *model, const ember_plan_opts *po, ember_stats st[3], bool *pending_at_open)
+{
+    ember_err err;
+    ember_model *m = ember_model_open(model, po, &err);
+    if (!m) {
+        tap_diag("open: %s", err.msg);
+        return NULL;
+    }
+    int V = ember_model_get_info(m)->n_vocab;
+    for (int i = 0; i < ROWS; i++) toks[i] = (int32_t)((i * 41 + 3) % V);
+    ember_session_opts so = {ROWS + 4, 2};
+    ember_session *s = ember_session_new(m, &so, &err);
+    float *y = s ? malloc((size_t)(NG + 1) * (size_t)V * sizeof *y) : NULL;
+    int rc = -1;
+    if (y) {
+        ember_stats_get(s, &st[0]);
+        *pending_at_open = ember_session_pack_pending(s);
+        rc = ember_prefill(s, toks, NP, y, NULL, &err);
+        if (!rc) ember_stats_get(s, &st[1]);
+        for (int i = 0; i < NG && !rc; i++) rc = ember_decode(s, toks[NP + i], y + (size_t)(i + 1) * V, &err);
+        if (!rc) {
+            ember_session_mark_decode_done(s);
+            ember_stats_get(s, &st[2]);
+        }
+    }
+    if (rc) {
+        tap_diag("run: %s", err.msg);
+        free(y);
+        y = NULL;
+    }
+    ember_session_free(s);
+    ember_model_free(m);
+    return y;
+}
+
+static bool seen(const ember_stats *st, ember_phase p) { return st->phase_seen[p]; }
+
+int main(void)
+{
+    const char *bin = getenv("EMBER_BIN");
+    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
+    if (!ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) tap_skip_all("no packed kernel on this CPU (AVX-512 VNNI)");
+    char dir[] = "/tmp/ember-life.XXXXXX", model[256], cmd[512];
+    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
+    snprintf(model, sizeof model, "%s/tiny-Q8_0.gguf", dir);
+    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like tiny --dtype Q8_0 --threads 1", bin, model);
+    if (!tap_ok(system(cmd) == 0, "tiny Q8_0 synthesized")) return tap_done();
+
+    ember_plan_opts po;
+    ember_stats st[3];
+    bool pend;
+    opts(&po, EMBER_STRATEGY_COMPRESSED, EMBER_PACK_AT_LOAD, false);
+    float *comp = run(model, &po, st, &pend);
+    tap_ok(comp && st[2].packed == 0 && !seen(&st[2], EMBER_PHASE_PACKED), "compressed: nothing packed, no pack phase");
+    ember_err err;
+    ember_model *probe = ember_model_open(model, &po, &err);
+    const size_t nbytes = probe ? (size_t)(NG + 1) * (size_t)ember_model_get_info(probe)->n_vocab * sizeof(float) : 0;
+    ember_model_free(probe);
+
+    /* at load: packed when the session opens, before its "opened" snapshot */
+    opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_AT_LOAD, false);
+    float *y = run(model, &po, st, &pend);
+    tap_ok(y && st[0].packed > 0 && !pend && seen(&st[0], EMBER_PHASE_PACKED) &&
+               seen(&st[0], EMBER_PHASE_EVICTED) && seen(&st[0], EMBER_PHASE_OPENED) && st[0].src_evicted,
+           "at load: packed (%d of %d) and evicted when the session opens", y ? st[0].packed : 0, y ? st[0].packable : 0);
+    tap_ok(y && seen(&st[1], EMBER_PHASE_REEVICTED) && seen(&st[2], EMBER_PHASE_DECODE_DONE),
+           "at load, generic prefill: re-evicted after the prefill; decode snapshot at the end");
+    tap_ok(y && comp && !memcmp(y, comp, nbytes), "at load: logits == compressed bit for bit");
+    free(y);
+
+    /* before prefill: pending at open, packed by the prefill */
+    opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true);
+    y = run(model, &po, st, &pend);
+    tap_ok(y && pend && st[0].packed == 0 && !seen(&st[0], EMBER_PHASE_PACKED) && st[1].packed > 0 &&
+               seen(&st[1], EMBER_PHASE_PACKED) && seen(&st[1], EMBER_PHASE_EVICTED),
+           "before prefill: pending when the session opens, packed by the prefill");
+    tap_ok(y && !seen(&st[1], EMBER_PHASE_REEVICTED), "prefill: packed reads the tiles: no re-eviction");
+    tap_ok(y && comp && !memcmp(y, comp, nbytes), "before prefill, packed prefill: logits == compressed bit for bit");
+    free(y);
+
+    /* after prefill: the first decoded token packs */
+    opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_AFTER_PREFILL, false);
+    y = run(model, &po, st, &pend);
+    tap_ok(y && !pend && st[1].packed == 0 && !seen(&st[1], EMBER_PHASE_PACKED) && st[2].packed > 0 &&
+               seen(&st[2], EMBER_PHASE_PACKED),
+           "after prefill: nothing packed by the prefill, packed by the first decode");
+    tap_ok(y && comp && !memcmp(y, comp, nbytes), "after prefill: logits == compressed bit for bit");
+    free(y);
+
+    /* a second session on a model packed before prefill by the first one
+       reports the packing's snapshots (they used to be zeros) */
+    opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, false);
+    ember_model *m = ember_model_open(model, &po, &err);
+    ember_session_opts so = {ROWS + 4, 2};
+    ember_session *s1 = m ? ember_session_new(m, &so, &err) : NULL;
+    int rc = s1 ? ember_session_pack_ahead(s1, &err) : -1;
+    ember_session_free(s1);
+    ember_session *s2 = rc == 0 ? ember_session_new(m, &so, &err) : NULL;
+    ember_stats st2;
+    ember_memstat now;
+    if (s2) ember_stats_get(s2, &st2);
+    bool rss = !ember_memstat_read(&now) || (s2 && st2.phase_mem[EMBER_PHASE_PACKED].rss_kb > 0);
+    tap_ok(s2 && st2.packed > 0 && seen(&st2, EMBER_PHASE_PACKED) && rss && !ember_session_pack_pending(s2),
+           "a second session on a packed model: nothing pending, the packed snapshot is the model's");
+    ember_session_free(s2);
+    ember_model_free(m);
+
+    free(comp);
+    unlink(model);
+    rmdir(dir);
+    return tap_done();
+}
