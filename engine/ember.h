@@ -8,6 +8,8 @@
 
 #include "sys/err.h"
 #include "sys/memstat.h"
+#include "sys/safefile.h"
+#include "sys/xdg.h"
 
 typedef struct ember_model ember_model;
 typedef struct ember_session ember_session;

@@ -1,0 +1,20 @@
+/* Where Ember keeps per-user files, per the XDG Base Directory
+   specification: $XDG_CONFIG_HOME (profiles), $XDG_CACHE_HOME (the demo
+   model), $XDG_STATE_HOME (the input history), each defaulting under $HOME.
+   A relative value is ignored, as the specification says: it would make
+   the file depend on the current directory. */
+#ifndef EMBER_XDG_H
+#define EMBER_XDG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { EMBER_XDG_CONFIG, EMBER_XDG_CACHE, EMBER_XDG_STATE } ember_xdg;
+
+/* Writes "<base>/ember/<name>" (name NULL or "": "<base>/ember") to buf;
+   with create, makes "<base>/ember" and its parents (mode 0700).  0, or -1
+   when there is no base (neither an absolute variable nor $HOME), the path
+   does not fit or the directory cannot be made. */
+int ember_xdg_path(ember_xdg kind, const char *name, bool create, char *buf, size_t cap);
+
+#endif
