@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ember.h"
 #include "input.h"
 
 #define QCAP 4096
@@ -56,21 +57,22 @@ static void drain(ui_input *in)
 
 int ui_history_path(char *buf, size_t cap)
 {
-    const char *st = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char dir[PATH_MAX];
-    if (st && *st) snprintf(dir, sizeof dir, "%s/ember", st);
-    else if (home && *home) snprintf(dir, sizeof dir, "%s/.local/state/ember", home);
-    else return -1;
-    /* mkdir -p */
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        mkdir(dir, 0700);
-        *p = '/';
+    return ember_xdg_path(EMBER_XDG_STATE, "history", true, buf, cap);
+}
+
+/* Through the safe writer, private: H_SAVE would rewrite the file in place
+   (a crash or full disk loses it) and follow a symlink planted at its path. */
+static void save_history(ui_input *in)
+{
+    ember_err err;
+    ember_file *f = ember_file_create(in->hpath, EMBER_MODE_PRIVATE, &err);
+    HistEventW ev;
+    if (f && history_w(in->hist, &ev, H_SAVE_FP, ember_file_stream(f)) < 0) {
+        ember_file_abort(f);
+        ember_seterr(&err, "cannot write %s: history could not be written", in->hpath);
+        f = NULL;
     }
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST) return -1;
-    int n = snprintf(buf, cap, "%s/history", dir);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
+    if (!f || ember_file_commit(f, &err)) fprintf(stderr, "ember: %s\n", err.msg);
 }
 
 ui_input *ui_input_new(const char *history_path, char *err, size_t errcap)
@@ -135,8 +137,7 @@ void ui_input_free(ui_input *in)
 {
     if (!in) return;
     if (in->hist) {
-        HistEventW ev;
-        if (in->hpath) history_w(in->hist, &ev, H_SAVE, in->hpath);
+        if (in->hpath) save_history(in);
         history_wend(in->hist);
     }
     el_end(in->el);

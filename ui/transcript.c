@@ -1,13 +1,12 @@
 /* Transcript storage and the Markdown export. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "markdown.h"
+#include "ember.h"
 #include "transcript.h"
 
 void tr_init(transcript *t) { memset(t, 0, sizeof *t); }
@@ -100,27 +99,32 @@ void tr_write_markdown(const transcript *t, FILE *f, const char *model)
     }
 }
 
+/* "~" and "~/x" name the home directory, as in a shell: /save ~/chat.md
+   must not create a directory called "~". */
+static const char *expand_home(const char *path, char *buf, size_t cap)
+{
+    const char *home = getenv("HOME");
+    if (path[0] != '~' || (path[1] && path[1] != '/') || !home || !*home) return path;
+    int n = snprintf(buf, cap, "%s%s", home, path + 1);
+    return n > 0 && (size_t)n < cap ? buf : path;
+}
+
 int tr_save_markdown(const transcript *t, const char *path, const char *model,
                      char *err, size_t errcap)
 {
-    char tmp[4096];
-    int k = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (k < 0 || (size_t)k >= sizeof tmp) {
-        snprintf(err, errcap, "%s: path too long", path);
+    char full[4096];
+    path = expand_home(path, full, sizeof full);
+    ember_err e;
+    /* a transcript is the user's private data: 0600 */
+    ember_file *ef = ember_file_create(path, EMBER_MODE_PRIVATE, &e);
+    if (!ef) {
+        snprintf(err, errcap, "%s", e.msg);
         return -1;
     }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errcap, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = ember_file_stream(ef);
     tr_write_markdown(t, f, model);
-    bool bad = ferror(f) != 0;
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) bad = true;
-    if (fclose(f) != 0) bad = true;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errcap, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
+    if (ember_file_commit(ef, &e)) {
+        snprintf(err, errcap, "%s", e.msg);
         return -1;
     }
     return 0;

@@ -37,8 +37,9 @@ void tr_remove(transcript *t, int i);
 /* The conversation as Markdown (user/assistant turns, system prompt):
    what /save writes and /copy all copies. */
 void tr_write_markdown(const transcript *t, FILE *f, const char *model);
-/* Writes that Markdown to path through a
-   temporary file and rename; 0, or -1 with err. */
+/* Writes Markdown (user/assistant turns, system prompt) to path (a leading
+   "~/" is the home directory) with the safe writer, mode 0600; 0, or -1
+   with err ("cannot write PATH: REASON"). */
 int tr_save_markdown(const transcript *t, const char *path, const char *model,
                      char *err, size_t errcap);
 

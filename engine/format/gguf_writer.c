@@ -15,6 +15,7 @@
 
 #include "dtype.h"
 #include "gguf.h"
+#include "safefile.h"
 
 typedef struct {
     char *key;
@@ -453,7 +454,7 @@ static int build_header(const gguf_writer *w, uint64_t align, buf *h, ember_err 
 static int write_all(FILE *f, const void *p, size_t n, const char *what, ember_err *err)
 {
     if (n && fwrite(p, 1, n, f) != n)
-        return ember_seterr(err, "%s: write failed: %s", what, strerror(errno ? errno : EIO));
+        return ember_seterr(err, "cannot write %s: %s", what, strerror(errno ? errno : EIO));
     return 0;
 }
 
@@ -520,44 +521,18 @@ static int write_file(gguf_writer *w, FILE *f, const char *what, ember_err *err)
 
 int gguf_writer_save(gguf_writer *w, const char *path, ember_err *err)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp) return ember_seterr(err, "%s: out of memory", path);
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", 12);
     if (w->failed) {
-        free(tmp);
         if (err) *err = w->first_err;
         return -1;
     }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return ember_seterr(err, "%s: cannot create a temporary file next to it: %s", path, strerror(e));
+    /* a model file is as readable as any other */
+    ember_file *f = ember_file_create(path, EMBER_MODE_PUBLIC, err);
+    if (!f) return -1;
+    if (write_file(w, ember_file_stream(f), path, err)) {
+        ember_file_abort(f);
+        return -1;
     }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return ember_seterr(err, "%s: %s", path, strerror(e));
-    }
-    int rc = write_file(w, f, path, err);
-    if (fflush(f) != 0 && rc == 0) rc = ember_seterr(err, "%s: write failed: %s", path, strerror(errno));
-    if (fclose(f) != 0 && rc == 0) rc = ember_seterr(err, "%s: write failed: %s", path, strerror(errno));
-    /* mkstemp creates 0600; a model file is as readable as any other */
-    if (rc == 0) {
-        mode_t um = umask(0);
-        umask(um);
-        if (chmod(tmp, 0666 & ~um) != 0) { /* harmless: keep 0600 */ }
-    }
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = ember_seterr(err, "%s: cannot rename the temporary file into place: %s", path, strerror(errno));
-    if (rc) unlink(tmp);
-    free(tmp);
-    return rc;
+    return ember_file_commit(f, err);
 }
 
 int gguf_writer_to_mem(gguf_writer *w, uint8_t **out, size_t *size, ember_err *err)

@@ -89,7 +89,8 @@ int cmd_eval(int argc, char **argv)
     ember_model *m = ember_model_open(model, &po, &err);
     ember_session *s = NULL;
     float *rows = NULL;
-    FILE *out = NULL;
+    ember_file *out = NULL;
+    bool write_err = false;
     if (!m) goto fail;
     const int V = ember_model_get_info(m)->n_vocab;
     ember_session_opts so = {np + nf + 1, po.threads};
@@ -100,31 +101,23 @@ int cmd_eval(int argc, char **argv)
         goto fail;
     }
     if (ember_prefill(s, ids, np, NULL, rows, &err)) goto fail;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    if (!(out = fopen(tmp, "wb"))) {
-        ember_seterr(&err, "%s: cannot write", tmp);
-        goto fail;
-    }
-    fwrite(rows, sizeof *rows, (size_t)np * V, out);
+    /* a write error reads "ember: cannot write PATH: REASON", as at every write site */
+    write_err = true;
+    if (!(out = ember_file_create(out_path, EMBER_MODE_PUBLIC, &err))) goto fail;
+    if (ember_file_write(out, rows, sizeof *rows * (size_t)np * V, &err)) goto fail;
     for (int i = 0; i < nf; i++) {
+        write_err = false;
         if (ember_decode(s, force[i], rows, &err)) goto fail;
-        fwrite(rows, sizeof *rows, (size_t)V, out);
+        write_err = true;
+        if (ember_file_write(out, rows, sizeof *rows * (size_t)V, &err)) goto fail;
     }
-    if (fclose(out) != 0) {
-        out = NULL;
-        ember_seterr(&err, "%s: write failed", tmp);
-        goto fail;
-    }
+    ember_file *done = out;
     out = NULL;
-    if (rename(tmp, out_path) != 0) {
-        ember_seterr(&err, "%s: cannot rename into place", out_path);
-        goto fail;
-    }
+    if (ember_file_commit(done, &err)) goto fail;
     rc = 0;
 fail:
-    if (rc) fprintf(stderr, "ember eval: %s\n", err.msg);
-    if (out) fclose(out);
+    if (rc) fprintf(stderr, "%s%s\n", write_err ? "ember: " : "ember eval: ", err.msg);
+    ember_file_abort(out);
     free(rows);
     ember_session_free(s);
     ember_model_free(m);

@@ -87,7 +87,8 @@ int cmd_synth(int argc, char **argv)
     double t0 = ember_now_ms();
     ember_err err = {{0}};
     if (synth_write(&o, &err)) {
-        fprintf(stderr, "ember synth: %s\n", err.msg);
+        /* a write failure reads "ember: cannot write PATH: REASON" as everywhere */
+        fprintf(stderr, "%s%s\n", strncmp(err.msg, "cannot write ", 13) ? "ember synth: " : "ember: ", err.msg);
         return 1;
     }
     if (!quiet)

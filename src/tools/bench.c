@@ -348,14 +348,15 @@ int bench_simple(const bench_opts *b)
                s[0].decode_bytes_per_token / 1048576, rate / 1e9, 100 * frac, 100 * fracf);
     }
     if (b->json_out) {
-        FILE *f = fopen(b->json_out, "w");
+        ember_err err;
+        ember_file *f = ember_file_create(b->json_out, EMBER_MODE_PUBLIC, &err);
         if (!f) {
-            fprintf(stderr, "ember bench: %s: %s\n", b->json_out, strerror(errno));
+            fprintf(stderr, "ember: %s\n", err.msg);
             free(s);
             return 1;
         }
         json_w j;
-        json_init(&j, f, true);
+        json_init(&j, ember_file_stream(f), true);
         json_obj_begin(&j);
         json_kv_str(&j, "model", b->model);
         json_kv_str(&j, "strategy", s[0].strategy);
@@ -385,7 +386,11 @@ int bench_simple(const bench_opts *b)
         }
         json_obj_end(&j);
         json_finish(&j);
-        fclose(f);
+        if (ember_file_commit(f, &err)) {
+            fprintf(stderr, "ember: %s\n", err.msg);
+            free(s);
+            return 1;
+        }
     }
     free(s);
     return same ? 0 : 3;
@@ -456,10 +461,15 @@ int bench_lifecycle(const bench_opts *b)
                "pack", "peakRSS", "pf:File", "pf:Anon", "end:File", "end:Anon", "breakeven", "hash");
         printf("%-28s %8s %6s %8s %7s %8s %8s %8s %8s %8s %9s\n", "", "tok/s", "", "ms", "ms", "MiB",
                "MiB", "MiB", "MiB", "MiB", "tokens");
-        FILE *jf = b->json_out ? fopen(b->json_out, "w") : NULL;
+        ember_err err;
+        ember_file *jf = b->json_out ? ember_file_create(b->json_out, EMBER_MODE_PUBLIC, &err) : NULL;
+        if (b->json_out && !jf) {
+            fprintf(stderr, "ember: %s\n", err.msg);
+            rc = 1;
+        }
         json_w j;
         if (jf) {
-            json_init(&j, jf, true);
+            json_init(&j, ember_file_stream(jf), true);
             json_obj_begin(&j);
             json_kv_str(&j, "model", b->model);
             json_kv_i64(&j, "threads", b->threads);
@@ -512,7 +522,10 @@ int bench_lifecycle(const bench_opts *b)
             json_arr_end(&j);
             json_obj_end(&j);
             json_finish(&j);
-            fclose(jf);
+            if (ember_file_commit(jf, &err)) {
+                fprintf(stderr, "ember: %s\n", err.msg);
+                rc = 1;
+            }
         }
     }
     free(order);
