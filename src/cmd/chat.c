@@ -95,24 +95,6 @@ static int resolve(void *ctx, const char *name, ember_worker_load *out, gen_opts
     return 0;
 }
 
-static int demo_path(char *buf, size_t cap)
-{
-    const char *xc = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char dir[PATH_MAX];
-    if (xc && *xc) snprintf(dir, sizeof dir, "%s/ember", xc);
-    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/ember", home);
-    else return -1;
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        mkdir(dir, 0755);
-        *p = '/';
-    }
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) return -1;
-    int n = snprintf(buf, cap, "%s/demo-tiny.gguf", dir);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
 int cmd_chat(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
@@ -172,12 +154,17 @@ int cmd_chat(int argc, char **argv)
     }
     char demo_file[PATH_MAX];
     if (demo) {
-        if (demo_path(demo_file, sizeof demo_file) < 0) {
+        if (ember_xdg_path(EMBER_XDG_CACHE, "demo-tiny.gguf", true, demo_file, sizeof demo_file) < 0) {
             fprintf(stderr, "ember: --demo: no cache directory (set XDG_CACHE_HOME or HOME)\n");
             return 1;
         }
-        if (access(demo_file, R_OK) != 0 && !c.fake) {
-            fprintf(stderr, "ember: synthesizing the demo model into %s (once)...\n", demo_file);
+        /* a cache that does not read as a model (truncated, overwritten) is
+           made again rather than failing every --demo from now on */
+        ember_model_info info;
+        bool usable = access(demo_file, R_OK) == 0 && ember_model_peek(demo_file, &info, NULL) == 0;
+        if (!usable && !c.fake) {
+            fprintf(stderr, "ember: synthesizing the demo model into %s (%s)...\n", demo_file,
+                    access(demo_file, F_OK) == 0 ? "the cached one is damaged" : "once");
             synth_opts so = {.out = demo_file, .like = "tiny", .dtype = "Q8_0", .seed = 1};
             ember_err e = {{0}};
             if (synth_write(&so, &e) < 0) {

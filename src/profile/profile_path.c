@@ -32,11 +32,7 @@ static int fits(int n, size_t cap) { return n > 0 && (size_t)n < cap ? 0 : -1; }
 
 int profile_user_dir(char *buf, size_t cap)
 {
-    const char *x = getenv("XDG_CONFIG_HOME");
-    if (x && x[0] == '/') return fits(snprintf(buf, cap, "%s/ember/profiles", x), cap);
-    const char *h = getenv("HOME");
-    if (h && h[0]) return fits(snprintf(buf, cap, "%s/.config/ember/profiles", h), cap);
-    return -1;
+    return ember_xdg_path(EMBER_XDG_CONFIG, "profiles", false, buf, cap);
 }
 
 int profile_shipped_dir(char *buf, size_t cap)
