@@ -31,7 +31,7 @@ static void usage(FILE *out)
         "See ember(1) and ember-profile(5).\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -72,4 +72,13 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "ember: unknown command '%s' (try ember --help)\n", c);
     return 2;
+}
+
+/* Output that never reached its destination (a full disk, /dev/full, a
+   closed pipe) is a failure even when the command itself went well. */
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    if (ember_stdout_close() != 0 && rc == 0) rc = 1;
+    return rc;
 }
