@@ -389,39 +389,31 @@ gguf_file *gguf_open_mem(const void *buf, uint64_t size, ember_err *err)
 
 gguf_file *gguf_open(const char *path, ember_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        ember_seterr(err, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ember_seterr(err, "%s: not a regular file", path);
+    uint64_t fsize;
+    int fd = ember_open_regular(path, &fsize, err);
+    if (fd < 0) return NULL;
+    if (fsize < 24) {
+        ember_seterr(err, "%s: %lld bytes is too small for a GGUF file", path, (long long)fsize);
         close(fd);
         return NULL;
     }
-    if (st.st_size < 24) {
-        ember_seterr(err, "%s: %lld bytes is too small for a GGUF file", path, (long long)st.st_size);
-        close(fd);
-        return NULL;
-    }
-    void *map = ember_map_file(fd, (size_t)st.st_size);
+    void *map = ember_map_file(fd, (size_t)fsize);
     if (map == MAP_FAILED) {
         ember_seterr(err, "%s: mmap: %s", path, strerror(errno));
         close(fd);
         return NULL;
     }
     ember_err e2;
-    gguf_file *f = gguf_open_mem(map, (uint64_t)st.st_size, &e2);
+    gguf_file *f = gguf_open_mem(map, fsize, &e2);
     if (!f) {
         ember_seterr(err, "%s: %s", path, e2.msg);
-        munmap(map, (size_t)st.st_size);
+        munmap(map, (size_t)fsize);
         close(fd);
         return NULL;
     }
     f->fd = fd;
     f->path = strdup(path);
-    ember_fault_guard_note_map(map, (size_t)st.st_size);
+    ember_fault_guard_note_map(map, (size_t)fsize);
     return f;
 }
 

@@ -73,18 +73,27 @@ static int map_and_count(const char *path, int fd, size_t size, int64_t *pmd_kb,
     return 0;
 }
 
-int ember_recache(const char *path, ember_recache_stats *st, ember_err *err)
+int ember_open_regular(const char *path, uint64_t *size, ember_err *err)
 {
-    memset(st, 0, sizeof *st);
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return ember_seterr(err, "%s: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
         return ember_seterr(err, "%s: not a regular file", path);
     }
-    st->file_bytes = (uint64_t)sb.st_size;
-    size_t size = (size_t)sb.st_size;
+    /* regular files ignore O_NONBLOCK; cleared so reads behave as usual */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    *size = (uint64_t)sb.st_size;
+    return fd;
+}
+
+int ember_recache(const char *path, ember_recache_stats *st, ember_err *err)
+{
+    memset(st, 0, sizeof *st);
+    int fd = ember_open_regular(path, &st->file_bytes, err);
+    if (fd < 0) return -1;
+    size_t size = (size_t)st->file_bytes;
     int rc = 0;
     if (size > 0) {
         rc = map_and_count(path, fd, size, &st->pmd_before_kb, err);

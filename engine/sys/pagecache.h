@@ -11,6 +11,12 @@
 
 #include "err.h"
 
+/* Opens a model file for reading: O_NONBLOCK, so that a FIFO, a socket or
+   a device given as a model is refused at once (a plain open would wait on
+   a FIFO for a writer forever), then fstat.  The descriptor, size in
+   *size; -1 with "PATH: not a regular file" or the open error. */
+int ember_open_regular(const char *path, uint64_t *size, ember_err *err);
+
 /* The file read-only and shared, at a 2 MiB-aligned address, advised for
    huge pages (where the filesystem keeps large folios, cache fills through
    it come in 2 MiB folios).  MAP_FAILED on failure, errno set. */
