@@ -159,6 +159,7 @@ int ui_plain_run(ui_config *cfg)
         fprintf(stderr, "ember: DEMO model with random weights: the text means nothing\n");
     conv c = {0};
     int status = 0;
+    bool failed = false;          /* some message got an error instead of a reply */
     if (cfg->system && *cfg->system && conv_add(&c, "system", cfg->system) < 0) status = 1;
     char *line = NULL;
     size_t cap = 0;
@@ -195,10 +196,19 @@ int ui_plain_run(ui_config *cfg)
         reply_open = false;
         fflush(stdout);
         if (st.n_ctx) print_stats(&st, nt);
-        if (conv_add(&c, "assistant", reply ? reply : "") < 0) status = 1;
+        if (!ok) {
+            /* one failed message (longer than the context, say) is reported
+               and taken back; the rest of the input still gets its answers */
+            c.n--;
+            free((char *)c.m[c.n].role);
+            free((char *)c.m[c.n].content);
+            failed = true;
+        } else if (conv_add(&c, "assistant", reply ? reply : "") < 0) {
+            status = 1;
+        }
         free(reply);
-        if (!ok) status = 1;
     }
+    if (failed && !status) status = 1;
     free(line);
     conv_clear(&c, false);
     free(c.m);
