@@ -79,6 +79,15 @@ const ember_model_info *ember_model_get_info(const ember_model *m);
 ember_tokenizer *ember_model_tokenizer(ember_model *m);   /* owned by the model */
 /* Why ember_model_tokenizer() is NULL (the file's tokenizer could not load). */
 const char *ember_model_tokenizer_error(const ember_model *m);
+/* Metadata oddities the model was accepted with (an embedding padded past
+   the vocabulary, duplicate token texts, merges naming missing tokens):
+   one line each, "" when none.  inspect and the plan print them. */
+const char *ember_model_warnings(const ember_model *m);
+/* The same checks on a file without building the model (for inspect):
+   0 with the warning lines (or "") in warnings, -1 with err when the
+   vocabulary is unusable (the tokenizer's error, or ids past the
+   embedding).  A file without a tokenizer or embedding passes. */
+int ember_vocab_check(const char *path, char *warnings, size_t cap, ember_err *err);
 /* The GGUF chat template string, or NULL. */
 const char *ember_model_chat_template(const ember_model *m);
 

@@ -143,6 +143,11 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
                             (long long)emb->ne[0], (long long)emb->ne[1], info->n_embd);
     if (emb->ne[1] > (1 << 22)) return ember_seterr(err, "vocabulary of %lld tokens is too large", (long long)emb->ne[1]);
     info->n_vocab = (int)emb->ne[1];
+    int vocab_size;   /* optional; when given it must describe this embedding */
+    if (opt_u(&mt, "vocab_size", 1, INT32_MAX, &vocab_size, info->n_vocab)) return -1;
+    if (vocab_size != info->n_vocab)
+        return ember_seterr(err, "%s.vocab_size %d differs from token_embd.weight's %d rows", info->arch, vocab_size,
+                            info->n_vocab);
     if (m) {
         m->arch = arch;
         m->rope = arch == ARCH_LLAMA ? ROPE_NORM : ROPE_NEOX;
@@ -357,6 +362,10 @@ ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, emb
         return NULL;
     }
     m->tok = ember_tokenizer_load(m->f, &e2);   /* optional: eval works on ids */
+    if (m->tok && ember_tok_check(m->tok, m->info.n_vocab, m->warnings, sizeof m->warnings, &e2)) {
+        ember_tokenizer_free(m->tok);
+        m->tok = NULL;
+    }
     if (!m->tok) snprintf(m->tok_error, sizeof m->tok_error, "%s", e2.msg);
     m->chat_template = gguf_get_strdup(m->f, "tokenizer.chat_template");
     return m;
@@ -364,5 +373,6 @@ ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, emb
 
 const ember_model_info *ember_model_get_info(const ember_model *m) { return &m->info; }
 ember_tokenizer *ember_model_tokenizer(ember_model *m) { return m->tok; }
+const char *ember_model_warnings(const ember_model *m) { return m->warnings; }
 const char *ember_model_tokenizer_error(const ember_model *m) { return m->tok_error; }
 const char *ember_model_chat_template(const ember_model *m) { return m->chat_template; }

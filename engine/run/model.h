@@ -62,6 +62,7 @@ struct ember_model {
     float *output_norm;
     ember_tokenizer *tok;
     char tok_error[512];        /* why tok is NULL */
+    char warnings[1024];        /* accepted metadata oddities, one per line */
     char *chat_template;
     ember_plan plan;
     ember_isa isa;

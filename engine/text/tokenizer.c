@@ -168,6 +168,7 @@ static int load_arrays(ember_tokenizer *t, const gguf_file *f, ember_err *err)
 static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
 {
     int n = t->n_vocab;
+    int32_t pad = -1;
     t->bos = t->eos = t->eot = t->unk = -1;
     if (t->kind == TOK_KIND_SPM) {
         /* SentencePiece conventions when the file does not say. */
@@ -176,7 +177,8 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
     if (get_id(f, "tokenizer.ggml.bos_token_id", n, &t->bos, err) ||
         get_id(f, "tokenizer.ggml.eos_token_id", n, &t->eos, err) ||
         get_id(f, "tokenizer.ggml.eot_token_id", n, &t->eot, err) ||
-        get_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk, err))
+        get_id(f, "tokenizer.ggml.unknown_token_id", n, &t->unk, err) ||
+        get_id(f, "tokenizer.ggml.padding_token_id", n, &pad, err))   /* unused, but a wrong one means a broken file */
         return -1;
     if (t->eot < 0) {
         for (size_t i = 0; i < sizeof EOG_NAMES / sizeof EOG_NAMES[0] && t->eot < 0; i++) {

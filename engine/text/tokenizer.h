@@ -16,6 +16,11 @@ typedef struct ember_tokenizer ember_tokenizer;
 ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err);
 void ember_tokenizer_free(ember_tokenizer *t);
 
+/* Checks the vocabulary against the model's n_rows embedding rows
+   (tokenizer_check.c): -1 with err when ids could index past the
+   embedding; accepted oddities append one line each to warnings. */
+int ember_tok_check(const ember_tokenizer *t, int n_rows, char *warnings, size_t cap, ember_err *err);
+
 int ember_tok_n_vocab(const ember_tokenizer *t);
 int32_t ember_tok_bos(const ember_tokenizer *t);   /* -1 if none */
 int32_t ember_tok_eos(const ember_tokenizer *t);   /* -1 if none */

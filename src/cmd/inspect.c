@@ -353,6 +353,27 @@ static int print_json(const summary *s, bool tensors, bool meta)
     return json_finish(&j);
 }
 
+/* One "warning: " line per line of the engine's metadata warnings. */
+static void print_warnings(const char *w)
+{
+    while (w && *w) {
+        size_t n = strcspn(w, "\n");
+        printf("warning: %.*s\n", (int)n, w);
+        w += n + (w[n] != 0);
+    }
+}
+
+/* Vocabulary against the embedding (ember_vocab_check): what the tokenizer
+   would refuse and what it accepts with a warning, so that a broken file is
+   visible before chat or run trip over it. */
+static void print_vocab_check(const char *path)
+{
+    char w[1024];
+    ember_err err = {{0}};
+    if (ember_vocab_check(path, w, sizeof w, &err)) printf("warning: no usable tokenizer: %s\n", err.msg);
+    else print_warnings(w);
+}
+
 /* --plan: open the model under the strategy or profile and print the
    execution plan the engine built (representation, kernel, bytes per tensor). */
 static int inspect_plan(const char *path, const char *strategy, const char *profile_name, bool json)
@@ -392,6 +413,8 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
     } else {
         if (r.matched[0]) printf("%s\n", r.matched);
         plan_print_text(p, &r.plan, true, stdout);
+        print_warnings(ember_model_warnings(m));
+        if (!ember_model_tokenizer(m)) printf("warning: no usable tokenizer: %s\n", ember_model_tokenizer_error(m));
     }
     ember_model_free(m);
     return rc;
@@ -457,6 +480,7 @@ int cmd_inspect(int argc, char **argv)
         }
     } else {
         print_text(&s, tensors, meta);
+        print_vocab_check(path);
         if (fflush(stdout) != 0) rc = 1;
     }
     gguf_close(f);
