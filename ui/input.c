@@ -62,17 +62,16 @@ int ui_history_path(char *buf, size_t cap)
 
 /* Through the safe writer, private: H_SAVE would rewrite the file in place
    (a crash or full disk loses it) and follow a symlink planted at its path. */
-static void save_history(ui_input *in)
+static int save_history(ui_input *in, ember_err *err)
 {
-    ember_err err;
-    ember_file *f = ember_file_create(in->hpath, EMBER_MODE_PRIVATE, &err);
+    ember_file *f = ember_file_create(in->hpath, EMBER_MODE_PRIVATE, err);
+    if (!f) return -1;
     HistEventW ev;
-    if (f && history_w(in->hist, &ev, H_SAVE_FP, ember_file_stream(f)) < 0) {
+    if (history_w(in->hist, &ev, H_SAVE_FP, ember_file_stream(f)) < 0) {
         ember_file_abort(f);
-        ember_seterr(&err, "cannot write %s: history could not be written", in->hpath);
-        f = NULL;
+        return ember_seterr(err, "cannot write %s: the history could not be written", in->hpath);
     }
-    if (!f || ember_file_commit(f, &err)) fprintf(stderr, "ember: %s\n", err.msg);
+    return ember_file_commit(f, err);
 }
 
 ui_input *ui_input_new(const char *history_path, char *err, size_t errcap)
@@ -137,7 +136,9 @@ void ui_input_free(ui_input *in)
 {
     if (!in) return;
     if (in->hist) {
-        if (in->hpath) save_history(in);
+        ember_err err;
+        /* the screen is back to normal by now: say so if it failed */
+        if (in->hpath && save_history(in, &err)) fprintf(stderr, "ember: %s\n", err.msg);
         history_wend(in->hist);
     }
     el_end(in->el);
@@ -261,7 +262,8 @@ void ui_input_history_add(ui_input *in, const char *utf8)
     history_w(in->hist, &ev, H_ENTER, w);
     free(w);
     /* Saved now too, so a crash or kill keeps what was typed. */
-    if (in->hpath) history_w(in->hist, &ev, H_SAVE, in->hpath);
+    ember_err err;
+    if (in->hpath) save_history(in, &err);   /* quiet: the screen is in use; the save at the end reports */
 }
 
 const char *ui_input_history_search(ui_input *in, const char *needle, int *pos)
