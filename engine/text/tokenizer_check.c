@@ -76,7 +76,16 @@ int ember_vocab_check(const char *path, char *warnings, size_t cap, ember_err *e
     if (!f) return -1;
     const gguf_tensor *emb = gguf_find_tensor(f, "token_embd.weight");
     int rc = 0;
-    if (gguf_find(f, "tokenizer.ggml.tokens") && emb && emb->n_dims == 2 && emb->ne[1] <= INT32_MAX) {
+    gguf_str arch;
+    char key[96];
+    int64_t vs;
+    if (emb && emb->n_dims == 2 && gguf_get_str(f, "general.architecture", &arch) && arch.len < 64) {
+        snprintf(key, sizeof key, "%.*s.vocab_size", (int)arch.len, arch.ptr);
+        if (gguf_get_i64(f, key, &vs) && vs != emb->ne[1])
+            rc = ember_seterr(err, "%s %lld differs from token_embd.weight's %lld rows", key, (long long)vs,
+                              (long long)emb->ne[1]);
+    }
+    if (!rc && gguf_find(f, "tokenizer.ggml.tokens") && emb && emb->n_dims == 2 && emb->ne[1] <= INT32_MAX) {
         ember_tokenizer *t = ember_tokenizer_load(f, err);
         rc = !t ? -1 : ember_tok_check(t, (int)emb->ne[1], warnings, cap, err);
         ember_tokenizer_free(t);

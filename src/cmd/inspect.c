@@ -370,7 +370,7 @@ static void print_vocab_check(const char *path)
 {
     char w[1024];
     ember_err err = {{0}};
-    if (ember_vocab_check(path, w, sizeof w, &err)) printf("warning: no usable tokenizer: %s\n", err.msg);
+    if (ember_vocab_check(path, w, sizeof w, &err)) printf("warning: vocabulary: %s\n", err.msg);
     else print_warnings(w);
 }
 
