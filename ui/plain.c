@@ -82,7 +82,7 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
             switch (k) {
             case EMBER_EV_TOKEN:
                 fputs(ev.text, stdout);
-                fflush(stdout);
+                ember_stdout_flush();   /* a failure is reported at exit (main) */
                 reply_open = true;
                 if (reply) {
                     size_t n = strlen(ev.text);
@@ -194,7 +194,7 @@ int ui_plain_run(ui_config *cfg)
         bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
         if (reply_open) fputc('\n', stdout);
         reply_open = false;
-        fflush(stdout);
+        ember_stdout_flush();
         if (st.n_ctx) print_stats(&st, nt);
         if (!ok) {
             /* one failed message (longer than the context, say) is reported

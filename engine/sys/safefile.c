@@ -1,5 +1,5 @@
 /* The one way Ember writes a file (safefile.h says why it is done so). */
-#include "config.h"
+#include "config.h"   /* _GNU_SOURCE: fopencookie */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 
 struct ember_file {
     FILE *s;
+    int fd;
     char *path, *tmp;    /* tmp NULL: writing straight into a device or pipe */
     int err;             /* first errno seen, 0 while all is well */
 };
@@ -23,6 +24,34 @@ struct ember_file {
 static int fail(ember_err *err, const char *path, int e)
 {
     return ember_seterr(err, "cannot write %s: %s", path, strerror(e ? e : EIO));
+}
+
+/* The stream writes through these so that the first failure's errno is
+   kept (a FILE only remembers that something failed, and a later fflush
+   may even succeed after the buffer was dropped). */
+static ssize_t cookie_write(void *c, const char *buf, size_t n)
+{
+    ember_file *f = c;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(f->fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (!f->err) f->err = k < 0 ? errno : EIO;
+            return done ? (ssize_t)done : -1;
+        }
+        done += (size_t)k;
+    }
+    return (ssize_t)n;
+}
+
+static int cookie_close(void *c)
+{
+    ember_file *f = c;
+    int r = close(f->fd);
+    if (r != 0 && !f->err) f->err = errno;
+    f->fd = -1;
+    return r;
 }
 
 /* A name nobody else has chosen: O_EXCL below still decides. */
@@ -63,7 +92,9 @@ ember_file *ember_file_create(const char *path, mode_t mode, ember_err *err)
         }
         if (fd < 0) goto fail_errno;
     }
-    if (!(f->s = fdopen(fd, "w"))) {
+    f->fd = fd;
+    static const cookie_io_functions_t io = {.write = cookie_write, .close = cookie_close};
+    if (!(f->s = fopencookie(f, "w", io))) {
         int e = errno;
         close(fd);
         errno = e;
@@ -84,7 +115,7 @@ FILE *ember_file_stream(ember_file *f) { return f->s; }
 
 int ember_file_write(ember_file *f, const void *data, size_t len, ember_err *err)
 {
-    if (!f->err && len && fwrite(data, 1, len, f->s) != len) f->err = errno ? errno : EIO;
+    if (!f->err && len && fwrite(data, 1, len, f->s) != len && !f->err) f->err = EIO;
     return f->err ? fail(err, f->path, f->err) : 0;
 }
 
@@ -118,13 +149,13 @@ static int sync_dir(const char *path)
 
 int ember_file_commit(ember_file *f, ember_err *err)
 {
-    errno = 0;
-    int e = f->err;
-    if (!e && fflush(f->s) != 0) e = errno;
-    if (!e && ferror(f->s)) e = EIO;           /* a write through the stream failed earlier */
+    int e = 0;
+    if (fflush(f->s) != 0 || ferror(f->s)) e = f->err ? f->err : EIO;
+    e = e ? e : f->err;
     /* fsync fails with EINVAL on pipes and character devices: nothing to sync */
-    if (!e && fsync(fileno(f->s)) != 0 && errno != EINVAL && errno != EROFS) e = errno;
-    if (fclose(f->s) != 0 && !e) e = errno;
+    if (!e && fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
+    fclose(f->s);                              /* cookie_close notes a close error */
+    if (!e) e = f->err;
     if (!e && f->tmp && rename(f->tmp, f->path) != 0) e = errno;
     if (e) {
         if (f->tmp) unlink(f->tmp);
@@ -149,12 +180,21 @@ int ember_write_file(const char *path, const void *data, size_t len, mode_t mode
     return ember_file_commit(f, err);
 }
 
+/* The first failure seen by ember_stdout_flush: stdout's FILE keeps only
+   a flag, and the buffer it could not write is gone by the end. */
+static int stdout_errno;
+
+int ember_stdout_flush(void)
+{
+    if (fflush(stdout) == 0) return 0;
+    if (!stdout_errno) stdout_errno = errno ? errno : EIO;
+    return -1;
+}
+
 int ember_stdout_close(void)
 {
-    errno = 0;
     int e = 0;
-    if (fflush(stdout) != 0) e = errno;
-    if (!e && ferror(stdout)) e = EIO;
+    if (ember_stdout_flush() != 0 || ferror(stdout)) e = stdout_errno ? stdout_errno : EIO;
     if (fclose(stdout) != 0 && !e) e = errno;
     if (!e) return 0;
     if (e != EPIPE) fprintf(stderr, "ember: cannot write standard output: %s\n", strerror(e));

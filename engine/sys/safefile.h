@@ -41,6 +41,9 @@ void ember_file_abort(ember_file *f);
 /* The whole dance in one call. */
 int ember_write_file(const char *path, const void *data, size_t len, mode_t mode, ember_err *err);
 
+/* fflush(stdout) for output streamed as it is made (tokens): the first
+   failure's reason is kept for ember_stdout_close.  0 or -1. */
+int ember_stdout_flush(void);
 /* Writes out stdout and reports whether everything printed reached it: 0,
    or -1 after printing "ember: cannot write standard output: REASON" (a
    closed pipe, EPIPE, stays quiet but still fails).  main() calls it last. */

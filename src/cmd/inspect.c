@@ -481,7 +481,7 @@ int cmd_inspect(int argc, char **argv)
     } else {
         print_text(&s, tensors, meta);
         print_vocab_check(path);
-        if (fflush(stdout) != 0) rc = 1;
+        if (ember_stdout_flush() != 0) rc = 1;   /* main says why */
     }
     gguf_close(f);
     return rc;

@@ -1,6 +1,7 @@
 /* ember: dispatch to subcommands. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,6 +79,9 @@ static int dispatch(int argc, char **argv)
    closed pipe) is a failure even when the command itself went well. */
 int main(int argc, char **argv)
 {
+    /* A file size limit (ulimit -f) is a failed write, reported and
+       cleaned up like a full disk, not a kill that leaves a temporary. */
+    signal(SIGXFSZ, SIG_IGN);
     int rc = dispatch(argc, argv);
     if (ember_stdout_close() != 0 && rc == 0) rc = 1;
     return rc;

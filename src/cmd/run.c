@@ -145,7 +145,7 @@ int cmd_run(int argc, char **argv)
     } else if (ro.json) {
         run_report_json(&ro, &res, stdout);
     } else {
-        fflush(stdout);
+        ember_stdout_flush();   /* the text before the stats; a failure is reported at exit */
         run_report_text(&res, stderr);
     }
     run_result_free(&res);

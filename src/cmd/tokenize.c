@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ember.h"
 #include "gguf.h"
 #include "tokenizer.h"
 
@@ -185,10 +186,7 @@ int cmd_tokenize(int argc, char **argv)
         }
         free(piece);
     }
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "ember tokenize: cannot write the output\n");
-        goto done;
-    }
+    if (ember_stdout_flush() != 0) goto done;   /* main says why */
     rc = 0;
 done:
     free(ids);

@@ -132,7 +132,8 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
             int k = ember_detok_push(&dt, tok, id, piece, sizeof piece);
             if (k > 0) {
                 fwrite(piece, 1, (size_t)k, out);
-                fflush(out);
+                if (out == stdout) ember_stdout_flush();   /* keeps a failure's reason for the exit */
+                else fflush(out);
             }
         }
         if (!o->ignore_eos && tok && ember_tok_is_eog(tok, id)) break;
