@@ -116,21 +116,25 @@ int main(void)
     tap_ok(same(a, "bye\n"), "the old file is untouched");
     tap_ok(leftovers() == 0, "no temporary left after the failures");
 
-    /* a device is written into, not replaced: /dev/full reports ENOSPC at commit */
-    if (access("/dev/full", W_OK) == 0) {
-        f = ember_file_create("/dev/full", EMBER_MODE_PUBLIC, &err);
+    /* a device is written into, not replaced: /dev/full reports ENOSPC at
+       commit.  Through links in the test's directory, so that a regression
+       (run as root) replaces a link, never the system's devices. */
+    const char *full = path_in("full"), *null = path_in("null");
+    if (access("/dev/full", W_OK) == 0 && symlink("/dev/full", full) == 0) {
+        f = ember_file_create(full, EMBER_MODE_PUBLIC, &err);
         tap_ok(f != NULL, "/dev/full opened for writing");
         if (f) {
             fprintf(ember_file_stream(f), "some bytes");
             tap_ok(ember_file_commit(f, &err) < 0, "commit to /dev/full fails");
-            snprintf(want, sizeof want, "cannot write /dev/full: %s", strerror(ENOSPC));
+            snprintf(want, sizeof want, "cannot write %s: %s", full, strerror(ENOSPC));
             tap_ok(!strcmp(err.msg, want), "message is '%s'", err.msg);
         }
-        tap_ok(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "/dev/full is still a device");
+        tap_ok(lstat(full, &st) == 0 && S_ISLNK(st.st_mode), "the link to /dev/full is still a link");
     } else {
         tap_skip("no /dev/full");
     }
-    tap_ok(ember_write_file("/dev/null", "x", 1, EMBER_MODE_PUBLIC, &err) == 0, "/dev/null takes the write");
+    tap_ok(symlink("/dev/null", null) == 0 && ember_write_file(null, "x", 1, EMBER_MODE_PUBLIC, &err) == 0 &&
+           lstat(null, &st) == 0 && S_ISLNK(st.st_mode), "/dev/null takes the write through its link");
     tap_ok(leftovers() == 0, "no temporaries left behind");
 
     /* XDG: absolute values are used, relative ones ignored for $HOME's default */
