@@ -66,10 +66,18 @@ static int save_history(ui_input *in, ember_err *err)
 {
     ember_file *f = ember_file_create(in->hpath, EMBER_MODE_PRIVATE, err);
     if (!f) return -1;
+    /* libedit fchmods the FILE's descriptor: it gets a stdio FILE of its own */
+    int fd = dup(ember_file_fd(f)), e = 0;
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
     HistEventW ev;
-    if (history_w(in->hist, &ev, H_SAVE_FP, ember_file_stream(f)) < 0) {
+    errno = fp ? 0 : errno;
+    if (!fp) e = errno;
+    else if (history_w(in->hist, &ev, H_SAVE_FP, fp) < 0 || fflush(fp) != 0 || ferror(fp)) e = errno ? errno : EIO;
+    if (fp) fclose(fp);
+    else if (fd >= 0) close(fd);
+    if (e) {
         ember_file_abort(f);
-        return ember_seterr(err, "cannot write %s: the history could not be written", in->hpath);
+        return ember_seterr(err, "cannot write %s: %s", in->hpath, strerror(e));
     }
     return ember_file_commit(f, err);
 }

@@ -30,6 +30,10 @@ ember_file *ember_file_create(const char *path, mode_t mode, ember_err *err);
 /* The stream to write through (fprintf, fwrite, a JSON writer...); errors
    on it are noticed by ember_file_commit. */
 FILE *ember_file_stream(ember_file *f);
+/* The temporary's descriptor, for a library that insists on a FILE of
+   its own (libedit fchmods fileno(), which the stream above lacks): write
+   through a dup and check that stream's errors yourself. */
+int ember_file_fd(ember_file *f);
 /* Checked write; -1 (and the file remembers the failure) on error. */
 int ember_file_write(ember_file *f, const void *data, size_t len, ember_err *err);
 /* Flushes, syncs, closes and renames into place, then frees f.  On any
