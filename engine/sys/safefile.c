@@ -141,8 +141,10 @@ static int sync_dir(const char *path)
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir) return ENOMEM;
+    /* a directory we may write but not read cannot be opened to sync it:
+       the file is in place all the same */
     int e = 0, fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)) e = errno;
+    if (fd >= 0 && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
     if (fd >= 0) close(fd);
     free(dir);
     return e;
