@@ -52,9 +52,10 @@ $T "$E" eval -m "$M" --ids "$tmp/ids" --logits "$tmp/out.bin" 2> "$tmp/e"; r=$?
 [ $r -eq 0 ] && [ "$(cat "$tmp/victim")" = precious ]; ok $? "eval --logits: a symlink planted at OUT.tmp is not followed" || show $r "$tmp/e"
 [ -s "$tmp/out.bin" ] && [ ! -L "$tmp/out.bin" ]; ok $? "eval --logits wrote OUT"
 rm -f "$tmp/out.bin" "$tmp/out.bin.tmp"
-ln -s "$tmp/victim" "$tmp/out.bin"
+echo precious > "$tmp/victim2"   # each case its own victim: one overwritten stays out of the next
+ln -s "$tmp/victim2" "$tmp/out.bin"
 $T "$E" eval -m "$M" --ids "$tmp/ids" --logits "$tmp/out.bin" 2> "$tmp/e"; r=$?
-[ $r -eq 0 ] && [ "$(cat "$tmp/victim")" = precious ] && [ -f "$tmp/out.bin" ] && [ ! -L "$tmp/out.bin" ]
+[ $r -eq 0 ] && [ "$(cat "$tmp/victim2")" = precious ] && [ -f "$tmp/out.bin" ] && [ ! -L "$tmp/out.bin" ]
 ok $? "eval --logits over a symlink replaces the link, not its target" || show $r "$tmp/e"
 
 # a file size limit stands in for a full disk everywhere
@@ -84,9 +85,10 @@ fi
 
 $T "$E" synth -o "$FULL" --like tiny -q 2> "$tmp/e"; r=$?
 [ $r -ne 0 ] && grep -q "^ember: cannot write $FULL: $ENOSPC" "$tmp/e"; ok $? "synth -o to /dev/full: non-zero with the message" || show $r "$tmp/e"
-ln -s "$tmp/victim" "$tmp/link.gguf"
+echo precious > "$tmp/victim3"
+ln -s "$tmp/victim3" "$tmp/link.gguf"
 $T "$E" synth -o "$tmp/link.gguf" --like tiny -q 2> "$tmp/e"; r=$?
-[ $r -eq 0 ] && [ "$(cat "$tmp/victim")" = precious ] && [ ! -L "$tmp/link.gguf" ]; ok $? "synth -o over a symlink replaces the link" || show $r "$tmp/e"
+[ $r -eq 0 ] && [ "$(cat "$tmp/victim3")" = precious ] && [ ! -L "$tmp/link.gguf" ]; ok $? "synth -o over a symlink replaces the link" || show $r "$tmp/e"
 
 B="-p 4 -n 2 -r 1 -w 0 -t 1 --strategy compressed"
 $T "$E" bench -m "$M" $B --json "$FULL" > /dev/null 2> "$tmp/e"; r=$?
