@@ -45,9 +45,10 @@ static int32_t *read_ids(const char *path, int *n)
     return v;
 }
 
-/* Logits rows for prompt (batched) + forced ids (one at a time). */
-static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int np,
-                  const int32_t *g, int ng, int threads, int *V)
+/* Logits rows for prompt (batched) + forced ids (one at a time), in a
+   context of n_ctx tokens (0: just enough). */
+static float *run_ctx(const char *model, ember_plan_opts *po, const int32_t *p, int np,
+                      const int32_t *g, int ng, int threads, int *V, int n_ctx)
 {
     ember_err err;
     po->threads = threads;
@@ -57,7 +58,7 @@ static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int 
         return NULL;
     }
     *V = ember_model_get_info(m)->n_vocab;
-    ember_session_opts so = {np + ng + 4, threads};
+    ember_session_opts so = {n_ctx ? n_ctx : np + ng + 4, threads};
     ember_session *s = ember_session_new(m, &so, &err);
     float *rows = s ? malloc((size_t)(np + ng) * *V * sizeof *rows) : NULL;
     int rc = rows ? ember_prefill(s, p, np, NULL, rows, &err) : -1;
@@ -71,6 +72,12 @@ static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int 
     ember_session_free(s);
     ember_model_free(m);
     return rows;
+}
+
+static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int np,
+                  const int32_t *g, int ng, int threads, int *V)
+{
+    return run_ctx(model, po, p, np, g, ng, threads, V, 0);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -108,12 +115,18 @@ int main(void)
 {
     char buf[1024];
     if (!tap_shared("fixtures/golden", buf, sizeof buf)) tap_skip_all("../shared/fixtures absent");
-    static const struct { const char *model, *arch; bool f16; } fx[] = {
-        {"llama-mini-f16", "llama", true}, {"llama-mini-Q8_0", "llama", false},
-        {"llama-mini-Q4_0", "llama", false}, {"llama-mini-Q4_K_M", "llama", false},
-        {"llama-mini-Q5_K_M", "llama", false}, {"llama-mini-Q6_K", "llama", false},
-        {"qwen2-mini-Q8_0", "qwen2", false}, {"qwen2-mini-Q4_K_M", "qwen2", false},
-        {"qwen3-mini-f16", "qwen3", true},
+    /* ik: goldens of ik_llama.cpp, whose quantized numerics differ from the
+       mainline ones this engine follows (fixtures/README.md): agreement of
+       two correct implementations, not bit equality */
+    static const struct { const char *model, *arch; bool f16, ik; } fx[] = {
+        {"llama-mini-f16", "llama", true, false}, {"llama-mini-Q8_0", "llama", false, false},
+        {"llama-mini-Q4_0", "llama", false, false}, {"llama-mini-Q4_K_M", "llama", false, false},
+        {"llama-mini-Q5_K_M", "llama", false, false}, {"llama-mini-Q6_K", "llama", false, false},
+        {"qwen2-mini-Q8_0", "qwen2", false, false}, {"qwen2-mini-Q4_K_M", "qwen2", false, false},
+        {"qwen3-mini-f16", "qwen3", true, false},
+        {"gemma3-mini-f16", "gemma3", true, true}, {"gemma3-mini-Q8_0", "gemma3", false, true},
+        {"gemma3-mini-Q4_K_M", "gemma3", false, true},
+        {"qwen3-mini-Q8_0", "qwen3", false, true}, {"qwen3-mini-Q4_K_M", "qwen3", false, true},
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
         char model[1024], ids[1024], greedy[1024], logits[1024], rel[256];
@@ -142,7 +155,8 @@ int main(void)
         tap_ok(eager && nref == (size_t)rows * V, "%s eager: ran, %d rows of %d", fx[i].model, rows, V);
         if (eager && nref == (size_t)rows * V) {
             snprintf(what, sizeof what, "%s eager vs golden", fx[i].model);
-            compare(what, eager, ref, rows, V, fx[i].f16 ? 0.99999 : 0.999, 0, fx[i].f16 ? 0.98 : 0.90);
+            compare(what, eager, ref, rows, V, fx[i].f16 ? 0.99999 : fx[i].ik ? 0.995 : 0.999, 0,
+                    fx[i].f16 ? 0.98 : fx[i].ik ? 0.85 : 0.90);
         }
         po.strategy = EMBER_STRATEGY_COMPRESSED;
         float *comp = run(model, &po, p, np, g, ng, 2, &V);
@@ -155,11 +169,15 @@ int main(void)
                reference's float order everywhere (kernels.h,
                kernels_kquant_impl.h, refnum.h) and must equal its logits bit
                for bit. */
-            if (!fx[i].f16)
+            if (!fx[i].f16 && !fx[i].ik)
                 tap_ok(!memcmp(comp, ref, (size_t)rows * V * 4),
                        "%s compressed == golden bit for bit (all %d rows)", fx[i].model, rows);
-            compare(what, comp, ref, rows, V, fx[i].f16 ? 0.99999 : 0.9995,
-                    fx[i].f16 ? 0.99999 : 0.9998, fx[i].f16 ? 0.98 : 0.95);
+            if (fx[i].f16)
+                compare(what, comp, ref, rows, V, 0.99999, 0.99999, 0.98);
+            else if (fx[i].ik)
+                compare(what, comp, ref, rows, V, 0.995, 0, 0.85);
+            else
+                compare(what, comp, ref, rows, V, 0.9995, 0.9998, 0.95);
             if (eager) {
                 snprintf(what, sizeof what, "%s compressed vs eager", fx[i].model);
                 compare(what, comp, eager, rows, V, 0.999, 0, 0.90);
@@ -168,6 +186,15 @@ int main(void)
             tap_ok(one && !memcmp(one, comp, (size_t)rows * V * 4),
                    "%s compressed: 1 thread == 2 threads bit for bit", fx[i].model);
             free(one);
+            if (!strcmp(fx[i].arch, "gemma3")) {
+                /* a long context puts the sliding layers' KV in a ring of
+                   window + 64 slots (session.h), which the prompt and the
+                   forced tokens wrap: the same rows in the same order */
+                float *ring = run_ctx(model, &po, p, np, g, ng, 2, &V, 4096);
+                tap_ok(ring && !memcmp(ring, comp, (size_t)rows * V * 4),
+                       "%s compressed: sliding layers in a KV ring == all positions kept, bit for bit", fx[i].model);
+                free(ring);
+            }
         }
         if (strstr(fx[i].model, "Q8_0") && !ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) {
             tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");

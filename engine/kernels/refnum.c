@@ -546,3 +546,11 @@ void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t st
 {
     get_ops()->wsum_heads(out, 0, w, 0, 1, v, stride, npos, hd, n_kv, gemm, acc);
 }
+
+void ember_ref_gelu_tanh_mul(float *g, const float *u, int n)
+{
+    for (int i = 0; i < n; i++) {
+        float x = g[i];
+        g[i] = 0.5f * x * (1.0f + tanhf(0.7978845608f * x * (1.0f + 0.044715f * x * x))) * u[i];
+    }
+}

@@ -25,6 +25,11 @@ double ember_ref_softmax_exp(float *y, const float *x, float max, int n);
    approximation, a tail of n % 16 uses libm's expf (as the reference does). */
 void ember_ref_silu_mul(float *g, const float *u, int n);
 
+/* g[i] = gelu(g[i]) * u[i] with the tanh form of GELU, in this float
+   order: 0.5f * x * (1.0f + tanhf(0.7978845608f * x * (1.0f + 0.044715f * x * x))),
+   then times u[i] (Gemma's GeGLU). */
+void ember_ref_gelu_tanh_mul(float *g, const float *u, int n);
+
 /* Attention scores: sc[p] = dot(k row p, q) * scale for p < npos (rows
    `stride` apart, hd each, every product exact in f32), returning the max.
    gemm: the reference's batched order, 16 lanes over hd (hd % 16 == 0).

@@ -148,24 +148,28 @@ static void rmsnorm(float *out, const float *x, const float *wt, int n, float ep
     for (int i = 0; i < n; i++) out[i] = x[i] * scale * wt[i];
 }
 
-/* Rotates the n_rot leading dims of every head in v (nh heads of hd). */
-static void rope(const ember_model *m, float *v, int nh, int hd, int pos)
+/* Rotates the n_rot leading dims of every head in v (nh heads of hd), in
+   the reference's order: theta = (pos * scale^i / ff[i]) * freq_scale,
+   cos and sin times mscale (a factor of 1 changes no bit). */
+static void rope(const ember_session *s, const ember_rope_cfg *rc, float *v, int nh, int hd, int pos)
 {
-    const int nr = m->n_rot;
-    float theta_scale = powf(m->rope_base, -2.0f / (float)nr);
+    const ember_rope style = s->m->arch->rope;
+    const int nr = rc->n_rot;
+    const float *ff = rc->ff ? rc->ff : s->rope_ff;
+    float theta_scale = powf(rc->base, -2.0f / (float)nr);
     float cs[1024], sn[1024];
     float theta = (float)pos;
     for (int i = 0; i < nr / 2; i++) {
-        float t = m->rope_freqs ? theta / m->rope_freqs[i] : theta;
-        cs[i] = cosf(t);
-        sn[i] = sinf(t);
+        float t = (ff ? theta / ff[i] : theta) * rc->freq_scale;
+        cs[i] = cosf(t) * rc->mscale;
+        sn[i] = sinf(t) * rc->mscale;
         theta *= theta_scale;
     }
     for (int h = 0; h < nh; h++) {
         float *p = v + (size_t)h * hd;
         for (int i = 0; i < nr / 2; i++) {
-            int a = m->rope == ROPE_NORM ? 2 * i : i;
-            int b = m->rope == ROPE_NORM ? 2 * i + 1 : i + nr / 2;
+            int a = style == ROPE_NORM ? 2 * i : i;
+            int b = style == ROPE_NORM ? 2 * i + 1 : i + nr / 2;
             float x0 = p[a], x1 = p[b];
             p[a] = fmaf(x0, cs[i], -(x1 * sn[i]));
             p[b] = fmaf(x0, sn[i], x1 * cs[i]);
@@ -178,11 +182,32 @@ typedef struct {
     int layer, nt, pos0;
 } att_job;
 
-/* KV head h's rows (n_ctx of head_dim) in layer l of a cache laid out
-   [layer][kv head][position][head_dim] (session.h). */
+/* KV head h's rows (kv_cap[l] of head_dim) in layer l of a cache laid out
+   [layer][kv head][row][head_dim] (session.h). */
 static uint16_t *kv_rows(const ember_session *s, uint16_t *cache, int l, int h)
 {
-    return cache + ((size_t)l * s->m->info.n_head_kv + (size_t)h) * s->n_ctx * s->m->info.head_dim;
+    return cache + s->kv_off[l] + (size_t)h * (size_t)s->kv_cap[l] * (size_t)s->m->layers[l].head_dim;
+}
+
+/* The row of position pos: the position itself, or its slot in a sliding
+   layer's ring (session.h; the slot's twin at slot + ring holds the same). */
+static size_t kv_row(const ember_session *s, int l, int pos)
+{
+    return s->ring && s->m->layers[l].swa ? (size_t)(pos % s->ring) : (size_t)pos;
+}
+
+/* Stores position pos's K and V rows (head h) as fp16. */
+static void kv_write(ember_session *s, int l, int h, int pos, const float *k, const float *v)
+{
+    const int hd = s->m->layers[l].head_dim;
+    size_t at = kv_row(s, l, pos) * (size_t)hd;
+    ember_ref_to_f16(kv_rows(s, s->kcache, l, h) + at, k, hd);
+    ember_ref_to_f16(kv_rows(s, s->vcache, l, h) + at, v, hd);
+    if (s->ring && s->m->layers[l].swa) {
+        at += (size_t)s->ring * (size_t)hd;
+        ember_ref_to_f16(kv_rows(s, s->kcache, l, h) + at, k, hd);
+        ember_ref_to_f16(kv_rows(s, s->vcache, l, h) + at, v, hd);
+    }
 }
 
 /* Attention in the reference's float order (refnum.h): its batched prompt
@@ -193,8 +218,10 @@ static void att_run(void *ctx, int ith, int nth)
     att_job *j = ctx;
     ember_session *s = j->s;
     const ember_model_info *I = &s->m->info;
-    const int hd = I->head_dim, nh = I->n_head, nkv = I->n_head_kv, group = nh / nkv;
-    const float scale = 1.0f / sqrtf((float)hd);
+    const ember_layer *L = &s->m->layers[j->layer];
+    const int hd = L->head_dim, nh = I->n_head, nkv = L->n_head_kv, group = nh / nkv;
+    /* Q was scaled already where the reference scales Q (arch.h) */
+    const float scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;
     const size_t scs = (size_t)s->n_ctx + 16;   /* one head's scores (padded for softmax) */
     float *sc = s->scratch + (size_t)ith * s->scratch_stride;
     float *acc = sc + (size_t)group * scs;
@@ -213,8 +240,12 @@ static void att_run(void *ctx, int ith, int nth)
         int t = w / (nkv * parts), kvh = w % (nkv * parts) / parts, part = w % parts;
         int g0 = part * run, ng = group - g0 < run ? group - g0 : run;
         if (ng <= 0) continue;
-        int h0 = kvh * group + g0, npos = j->pos0 + t + 1;
-        const uint16_t *Kh = kv_rows(s, s->kcache, j->layer, kvh), *Vh = kv_rows(s, s->vcache, j->layer, kvh);
+        /* a sliding layer sees the keys at pos_q - pos_k < window: the
+           run of rows from the window's first position */
+        int h0 = kvh * group + g0, pos = j->pos0 + t, first = L->swa && pos >= L->swa ? pos - L->swa + 1 : 0;
+        int npos = pos - first + 1;
+        size_t r0 = kv_row(s, j->layer, first) * (size_t)hd;
+        const uint16_t *Kh = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vh = kv_rows(s, s->vcache, j->layer, kvh) + r0;
         float mx[ng];
         for (int i = 0; i < ng; i++)
             ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
@@ -231,17 +262,24 @@ static void att_run(void *ctx, int ith, int nth)
     }
 }
 
+/* The gated FFN's activation by arch.h's ember_ffn_act: g = act(g) * u. */
+static void (*const ffn_act[])(float *g, const float *u, int n) = {
+    [FFN_SWIGLU] = ember_ref_silu_mul,
+    [FFN_GEGLU_TANH] = ember_ref_gelu_tanh_mul,
+};
+
 typedef struct {
     float *g;
     const float *u;
     int n, nt;
-} swiglu_job;
+    void (*fn)(float *g, const float *u, int n);
+} glu_job;
 
-static void swiglu_run(void *ctx, int ith, int nth)
+static void glu_run(void *ctx, int ith, int nth)
 {
-    swiglu_job *j = ctx;
+    glu_job *j = ctx;
     for (int t = ith; t < j->nt; t += nth)
-        ember_ref_silu_mul(j->g + (size_t)t * j->n, j->u + (size_t)t * j->n, j->n);
+        j->fn(j->g + (size_t)t * j->n, j->u + (size_t)t * j->n, j->n);
 }
 
 static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
@@ -275,57 +313,104 @@ static void add_bias(float *y, const float *b, int nt, int n)
         for (int i = 0; i < n; i++) y[(size_t)t * n + i] += b[i];
 }
 
+/* Copies nt rows of a fused projection's output (row width = sum of
+   widths) into the parts. */
+static void split_rows(const float *src, int nt, float **dst, const int *w, int nparts)
+{
+    int width = 0;
+    for (int i = 0; i < nparts; i++) width += w[i];
+    for (int t = 0; t < nt; t++)
+        for (int i = 0, off = 0; i < nparts; off += w[i], i++)
+            memcpy(dst[i] + (size_t)t * w[i], src + (size_t)t * width + off, (size_t)w[i] * sizeof(float));
+}
+
+static void rmsnorm_rows(float *out, const float *x, const float *wt, int nt, int n, float eps)
+{
+    for (int t = 0; t < nt; t++) rmsnorm(out + (size_t)t * n, x + (size_t)t * n, wt, n, eps);
+}
+
+/* The attention block of layer l for n tokens at pos0: s->x += attention(s->x). */
+static void attention(ember_session *s, int l, int n, int pos0)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const int E = m->info.n_embd, hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
+    const int HQ = nh * hd, HK = nkv * hd;
+    rmsnorm_rows(s->xn, s->x, L->attn_norm, n, E, m->rms_eps);
+    act_dirty(s);
+    if (L->wqkv.t) {
+        matmul(s, &L->wqkv, s->fused, s->xn, n);
+        split_rows(s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3);
+    } else {
+        const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *ys[3] = {s->q, s->k, s->v};
+        matmul_n(s, qkv, ys, 3, s->xn, n);
+    }
+    add_bias(s->q, L->bq, n, HQ);
+    add_bias(s->k, L->bk, n, HK);
+    add_bias(s->v, L->bv, n, HK);
+    const bool qscale = m->arch->att_scale != ATT_SCALE_SCORES;
+    for (int t = 0; t < n; t++) {
+        float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
+        if (L->q_norm) {
+            for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
+            for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
+        }
+        rope(s, &L->rope, q, nh, hd, pos0 + t);
+        rope(s, &L->rope, k, nkv, hd, pos0 + t);
+        if (qscale)
+            for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
+        const float *v = s->v + (size_t)t * HK;
+        for (int h = 0; h < nkv; h++) kv_write(s, l, h, pos0 + t, k + (size_t)h * hd, v + (size_t)h * hd);
+    }
+    att_job aj = {s, l, n, pos0};
+    ember_pool_run(s->pool, att_run, &aj);
+    matmul(s, &L->wo, s->xn, s->att, n);
+    if (L->post_attn_norm) rmsnorm_rows(s->xn, s->xn, L->post_attn_norm, n, E, m->rms_eps);
+    for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+}
+
+/* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed x. */
+static void ffn(ember_session *s, int l, int n)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const int E = m->info.n_embd, F = L->n_ff;
+    rmsnorm_rows(s->xn, s->x, L->ffn_norm, n, E, m->rms_eps);
+    act_dirty(s);
+    if (L->gate_up.t) {
+        matmul(s, &L->gate_up, s->fused, s->xn, n);
+        split_rows(s->fused, n, (float *[]){s->g, s->u}, (int[]){F, F}, 2);
+    } else {
+        const ember_weight *gu[2] = {&L->gate, &L->up};
+        float *gy[2] = {s->g, s->u};
+        matmul_n(s, gu, gy, 2, s->xn, n);
+    }
+    glu_job gj = {s->g, s->u, F, n, ffn_act[m->arch->act]};
+    if (n > 1) ember_pool_run(s->pool, glu_run, &gj);
+    else glu_run(&gj, 0, 1);
+    act_dirty(s);
+    matmul(s, &L->down, s->xn, s->g, n);
+    if (L->post_ffn_norm) rmsnorm_rows(s->xn, s->xn, L->post_ffn_norm, n, E, m->rms_eps);
+    for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+}
+
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
 {
     const ember_model *m = s->m;
     const ember_model_info *I = &m->info;
-    const int E = I->n_embd, hd = I->head_dim, nh = I->n_head, nkv = I->n_head_kv;
-    const int HQ = nh * hd, HK = nkv * hd, F = I->n_ff;
+    const int E = I->n_embd;
     const int pos0 = s->n_past;
     if (embed(s, tok, n, err)) return -1;
-    for (int l = 0; l < I->n_layer; l++) {
-        const ember_layer *L = &m->layers[l];
-        for (int t = 0; t < n; t++)
-            rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, L->attn_norm, E, m->rms_eps);
-        act_dirty(s);
-        const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
-        float *ys[3] = {s->q, s->k, s->v};
-        matmul_n(s, qkv, ys, 3, s->xn, n);
-        add_bias(s->q, L->bq, n, HQ);
-        add_bias(s->k, L->bk, n, HK);
-        add_bias(s->v, L->bv, n, HK);
-        for (int t = 0; t < n; t++) {
-            float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
-            if (L->q_norm) {
-                for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
-                for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
-            }
-            rope(m, q, nh, hd, pos0 + t);
-            rope(m, k, nkv, hd, pos0 + t);
-            const float *v = s->v + (size_t)t * HK;
-            for (int h = 0; h < nkv; h++) {
-                size_t at = (size_t)(pos0 + t) * hd;
-                ember_ref_to_f16(kv_rows(s, s->kcache, l, h) + at, k + (size_t)h * hd, hd);
-                ember_ref_to_f16(kv_rows(s, s->vcache, l, h) + at, v + (size_t)h * hd, hd);
-            }
-        }
-        att_job aj = {s, l, n, pos0};
-        ember_pool_run(s->pool, att_run, &aj);
-        matmul(s, &L->wo, s->xn, s->att, n);
-        for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
-        for (int t = 0; t < n; t++)
-            rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, L->ffn_norm, E, m->rms_eps);
-        act_dirty(s);
-        const ember_weight *gu[2] = {&L->gate, &L->up};
-        float *gy[2] = {s->g, s->u};
-        matmul_n(s, gu, gy, 2, s->xn, n);
-        swiglu_job sj = {s->g, s->u, F, n};
-        if (n > 1) ember_pool_run(s->pool, swiglu_run, &sj);
-        else swiglu_run(&sj, 0, 1);
-        act_dirty(s);
-        matmul(s, &L->down, s->xn, s->g, n);
-        for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+    if (m->arch->flags & ARCH_EMBD_SCALE) {
+        const float sc = sqrtf((float)E);
+        for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= sc;
     }
+    for (int l = 0; l < I->n_layer; l++) {
+        attention(s, l, n, pos0);
+        ffn(s, l, n);
+    }
+    for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     int first = all_rows ? 0 : n - 1, rows = n - first;
     for (int t = first; t < n; t++)
         rmsnorm(s->xn + (size_t)(t - first) * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);

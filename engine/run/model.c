@@ -3,6 +3,7 @@
    (plan.c), packing at a phase the lifecycle's (lifecycle.c). */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,11 +101,12 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     if (!gguf_get_str(f, "general.architecture", &a))
         return ember_seterr(err, "required metadata key 'general.architecture' is missing");
     snprintf(info->arch, sizeof info->arch, "%.*s", (int)(a.len < 31 ? a.len : 31), a.ptr);
-    ember_arch arch;
-    if (!strcmp(info->arch, "llama")) arch = ARCH_LLAMA;
-    else if (!strcmp(info->arch, "qwen2")) arch = ARCH_QWEN2;
-    else if (!strcmp(info->arch, "qwen3")) arch = ARCH_QWEN3;
-    else return ember_seterr(err, "architecture '%s' is not supported (supported: llama, qwen2, qwen3)", info->arch);
+    const ember_arch_desc *arch = ember_arch_find(info->arch);
+    if (!arch) {
+        char names[256];
+        ember_arch_list(names, sizeof names);
+        return ember_seterr(err, "architecture '%s' is not supported (supported: %s)", info->arch, names);
+    }
     gguf_str nm;
     if (gguf_get_str(f, "general.name", &nm))
         ember_text_clean(info->name, sizeof info->name, nm.ptr, nm.len, 0);
@@ -132,7 +134,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     if (vlen != info->head_dim)
         return ember_seterr(err, "%s.attention.value_length %d differs from key_length %d (not supported)",
                             info->arch, vlen, info->head_dim);
-    if (arch != ARCH_QWEN3 && info->n_embd % info->n_head)
+    if (!(arch->flags & ARCH_FREE_HEAD_DIM) && info->n_embd % info->n_head)
         return ember_seterr(err, "embedding_length %d is not a multiple of head_count %d", info->n_embd, info->n_head);
     if (info->head_dim % 2)
         return ember_seterr(err, "head dimension %d is odd (rope needs pairs)", info->head_dim);
@@ -150,12 +152,23 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
                             info->n_vocab);
     if (m) {
         m->arch = arch;
-        m->rope = arch == ARCH_LLAMA ? ROPE_NORM : ROPE_NEOX;
         if (opt_u(&mt, "rope.dimension_count", 2, info->head_dim, &m->n_rot, info->head_dim) ||
             opt_f(&mt, "rope.freq_base", &m->rope_base, 10000.0f, false) ||
             opt_f(&mt, "attention.layer_norm_rms_epsilon", &m->rms_eps, 1e-5f, true))
             return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
+        if (arch->swa_period && opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)) return -1;
+        if (arch->flags & ARCH_LONGROPE &&
+            (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
+             opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false)))
+            return -1;
+        switch (arch->att_scale) {
+        case ATT_SCALE_SCORES: m->q_scale = 1.0f; break;
+        case ATT_SCALE_Q: m->q_scale = 1.0f / sqrtf((float)info->head_dim); break;
+        case ATT_SCALE_Q_27B:   /* Gemma 3 27B (62 layers): query_pre_attn_scalar = n_embd / n_head */
+            m->q_scale = 1.0f / sqrtf(info->n_layer == 62 ? (float)(info->n_embd / info->n_head) : (float)info->head_dim);
+            break;
+        }
     }
     return 0;
 }
@@ -228,18 +241,44 @@ int ember_model_weights(ember_model *m, ember_weight **out, int cap)
     int n = 0;
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
-        ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-        for (int i = 0; i < 7; i++)
-            if (n < cap) out[n++] = ws[i];
+        ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down};
+        for (int i = 0; i < 9; i++)
+            if (n < cap && ws[i]->t) out[n++] = ws[i];
     }
     if (n < cap) out[n++] = &m->output;
     return n;
 }
 
+/* The rope of layer l: global layers use the file's base (and, where the
+   architecture says so, its linear scaling); sliding layers their own base. */
+static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
+{
+    const ember_arch_desc *a = m->arch;
+    L->rope = (ember_rope_cfg){m->rope_base, 1.0f, 1.0f, m->rope_freqs, m->n_rot};
+    if (a->flags & ARCH_LONGROPE && m->rope_long) {
+        L->rope.ff = NULL;   /* the session picks long or short by its context */
+        L->rope.mscale = m->rope_attn_factor;
+    }
+    meta mt = {m->f, a->name, err};
+    if (L->swa) {
+        if (opt_f(&mt, "rope.freq_base_swa", &L->rope.base, a->swa_rope_base, false)) return -1;
+    } else if (a->flags & ARCH_ROPE_LINEAR_GLOBAL) {
+        char key[128];
+        gguf_str ty;
+        snprintf(key, sizeof key, "%s.rope.scaling.type", a->name);
+        if (gguf_get_str(m->f, key, &ty) && ty.len == 6 && !memcmp(ty.ptr, "linear", 6)) {
+            float factor;
+            if (opt_f(&mt, "rope.scaling.factor", &factor, 1.0f, false)) return -1;
+            L->rope.freq_scale = 1.0f / factor;
+        }
+    }
+    return 0;
+}
+
 static int bind_layers(ember_model *m, ember_err *err)
 {
     const ember_model_info *I = &m->info;
-    int64_t E = I->n_embd, HQ = (int64_t)I->n_head * I->head_dim, HK = (int64_t)I->n_head_kv * I->head_dim;
+    const unsigned fl = m->arch->flags;
     int rc = 0;
     m->layers = calloc((size_t)I->n_layer, sizeof *m->layers);
     if (!m->layers) return ember_seterr(err, "out of memory");
@@ -247,29 +286,55 @@ static int bind_layers(ember_model *m, ember_err *err)
 #define NAME(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
     for (int l = 0; l < I->n_layer && !rc; l++) {
         ember_layer *L = &m->layers[l];
-        L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
+        L->n_head_kv = I->n_head_kv;
+        L->head_dim = I->head_dim;
+        L->n_ff = I->n_ff;
+        int P = m->arch->swa_period;
+        L->swa = m->n_swa && P && l % P != P - 1 ? m->n_swa : 0;
+        int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
+        int64_t F = L->n_ff;
+        rc = layer_rope(m, L, err);
+        if (!rc) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
         if (!rc) L->ffn_norm = load_vec(m, NAME("ffn_norm.weight"), E, true, err, &rc);
-        if (!rc) bind_weight(m, &L->wq, NAME("attn_q.weight"), E, HQ, EMBER_PROJ_Q, err, &rc);
-        if (!rc) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
-        if (!rc) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+        if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
+            bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+        } else if (!rc) {
+            bind_weight(m, &L->wq, NAME("attn_q.weight"), E, HQ, EMBER_PROJ_Q, err, &rc);
+            if (!rc) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
+            if (!rc) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+        }
         if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
-        if (!rc) bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, I->n_ff, EMBER_PROJ_GATE, err, &rc);
-        if (!rc) bind_weight(m, &L->up, NAME("ffn_up.weight"), E, I->n_ff, EMBER_PROJ_UP, err, &rc);
-        if (!rc) bind_weight(m, &L->down, NAME("ffn_down.weight"), I->n_ff, E, EMBER_PROJ_DOWN, err, &rc);
-        bool qwen2 = m->arch == ARCH_QWEN2;
-        if (!rc) L->bq = load_vec(m, NAME("attn_q.bias"), HQ, qwen2, err, &rc);
-        if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, qwen2, err, &rc);
-        if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, qwen2, err, &rc);
-        if (!rc && m->arch == ARCH_QWEN3) {
-            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), I->head_dim, true, err, &rc);
-            if (!rc) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), I->head_dim, true, err, &rc);
+        if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
+            bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
+        } else if (!rc) {
+            bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, F, EMBER_PROJ_GATE, err, &rc);
+            if (!rc) bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
+        }
+        if (!rc) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
+        bool bias = fl & ARCH_QKV_BIAS;
+        if (!rc && !L->wqkv.t) {
+            L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
+            if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
+            if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
+        }
+        if (!rc && fl & ARCH_QK_NORM) {
+            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, true, err, &rc);
+            if (!rc) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
+        }
+        if (!rc && fl & ARCH_POST_NORMS) {
+            L->post_attn_norm = load_vec(m, NAME("post_attention_norm.weight"), E, true, err, &rc);
+            if (!rc) L->post_ffn_norm = load_vec(m, NAME("post_ffw_norm.weight"), E, true, err, &rc);
         }
         if (!rc) {
             struct { ember_weight *w; bool bias; } ws[] = {
-                {&L->wq, L->bq != NULL}, {&L->wk, L->bk != NULL}, {&L->wv, L->bv != NULL},
-                {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->down, false}};
-            for (int i = 0; i < 7 && !rc; i++) rc = ember_plan_weight(m, ws[i].w, ws[i].bias, err);
+                {&L->wq, L->bq != NULL}, {&L->wk, L->bk != NULL}, {&L->wv, L->bv != NULL}, {&L->wqkv, false},
+                {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->gate_up, false}, {&L->down, false}};
+            for (int i = 0; i < 9 && !rc; i++)
+                if (ws[i].w->t) rc = ember_plan_weight(m, ws[i].w, ws[i].bias, err);
         }
+        if (L->n_head_kv > m->max_head_kv) m->max_head_kv = L->n_head_kv;
+        if (L->head_dim > m->max_head_dim) m->max_head_dim = L->head_dim;
+        if (L->n_ff > m->max_ff) m->max_ff = L->n_ff;
     }
 #undef NAME
     return rc;
@@ -295,6 +360,14 @@ static int bind_model(ember_model *m, ember_err *err)
         if (rc) return rc;
         for (int i = 0; i < m->n_rot / 2; i++)
             if (!(m->rope_freqs[i] > 0)) return ember_seterr(err, "rope_freqs.weight[%d] = %g is not positive", i, m->rope_freqs[i]);
+    }
+    if (m->arch->flags & ARCH_LONGROPE && gguf_find_tensor(m->f, "rope_factors_long.weight")) {
+        m->rope_long = load_vec(m, "rope_factors_long.weight", m->n_rot / 2, true, err, &rc);
+        if (!rc) m->rope_short = load_vec(m, "rope_factors_short.weight", m->n_rot / 2, true, err, &rc);
+        if (rc) return rc;
+        for (int i = 0; i < m->n_rot / 2; i++)
+            if (!(m->rope_long[i] > 0) || !(m->rope_short[i] > 0))
+                return ember_seterr(err, "rope_factors_long/short.weight[%d] is not positive", i);
     }
     if (bind_layers(m, err)) return -1;
     /* The LM head: output.weight, or the tied embedding. */
@@ -323,8 +396,9 @@ void ember_model_free(ember_model *m)
             ember_layer *L = &m->layers[l];
             free(L->attn_norm); free(L->ffn_norm); free(L->bq); free(L->bk); free(L->bv);
             free(L->q_norm); free(L->k_norm);
-            ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-            for (int i = 0; i < 7; i++) free_weight(ws[i]);
+            free(L->post_attn_norm); free(L->post_ffn_norm);
+            ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down};
+            for (int i = 0; i < 9; i++) free_weight(ws[i]);
         }
         free(m->layers);
     }
@@ -333,6 +407,8 @@ void ember_model_free(ember_model *m)
     free_weight(&m->output);
     free(m->output_norm);
     free(m->rope_freqs);
+    free(m->rope_long);
+    free(m->rope_short);
     ember_tokenizer_free(m->tok);
     free(m->chat_template);
     free(m->plan.e);

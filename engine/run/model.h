@@ -4,13 +4,19 @@
 #ifndef EMBER_MODEL_H
 #define EMBER_MODEL_H
 
+#include "arch.h"
 #include "ember.h"
 #include "gguf.h"
 #include "kernels.h"
 #include "threads.h"
 
-typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 } ember_arch;
-typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
+/* One layer's rotary embedding: theta_i = pos * base^(-2i/n_rot) / ff[i]
+   * freq_scale over the n_rot leading dims, cos and sin times mscale. */
+typedef struct {
+    float base, freq_scale, mscale;
+    const float *ff;            /* n_rot/2 divisors, or NULL (phi3: the session's) */
+    int n_rot;
+} ember_rope_cfg;
 
 /* One way to run a weight: its kernel and the bytes that kernel reads,
    stride apart (the file's rows, f32 rows, or a packed layout's tiles). */
@@ -44,18 +50,29 @@ typedef struct {
     float *attn_norm, *ffn_norm;
     float *bq, *bk, *bv;        /* qwen2 biases (NULL otherwise) */
     float *q_norm, *k_norm;     /* qwen3 per-head norms */
+    float *post_attn_norm, *post_ffn_norm;   /* gemma: on the branch outputs */
     ember_weight wq, wk, wv, wo, gate, up, down;
+    ember_weight wqkv, gate_up; /* fused (phi3): wq..wv / gate, up unbound */
+    int n_head_kv, head_dim, n_ff;
+    int swa;                    /* sliding window in positions; 0: global attention */
+    ember_rope_cfg rope;
 } ember_layer;
 
 struct ember_model {
     gguf_file *f;
     ember_model_info info;
     ember_plan_opts opts;
-    ember_arch arch;
-    ember_rope rope;
+    const ember_arch_desc *arch;
     int n_rot;
     float rope_base, rms_eps;
     float *rope_freqs;          /* n_rot/2 divisors, or NULL */
+    float *rope_long, *rope_short;   /* LongRoPE divisors (phi3), or NULL */
+    int n_ctx_orig;             /* the short factors serve contexts up to this */
+    float rope_attn_factor;     /* LongRoPE: multiplies cos and sin */
+    int n_swa;                  /* sliding window of the local layers (0: none) */
+    float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
+    /* maxima over the layers, for workspace sizes */
+    int max_head_kv, max_head_dim, max_ff;
     ember_layer *layers;
     ember_weight tok_embd;      /* rows looked up one at a time */
     ember_weight output;        /* may alias token_embd's data */

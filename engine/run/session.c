@@ -34,22 +34,38 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->n_ctx = n_ctx;
     int threads = o && o->threads > 0 ? o->threads : m->opts.threads;
     s->pool = ember_pool_new(threads);
-    s->kv_dim = I->n_head_kv * I->head_dim;
-    size_t B = EMBER_UBATCH, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * I->head_dim;
-    size_t kvn = (size_t)I->n_layer * (size_t)n_ctx * (size_t)s->kv_dim;
-    size_t maxk = HQ > E ? HQ : E;
-    if ((size_t)I->n_ff > maxk) maxk = (size_t)I->n_ff;
+    const size_t hdm = (size_t)m->max_head_dim, kv_dim = (size_t)m->max_head_kv * hdm, F = (size_t)m->max_ff;
+    size_t B = EMBER_UBATCH, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * hdm;
     bool ok = s->pool != NULL;
+    /* the KV layout (session.h): sliding layers in a ring where it is
+       smaller than the context */
+    if (m->n_swa && 2 * ((size_t)m->n_swa + EMBER_UBATCH) < (size_t)n_ctx) s->ring = m->n_swa + EMBER_UBATCH;
+    s->kv_off = zalloc((size_t)I->n_layer * sizeof *s->kv_off, &ok);
+    s->kv_cap = zalloc((size_t)I->n_layer * sizeof *s->kv_cap, &ok);
+    s->ring_pos = zalloc((size_t)(s->ring ? s->ring : 1) * sizeof *s->ring_pos, &ok);
+    size_t kvn = 0;
+    for (int l = 0; ok && l < I->n_layer; l++) {
+        const ember_layer *L = &m->layers[l];
+        s->kv_cap[l] = L->swa && s->ring ? 2 * s->ring : n_ctx;
+        s->kv_off[l] = kvn;
+        kvn += (size_t)L->n_head_kv * (size_t)s->kv_cap[l] * (size_t)L->head_dim;
+    }
+    for (int i = 0; ok && i < s->ring; i++) s->ring_pos[i] = -1;
+    size_t maxk = HQ > E ? HQ : E;
+    if (F > maxk) maxk = F;
     s->kcache = zalloc(kvn * 2, &ok);
     s->vcache = zalloc(kvn * 2, &ok);
     s->x = zalloc(B * E * 4, &ok);
     s->xn = zalloc(B * (E > HQ ? E : HQ) * 4, &ok);
     s->q = zalloc(B * HQ * 4, &ok);
-    s->k = zalloc(B * (size_t)s->kv_dim * 4, &ok);
-    s->v = zalloc(B * (size_t)s->kv_dim * 4, &ok);
+    s->k = zalloc(B * kv_dim * 4, &ok);
+    s->v = zalloc(B * kv_dim * 4, &ok);
     s->att = zalloc(B * HQ * 4, &ok);
-    s->g = zalloc(B * (size_t)I->n_ff * 4, &ok);
-    s->u = zalloc(B * (size_t)I->n_ff * 4, &ok);
+    s->g = zalloc(B * F * 4, &ok);
+    s->u = zalloc(B * F * 4, &ok);
+    if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
+        s->fused = zalloc(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
+    if (m->rope_long) s->rope_ff = n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
     s->embd_row = zalloc(m->tok_embd.row_bytes, &ok);
     static const int act_types[EMBER_ACT_TYPES] = {EMBER_Q8_0, EMBER_Q8_K, EMBER_Q8_1};
@@ -60,9 +76,10 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     }
     /* per thread, for the q heads of one KV head: scores, lane
        accumulators, fp16 queries (forward.c, att_run) */
-    size_t group = (size_t)(I->n_head / I->n_head_kv);
-    s->scratch_stride = group * ((size_t)n_ctx + 16) + group * 64 * (size_t)I->head_dim +
-                        (group * (size_t)I->head_dim + 1) / 2 + 16;
+    size_t group = 1;
+    for (int l = 0; l < I->n_layer; l++)
+        if ((size_t)(I->n_head / m->layers[l].n_head_kv) > group) group = (size_t)(I->n_head / m->layers[l].n_head_kv);
+    s->scratch_stride = group * ((size_t)n_ctx + 16) + group * 64 * hdm + (group * hdm + 1) / 2 + 16;
     s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %zu MiB)", n_ctx, kvn * 4 >> 20);
@@ -91,17 +108,31 @@ void ember_session_free(ember_session *s)
     if (!s) return;
     ember_pool_free(s->pool);
     free(s->kcache); free(s->vcache); free(s->embd_row); free(s->x); free(s->xn); free(s->q); free(s->k);
-    free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits);
+    free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->fused);
+    free(s->kv_off); free(s->kv_cap); free(s->ring_pos);
     for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);
     free(s->scratch); free(s->all_logits);
     free(s);
 }
 
-void ember_session_reset(ember_session *s) { s->n_past = 0; }
+void ember_session_reset(ember_session *s)
+{
+    s->n_past = 0;
+    for (int i = 0; i < s->ring; i++) s->ring_pos[i] = -1;
+}
 
 void ember_session_truncate(ember_session *s, int n)
 {
-    if (n >= 0 && n < s->n_past) s->n_past = n;
+    if (n < 0 || n >= s->n_past) return;
+    /* A ring keeps the last window of positions: the next token at n needs
+       n - window + 1 .. n - 1, which later tokens may have overwritten.
+       Then nothing is reusable and the cache starts over. */
+    for (int p = n - s->m->n_swa + 1; s->ring && p < n; p++)
+        if (p >= 0 && s->ring_pos[p % s->ring] != p) {
+            ember_session_reset(s);
+            return;
+        }
+    s->n_past = n;
 }
 
 int ember_session_n_past(const ember_session *s) { return s->n_past; }

@@ -20,10 +20,18 @@ struct ember_session {
     ember_model *m;
     ember_pool *pool;
     int n_ctx, n_past;
-    int kv_dim;
-    uint16_t *kcache, *vcache;  /* [layer][kv head][n_ctx][head_dim] fp16: a head's rows are one stream */
+    uint16_t *kcache, *vcache;  /* [layer][kv head][rows][head_dim] fp16: a head's rows are one stream */
+    size_t *kv_off;             /* per layer: where its rows start in kcache / vcache */
+    int *kv_cap;                /* per layer: rows per KV head (n_ctx, or 2 * ring) */
+    /* Sliding-window layers keep a ring of `ring` = window + EMBER_UBATCH
+       slots, each row stored twice (at slot and slot + ring) so that any
+       window reads as one contiguous run of rows (forward.c, kv_row). */
+    int ring;                   /* 0: every layer keeps all n_ctx positions */
+    int *ring_pos;              /* position each slot holds (-1: none) */
+    const float *rope_ff;       /* LongRoPE divisors for this context (phi3), or NULL */
     /* workspace, sized for EMBER_UBATCH tokens */
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
+    float *fused;               /* output of a fused projection (qkv, gate+up) before the split */
     float *all_logits;          /* EMBER_UBATCH rows, only for eval */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */

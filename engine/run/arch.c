@@ -1,0 +1,35 @@
+/* The architecture table (arch.h).  Each row is what the reference's graph
+   for that architecture does differently from the llama layout. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "arch.h"
+
+static const ember_arch_desc archs[] = {
+    {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0},
+    {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0},
+    {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0},
+    /* text-only Gemma 3: every 6th layer global; local layers use rope
+       base 10000 whatever the file says (the reference hard-codes both) */
+    {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_ROPE_LINEAR_GLOBAL,
+     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f},
+    /* Phi-3 / 3.5 / 4-mini */
+    {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_Q, 0, 0},
+};
+
+const ember_arch_desc *ember_arch_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+        if (!strcmp(archs[i].name, name)) return &archs[i];
+    return NULL;
+}
+
+void ember_arch_list(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0] && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", archs[i].name);
+}

@@ -1,0 +1,48 @@
+/* What distinguishes one transformer architecture from another, as data:
+   loading (model.c) reads which tensors a layer has and which metadata to
+   expect from here, and the forward pass (forward.c) reads flags instead
+   of asking which architecture it runs. */
+#ifndef EMBER_ARCH_H
+#define EMBER_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
+typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH } ember_ffn_act;
+/* How attention scores are scaled: 1/sqrt(head_dim) on the scores (the
+   llama family), Q scaled by 1/sqrt(head_dim) before the f16 products
+   (gemma3, phi3: the reference scales Q), or by 1/sqrt(n_embd/n_head)
+   when the layer count says so (gemma3 27B's query_pre_attn_scalar). */
+typedef enum { ATT_SCALE_SCORES, ATT_SCALE_Q, ATT_SCALE_Q_27B } ember_att_scale;
+
+enum {
+    ARCH_QKV_BIAS = 1 << 0,        /* attn_{q,k,v}.bias required */
+    ARCH_QK_NORM = 1 << 1,         /* attn_{q,k}_norm: RMSNorm per head */
+    ARCH_FREE_HEAD_DIM = 1 << 2,   /* key_length need not be n_embd / n_head */
+    ARCH_POST_NORMS = 1 << 3,      /* post_attention_norm, post_ffw_norm on the branch outputs */
+    ARCH_EMBD_SCALE = 1 << 4,      /* token embedding times sqrt(n_embd) */
+    ARCH_FUSED_QKV = 1 << 5,       /* attn_qkv: Q, K, V rows in one matrix */
+    ARCH_FUSED_GATE_UP = 1 << 6,   /* ffn_up holds gate rows, then up rows */
+    ARCH_LONGROPE = 1 << 7,        /* rope_factors_long/short by context size, attn_factor */
+    ARCH_ROPE_LINEAR_GLOBAL = 1 << 8,  /* rope.scaling linear applies to global layers only */
+};
+
+typedef struct {
+    const char *name;              /* general.architecture and the key prefix */
+    unsigned flags;
+    ember_rope rope;
+    ember_ffn_act act;
+    ember_att_scale att_scale;
+    /* Sliding-window layers when the file carries no pattern: layer il is
+       global when il % swa_period == swa_period - 1 (0: no sliding layers). */
+    int swa_period;
+    float swa_rope_base;           /* rope base of sliding layers (the reference hard-codes it) */
+} ember_arch_desc;
+
+/* The architecture named NAME, or NULL. */
+const ember_arch_desc *ember_arch_find(const char *name);
+/* "llama, qwen2, ..." for messages, into buf of cap bytes. */
+void ember_arch_list(char *buf, size_t cap);
+
+#endif
