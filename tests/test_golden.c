@@ -126,6 +126,7 @@ int main(void)
         {"qwen3-mini-f16", "qwen3", true, false},
         {"gemma3-mini-f16", "gemma3", true, true}, {"gemma3-mini-Q8_0", "gemma3", false, true},
         {"gemma3-mini-Q4_K_M", "gemma3", false, true},
+        {"phi3-mini-f16", "phi3", true, true}, {"phi3-mini-Q8_0", "phi3", false, true},
         {"qwen3-mini-Q8_0", "qwen3", false, true}, {"qwen3-mini-Q4_K_M", "qwen3", false, true},
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {

@@ -85,6 +85,11 @@ static void check_specials(const char *name, const ember_tokenizer *t)
         tap_ok(has_ids(t, "<|im_start|>user\nHi<|im_end|>", true, (int32_t[]){151644, 872, 198, 13048, 151645}, 5),
                "qwen2: ChatML markers parsed");
         tap_ok(ember_tok_is_eog(t, 151645) && ember_tok_is_eog(t, 151643), "qwen2: <|im_end|> and <|endoftext|> end generation");
+    } else if (!strcmp(name, "gemma3-spm")) {
+        tap_ok(ember_tok_add_bos(t) && ember_tok_bos(t) == 2 && ember_tok_eos(t) == 106, "gemma3: BOS 2, EOS 106");
+        tap_ok(has_ids(t, "<start_of_turn>user\nHi<end_of_turn>", true, (int32_t[]){2, 105, 2364, 107, 10979, 106}, 6),
+               "gemma3: turn markers parsed, no space prefix");
+        tap_ok(ember_tok_is_eog(t, 106) && !ember_tok_is_eog(t, 105), "gemma3: <end_of_turn> ends generation");
     } else {
         tap_ok(ember_tok_add_bos(t) && ember_tok_bos(t) == 1 && ember_tok_eos(t) == 2, "spm: BOS 1, EOS 2");
         tap_ok(has_ids(t, "Hello</s>", true, (int32_t[]){1, 15043, 2}, 3), "spm: </s> parsed after a spaced word");
@@ -105,12 +110,13 @@ static void check_roundtrip(const char *name, const ember_tokenizer *t)
     enum { NF = sizeof frag / sizeof frag[0] };
     uint64_t x = 0x9E3779B97F4A7C15ull;
     int bad = 0;
-    bool spm = !strcmp(name, "llama-spm");
+    /* gemma3's SentencePiece adds no space prefix */
+    bool spm = !strcmp(name, "llama-spm") || !strcmp(name, "gemma3-spm"), prefix = !strcmp(name, "llama-spm");
     static int32_t ids[4096];
     for (int iter = 0; iter < 300; iter++) {
         char text[1024], want[2048];
         size_t tl = 0, wl = 0;
-        if (spm) want[wl++] = ' ';
+        if (prefix) want[wl++] = ' ';
         int nfr = 1 + iter % 24;
         for (int k = 0; k < nfr; k++) {
             x ^= x << 13;
@@ -617,5 +623,6 @@ int main(void)
     run_vectors("llama3-bpe");
     run_vectors("qwen2-bpe");
     run_vectors("llama-spm");
+    run_vectors("gemma3-spm");
     return tap_done();
 }
