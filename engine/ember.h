@@ -161,7 +161,10 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
 void ember_session_free(ember_session *s);
 /* Clears the KV cache (n_past = 0). */
 void ember_session_reset(ember_session *s);
-/* Truncates the cache to n tokens (n <= n_past). */
+/* Truncates the cache to n tokens (n <= n_past).  A model with sliding-
+   window layers may have overwritten what position n needs (their KV ring
+   holds the last window + 64 positions): then the cache is reset, so read
+   ember_session_n_past afterwards. */
 void ember_session_truncate(ember_session *s, int n);
 int ember_session_n_past(const ember_session *s);
 int ember_session_n_ctx(const ember_session *s);

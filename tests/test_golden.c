@@ -80,6 +80,39 @@ static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int 
     return run_ctx(model, po, p, np, g, ng, threads, V, 0);
 }
 
+/* Truncation with the sliding layers in a KV ring (n_ctx 4096): going back
+   a few tokens keeps the cache and the logits of the tokens fed again equal
+   the uninterrupted run's; going back past what the ring still holds
+   resets it (n_past 0) instead of attending to overwritten rows. */
+static void ring_truncate(const char *model, ember_plan_opts *po, const int32_t *p, int np,
+                          const int32_t *g, int ng, const float *want, int V)
+{
+    ember_err err;
+    po->threads = 2;
+    ember_model *m = ember_model_open(model, po, &err);
+    ember_session_opts so = {4096, 2};
+    ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
+    float *row = malloc((size_t)V * sizeof *row);
+    int rc = s && row ? ember_prefill(s, p, np, NULL, NULL, &err) : -1;
+    for (int i = 0; i < ng && rc == 0; i++) rc = ember_decode(s, g[i], NULL, &err);
+    int back = np + ng - 5, kept = -1;
+    bool same = rc == 0;
+    if (rc == 0) {
+        ember_session_truncate(s, back);
+        kept = ember_session_n_past(s);
+        for (int i = back - np; i < ng && same; i++)
+            same = ember_decode(s, g[i], row, &err) == 0 &&
+                   !memcmp(row, want + (size_t)(np + i) * V, (size_t)V * sizeof *row);
+    }
+    tap_ok(kept == back && same, "%s: KV ring kept after going back 5 tokens (n_past %d of %d), same logits after",
+           strrchr(model, '/') + 1, kept, back);
+    ember_session_truncate(s, 10);   /* positions 96.. overwrote 0..9 */
+    tap_ok(s && ember_session_n_past(s) == 0, "%s: going back past the ring resets the cache", strrchr(model, '/') + 1);
+    free(row);
+    ember_session_free(s);
+    ember_model_free(m);
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -195,6 +228,7 @@ int main(void)
                 tap_ok(ring && !memcmp(ring, comp, (size_t)rows * V * 4),
                        "%s compressed: sliding layers in a KV ring == all positions kept, bit for bit", fx[i].model);
                 free(ring);
+                if (fx[i].f16) ring_truncate(model, &po, p, np, g, ng, comp, V);
             }
         }
         if (strstr(fx[i].model, "Q8_0") && !ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) {

@@ -341,12 +341,13 @@ static int sync_cache(ember_worker *w, const int32_t *toks, int n, bool need_log
     int common = ember_worker_common_prefix(w->cache, w->n_cache, toks, n);
     if (need_logits && common >= n) common = n - 1;
     if (common < 0) common = 0;
-    w->be->truncate(w->h, common);
+    common = w->be->truncate(w->h, common);   /* may keep less (worker.h) */
     w->n_cache = common;
     int rc = n > common ? w->be->prefill(w->h, toks + common, n - common, stop, ud, err) : 0;
     if (rc == EMBER_CANCELLED) {
-        /* what was cached before still is; the partial rest is dropped */
-        w->be->truncate(w->h, common);
+        /* what was cached before still is (unless a KV ring wrapped over
+           it); the partial rest is dropped */
+        w->n_cache = w->be->truncate(w->h, common);
         return EMBER_CANCELLED;
     }
     if (rc < 0) {

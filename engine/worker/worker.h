@@ -45,8 +45,10 @@ typedef struct ember_worker_backend {
        Control tokens are made only of bytes user_mask leaves unmarked. */
     int (*tokenize)(void *h, const char *text, const uint8_t *user_mask, int32_t **out,
                     ember_err *err);
-    /* Drops cached positions >= n. */
-    void (*truncate)(void *h, int n);
+    /* Drops cached positions >= n; returns how many it kept, which is
+       fewer than n when the cache cannot go back there (a sliding-window
+       ring that has overwritten what the next token needs). */
+    int (*truncate)(void *h, int n);
     /* Returns EMBER_CANCELLED when stop(ud) said so part way (the cache
        then holds an unknown prefix: the worker truncates it). */
     int (*prefill)(void *h, const int32_t *toks, int n, ember_cancel_fn stop, void *ud,

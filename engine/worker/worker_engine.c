@@ -123,12 +123,13 @@ static int e_tokenize(void *h, const char *text, const uint8_t *user_mask, int32
     return ember_seterr(err, "tokenization did not converge");
 }
 
-static void e_truncate(void *h, int n)
+static int e_truncate(void *h, int n)
 {
     eng *e = h;
     int past = ember_session_n_past(e->s);
     if (n <= 0) ember_session_reset(e->s);
     else if (n < past) ember_session_truncate(e->s, n);
+    return ember_session_n_past(e->s);
 }
 
 static int e_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, void *ud,

@@ -158,10 +158,11 @@ static int f_tokenize(void *h, const char *text, const uint8_t *user_mask, int32
     return (int)n + 1;
 }
 
-static void f_truncate(void *h, int n)
+static int f_truncate(void *h, int n)
 {
     fake *f = h;
     if (n < f->n_past) f->n_past = n < 0 ? 0 : n;
+    return f->n_past;
 }
 
 static int f_prefill(void *h, const int32_t *t, int n, ember_cancel_fn stop, void *ud,
