@@ -24,18 +24,28 @@ typedef struct {
     double rope_theta, eps;
     bool tied;                   /* output projection shared with token_embd */
     bool qkv_bias, rope_freqs;   /* qwen2 biases; llama3 rope factors */
+    int head_dim, n_rot, swa;    /* 0: n_embd / n_head, head_dim, no sliding window */
+    bool gemma;                  /* Q/K norms, post-attention / post-FFN norms */
+    bool phi;                    /* fused attn_qkv and gate+up, LongRoPE factors */
 } shape;
 
 static const shape shapes[] = {
     /* n_vocab 0: shrink to the vocabulary in use */
     /* tiny is untied: a random tied embedding makes the model repeat its
        input token, and tests get to cover output.weight */
-    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true},
+    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false},
     /* rows of 384 and 1088 are not whole K-quant super-blocks: the
        reference's per-tensor fallbacks (Q5_1, IQ4_NL, Q5_0, Q8_0) at tiny size */
-    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false},
-    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true},
-    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false},
+    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false},
+    /* gemma3 at tiny size: 7 layers (6 sliding, 1 global), window 8, head
+       dim 128 != n_embd / n_head */
+    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false},
+    /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
+    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 0, false, true},
+    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false},
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false},
+    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false},
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 0, false, true},
 };
 
 typedef struct {
@@ -113,7 +123,7 @@ static void normal_row(uint64_t key, uint64_t row, float *out, int64_t n, float 
 static void rope_factors(const shape *sh, float *out, int64_t n)
 {
     const double factor = 32.0, low = 1.0, high = 4.0, orig = 8192.0;
-    int hd = sh->n_embd / sh->n_head;
+    int hd = sh->n_rot ? sh->n_rot : sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
     for (int64_t i = 0; i < n; i++) {
         double freq = pow(sh->rope_theta, -2.0 * (double)i / hd);
         double wavelen = 2.0 * M_PI / freq;
@@ -290,7 +300,8 @@ static int add(tlist *l, synth_ctx *sc, const char *name, int dtype, int64_t ne0
 static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
 {
     const shape *sh = sc->sh;
-    const int E = sh->n_embd, hd = sh->n_embd / sh->n_head, L = sh->n_layer;
+    const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
+    const int n_rot = sh->n_rot ? sh->n_rot : hd;
     const int q_out = sh->n_head * hd, kv_out = sh->n_head_kv * hd;
     /* std 0.02 as in GPT-2 / Llama initialisation; the projections that add
        into the residual stream are scaled down with depth so the stream's
@@ -304,6 +315,10 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             sc->toy_words && tied ? GEN_TOY_EMBD : GEN_NORMAL, std, err)) return -1;
     if (sh->rope_freqs &&
         add(l, sc, "rope_freqs.weight", EMBER_F32, hd / 2, 0, GEN_ROPE_FREQS, 0, err)) return -1;
+    /* LongRoPE: the same curve serves as both factor sets (values >= 1) */
+    if (sh->phi && (add(l, sc, "rope_factors_long.weight", EMBER_F32, n_rot / 2, 0, GEN_ROPE_FREQS, 0, err) ||
+                    add(l, sc, "rope_factors_short.weight", EMBER_F32, n_rot / 2, 0, GEN_ROPE_FREQS, 0, err)))
+        return -1;
     for (int i = 0; i < L; i++) {
         struct { const char *n; role r; int64_t in, out; gen_kind k; float s; } parts[] = {
             {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
@@ -313,15 +328,26 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             {"attn_k.bias", R_OTHER, kv_out, 0, GEN_NORMAL, std},
             {"attn_v.weight", R_ATTN_V, E, kv_out, GEN_NORMAL, std},
             {"attn_v.bias", R_OTHER, kv_out, 0, GEN_NORMAL, std},
+            {"attn_qkv.weight", R_OTHER, E, q_out + 2 * kv_out, GEN_NORMAL, std},
+            {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f},
+            {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f},
             {"attn_output.weight", R_ATTN_O, q_out, E, GEN_NORMAL, res_std},
+            {"post_attention_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
             {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
             {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
-            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff * (sh->phi ? 2 : 1), GEN_NORMAL, std},
             {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std},
+            {"post_ffw_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-            bool bias = strstr(parts[p].n, ".bias") != NULL;
+            const char *n = parts[p].n;
+            bool bias = strstr(n, ".bias") != NULL;
             if (bias && !sh->qkv_bias) continue;
+            /* phi: one attn_qkv instead of three, ffn_up holds the gate rows */
+            bool fused = !strcmp(n, "attn_qkv.weight"), split = !strncmp(n, "attn_q.", 7) ||
+                         !strncmp(n, "attn_k.", 7) || !strncmp(n, "attn_v.", 7) || !strcmp(n, "ffn_gate.weight");
+            if ((fused && !sh->phi) || (split && sh->phi)) continue;
+            if (!sh->gemma && (strstr(n, "_norm.") && strncmp(n, "attn_norm", 9) && strncmp(n, "ffn_norm", 8))) continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
             int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, tied, gqa, parts[p].in) : EMBER_F32;
             if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
@@ -351,7 +377,17 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
     gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
     gguf_w_f32(w, AK("rope.freq_base"), (float)sh->rope_theta);
     gguf_w_f32(w, AK("attention.layer_norm_rms_epsilon"), (float)sh->eps);
-    gguf_w_u32(w, AK("rope.dimension_count"), (uint32_t)(sh->n_embd / sh->n_head));
+    const int hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
+    gguf_w_u32(w, AK("rope.dimension_count"), (uint32_t)(sh->n_rot ? sh->n_rot : hd));
+    if (sh->head_dim) {
+        gguf_w_u32(w, AK("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, AK("attention.value_length"), (uint32_t)hd);
+    }
+    if (sh->swa) gguf_w_u32(w, AK("attention.sliding_window"), (uint32_t)sh->swa);
+    if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
+        gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
+        gguf_w_f32(w, AK("rope.scaling.attn_factor"), 1.1902381f);
+    }
     gguf_w_u32(w, AK("vocab_size"), (uint32_t)n_vocab);
 #undef AK
     gguf_w_u32(w, "general.file_type", (uint32_t)fd->ftype);
@@ -387,7 +423,7 @@ int synth_write(const synth_opts *o, ember_err *err)
     const char *like = o->like ? o->like : "tiny";
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
-    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, llama-3.2-1b, qwen2.5-0.5b)", like);
+    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, tiny-gemma3, tiny-phi3, llama-3.2-1b, qwen2.5-0.5b, gemma-3-1b, phi-4-mini)", like);
     for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
         if (!strcasecmp(dt, file_dtypes[i].name)) fd = &file_dtypes[i];
     if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K)", dt);
