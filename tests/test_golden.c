@@ -151,16 +151,24 @@ int main(void)
     /* ik: goldens of ik_llama.cpp, whose quantized numerics differ from the
        mainline ones this engine follows (fixtures/README.md): agreement of
        two correct implementations, not bit equality */
-    static const struct { const char *model, *arch; bool f16, ik; } fx[] = {
-        {"llama-mini-f16", "llama", true, false}, {"llama-mini-Q8_0", "llama", false, false},
-        {"llama-mini-Q4_0", "llama", false, false}, {"llama-mini-Q4_K_M", "llama", false, false},
-        {"llama-mini-Q5_K_M", "llama", false, false}, {"llama-mini-Q6_K", "llama", false, false},
-        {"qwen2-mini-Q8_0", "qwen2", false, false}, {"qwen2-mini-Q4_K_M", "qwen2", false, false},
-        {"qwen3-mini-f16", "qwen3", true, false},
-        {"gemma3-mini-f16", "gemma3", true, true}, {"gemma3-mini-Q8_0", "gemma3", false, true},
-        {"gemma3-mini-Q4_K_M", "gemma3", false, true},
-        {"phi3-mini-f16", "phi3", true, true}, {"phi3-mini-Q8_0", "phi3", false, true},
-        {"qwen3-mini-Q8_0", "qwen3", false, true}, {"qwen3-mini-Q4_K_M", "qwen3", false, true},
+    /* qcos: a quantized ik file's bound on every row's cosine, against
+       the golden and against eager (0: 0.995 and 0.999).  gemma4's are
+       looser: an exact f64 pass reaches only 0.998 against its goldens
+       (fixtures/README.md), four times the others' distance, and these
+       engine's 8-bit activations add as much again on Q4_K_M (0.9950 vs
+       eager, 0.9949 vs the golden on the last forced token, median 0.9985) */
+    static const struct { const char *model, *arch; bool f16, ik; double qcos; } fx[] = {
+        {"llama-mini-f16", "llama", true, false, 0}, {"llama-mini-Q8_0", "llama", false, false, 0},
+        {"llama-mini-Q4_0", "llama", false, false, 0}, {"llama-mini-Q4_K_M", "llama", false, false, 0},
+        {"llama-mini-Q5_K_M", "llama", false, false, 0}, {"llama-mini-Q6_K", "llama", false, false, 0},
+        {"qwen2-mini-Q8_0", "qwen2", false, false, 0}, {"qwen2-mini-Q4_K_M", "qwen2", false, false, 0},
+        {"qwen3-mini-f16", "qwen3", true, false, 0},
+        {"gemma3-mini-f16", "gemma3", true, true, 0}, {"gemma3-mini-Q8_0", "gemma3", false, true, 0},
+        {"gemma3-mini-Q4_K_M", "gemma3", false, true, 0},
+        {"gemma4-mini-f16", "gemma4", true, true, 0}, {"gemma4-mini-Q8_0", "gemma4", false, true, 0.99},
+        {"gemma4-mini-Q4_K_M", "gemma4", false, true, 0.99},
+        {"phi3-mini-f16", "phi3", true, true, 0}, {"phi3-mini-Q8_0", "phi3", false, true, 0},
+        {"qwen3-mini-Q8_0", "qwen3", false, true, 0}, {"qwen3-mini-Q4_K_M", "qwen3", false, true, 0},
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
         char model[1024], ids[1024], greedy[1024], logits[1024], rel[256];
@@ -209,18 +217,19 @@ int main(void)
             if (fx[i].f16)
                 compare(what, comp, ref, rows, V, 0.99999, 0.99999, 0.98);
             else if (fx[i].ik)
-                compare(what, comp, ref, rows, V, 0.995, 0, 0.85);
+                compare(what, comp, ref, rows, V, fx[i].qcos ? fx[i].qcos : 0.995, fx[i].qcos ? 0.998 : 0, 0.85);
             else
                 compare(what, comp, ref, rows, V, 0.9995, 0.9998, 0.95);
             if (eager) {
                 snprintf(what, sizeof what, "%s compressed vs eager", fx[i].model);
-                compare(what, comp, eager, rows, V, 0.999, 0, 0.90);
+                compare(what, comp, eager, rows, V, fx[i].qcos ? fx[i].qcos : 0.999, fx[i].qcos ? 0.999 : 0,
+                        fx[i].qcos ? 0.85 : 0.90);
             }
             float *one = run(model, &po, p, np, g, ng, 1, &V);
             tap_ok(one && !memcmp(one, comp, (size_t)rows * V * 4),
                    "%s compressed: 1 thread == 2 threads bit for bit", fx[i].model);
             free(one);
-            if (!strcmp(fx[i].arch, "gemma3")) {
+            if (!strcmp(fx[i].arch, "gemma3") || !strcmp(fx[i].arch, "gemma4")) {
                 /* a long context puts the sliding layers' KV in a ring of
                    window + 64 slots (session.h), which the prompt and the
                    forced tokens wrap: the same rows in the same order */

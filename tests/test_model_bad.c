@@ -21,7 +21,8 @@ enum { E = 64, H = 4, HKV = 2, HD = 16, FF = 128, V = 48 };
 typedef struct {
     const char *arch;
     bool no_block_count, bad_heads, bad_q_shape, no_down, bad_rope_freqs, no_eps;
-    int head_count_kv;
+    int head_count_kv, experts;
+    bool kv_array_short;         /* head_count_kv as a per-layer array of the wrong length */
 } variant;
 
 static void vec(gguf_writer *w, const char *name, int n, float val)
@@ -56,7 +57,13 @@ static const char *write_model(const variant *v, const char *path)
     gguf_w_u32(w, KEY("embedding_length"), E);
     gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), v->bad_heads ? 3 : H);
-    gguf_w_u32(w, KEY("attention.head_count_kv"), v->head_count_kv ? (uint32_t)v->head_count_kv : HKV);
+    if (v->kv_array_short) {
+        int32_t kv[2] = {HKV, HKV};
+        gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 2);
+    } else {
+        gguf_w_u32(w, KEY("attention.head_count_kv"), v->head_count_kv ? (uint32_t)v->head_count_kv : HKV);
+    }
+    if (v->experts) gguf_w_u32(w, KEY("expert_count"), (uint32_t)v->experts);
     gguf_w_u32(w, KEY("context_length"), 256);
     if (!v->no_eps) gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_w_f32(w, KEY("rope.freq_base"), 10000.0f);
@@ -170,6 +177,10 @@ int main(void)
     expect_open_error("ffn_down missing", &v, "blk.0.ffn_down.weight", path);
     v = (variant){.arch = "gpt2"};
     expect_open_error("an unsupported architecture", &v, "gpt2", path);
+    v = (variant){.arch = "gemma4", .experts = 128};
+    expect_open_error("a mixture-of-experts gemma4", &v, "mixture-of-experts", path);
+    v = (variant){.kv_array_short = true};
+    expect_open_error("per-layer head_count_kv of 2 for 1 layer", &v, "one per layer", path);
     v = (variant){.bad_rope_freqs = true};
     expect_open_error("negative rope frequency factors", &v, "rope_freqs", path);
 

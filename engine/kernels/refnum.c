@@ -554,3 +554,9 @@ void ember_ref_gelu_tanh_mul(float *g, const float *u, int n)
         g[i] = 0.5f * x * (1.0f + tanhf(0.7978845608f * x * (1.0f + 0.044715f * x * x))) * u[i];
     }
 }
+
+void ember_ref_softcap(float *x, size_t n, float cap)
+{
+    const float inv = 1.0f / cap;
+    for (size_t i = 0; i < n; i++) x[i] = tanhf(x[i] * inv) * cap;
+}

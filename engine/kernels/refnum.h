@@ -7,6 +7,7 @@
 #ifndef EMBER_REFNUM_H
 #define EMBER_REFNUM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* ((v0+v8)+(v4+v12)) + ... : the reference's horizontal sum of 16 lanes */
@@ -29,6 +30,10 @@ void ember_ref_silu_mul(float *g, const float *u, int n);
    order: 0.5f * x * (1.0f + tanhf(0.7978845608f * x * (1.0f + 0.044715f * x * x))),
    then times u[i] (Gemma's GeGLU). */
 void ember_ref_gelu_tanh_mul(float *g, const float *u, int n);
+
+/* x[i] = cap * tanhf(x[i] * (1 / cap)) for i < n: final logit soft-capping
+   in the reference's order (scale, tanh, scale). */
+void ember_ref_softcap(float *x, size_t n, float cap);
 
 /* Attention scores: sc[p] = dot(k row p, q) * scale for p < npos (rows
    `stride` apart, hd each, every product exact in f32), returning the max.

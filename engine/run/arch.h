@@ -14,7 +14,7 @@ typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH } ember_ffn_act;
    llama family), Q scaled by 1/sqrt(head_dim) before the f16 products
    (gemma3, phi3: the reference scales Q), or by 1/sqrt(n_embd/n_head)
    when the layer count says so (gemma3 27B's query_pre_attn_scalar). */
-typedef enum { ATT_SCALE_SCORES, ATT_SCALE_Q, ATT_SCALE_Q_27B } ember_att_scale;
+typedef enum { ATT_SCALE_SCORES, ATT_SCALE_Q, ATT_SCALE_Q_27B, ATT_SCALE_NONE } ember_att_scale;
 
 enum {
     ARCH_QKV_BIAS = 1 << 0,        /* attn_{q,k,v}.bias required */
@@ -26,6 +26,10 @@ enum {
     ARCH_FUSED_GATE_UP = 1 << 6,   /* ffn_up holds gate rows, then up rows */
     ARCH_LONGROPE = 1 << 7,        /* rope_factors_long/short by context size, attn_factor */
     ARCH_ROPE_LINEAR_GLOBAL = 1 << 8,  /* rope.scaling linear applies to global layers only */
+    ARCH_SWA = 1 << 9,             /* sliding-window layers (attention.sliding_window) */
+    ARCH_PER_LAYER_EMBD = 1 << 10, /* per-layer input embeddings (gemma4 E2B/E4B) */
+    ARCH_V_NORM = 1 << 11,         /* V RMS-normalised per head, without weight */
+    ARCH_SHARED_KV = 1 << 12,      /* the last shared_kv_layers layers reuse earlier layers' KV */
 };
 
 typedef struct {
@@ -38,6 +42,7 @@ typedef struct {
        global when il % swa_period == swa_period - 1 (0: no sliding layers). */
     int swa_period;
     float swa_rope_base;           /* rope base of sliding layers (the reference hard-codes it) */
+    float softcap;                 /* final logit soft-cap when the file has none (0: none) */
 } ember_arch_desc;
 
 /* The architecture named NAME, or NULL. */

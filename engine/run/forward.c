@@ -140,12 +140,16 @@ static void matmul(ember_session *s, const ember_weight *w, float *y, const floa
 
 /* ---- element-wise pieces ------------------------------------------------- */
 
+/* wt NULL: no weight (gemma4's V norm) */
 static void rmsnorm(float *out, const float *x, const float *wt, int n, float eps)
 {
     double ss = 0;
     for (int i = 0; i < n; i++) ss += (double)(x[i] * x[i]);  /* f32 product, f64 sum: as the reference */
     float scale = 1.0f / sqrtf((float)(ss / n) + eps);
-    for (int i = 0; i < n; i++) out[i] = x[i] * scale * wt[i];
+    if (!wt)
+        for (int i = 0; i < n; i++) out[i] = x[i] * scale;
+    else
+        for (int i = 0; i < n; i++) out[i] = x[i] * scale * wt[i];
 }
 
 /* Rotates the n_rot leading dims of every head in v (nh heads of hd), in
@@ -186,6 +190,7 @@ typedef struct {
    [layer][kv head][row][head_dim] (session.h). */
 static uint16_t *kv_rows(const ember_session *s, uint16_t *cache, int l, int h)
 {
+    l = s->m->layers[l].kv_src;   /* a shared-KV layer reads its source's rows */
     return cache + s->kv_off[l] + (size_t)h * (size_t)s->kv_cap[l] * (size_t)s->m->layers[l].head_dim;
 }
 
@@ -221,7 +226,7 @@ static void att_run(void *ctx, int ith, int nth)
     const ember_layer *L = &s->m->layers[j->layer];
     const int hd = L->head_dim, nh = I->n_head, nkv = L->n_head_kv, group = nh / nkv;
     /* Q was scaled already where the reference scales Q (arch.h) */
-    const float scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;
+    const float scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;   /* NONE: 1 */
     const size_t scs = (size_t)s->n_ctx + 16;   /* one head's scores (padded for softmax) */
     float *sc = s->scratch + (size_t)ith * s->scratch_stride;
     float *acc = sc + (size_t)group * scs;
@@ -338,13 +343,14 @@ static void attention(ember_session *s, int l, int n, int pos0)
     const int HQ = nh * hd, HK = nkv * hd;
     rmsnorm_rows(s->xn, s->x, L->attn_norm, n, E, m->rms_eps);
     act_dirty(s);
+    const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
         matmul(s, &L->wqkv, s->fused, s->xn, n);
         split_rows(s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3);
     } else {
         const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
         float *ys[3] = {s->q, s->k, s->v};
-        matmul_n(s, qkv, ys, 3, s->xn, n);
+        matmul_n(s, qkv, ys, own_kv ? 3 : 1, s->xn, n);
     }
     add_bias(s->q, L->bq, n, HQ);
     add_bias(s->k, L->bk, n, HK);
@@ -352,15 +358,18 @@ static void attention(ember_session *s, int l, int n, int pos0)
     const bool qscale = m->arch->att_scale != ATT_SCALE_SCORES;
     for (int t = 0; t < n; t++) {
         float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
-        if (L->q_norm) {
+        if (L->q_norm)
             for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
-            for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
-        }
         rope(s, &L->rope, q, nh, hd, pos0 + t);
-        rope(s, &L->rope, k, nkv, hd, pos0 + t);
         if (qscale)
             for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
-        const float *v = s->v + (size_t)t * HK;
+        if (!own_kv) continue;
+        if (L->k_norm)
+            for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
+        rope(s, &L->rope, k, nkv, hd, pos0 + t);
+        float *v = s->v + (size_t)t * HK;
+        if (m->arch->flags & ARCH_V_NORM)
+            for (int h = 0; h < nkv; h++) rmsnorm(v + h * hd, v + h * hd, NULL, hd, m->rms_eps);
         for (int h = 0; h < nkv; h++) kv_write(s, l, h, pos0 + t, k + (size_t)h * hd, v + (size_t)h * hd);
     }
     att_job aj = {s, l, n, pos0};
@@ -395,6 +404,49 @@ static void ffn(ember_session *s, int l, int n)
     for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
 }
 
+static const float *L_out_scale(const ember_model *m, int l) { return m->layers[l].out_scale; }
+
+/* gemma4's per-layer inputs for n tokens, s->pl[t][layer][n_pl]:
+   (RMSNorm(per_layer_model_proj x0 / sqrt(n_embd)) * per_layer_proj_norm
+    + per_layer_token_embd[tok] * sqrt(n_pl)) * (1 / sqrt(2)), per layer's
+   chunk of n_pl, x0 being the scaled token embedding (s->x on entry). */
+static int per_layer_inputs(ember_session *s, const int32_t *tok, int n, ember_err *err)
+{
+    const ember_model *m = s->m;
+    const int np = m->n_pl, NL = m->info.n_layer, W = np * NL;
+    act_dirty(s);
+    matmul(s, &m->pl_model_proj, s->pl, s->x, n);
+    act_dirty(s);
+    const float in_scale = 1.0f / sqrtf((float)m->info.n_embd), emb_scale = sqrtf((float)np);
+    const float out_scale = 1.0f / sqrtf(2.0f);
+    const size_t rb = m->pl_embd.row_bytes;
+    for (int t = 0; t < n; t++) {
+        float *p = s->pl + (size_t)t * W;
+        if (ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data + (size_t)tok[t] * rb, s->pl_row, W))
+            return ember_seterr(err, "per_layer_token_embd row %d cannot be read", tok[t]);
+        for (int i = 0; i < W; i++) p[i] *= in_scale;
+        for (int l = 0; l < NL; l++) rmsnorm(p + l * np, p + l * np, m->pl_proj_norm, np, m->rms_eps);
+        for (int i = 0; i < W; i++) p[i] = (p[i] + s->pl_row[i] * emb_scale) * out_scale;
+    }
+    return 0;
+}
+
+/* After layer l's FFN: x += post_norm(proj(gelu(inp_gate x) * input_l)). */
+static void per_layer_block(ember_session *s, int l, int n)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const int np = m->n_pl, E = m->info.n_embd, W = np * m->info.n_layer;
+    act_dirty(s);
+    matmul(s, &L->pl_gate, s->plg, s->x, n);
+    for (int t = 0; t < n; t++)
+        ember_ref_gelu_tanh_mul(s->plg + (size_t)t * np, s->pl + (size_t)t * W + (size_t)l * np, np);
+    act_dirty(s);
+    matmul(s, &L->pl_proj, s->xn, s->plg, n);
+    rmsnorm_rows(s->xn, s->xn, L->pl_post_norm, n, E, m->rms_eps);
+    for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+}
+
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
 {
     const ember_model *m = s->m;
@@ -406,9 +458,13 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
         const float sc = sqrtf((float)E);
         for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= sc;
     }
+    if (m->n_pl && per_layer_inputs(s, tok, n, err)) return -1;
     for (int l = 0; l < I->n_layer; l++) {
         attention(s, l, n, pos0);
         ffn(s, l, n);
+        if (m->n_pl) per_layer_block(s, l, n);
+        if (L_out_scale(m, l))
+            for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= *L_out_scale(m, l);
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     int first = all_rows ? 0 : n - 1, rows = n - first;
@@ -417,5 +473,6 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
     act_dirty(s);
     matmul(s, &m->output, s->logits, s->xn, rows);
     act_dirty(s);
+    if (m->softcap > 0) ember_ref_softcap(s->logits, (size_t)rows * (size_t)I->n_vocab, m->softcap);
     return 0;
 }

@@ -75,6 +75,26 @@ static int opt_f(meta *m, const char *suffix, float *out, float dflt, bool requi
     return 0;
 }
 
+/* A per-layer value: the key holds one number for every layer, or an array
+   of one per layer (gemma4's head_count_kv, feed_forward_length). */
+static int layer_u(meta *m, const char *suffix, int l, int n_layer, int64_t lo, int64_t hi, int *out, int dflt,
+                   bool required)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    const gguf_kv *kv = gguf_find(m->f, key);
+    if (!kv || kv->type != GGUF_T_ARRAY)
+        return required ? req_u(m, suffix, lo, hi, out) : opt_u(m, suffix, lo, hi, out, dflt);
+    int64_t v;
+    if (kv->arr_n != (uint64_t)n_layer || !gguf_arr_i64(kv, (uint64_t)l, &v))
+        return ember_seterr(m->err, "metadata key '%s' is not an integer array of %d (one per layer)", key, n_layer);
+    if (v < lo || v > hi)
+        return ember_seterr(m->err, "metadata key '%s'[%d] = %lld is outside %lld..%lld", key, l, (long long)v,
+                            (long long)lo, (long long)hi);
+    *out = (int)v;
+    return 0;
+}
+
 static void fill_dtypes(const gguf_file *f, ember_model_info *info)
 {
     uint64_t by[64] = {0};
@@ -119,14 +139,27 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     meta mt = {f, info->arch, err};
     if (req_u(&mt, "block_count", 1, 1024, &info->n_layer) ||
         req_u(&mt, "embedding_length", 1, 1 << 17, &info->n_embd) ||
-        req_u(&mt, "feed_forward_length", 1, 1 << 20, &info->n_ff) ||
         req_u(&mt, "attention.head_count", 1, 4096, &info->n_head) ||
-        req_u(&mt, "context_length", 1, 1 << 24, &info->n_ctx_train) ||
-        opt_u(&mt, "attention.head_count_kv", 1, 4096, &info->n_head_kv, info->n_head))
+        req_u(&mt, "context_length", 1, 1 << 24, &info->n_ctx_train))
         return -1;
-    if (info->n_head % info->n_head_kv)
-        return ember_seterr(err, "%s.attention.head_count %d is not a multiple of head_count_kv %d",
-                            info->arch, info->n_head, info->n_head_kv);
+    /* per-layer FFN widths and KV heads: the info shows the largest */
+    for (int l = 0; l < info->n_layer; l++) {
+        int ff, kv;
+        if (layer_u(&mt, "feed_forward_length", l, info->n_layer, 1, 1 << 20, &ff, 0, true) ||
+            layer_u(&mt, "attention.head_count_kv", l, info->n_layer, 1, 4096, &kv, info->n_head, false))
+            return -1;
+        if (info->n_head % kv)
+            return ember_seterr(err, "%s.attention.head_count %d is not a multiple of head_count_kv %d",
+                                info->arch, info->n_head, kv);
+        if (ff > info->n_ff) info->n_ff = ff;
+        if (kv > info->n_head_kv) info->n_head_kv = kv;
+    }
+    int64_t experts;
+    char ek[128];
+    snprintf(ek, sizeof ek, "%s.expert_count", info->arch);
+    if (gguf_get_i64(f, ek, &experts) && experts > 0)
+        return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported, only dense ones",
+                            info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
     int vlen;
@@ -157,13 +190,22 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             opt_f(&mt, "attention.layer_norm_rms_epsilon", &m->rms_eps, 1e-5f, true))
             return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
-        if (arch->swa_period && opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)) return -1;
+        if (arch->flags & ARCH_SWA && opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)) return -1;
+        int shared = 0;
+        if (arch->flags & ARCH_SHARED_KV &&
+            opt_u(&mt, "attention.shared_kv_layers", 0, info->n_layer - 1, &shared, 0))
+            return -1;
+        m->n_layer_kv = info->n_layer - shared;
+        if (arch->flags & ARCH_PER_LAYER_EMBD &&
+            opt_u(&mt, "embedding_length_per_layer_input", 1, 1 << 14, &m->n_pl, 0))
+            return -1;
+        if (arch->softcap && opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
         if (arch->flags & ARCH_LONGROPE &&
             (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
              opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false)))
             return -1;
         switch (arch->att_scale) {
-        case ATT_SCALE_SCORES: m->q_scale = 1.0f; break;
+        case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;
         case ATT_SCALE_Q: m->q_scale = 1.0f / sqrtf((float)info->head_dim); break;
         case ATT_SCALE_Q_27B:   /* Gemma 3 27B (62 layers): query_pre_attn_scalar = n_embd / n_head */
             m->q_scale = 1.0f / sqrtf(info->n_layer == 62 ? (float)(info->n_embd / info->n_head) : (float)info->head_dim);
@@ -241,10 +283,12 @@ int ember_model_weights(ember_model *m, ember_weight **out, int cap)
     int n = 0;
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
-        ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down};
-        for (int i = 0; i < 9; i++)
+        ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
+                              &L->pl_gate, &L->pl_proj};
+        for (int i = 0; i < 11; i++)
             if (n < cap && ws[i]->t) out[n++] = ws[i];
     }
+    if (m->pl_model_proj.t && n < cap) out[n++] = &m->pl_model_proj;
     if (n < cap) out[n++] = &m->output;
     return n;
 }
@@ -261,7 +305,13 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
     }
     meta mt = {m->f, a->name, err};
     if (L->swa) {
-        if (opt_f(&mt, "rope.freq_base_swa", &L->rope.base, a->swa_rope_base, false)) return -1;
+        /* sliding layers rotate their own head dim, without rope_freqs */
+        L->rope.ff = NULL;
+        if (opt_u(&mt, "rope.dimension_count_swa", 2, L->head_dim, &L->rope.n_rot,
+                  m->n_rot < L->head_dim ? m->n_rot : L->head_dim) ||
+            opt_f(&mt, "rope.freq_base_swa", &L->rope.base, a->swa_rope_base, false))
+            return -1;
+        if (L->rope.n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count_swa %d is odd", a->name, L->rope.n_rot);
     } else if (a->flags & ARCH_ROPE_LINEAR_GLOBAL) {
         char key[128];
         gguf_str ty;
@@ -272,6 +322,26 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
             L->rope.freq_scale = 1.0f / factor;
         }
     }
+    return 0;
+}
+
+/* Whether layer l slides, and its window: the file's per-layer pattern
+   (gemma4: true = sliding), else the architecture's period (gemma3). */
+static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
+{
+    *swa = 0;
+    if (!m->n_swa) return 0;
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", m->arch->name);
+    const gguf_kv *kv = gguf_find(m->f, key);
+    if (kv) {
+        if (kv->type != GGUF_T_ARRAY || kv->arr_type != GGUF_T_BOOL || kv->arr_n != (uint64_t)m->info.n_layer)
+            return ember_seterr(err, "metadata key '%s' is not a bool array of %d (one per layer)", key, m->info.n_layer);
+        *swa = kv->arr_data[l] ? m->n_swa : 0;
+        return 0;
+    }
+    int P = m->arch->swa_period;
+    *swa = P && l % P != P - 1 ? m->n_swa : 0;
     return 0;
 }
 
@@ -286,22 +356,37 @@ static int bind_layers(ember_model *m, ember_err *err)
 #define NAME(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
     for (int l = 0; l < I->n_layer && !rc; l++) {
         ember_layer *L = &m->layers[l];
-        L->n_head_kv = I->n_head_kv;
+        meta mt = {m->f, m->arch->name, err};
+        rc = layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
+        if (!rc) rc = layer_u(&mt, "attention.head_count_kv", l, I->n_layer, 1, 4096, &L->n_head_kv, I->n_head, false);
+        if (!rc) rc = layer_swa(m, l, &L->swa, err);
         L->head_dim = I->head_dim;
-        L->n_ff = I->n_ff;
-        int P = m->arch->swa_period;
-        L->swa = m->n_swa && P && l % P != P - 1 ? m->n_swa : 0;
+        if (!rc && L->swa && opt_u(&mt, "attention.key_length_swa", 2, 1 << 14, &L->head_dim, I->head_dim)) rc = -1;
+        if (!rc && L->head_dim % 2) rc = ember_seterr(err, "%s.attention.key_length_swa %d is odd", I->arch, L->head_dim);
+        /* shared-KV layers read the last layer of their kind that has a KV cache */
+        L->kv_src = l;
+        for (int j = m->n_layer_kv - 1; l >= m->n_layer_kv && j >= 0; j--)
+            if (!m->layers[j].swa == !L->swa) {
+                L->kv_src = j;
+                break;
+            }
+        if (!rc && L->kv_src == l && l >= m->n_layer_kv)
+            rc = ember_seterr(err, "layer %d shares the KV of an earlier layer of its kind, and there is none", l);
+        if (!rc && L->kv_src != l && (m->layers[L->kv_src].head_dim != L->head_dim ||
+                                      m->layers[L->kv_src].n_head_kv != L->n_head_kv))
+            rc = ember_seterr(err, "layer %d shares layer %d's KV but their head dims or KV heads differ", l, L->kv_src);
+        const bool own_kv = L->kv_src == l;
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
-        rc = layer_rope(m, L, err);
+        if (!rc) rc = layer_rope(m, L, err);
         if (!rc) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
         if (!rc) L->ffn_norm = load_vec(m, NAME("ffn_norm.weight"), E, true, err, &rc);
         if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
         } else if (!rc) {
             bind_weight(m, &L->wq, NAME("attn_q.weight"), E, HQ, EMBER_PROJ_Q, err, &rc);
-            if (!rc) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
-            if (!rc) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+            if (!rc && own_kv) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
+            if (!rc && own_kv) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
         if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
         if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
@@ -312,15 +397,21 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         if (!rc) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
-        if (!rc && !L->wqkv.t) {
+        if (!rc && !L->wqkv.t && own_kv) {
             L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
             if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
             if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
         }
         if (!rc && fl & ARCH_QK_NORM) {
             L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, true, err, &rc);
-            if (!rc) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
+            if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
         }
+        if (!rc && m->n_pl) {
+            bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, 0, err, &rc);
+            if (!rc) bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, 0, err, &rc);
+            if (!rc) L->pl_post_norm = load_vec(m, NAME("post_norm.weight"), E, true, err, &rc);
+        }
+        if (!rc) L->out_scale = load_vec(m, NAME("layer_output_scale.weight"), 1, false, err, &rc);
         if (!rc && fl & ARCH_POST_NORMS) {
             L->post_attn_norm = load_vec(m, NAME("post_attention_norm.weight"), E, true, err, &rc);
             if (!rc) L->post_ffn_norm = load_vec(m, NAME("post_ffw_norm.weight"), E, true, err, &rc);
@@ -328,8 +419,9 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc) {
             struct { ember_weight *w; bool bias; } ws[] = {
                 {&L->wq, L->bq != NULL}, {&L->wk, L->bk != NULL}, {&L->wv, L->bv != NULL}, {&L->wqkv, false},
-                {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->gate_up, false}, {&L->down, false}};
-            for (int i = 0; i < 9 && !rc; i++)
+                {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->gate_up, false}, {&L->down, false},
+                {&L->pl_gate, false}, {&L->pl_proj, false}};
+            for (int i = 0; i < 11 && !rc; i++)
                 if (ws[i].w->t) rc = ember_plan_weight(m, ws[i].w, ws[i].bias, err);
         }
         if (L->n_head_kv > m->max_head_kv) m->max_head_kv = L->n_head_kv;
@@ -369,6 +461,22 @@ static int bind_model(ember_model *m, ember_err *err)
             if (!(m->rope_long[i] > 0) || !(m->rope_short[i] > 0))
                 return ember_seterr(err, "rope_factors_long/short.weight[%d] is not positive", i);
     }
+    if (m->n_pl) {   /* gemma4's per-layer inputs: a second embedding table and its projection */
+        const int64_t NP = (int64_t)m->n_pl * I->n_layer;
+        bind_weight(m, &m->pl_embd, "per_layer_token_embd.weight", NP, I->n_vocab, 0, err, &rc);
+        if (!rc) bind_weight(m, &m->pl_model_proj, "per_layer_model_proj.weight", I->n_embd, NP, 0, err, &rc);
+        if (!rc) m->pl_proj_norm = load_vec(m, "per_layer_proj_norm.weight", m->n_pl, true, err, &rc);
+        if (rc) return rc;
+        float *row = malloc((size_t)NP * sizeof *row);
+        int unreadable = !row || ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data, row, NP) != 0;
+        free(row);
+        if (unreadable)
+            return ember_seterr(err, "per_layer_token_embd.weight: dtype %s cannot be dequantized",
+                                ember_dtype_name(m->pl_embd.dtype));
+        if (plan_weight(m, &m->pl_model_proj, false, err)) return -1;
+        m->pl_embd.rep = EMBER_REP_COMPRESSED;
+        plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
+    }
     if (bind_layers(m, err)) return -1;
     /* The LM head: output.weight, or the tied embedding. */
     if (gguf_find_tensor(m->f, "output.weight"))
@@ -396,9 +504,10 @@ void ember_model_free(ember_model *m)
             ember_layer *L = &m->layers[l];
             free(L->attn_norm); free(L->ffn_norm); free(L->bq); free(L->bk); free(L->bv);
             free(L->q_norm); free(L->k_norm);
-            free(L->post_attn_norm); free(L->post_ffn_norm);
-            ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down};
-            for (int i = 0; i < 9; i++) free_weight(ws[i]);
+            free(L->post_attn_norm); free(L->post_ffn_norm); free(L->pl_post_norm); free(L->out_scale);
+            ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
+                                  &L->pl_gate, &L->pl_proj};
+            for (int i = 0; i < 11; i++) free_weight(ws[i]);
         }
         free(m->layers);
     }
@@ -408,6 +517,8 @@ void ember_model_free(ember_model *m)
     free(m->output_norm);
     free(m->rope_freqs);
     free(m->rope_long);
+    free(m->pl_proj_norm);
+    free_weight(&m->pl_model_proj);
     free(m->rope_short);
     ember_tokenizer_free(m->tok);
     free(m->chat_template);

@@ -55,7 +55,12 @@ typedef struct {
     ember_weight wqkv, gate_up; /* fused (phi3): wq..wv / gate, up unbound */
     int n_head_kv, head_dim, n_ff;
     int swa;                    /* sliding window in positions; 0: global attention */
+    int kv_src;                 /* layer whose KV cache this one reads (itself unless shared) */
     ember_rope_cfg rope;
+    /* per-layer input (gemma4): x += post_norm(proj(gelu(inp_gate x) * input_l)) */
+    ember_weight pl_gate, pl_proj;
+    float *pl_post_norm;
+    float *out_scale;           /* layer_output_scale: the residual stream times this, or NULL */
 } ember_layer;
 
 struct ember_model {
@@ -71,6 +76,12 @@ struct ember_model {
     float rope_attn_factor;     /* LongRoPE: multiplies cos and sin */
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
+    float softcap;              /* final logits cap * tanh(x / cap); 0: none */
+    int n_layer_kv;             /* layers with their own KV (the rest share) */
+    int n_pl;                   /* per-layer input width (0: none) */
+    ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */
+    ember_weight pl_model_proj; /* n_embd -> n_layer * n_pl */
+    float *pl_proj_norm;
     /* maxima over the layers, for workspace sizes */
     int max_head_kv, max_head_dim, max_ff;
     ember_layer *layers;

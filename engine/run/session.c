@@ -46,7 +46,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     size_t kvn = 0;
     for (int l = 0; ok && l < I->n_layer; l++) {
         const ember_layer *L = &m->layers[l];
-        s->kv_cap[l] = L->swa && s->ring ? 2 * s->ring : n_ctx;
+        /* a layer that shares another's KV keeps none */
+        s->kv_cap[l] = L->kv_src != l ? 0 : L->swa && s->ring ? 2 * s->ring : n_ctx;
         s->kv_off[l] = kvn;
         kvn += (size_t)L->n_head_kv * (size_t)s->kv_cap[l] * (size_t)L->head_dim;
     }
@@ -65,6 +66,11 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->u = zalloc(B * F * 4, &ok);
     if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
         s->fused = zalloc(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
+    if (m->n_pl) {
+        s->pl = zalloc(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
+        s->plg = zalloc(B * (size_t)m->n_pl * 4, &ok);
+        s->pl_row = zalloc((size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
+    }
     if (m->rope_long) s->rope_ff = n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
     s->embd_row = zalloc(m->tok_embd.row_bytes, &ok);
@@ -109,7 +115,7 @@ void ember_session_free(ember_session *s)
     ember_pool_free(s->pool);
     free(s->kcache); free(s->vcache); free(s->embd_row); free(s->x); free(s->xn); free(s->q); free(s->k);
     free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->fused);
-    free(s->kv_off); free(s->kv_cap); free(s->ring_pos);
+    free(s->kv_off); free(s->kv_cap); free(s->ring_pos); free(s->pl); free(s->plg); free(s->pl_row);
     for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);
     free(s->scratch); free(s->all_logits);
     free(s);
