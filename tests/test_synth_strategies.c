@@ -191,22 +191,30 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/ember-strat.XXXXXX";
     if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
     /* dtypes each file must hold, with kernels, in its compressed plan */
-    /* matrices: in the plan, the LM head included */
-    static const struct { const char *like, *dtype; int need[5]; int matrices; } cs[] = {
-        {"tiny", "Q4_0", {EMBER_Q4_0, EMBER_Q6_K}, 15},
-        {"tiny", "Q2_K", {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q6_K}, 15},
-        {"tiny", "Q3_K_M", {EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K}, 15},
-        {"tiny", "Q5_K_M", {EMBER_Q5_K, EMBER_Q6_K}, 15},
-        {"tiny-qwen2", "Q2_K", {EMBER_IQ4_NL, EMBER_Q8_0}, 15},
-        {"tiny-qwen2", "Q3_K_M", {EMBER_IQ4_NL, EMBER_Q5_1, EMBER_Q5_0, EMBER_Q8_0}, 15},
-        {"tiny-qwen2", "Q5_K_M", {EMBER_Q5_1, EMBER_Q8_0}, 15},
-        {"tiny-qwen2", "Q4_K_M", {EMBER_Q5_0, EMBER_Q8_0}, 15},
+    /* matrices: in the plan, the LM head included.  min_cos: compressed vs
+       eager (0: 0.999).  gemma4 attends with scale 1 over RMS-normed Q and
+       K: random weights give scores of spread ~sqrt(head_dim), a nearly
+       one-hot softmax that 8-bit activations tip (its fixture shows the
+       same: 0.998 / 0.995 vs eager, test_golden) */
+    static const struct { const char *like, *dtype; int need[5]; int matrices; double min_cos; } cs[] = {
+        {"tiny", "Q4_0", {EMBER_Q4_0, EMBER_Q6_K}, 15, 0},
+        {"tiny", "Q2_K", {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q6_K}, 15, 0},
+        {"tiny", "Q3_K_M", {EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K}, 15, 0},
+        {"tiny", "Q5_K_M", {EMBER_Q5_K, EMBER_Q6_K}, 15, 0},
+        {"tiny-qwen2", "Q2_K", {EMBER_IQ4_NL, EMBER_Q8_0}, 15, 0},
+        {"tiny-qwen2", "Q3_K_M", {EMBER_IQ4_NL, EMBER_Q5_1, EMBER_Q5_0, EMBER_Q8_0}, 15, 0},
+        {"tiny-qwen2", "Q5_K_M", {EMBER_Q5_1, EMBER_Q8_0}, 15, 0},
+        {"tiny-qwen2", "Q4_K_M", {EMBER_Q5_0, EMBER_Q8_0}, 15, 0},
         /* other architectures at other shapes (synth.c): 7 layers with a
            window of 8 over the 13 positions; fused projections */
-        {"tiny-gemma3", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 50},
-        {"tiny-gemma3", "Q8_0", {EMBER_Q8_0}, 50},
-        {"tiny-phi3", "Q4_K_M", {EMBER_Q4_K}, 9},
-        {"tiny-phi3", "Q8_0", {EMBER_Q8_0}, 9},
+        {"tiny-gemma3", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 50, 0},
+        {"tiny-gemma3", "Q8_0", {EMBER_Q8_0}, 50, 0},
+        /* gemma4: 6 layers [S,S,F] x 2, the last 3 reading the KV of
+           layers 1 and 2, per-layer inputs; rows of 32 take Q5_0 */
+        {"tiny-gemma4", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0}, 50, 0.97},
+        {"tiny-gemma4", "Q8_0", {EMBER_Q8_0}, 50, 0.99},
+        {"tiny-phi3", "Q4_K_M", {EMBER_Q4_K}, 9, 0},
+        {"tiny-phi3", "Q8_0", {EMBER_Q8_0}, 9, 0},
     };
     int bad = 0;
     for (int n = 1; n <= 4 * EMBER_UBATCH + 3; n++) {
@@ -267,9 +275,10 @@ int main(int argc, char **argv)
             /* quantized activations are compressed's only difference; the
                random weights leave near-ties among the top logits, so the
                top-1 agreement is reported, not required */
-            tap_ok(cos >= 0.999,
-                   "%s %s: compressed vs eager logits: min row cos %.6f (>= 0.999), top-1 same in %d of %d rows",
-                   cs[c].like, cs[c].dtype, cos, agree, ROWS);
+            double want = cs[c].min_cos ? cs[c].min_cos : 0.999;
+            tap_ok(cos >= want,
+                   "%s %s: compressed vs eager logits: min row cos %.6f (>= %g), top-1 same in %d of %d rows",
+                   cs[c].like, cs[c].dtype, cos, want, agree, ROWS);
         } else {
             tap_ok(0, "%s %s: eager ran", cs[c].like, cs[c].dtype);
         }

@@ -27,25 +27,37 @@ typedef struct {
     int head_dim, n_rot, swa;    /* 0: n_embd / n_head, head_dim, no sliding window */
     bool gemma;                  /* Q/K norms, post-attention / post-FFN norms */
     bool phi;                    /* fused attn_qkv and gate+up, LongRoPE factors */
+    /* gemma4 (dense): every g4_period-th layer global with head_dim (the
+       others head_dim_swa); the last g4_shared layers share KV and have an
+       FFN of g4_ff_shared; per-layer inputs of g4_pl */
+    int g4_period, head_dim_swa, g4_shared, g4_ff_shared, g4_pl;
 } shape;
 
 static const shape shapes[] = {
     /* n_vocab 0: shrink to the vocabulary in use */
     /* tiny is untied: a random tied embedding makes the model repeat its
        input token, and tests get to cover output.weight */
-    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false},
+    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     /* rows of 384 and 1088 are not whole K-quant super-blocks: the
        reference's per-tensor fallbacks (Q5_1, IQ4_NL, Q5_0, Q8_0) at tiny size */
-    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false},
+    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     /* gemma3 at tiny size: 7 layers (6 sliding, 1 global), window 8, head
        dim 128 != n_embd / n_head */
-    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false},
+    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0},
+    /* gemma4 at tiny size: 6 layers [S,S,F] x 2, the last 3 sharing KV,
+       head dims 64 / 128, window 8, per-layer inputs of 32 */
+    {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
+     3, 64, 3, 512, 32},
     /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
-    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 0, false, true},
-    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false},
-    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false},
-    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false},
-    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 0, false, true},
+    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 0, false, true, 0, 0, 0, 0, 0},
+    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0},
+    /* a small dense Gemma 4 after the E2B layout (per-layer inputs, KV
+       sharing, wider global heads); sizes approximate the published model */
+    {"gemma-4-e2b", "gemma4", 1536, 35, 8, 1, 6144, 262144, 32768, 1000000.0, 1e-6, true, false, false, 512, 0, 512,
+     true, false, 5, 256, 20, 12288, 256},
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 0, false, true, 0, 0, 0, 0, 0},
 };
 
 typedef struct {
@@ -58,7 +70,7 @@ static const file_dtype file_dtypes[] = {
     {"Q5_K_M", 17}, {"Q6_K", 18},
 };
 
-typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD } gen_kind;
+typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD, GEN_PROP_ROPE } gen_kind;
 
 struct synth_ctx;
 
@@ -172,6 +184,9 @@ static void fill_worker(void *arg, int ith, int nth)
         int64_t n = g->ne[0];
         switch (g->kind) {
         case GEN_ROPE_FREQS: rope_factors(g->sc->sh, x, n); break;
+        /* gemma4's proportional rope: a quarter of the pairs rotate, the
+           rest are held still by a huge divisor */
+        case GEN_PROP_ROPE: for (int64_t i = 0; i < n; i++) x[i] = i < n / 4 ? 1.0f : 1e30f; break;
         case GEN_NORM: normal_row(g->key, row, x, n, 1.0f, g->std); break;
         case GEN_TOY_EMBD: normal_row(g->key, row, x, n, 0.0f, g->std * toy_row_scale(g->sc, row)); break;
         default: normal_row(g->key, row, x, n, 0.0f, g->std); break;
@@ -297,8 +312,60 @@ static int add(tlist *l, synth_ctx *sc, const char *name, int dtype, int64_t ne0
     return 0;
 }
 
+static bool g4_swa(const shape *sh, int l) { return l % sh->g4_period != sh->g4_period - 1; }
+static int g4_ff(const shape *sh, int l) { return l >= sh->n_layer - sh->g4_shared ? sh->g4_ff_shared : sh->n_ff; }
+
+/* gemma4's tensors: its layers differ in head dim, FFN width and whether
+   they have K/V, so they are not the table of build_tensors. */
+static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int E = sh->n_embd, L = sh->n_layer, NP = sh->g4_pl * L, gqa = sh->n_head / sh->n_head_kv;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
+            sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err) ||
+        add(l, sc, "rope_freqs.weight", EMBER_F32, sh->head_dim / 2, 0, GEN_PROP_ROPE, 0, err) ||
+        add(l, sc, "per_layer_token_embd.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, NP), NP, n_vocab,
+            GEN_NORMAL, std, err) ||
+        add(l, sc, "per_layer_model_proj.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, E), E, NP, GEN_NORMAL, std, err) ||
+        add(l, sc, "per_layer_proj_norm.weight", EMBER_F32, sh->g4_pl, 0, GEN_NORM, 0.02f, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        const int hd = g4_swa(sh, i) ? sh->head_dim_swa : sh->head_dim, F = g4_ff(sh, i);
+        const bool kv = i < L - sh->g4_shared;
+        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; bool need_kv; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
+            {"attn_q.weight", R_OTHER, E, sh->n_head * hd, GEN_NORMAL, std, false},
+            {"attn_k.weight", R_OTHER, E, sh->n_head_kv * hd, GEN_NORMAL, std, true},
+            {"attn_v.weight", R_ATTN_V, E, sh->n_head_kv * hd, GEN_NORMAL, std, true},
+            {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, false},
+            {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, true},
+            {"attn_output.weight", R_ATTN_O, sh->n_head * hd, E, GEN_NORMAL, res_std, false},
+            {"post_attention_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
+            {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
+            {"ffn_gate.weight", R_OTHER, E, F, GEN_NORMAL, std, false},
+            {"ffn_up.weight", R_OTHER, E, F, GEN_NORMAL, std, false},
+            {"ffn_down.weight", R_FFN_DOWN, F, E, GEN_NORMAL, res_std, false},
+            {"post_ffw_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
+            {"inp_gate.weight", R_OTHER, E, sh->g4_pl, GEN_NORMAL, std, false},
+            {"proj.weight", R_OTHER, sh->g4_pl, E, GEN_NORMAL, res_std, false},
+            {"post_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
+            {"layer_output_scale.weight", R_OTHER, 1, 0, GEN_NORM, 0.02f, false},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            if (parts[p].need_kv && !kv) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in) : EMBER_F32;
+            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+    }
+    return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
+}
+
 static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
 {
+    if (sc->sh->g4_period) return build_gemma4(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -372,9 +439,28 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
     gguf_w_u32(w, AK("context_length"), (uint32_t)sh->n_ctx);
     gguf_w_u32(w, AK("embedding_length"), (uint32_t)sh->n_embd);
     gguf_w_u32(w, AK("block_count"), (uint32_t)sh->n_layer);
-    gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
+    if (sh->g4_period) {   /* per-layer arrays, as the converter writes Gemma 4 */
+        int32_t ff[256], kv[256];
+        bool swa[256];
+        for (int i = 0; i < sh->n_layer && i < 256; i++) {
+            ff[i] = g4_ff(sh, i);
+            kv[i] = sh->n_head_kv;
+            swa[i] = g4_swa(sh, i);
+        }
+        gguf_w_arr(w, AK("feed_forward_length"), GGUF_T_I32, ff, (uint64_t)sh->n_layer);
+        gguf_w_arr(w, AK("attention.head_count_kv"), GGUF_T_I32, kv, (uint64_t)sh->n_layer);
+        gguf_w_arr(w, AK("attention.sliding_window_pattern"), GGUF_T_BOOL, swa, (uint64_t)sh->n_layer);
+        gguf_w_u32(w, AK("attention.shared_kv_layers"), (uint32_t)sh->g4_shared);
+        gguf_w_u32(w, AK("embedding_length_per_layer_input"), (uint32_t)sh->g4_pl);
+        gguf_w_u32(w, AK("attention.key_length_swa"), (uint32_t)sh->head_dim_swa);
+        gguf_w_u32(w, AK("attention.value_length_swa"), (uint32_t)sh->head_dim_swa);
+        gguf_w_u32(w, AK("rope.dimension_count_swa"), (uint32_t)sh->head_dim_swa);
+        gguf_w_f32(w, AK("rope.freq_base_swa"), 10000.0f);
+    } else {
+        gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
+        gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
+    }
     gguf_w_u32(w, AK("attention.head_count"), (uint32_t)sh->n_head);
-    gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
     gguf_w_f32(w, AK("rope.freq_base"), (float)sh->rope_theta);
     gguf_w_f32(w, AK("attention.layer_norm_rms_epsilon"), (float)sh->eps);
     const int hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
@@ -423,7 +509,7 @@ int synth_write(const synth_opts *o, ember_err *err)
     const char *like = o->like ? o->like : "tiny";
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
-    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, tiny-gemma3, tiny-phi3, llama-3.2-1b, qwen2.5-0.5b, gemma-3-1b, phi-4-mini)", like);
+    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, tiny-gemma3, tiny-gemma4, tiny-phi3, llama-3.2-1b, qwen2.5-0.5b, gemma-3-1b, gemma-4-e2b, phi-4-mini)", like);
     for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
         if (!strcasecmp(dt, file_dtypes[i].name)) fd = &file_dtypes[i];
     if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K)", dt);
