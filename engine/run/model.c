@@ -473,9 +473,9 @@ static int bind_model(ember_model *m, ember_err *err)
         if (unreadable)
             return ember_seterr(err, "per_layer_token_embd.weight: dtype %s cannot be dequantized",
                                 ember_dtype_name(m->pl_embd.dtype));
-        if (plan_weight(m, &m->pl_model_proj, false, err)) return -1;
+        if (ember_plan_weight(m, &m->pl_model_proj, false, err)) return -1;
         m->pl_embd.rep = EMBER_REP_COMPRESSED;
-        plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
+        ember_plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
     }
     if (bind_layers(m, err)) return -1;
     /* The LM head: output.weight, or the tied embedding. */

@@ -54,8 +54,8 @@ void ember_plan_opts_default(ember_plan_opts *o)
 
 const ember_plan *ember_model_plan(const ember_model *m) { return &m->plan; }
 
-static int plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const char *kernel,
-                    const char *isa, uint64_t bytes, const char *reason)
+int ember_plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const char *kernel,
+                   const char *isa, uint64_t bytes, const char *reason)
 {
     ember_plan *p = &m->plan;
     ember_plan_entry *e = realloc(p->e, (size_t)(p->n + 1) * sizeof *e);
@@ -129,7 +129,7 @@ int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err 
     if (eager) {
         if (make_eager(w, err)) return -1;
         w->one = w->many = (ember_wview){w->kern, w->f32, (size_t)w->in * sizeof(float)};
-        w->plan_index = plan_add(m, w->t, EMBER_REP_EAGER_F32, w->kern->name, ember_isa_name(w->kern->isa),
+        w->plan_index = ember_plan_add(m, w->t, EMBER_REP_EAGER_F32, w->kern->name, ember_isa_name(w->kern->isa),
                                  (uint64_t)w->in * (uint64_t)w->out * 4, reason);
         return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
     }
@@ -138,7 +138,7 @@ int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err 
     if (o->strategy == EMBER_STRATEGY_PACKED && w->proj) choose_pack(m, w, has_bias, reason, sizeof reason);
     const ember_kernel *k = w->pack_kern ? w->pack_kern : w->kern;
     uint64_t bytes = w->pack_kern ? k->layout->bytes((int)w->out, w->in) : w->t->nbytes;
-    w->plan_index = plan_add(m, w->t, w->pack_kern ? EMBER_REP_PACKED_Q8X16 : EMBER_REP_COMPRESSED,
+    w->plan_index = ember_plan_add(m, w->t, w->pack_kern ? EMBER_REP_PACKED_Q8X16 : EMBER_REP_COMPRESSED,
                              k->name, ember_isa_name(k->isa), bytes,
                              w->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD ? "packed at the phase the profile sets" : reason);
     if (w->pack_kern) m->plan.packed++;
@@ -160,14 +160,14 @@ int ember_plan_finish(ember_model *m, ember_err *err)
         m->tok_embd.rep = EMBER_REP_COMPRESSED;
     }
     if (!tied)
-        plan_add(m, m->tok_embd.t, m->tok_embd.rep, "", "",
+        ember_plan_add(m, m->tok_embd.t, m->tok_embd.rep, "", "",
                  m->tok_embd.rep == EMBER_REP_EAGER_F32 ? (uint64_t)I->n_embd * I->n_vocab * 4 : m->tok_embd.t->nbytes,
                  m->tok_embd.rep == EMBER_REP_EAGER_F32 ? "" : "embedding rows dequantized per lookup");
     /* Small tensors (norms, biases, rope factors) live as f32. */
     for (uint64_t i = 0; i < m->f->n_tensors; i++) {
         const gguf_tensor *t = &m->f->tensors[i];
         if (t->n_dims == 1)
-            plan_add(m, t, EMBER_REP_EAGER_F32, "", "", (uint64_t)t->ne[0] * 4, "");
+            ember_plan_add(m, t, EMBER_REP_EAGER_F32, "", "", (uint64_t)t->ne[0] * 4, "");
     }
     return 0;
 }

@@ -13,5 +13,9 @@ int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err 
 /* After every matrix: the embedding table (sharing a tied eager LM head's
    floats) and the small tensors, which live as f32. */
 int ember_plan_finish(ember_model *m, ember_err *err);
+/* One record of the plan for a tensor that is no matrix of the forward
+   pass's kind (gemma4's per-layer embedding rows); returns its index. */
+int ember_plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const char *kernel,
+                   const char *isa, uint64_t bytes, const char *reason);
 
 #endif
