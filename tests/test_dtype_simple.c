@@ -25,21 +25,21 @@ static void test_floats(void)
     uint16_t h[6] = {0x3c00, 0xc000, 0x0001, 0x7bff, 0x8000, 0x3555};
     float want_h[6] = {1.0f, -2.0f, 0x1p-24f, 65504.0f, -0.0f, 0.333251953125f};
     float out[6];
-    tap_ok(ember_dequantize_row_simple(EMBER_F16, h, out, 6) == 0 && all_eq(out, want_h, 6, "f16"),
+    tap_ok(ember_dequantize_row(EMBER_F16, h, out, 6) == 0 && all_eq(out, want_h, 6, "f16"),
            "F16 dequantize: 1, -2, smallest subnormal, max, -0, 1/3");
     uint16_t b[4] = {0x3f80, 0xc040, 0x4049, 0x0000};
     float want_b[4] = {1.0f, -3.0f, 3.140625f, 0.0f};
-    tap_ok(ember_dequantize_row_simple(EMBER_BF16, b, out, 4) == 0 && all_eq(out, want_b, 4, "bf16"),
+    tap_ok(ember_dequantize_row(EMBER_BF16, b, out, 4) == 0 && all_eq(out, want_b, 4, "bf16"),
            "BF16 dequantize: 1, -3, 3.140625, 0");
     float f[3] = {1.5f, -0.25f, 1e-30f};
-    tap_ok(ember_dequantize_row_simple(EMBER_F32, f, out, 3) == 0 && all_eq(out, f, 3, "f32"),
+    tap_ok(ember_dequantize_row(EMBER_F32, f, out, 3) == 0 && all_eq(out, f, 3, "f32"),
            "F32 dequantize copies");
 
     float x[4] = {1.0f, -2.0f, 65504.0f, 0.1f};
     uint16_t q[4];
-    tap_ok(ember_quantize_row_simple(EMBER_F16, x, q, 4) == 0 && q[0] == 0x3c00 && q[1] == 0xc000 &&
+    tap_ok(ember_quantize_row(EMBER_F16, x, q, 4) == 0 && q[0] == 0x3c00 && q[1] == 0xc000 &&
            q[2] == 0x7bff && q[3] == 0x2e66, "F16 quantize (0.1 rounds to 0x2e66)");
-    tap_ok(ember_quantize_row_simple(EMBER_BF16, x, q, 4) == 0 && q[0] == 0x3f80 && q[1] == 0xc000 &&
+    tap_ok(ember_quantize_row(EMBER_BF16, x, q, 4) == 0 && q[0] == 0x3f80 && q[1] == 0xc000 &&
            q[3] == 0x3dcd, "BF16 quantize (0.1 rounds to 0x3dcd)");
 }
 
@@ -52,7 +52,7 @@ static void test_q4_0(void)
         want[j] = (float)(j - 8) * 0.5f;           /* low nibble j */
         want[16 + j] = (float)(15 - j - 8) * 0.5f; /* high nibble 15-j */
     }
-    tap_ok(ember_dequantize_row_simple(EMBER_Q4_0, &blk, out, 32) == 0 && all_eq(out, want, 32, "q4_0") &&
+    tap_ok(ember_dequantize_row(EMBER_Q4_0, &blk, out, 32) == 0 && all_eq(out, want, 32, "q4_0") &&
            out[0] == -4.0f && out[15] == 3.5f && out[16] == 3.5f && out[31] == -4.0f,
            "Q4_0 dequantize: low nibbles 0..15, high nibbles 16..31, (q-8)*d");
 }
@@ -62,7 +62,7 @@ static void test_q4_1(void)
     block_q4_1 blk = {.d = 0x3800, .m = 0xbc00}; /* 0.5, -1 */
     for (int j = 0; j < 16; j++) blk.qs[j] = (uint8_t)(j | (15 - j) << 4);
     float out[32];
-    int ok = ember_dequantize_row_simple(EMBER_Q4_1, &blk, out, 32) == 0;
+    int ok = ember_dequantize_row(EMBER_Q4_1, &blk, out, 32) == 0;
     tap_ok(ok && out[0] == -1.0f && out[1] == -0.5f && out[15] == 6.5f && out[16] == 6.5f && out[31] == -1.0f,
            "Q4_1 dequantize: q*d + m");
 }
@@ -73,7 +73,7 @@ static void test_q5(void)
     block_q5_0 b0 = {.d = 0x3400, .qh = {0x0f, 0xf0, 0xa5, 0xa5}}; /* d = 0.25 */
     for (int j = 0; j < 16; j++) b0.qs[j] = (uint8_t)((j & 0xf) | ((j * 3) & 0xf) << 4);
     float out[32];
-    int ok = ember_dequantize_row_simple(EMBER_Q5_0, &b0, out, 32) == 0;
+    int ok = ember_dequantize_row(EMBER_Q5_0, &b0, out, 32) == 0;
     /* element 0: lo 0 + bit0 (16) -> 0; element 1: 1+16-16 = 1 -> 0.25;
        element 4: 4, bit4 clear -> -12 -> -3; element 12: 12+16-16 -> 3;
        element 16: hi(qs0) = 0, bit16 set -> 0; element 17: hi(qs1) = 3, bit17
@@ -83,7 +83,7 @@ static void test_q5(void)
            "Q5_0 dequantize: fifth bit from qh (bit j for element j)");
     block_q5_1 b1 = {.d = 0x3400, .m = 0x4000, .qh = {0x0f, 0xf0, 0xa5, 0xa5}}; /* m = 2 */
     memcpy(b1.qs, b0.qs, 16);
-    ok = ember_dequantize_row_simple(EMBER_Q5_1, &b1, out, 32) == 0;
+    ok = ember_dequantize_row(EMBER_Q5_1, &b1, out, 32) == 0;
     tap_ok(ok && out[0] == 6.0f && out[1] == 6.25f && out[4] == 3.0f && out[17] == 2.75f && out[31] == 9.25f,
            "Q5_1 dequantize: q5*d + m");
 }
@@ -96,17 +96,17 @@ static void test_q8_0_iq4(void)
     b.qs[1] = 127;
     b.qs[2] = 0;
     float out[32];
-    int ok = ember_dequantize_row_simple(EMBER_Q8_0, &b, out, 32) == 0;
+    int ok = ember_dequantize_row(EMBER_Q8_0, &b, out, 32) == 0;
     tap_ok(ok && out[0] == -254.0f && out[1] == 254.0f && out[2] == 0.0f && out[3] == -206.0f,
            "Q8_0 dequantize: q*d");
     b.d = 0x0001; /* subnormal scale 2^-24 */
-    ok = ember_dequantize_row_simple(EMBER_Q8_0, &b, out, 32) == 0;
+    ok = ember_dequantize_row(EMBER_Q8_0, &b, out, 32) == 0;
     tap_ok(ok && out[1] == 127.0f * 0x1p-24f && out[0] == -127.0f * 0x1p-24f,
            "Q8_0 dequantize with a subnormal fp16 scale");
 
     block_iq4_nl n = {.d = 0x3c00};
     for (int j = 0; j < 16; j++) n.qs[j] = (uint8_t)(j | (15 - j) << 4);
-    ok = ember_dequantize_row_simple(EMBER_IQ4_NL, &n, out, 32) == 0;
+    ok = ember_dequantize_row(EMBER_IQ4_NL, &n, out, 32) == 0;
     tap_ok(ok && out[0] == -127.0f && out[7] == -10.0f && out[8] == 1.0f && out[15] == 113.0f &&
            out[16] == 113.0f && out[31] == -127.0f, "IQ4_NL dequantize through its code book");
 }
@@ -116,28 +116,28 @@ static void test_known_quant(void)
     float x[32];
     for (int j = 0; j < 32; j++) x[j] = (float)(j - 16);
     block_q8_0 q8;
-    int ok = ember_quantize_row_simple(EMBER_Q8_0, x, &q8, 32) == 0;
+    int ok = ember_quantize_row(EMBER_Q8_0, x, &q8, 32) == 0;
     /* d = 16/127, id = 7.9375: 15 -> 119.06 -> 119, -1 -> -7.9375 -> -8 */
     tap_ok(ok && q8.d == ember_f32_to_fp16(16.0f / 127.0f) && q8.qs[0] == -127 && q8.qs[16] == 0 &&
            q8.qs[31] == 119 && q8.qs[15] == -8, "Q8_0 quantize: d = amax/127, round to nearest");
     block_q4_0 q4;
-    ok = ember_quantize_row_simple(EMBER_Q4_0, x, &q4, 32) == 0;
+    ok = ember_quantize_row(EMBER_Q4_0, x, &q4, 32) == 0;
     /* signed max -16: d = 2, id = 0.5; -16 -> 0, 0 -> 8, -1 -> 8, 15 -> 16 clamps to 15 */
     tap_ok(ok && q4.d == 0x4000 && q4.qs[0] == 0x80 && q4.qs[15] == 0xf8,
            "Q4_0 quantize: d = max/-8 with the signed max, clamp at 15");
     block_q5_0 q5;
-    ok = ember_quantize_row_simple(EMBER_Q5_0, x, &q5, 32) == 0;
+    ok = ember_quantize_row(EMBER_Q5_0, x, &q5, 32) == 0;
     /* d = 1, id = 1: x+16.5 truncated = j; element 31 -> 31 (0x1f) */
     uint32_t qh = (uint32_t)q5.qh[0] | (uint32_t)q5.qh[1] << 8 | (uint32_t)q5.qh[2] << 16 | (uint32_t)q5.qh[3] << 24;
     tap_ok(ok && q5.d == 0x3c00 && q5.qs[0] == 0x00 && q5.qs[15] == 0xff && qh == 0xffff0000u,
            "Q5_0 quantize: d = max/-16, high bits in qh");
     block_q4_1 q41;
-    ok = ember_quantize_row_simple(EMBER_Q4_1, x, &q41, 32) == 0;
+    ok = ember_quantize_row(EMBER_Q4_1, x, &q41, 32) == 0;
     /* min -16, d = 31/15: codes round((x+16)*15/31) */
     tap_ok(ok && q41.m == 0xcc00 && (q41.qs[0] & 0xf) == 0 && (q41.qs[15] >> 4) == 15,
            "Q4_1 quantize: m = min, d = (max-min)/15");
     float zero[32] = {0};
-    ok = ember_quantize_row_simple(EMBER_Q8_0, zero, &q8, 32) == 0;
+    ok = ember_quantize_row(EMBER_Q8_0, zero, &q8, 32) == 0;
     int allz = q8.d == 0;
     for (int j = 0; j < 32; j++) allz &= q8.qs[j] == 0;
     tap_ok(ok && allz, "Q8_0 quantize of zeros gives d = 0 and zero codes");
@@ -164,8 +164,8 @@ static void test_roundtrip(void)
                          EMBER_IQ4_NL};
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         int type = types[ti];
-        int ok = ember_quantize_row_simple(type, x, buf, N) == 0 &&
-                 ember_dequantize_row_simple(type, buf, back, N) == 0;
+        int ok = ember_quantize_row(type, x, buf, N) == 0 &&
+                 ember_dequantize_row(type, buf, back, N) == 0;
         double worst = 0;
         for (int b = 0; ok && b < N / 32; b++) {
             float amax = 0, mn = INFINITY, mx = -INFINITY;
@@ -209,11 +209,11 @@ static void test_rejects(void)
 {
     float f[64] = {0};
     uint8_t buf[512] = {0};
-    tap_ok(ember_dequantize_row_simple(EMBER_Q4_K, buf, f, 256) == -1, "dequantize Q4_K is not this family: -1");
-    tap_ok(ember_dequantize_row_simple(99, buf, f, 32) == -1, "dequantize unknown type 99: -1");
-    tap_ok(ember_quantize_row_simple(EMBER_Q8_1, f, buf, 32) == -1, "quantize Q8_1 (an activation type) unsupported: -1");
-    tap_ok(ember_quantize_row_simple(EMBER_Q8_0, f, buf, 33) == -1 &&
-           ember_dequantize_row_simple(EMBER_Q4_0, buf, f, 48) == -1, "length not a multiple of 32: -1");
+    tap_ok(ember_dequantize_row(EMBER_Q4_K, buf, f, 32) == -1, "dequantize 32 elements of Q4_K (not a super-block): -1");
+    tap_ok(ember_dequantize_row(99, buf, f, 32) == -1, "dequantize unknown type 99: -1");
+    tap_ok(ember_quantize_row(EMBER_Q8_1, f, buf, 32) == -1, "quantize Q8_1 (an activation type) unsupported: -1");
+    tap_ok(ember_quantize_row(EMBER_Q8_0, f, buf, 33) == -1 &&
+           ember_dequantize_row(EMBER_Q4_0, buf, f, 48) == -1, "length not a multiple of 32: -1");
     tap_ok(ember_dequantize_row(EMBER_Q8_0, buf, f, 32) == 0, "ember_dequantize_row dispatches to Q8_0");
 }
 

@@ -6,25 +6,30 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "dtype_rows.h"
 
+/* Q8_1 is known by name and size (a file may hold it) but has no
+   conversions: ember neither reads nor writes it. */
+#define ROW(name, elems, block, t) {name, elems, sizeof(block), ember_to_float_##t, ember_from_float_##t}
 static const ember_dtype_info table[] = {
-    [EMBER_F32] = {"F32", 1, 4},
-    [EMBER_F16] = {"F16", 1, 2},
-    [EMBER_Q4_0] = {"Q4_0", QK, sizeof(block_q4_0)},
-    [EMBER_Q4_1] = {"Q4_1", QK, sizeof(block_q4_1)},
-    [EMBER_Q5_0] = {"Q5_0", QK, sizeof(block_q5_0)},
-    [EMBER_Q5_1] = {"Q5_1", QK, sizeof(block_q5_1)},
-    [EMBER_Q8_0] = {"Q8_0", QK, sizeof(block_q8_0)},
-    [EMBER_Q8_1] = {"Q8_1", QK, sizeof(block_q8_1)},
-    [EMBER_Q2_K] = {"Q2_K", QK_K, sizeof(block_q2_K)},
-    [EMBER_Q3_K] = {"Q3_K", QK_K, sizeof(block_q3_K)},
-    [EMBER_Q4_K] = {"Q4_K", QK_K, sizeof(block_q4_K)},
-    [EMBER_Q5_K] = {"Q5_K", QK_K, sizeof(block_q5_K)},
-    [EMBER_Q6_K] = {"Q6_K", QK_K, sizeof(block_q6_K)},
-    [EMBER_Q8_K] = {"Q8_K", QK_K, sizeof(block_q8_K)},
-    [EMBER_IQ4_NL] = {"IQ4_NL", QK, sizeof(block_iq4_nl)},
-    [EMBER_BF16] = {"BF16", 1, 2},
+    [EMBER_F32] = ROW("F32", 1, float, f32),
+    [EMBER_F16] = ROW("F16", 1, uint16_t, f16),
+    [EMBER_BF16] = ROW("BF16", 1, uint16_t, bf16),
+    [EMBER_Q4_0] = ROW("Q4_0", QK, block_q4_0, q4_0),
+    [EMBER_Q4_1] = ROW("Q4_1", QK, block_q4_1, q4_1),
+    [EMBER_Q5_0] = ROW("Q5_0", QK, block_q5_0, q5_0),
+    [EMBER_Q5_1] = ROW("Q5_1", QK, block_q5_1, q5_1),
+    [EMBER_Q8_0] = ROW("Q8_0", QK, block_q8_0, q8_0),
+    [EMBER_Q8_1] = {"Q8_1", QK, sizeof(block_q8_1), NULL, NULL},
+    [EMBER_Q2_K] = ROW("Q2_K", QK_K, block_q2_K, q2_K),
+    [EMBER_Q3_K] = ROW("Q3_K", QK_K, block_q3_K, q3_K),
+    [EMBER_Q4_K] = ROW("Q4_K", QK_K, block_q4_K, q4_K),
+    [EMBER_Q5_K] = ROW("Q5_K", QK_K, block_q5_K, q5_K),
+    [EMBER_Q6_K] = ROW("Q6_K", QK_K, block_q6_K, q6_K),
+    [EMBER_Q8_K] = ROW("Q8_K", QK_K, block_q8_K, q8_K),
+    [EMBER_IQ4_NL] = ROW("IQ4_NL", QK, block_iq4_nl, iq4_nl),
 };
+#undef ROW
 
 _Static_assert(sizeof(block_q4_0) == 18, "q4_0 layout");
 _Static_assert(sizeof(block_q5_0) == 22, "q5_0 layout");
@@ -127,14 +132,28 @@ uint16_t ember_f32_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
+/* The element count a row conversion may take: whole blocks of a type
+   that has the conversion; the number of blocks, or -1. */
+static int64_t row_blocks(const ember_dtype_info *i, bool has_fn, int64_t n)
+{
+    if (!i || !has_fn || n < 0 || n % i->block_elems) return -1;
+    return n / i->block_elems;
+}
+
 int ember_dequantize_row(int type, const void *src, float *dst, int64_t n)
 {
-    if (ember_dequantize_row_simple(type, src, dst, n) == 0) return 0;
-    return ember_dequantize_row_kquant(type, src, dst, n);
+    const ember_dtype_info *i = ember_dtype_get(type);
+    int64_t nb = row_blocks(i, i && i->to_float, n);
+    if (nb < 0) return -1;
+    i->to_float(src, dst, nb);
+    return 0;
 }
 
 int ember_quantize_row(int type, const float *src, void *dst, int64_t n)
 {
-    if (ember_quantize_row_simple(type, src, dst, n) == 0) return 0;
-    return ember_quantize_row_kquant(type, src, dst, n);
+    const ember_dtype_info *i = ember_dtype_get(type);
+    int64_t nb = row_blocks(i, i && i->from_float, n);
+    if (nb < 0) return -1;
+    i->from_float(src, dst, nb);
+    return 0;
 }

@@ -14,10 +14,19 @@ typedef enum {
     EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ4_NL = 20, EMBER_BF16 = 30,
 } ember_dtype;
 
+/* A row conversion over nb whole blocks (for the plain float types a
+   block is one element). */
+typedef void (*ember_to_float_fn)(const void *src, float *dst, int64_t nb);
+typedef void (*ember_from_float_fn)(const float *src, void *dst, int64_t nb);
+
+/* One row per type: everything that differs between types is a field here,
+   so callers look a type up instead of switching over it. */
 typedef struct {
     const char *name;
-    int block_elems;
-    int block_bytes;
+    int block_elems;                 /* elements per block (1 for F32/F16/BF16) */
+    int block_bytes;                 /* bytes per block */
+    ember_to_float_fn to_float;      /* NULL: ember cannot read this type */
+    ember_from_float_fn from_float;  /* NULL: ember cannot write this type */
 } ember_dtype_info;
 
 #define QK 32     /* elements per simple block */
@@ -66,6 +75,21 @@ typedef struct {                    /* 292: activations for K-quant dots */
     int16_t bsums[QK_K / 16];
 } block_q8_K;
 
+/* The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block: j < 4
+   keep them in the low 6 bits of bytes j and j+4; j >= 4 split them into a
+   low nibble in byte j+4 and two high bits borrowed from bytes j-4 / j.
+   Inline because the scalar kernels call it per sub-block. */
+static inline void ember_scale_min_k4(int j, const uint8_t *q, int *sc, int *m)
+{
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
 /* IQ4_NL's 16-entry code book (the reference's kvalues_iq4nl). */
 extern const int8_t ember_iq4nl_values[16];
 
@@ -81,15 +105,10 @@ uint16_t ember_f32_to_fp16(float f);   /* round to nearest even */
 float ember_bf16_to_f32(uint16_t h);
 uint16_t ember_f32_to_bf16(float f);   /* round to nearest even */
 
-/* Reference (scalar) conversions; n is a multiple of the block size.
-   Return 0, or -1 for a type without that conversion. */
+/* Reference (scalar) conversions of n elements through the table.  Return
+   0, or -1 for an unknown type, a type without that conversion, or an n that
+   is negative or not a multiple of the block size. */
 int ember_dequantize_row(int type, const void *src, float *dst, int64_t n);
 int ember_quantize_row(int type, const float *src, void *dst, int64_t n);
-
-/* Per-family implementations (dtype_simple.c, dtype_kquant.c). */
-int ember_dequantize_row_simple(int type, const void *src, float *dst, int64_t n);
-int ember_quantize_row_simple(int type, const float *src, void *dst, int64_t n);
-int ember_dequantize_row_kquant(int type, const void *src, float *dst, int64_t n);
-int ember_quantize_row_kquant(int type, const float *src, void *dst, int64_t n);
 
 #endif

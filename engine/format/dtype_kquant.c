@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "dtype_rows.h"
 
 /* Round half to even, like ggml's nearest_int; the clamp keeps NaN or huge
    input from an undefined conversion (callers clamp to their range anyway). */
@@ -21,20 +22,6 @@ static int nearest(float v)
 }
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block: j < 4
-   keep them in the low 6 bits of bytes j and j+4; j >= 4 split them into a
-   low nibble in byte j+4 and two high bits borrowed from bytes j-4 / j. */
-static void scale_min_k4(int j, const uint8_t *q, int *sc, int *m)
-{
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
 
 static void pack_scale_min_k4(uint8_t *q, const uint8_t ls[8], const uint8_t lm[8])
 {
@@ -64,8 +51,9 @@ static void unpack_q3_scales(const uint8_t *s, int out[16])
 
 /* ---- dequantize ------------------------------------------------------- */
 
-static void dequant_q2_K(const block_q2_K *b, float *y, int64_t nb)
+void ember_to_float_q2_K(const void *src, float *y, int64_t nb)
 {
+    const block_q2_K *b = src;
     for (int64_t i = 0; i < nb; i++, b++) {
         float d = ember_fp16_to_f32(b->d), dmin = ember_fp16_to_f32(b->dmin);
         const uint8_t *q = b->qs;
@@ -83,8 +71,9 @@ static void dequant_q2_K(const block_q2_K *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q3_K(const block_q3_K *b, float *y, int64_t nb)
+void ember_to_float_q3_K(const void *src, float *y, int64_t nb)
 {
+    const block_q3_K *b = src;
     for (int64_t i = 0; i < nb; i++, b++) {
         float d = ember_fp16_to_f32(b->d);
         int sc[16];
@@ -106,16 +95,17 @@ static void dequant_q3_K(const block_q3_K *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q4_K(const block_q4_K *b, float *y, int64_t nb)
+void ember_to_float_q4_K(const void *src, float *y, int64_t nb)
 {
+    const block_q4_K *b = src;
     for (int64_t i = 0; i < nb; i++, b++) {
         float d = ember_fp16_to_f32(b->d), dmin = ember_fp16_to_f32(b->dmin);
         const uint8_t *q = b->qs;
         for (int j = 0; j < 8; j += 2, q += 32) {
             int sc, m;
-            scale_min_k4(j, b->scales, &sc, &m);
+            ember_scale_min_k4(j, b->scales, &sc, &m);
             float d1 = d * (float)sc, m1 = dmin * (float)m;
-            scale_min_k4(j + 1, b->scales, &sc, &m);
+            ember_scale_min_k4(j + 1, b->scales, &sc, &m);
             float d2 = d * (float)sc, m2 = dmin * (float)m;
             for (int l = 0; l < 32; l++) *y++ = d1 * (float)(q[l] & 0x0f) - m1;
             for (int l = 0; l < 32; l++) *y++ = d2 * (float)(q[l] >> 4) - m2;
@@ -123,16 +113,17 @@ static void dequant_q4_K(const block_q4_K *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q5_K(const block_q5_K *b, float *y, int64_t nb)
+void ember_to_float_q5_K(const void *src, float *y, int64_t nb)
 {
+    const block_q5_K *b = src;
     for (int64_t i = 0; i < nb; i++, b++) {
         float d = ember_fp16_to_f32(b->d), dmin = ember_fp16_to_f32(b->dmin);
         const uint8_t *q = b->qs;
         for (int j = 0; j < 8; j += 2, q += 32) {
             int sc, m;
-            scale_min_k4(j, b->scales, &sc, &m);
+            ember_scale_min_k4(j, b->scales, &sc, &m);
             float d1 = d * (float)sc, m1 = dmin * (float)m;
-            scale_min_k4(j + 1, b->scales, &sc, &m);
+            ember_scale_min_k4(j + 1, b->scales, &sc, &m);
             float d2 = d * (float)sc, m2 = dmin * (float)m;
             uint8_t u1 = (uint8_t)(1u << j), u2 = (uint8_t)(2u << j);
             for (int l = 0; l < 32; l++)
@@ -143,8 +134,9 @@ static void dequant_q5_K(const block_q5_K *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q6_K(const block_q6_K *b, float *y, int64_t nb)
+void ember_to_float_q6_K(const void *src, float *y, int64_t nb)
 {
+    const block_q6_K *b = src;
     for (int64_t i = 0; i < nb; i++, b++) {
         float d = ember_fp16_to_f32(b->d);
         const uint8_t *ql = b->ql, *qh = b->qh;
@@ -165,25 +157,11 @@ static void dequant_q6_K(const block_q6_K *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q8_K(const block_q8_K *b, float *y, int64_t nb)
+void ember_to_float_q8_K(const void *src, float *y, int64_t nb)
 {
+    const block_q8_K *b = src;
     for (int64_t i = 0; i < nb; i++, b++)
         for (int l = 0; l < QK_K; l++) *y++ = b->d * (float)b->qs[l];
-}
-
-int ember_dequantize_row_kquant(int type, const void *src, float *dst, int64_t n)
-{
-    if (n < 0 || n % QK_K) return -1;
-    int64_t nb = n / QK_K;
-    switch (type) {
-    case EMBER_Q2_K: dequant_q2_K(src, dst, nb); return 0;
-    case EMBER_Q3_K: dequant_q3_K(src, dst, nb); return 0;
-    case EMBER_Q4_K: dequant_q4_K(src, dst, nb); return 0;
-    case EMBER_Q5_K: dequant_q5_K(src, dst, nb); return 0;
-    case EMBER_Q6_K: dequant_q6_K(src, dst, nb); return 0;
-    case EMBER_Q8_K: dequant_q8_K(src, dst, nb); return 0;
-    default: return -1;
-    }
 }
 
 /* ---- scale searches --------------------------------------------------- */
@@ -288,8 +266,9 @@ static float fit_scale_sym(int n, int nmax, const float *x, uint8_t *L)
 
 /* ---- quantize --------------------------------------------------------- */
 
-static void quant_q2_K(const float *x, block_q2_K *y, int64_t nb)
+void ember_from_float_q2_K(const float *x, void *dst, int64_t nb)
 {
+    block_q2_K *y = dst;
     uint8_t L[QK_K], Laux[16];
     float w[16], mins[16], scales[16];
     for (int64_t i = 0; i < nb; i++, y++, x += QK_K) {
@@ -324,8 +303,9 @@ static void quant_q2_K(const float *x, block_q2_K *y, int64_t nb)
     }
 }
 
-static void quant_q3_K(const float *x, block_q3_K *y, int64_t nb)
+void ember_from_float_q3_K(const float *x, void *dst, int64_t nb)
 {
+    block_q3_K *y = dst;
     uint8_t L[QK_K];
     float scales[16];
     for (int64_t i = 0; i < nb; i++, y++, x += QK_K) {
@@ -429,8 +409,9 @@ static void quant_q45_K(const float *x, uint8_t *out, int64_t nb, int five)
     }
 }
 
-static void quant_q6_K(const float *x, block_q6_K *y, int64_t nb)
+void ember_from_float_q6_K(const float *x, void *dst, int64_t nb)
 {
+    block_q6_K *y = dst;
     uint8_t L[QK_K];
     float scales[16];
     for (int64_t i = 0; i < nb; i++, y++, x += QK_K) {
@@ -469,8 +450,9 @@ static void quant_q6_K(const float *x, block_q6_K *y, int64_t nb)
 
 /* d carries the sign of the largest-magnitude value (as ggml) so that value
    maps to exactly -127; the rest round half-to-even into [-127, 127]. */
-static void quant_q8_K(const float *x, block_q8_K *y, int64_t nb)
+void ember_from_float_q8_K(const float *x, void *dst, int64_t nb)
 {
+    block_q8_K *y = dst;
     for (int64_t i = 0; i < nb; i++, y++, x += QK_K) {
         float amax = 0, max = 0;
         for (int l = 0; l < QK_K; l++) {
@@ -493,17 +475,5 @@ static void quant_q8_K(const float *x, block_q8_K *y, int64_t nb)
     }
 }
 
-int ember_quantize_row_kquant(int type, const float *src, void *dst, int64_t n)
-{
-    if (n < 0 || n % QK_K) return -1;
-    int64_t nb = n / QK_K;
-    switch (type) {
-    case EMBER_Q2_K: quant_q2_K(src, dst, nb); return 0;
-    case EMBER_Q3_K: quant_q3_K(src, dst, nb); return 0;
-    case EMBER_Q4_K: quant_q45_K(src, dst, nb, 0); return 0;
-    case EMBER_Q5_K: quant_q45_K(src, dst, nb, 1); return 0;
-    case EMBER_Q6_K: quant_q6_K(src, dst, nb); return 0;
-    case EMBER_Q8_K: quant_q8_K(src, dst, nb); return 0;
-    default: return -1;
-    }
-}
+void ember_from_float_q4_K(const float *x, void *dst, int64_t nb) { quant_q45_K(x, dst, nb, 0); }
+void ember_from_float_q5_K(const float *x, void *dst, int64_t nb) { quant_q45_K(x, dst, nb, 1); }

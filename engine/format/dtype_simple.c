@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "dtype_rows.h"
 
 /* IQ4_NL's non-linear code book (ggml kvalues_iq4nl). */
 const int8_t ember_iq4nl_values[16] = {
@@ -32,8 +33,9 @@ static int trunc_clamp(float v, int hi)
     return (int)v;
 }
 
-static void dequant_q4_0(const block_q4_0 *b, float *y, int64_t nb)
+void ember_to_float_q4_0(const void *src, float *y, int64_t nb)
 {
+    const block_q4_0 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
         for (int j = 0; j < QK / 2; j++) {
@@ -43,8 +45,9 @@ static void dequant_q4_0(const block_q4_0 *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q4_1(const block_q4_1 *b, float *y, int64_t nb)
+void ember_to_float_q4_1(const void *src, float *y, int64_t nb)
 {
+    const block_q4_1 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d), m = ember_fp16_to_f32(b[i].m);
         for (int j = 0; j < QK / 2; j++) {
@@ -54,8 +57,9 @@ static void dequant_q4_1(const block_q4_1 *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q5_0(const block_q5_0 *b, float *y, int64_t nb)
+void ember_to_float_q5_0(const void *src, float *y, int64_t nb)
 {
+    const block_q5_0 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
         uint32_t qh = load_qh(b[i].qh);
@@ -67,8 +71,9 @@ static void dequant_q5_0(const block_q5_0 *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q5_1(const block_q5_1 *b, float *y, int64_t nb)
+void ember_to_float_q5_1(const void *src, float *y, int64_t nb)
 {
+    const block_q5_1 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d), m = ember_fp16_to_f32(b[i].m);
         uint32_t qh = load_qh(b[i].qh);
@@ -80,16 +85,18 @@ static void dequant_q5_1(const block_q5_1 *b, float *y, int64_t nb)
     }
 }
 
-static void dequant_q8_0(const block_q8_0 *b, float *y, int64_t nb)
+void ember_to_float_q8_0(const void *src, float *y, int64_t nb)
 {
+    const block_q8_0 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
         for (int j = 0; j < QK; j++) y[i * QK + j] = (float)b[i].qs[j] * d;
     }
 }
 
-static void dequant_iq4_nl(const block_iq4_nl *b, float *y, int64_t nb)
+void ember_to_float_iq4_nl(const void *src, float *y, int64_t nb)
 {
+    const block_iq4_nl *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
         for (int j = 0; j < QK / 2; j++) {
@@ -99,31 +106,19 @@ static void dequant_iq4_nl(const block_iq4_nl *b, float *y, int64_t nb)
     }
 }
 
-int ember_dequantize_row_simple(int type, const void *src, float *dst, int64_t n)
+/* The plain float types are one-element "blocks", so nb counts values. */
+void ember_to_float_f32(const void *src, float *y, int64_t nb) { memcpy(y, src, (size_t)nb * sizeof(float)); }
+
+void ember_to_float_f16(const void *src, float *y, int64_t nb)
 {
-    if (n < 0) return -1;
     const uint16_t *h = src;
-    switch (type) {
-    case EMBER_F32: memcpy(dst, src, (size_t)n * sizeof(float)); return 0;
-    case EMBER_F16:
-        for (int64_t i = 0; i < n; i++) dst[i] = ember_fp16_to_f32(h[i]);
-        return 0;
-    case EMBER_BF16:
-        for (int64_t i = 0; i < n; i++) dst[i] = ember_bf16_to_f32(h[i]);
-        return 0;
-    default: break;
-    }
-    if (n % QK) return -1;
-    int64_t nb = n / QK;
-    switch (type) {
-    case EMBER_Q4_0: dequant_q4_0(src, dst, nb); return 0;
-    case EMBER_Q4_1: dequant_q4_1(src, dst, nb); return 0;
-    case EMBER_Q5_0: dequant_q5_0(src, dst, nb); return 0;
-    case EMBER_Q5_1: dequant_q5_1(src, dst, nb); return 0;
-    case EMBER_Q8_0: dequant_q8_0(src, dst, nb); return 0;
-    case EMBER_IQ4_NL: dequant_iq4_nl(src, dst, nb); return 0;
-    default: return -1;
-    }
+    for (int64_t i = 0; i < nb; i++) y[i] = ember_fp16_to_f32(h[i]);
+}
+
+void ember_to_float_bf16(const void *src, float *y, int64_t nb)
+{
+    const uint16_t *h = src;
+    for (int64_t i = 0; i < nb; i++) y[i] = ember_bf16_to_f32(h[i]);
 }
 
 /* Signed value of largest magnitude: the symmetric formats map it to the
@@ -140,8 +135,9 @@ static float signed_absmax(const float *x, int n)
     return max;
 }
 
-static void quant_q4_0(const float *x, block_q4_0 *b, int64_t nb)
+void ember_from_float_q4_0(const float *x, void *dst, int64_t nb)
 {
+    block_q4_0 *b = dst;
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float d = signed_absmax(x, QK) / -8.0f;
         float id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -154,8 +150,9 @@ static void quant_q4_0(const float *x, block_q4_0 *b, int64_t nb)
     }
 }
 
-static void quant_q4_1(const float *x, block_q4_1 *b, int64_t nb)
+void ember_from_float_q4_1(const float *x, void *dst, int64_t nb)
 {
+    block_q4_1 *b = dst;
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float min = INFINITY, max = -INFINITY;
         for (int j = 0; j < QK; j++) {
@@ -174,8 +171,9 @@ static void quant_q4_1(const float *x, block_q4_1 *b, int64_t nb)
     }
 }
 
-static void quant_q5_0(const float *x, block_q5_0 *b, int64_t nb)
+void ember_from_float_q5_0(const float *x, void *dst, int64_t nb)
 {
+    block_q5_0 *b = dst;
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float d = signed_absmax(x, QK) / -16.0f;
         float id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -191,8 +189,9 @@ static void quant_q5_0(const float *x, block_q5_0 *b, int64_t nb)
     }
 }
 
-static void quant_q5_1(const float *x, block_q5_1 *b, int64_t nb)
+void ember_from_float_q5_1(const float *x, void *dst, int64_t nb)
 {
+    block_q5_1 *b = dst;
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float min = INFINITY, max = -INFINITY;
         for (int j = 0; j < QK; j++) {
@@ -235,8 +234,9 @@ static float iq4_nl_codes(const float *x, float d, uint8_t q[QK])
     return err;
 }
 
-static void quant_iq4_nl(const float *x, block_iq4_nl *b, int64_t nb)
+void ember_from_float_iq4_nl(const float *x, void *dst, int64_t nb)
 {
+    block_iq4_nl *b = dst;
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float max = signed_absmax(x, QK), d = max / -127.0f, d2 = max / 113.0f;
         uint8_t q[QK], q2[QK];
@@ -249,8 +249,9 @@ static void quant_iq4_nl(const float *x, block_iq4_nl *b, int64_t nb)
     }
 }
 
-static void quant_q8_0(const float *x, block_q8_0 *b, int64_t nb)
+void ember_from_float_q8_0(const float *x, void *dst, int64_t nb)
 {
+    block_q8_0 *b = dst;
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float amax = 0.0f;
         for (int j = 0; j < QK; j++)
@@ -266,29 +267,16 @@ static void quant_q8_0(const float *x, block_q8_0 *b, int64_t nb)
     }
 }
 
-int ember_quantize_row_simple(int type, const float *src, void *dst, int64_t n)
+void ember_from_float_f32(const float *x, void *dst, int64_t nb) { memcpy(dst, x, (size_t)nb * sizeof(float)); }
+
+void ember_from_float_f16(const float *x, void *dst, int64_t nb)
 {
-    if (n < 0) return -1;
     uint16_t *h = dst;
-    switch (type) {
-    case EMBER_F32: memcpy(dst, src, (size_t)n * sizeof(float)); return 0;
-    case EMBER_F16:
-        for (int64_t i = 0; i < n; i++) h[i] = ember_f32_to_fp16(src[i]);
-        return 0;
-    case EMBER_BF16:
-        for (int64_t i = 0; i < n; i++) h[i] = ember_f32_to_bf16(src[i]);
-        return 0;
-    default: break;
-    }
-    if (n % QK) return -1;
-    int64_t nb = n / QK;
-    switch (type) {
-    case EMBER_Q4_0: quant_q4_0(src, dst, nb); return 0;
-    case EMBER_Q4_1: quant_q4_1(src, dst, nb); return 0;
-    case EMBER_Q5_0: quant_q5_0(src, dst, nb); return 0;
-    case EMBER_Q5_1: quant_q5_1(src, dst, nb); return 0;
-    case EMBER_Q8_0: quant_q8_0(src, dst, nb); return 0;
-    case EMBER_IQ4_NL: quant_iq4_nl(src, dst, nb); return 0;
-    default: return -1;
-    }
+    for (int64_t i = 0; i < nb; i++) h[i] = ember_f32_to_fp16(x[i]);
+}
+
+void ember_from_float_bf16(const float *x, void *dst, int64_t nb)
+{
+    uint16_t *h = dst;
+    for (int64_t i = 0; i < nb; i++) h[i] = ember_f32_to_bf16(x[i]);
 }

@@ -14,18 +14,7 @@
 
 void ember_kq_quantize_q8_K(const float *x, void *xq, int64_t k)
 {
-    ember_quantize_row_kquant(EMBER_Q8_K, x, xq, k - k % QK_K);
-}
-
-static void scale_min_k4(int j, const uint8_t *q, int *sc, int *m)
-{
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
+    ember_quantize_row(EMBER_Q8_K, x, xq, k - k % QK_K);
 }
 
 /* Weight element i of a Q4_K/Q5_K block without its high bit: sub-block
@@ -48,7 +37,7 @@ static void mins4(const uint8_t *scales, const block_q8_K *x, int32_t p[4])
         p[k] = 0;
         for (int j = 2 * k; j < 2 * k + 2; j++) {
             int sc, m;
-            scale_min_k4(j, scales, &sc, &m);
+            ember_scale_min_k4(j, scales, &sc, &m);
             p[k] += m * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
         }
     }
@@ -65,7 +54,7 @@ static float dot_q45_K(const uint8_t *blk, size_t bb, size_t qs_off, ptrdiff_t q
         int32_t lane[8] = {0}, p[4];
         for (int e = 0; e < QK_K; e++) {
             int sc, m, j = e / 32;
-            scale_min_k4(j, scales, &sc, &m);
+            ember_scale_min_k4(j, scales, &sc, &m);
             int q = q4_nibble(qs, e);
             if (qh_off >= 0) q |= ((blk[qh_off + e % 32] >> j) & 1) << 4;
             lane[LANE(e)] += sc * q * x->qs[e];

@@ -192,14 +192,7 @@ static void fill_worker(void *arg, int ith, int nth)
         default: normal_row(g->key, row, x, n, 0.0f, g->std); break;
         }
         uint8_t *out = j->dst + r * j->row_bytes;
-        if (g->dtype == EMBER_F32) {
-            memcpy(out, x, (size_t)n * 4);
-        } else if (g->dtype == EMBER_F16) {
-            for (int64_t i = 0; i < n; i++) {
-                uint16_t h = ember_f32_to_fp16(x[i]);
-                memcpy(out + 2 * i, &h, 2);
-            }
-        } else if (ember_quantize_row(g->dtype, x, out, n) != 0) {
+        if (ember_quantize_row(g->dtype, x, out, n) != 0) {
             j->failed = 1;
             return;
         }
