@@ -12,6 +12,7 @@
 #include "gguf.h"
 #include "tap.h"
 #include "tokenizer.h"
+#include "tokenizer_impl.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -613,8 +614,29 @@ static void test_golden_prompts(void)
     }
 }
 
+/* The bigram queue both merging tokenizers share: lowest cost first, the
+   left-most pair on ties (BPE: lowest rank; SPM: highest score, negated),
+   whatever order the pairs were queued in. */
+static void test_heap(void)
+{
+    static const double cost[] = {3, -1.5, 3, 0, -1.5, 7, 0, 3, -2, 3};
+    static const int left[] = {9, 4, 2, 5, 1, 0, 3, 6, 8, 7};
+    tok_heap h = {NULL, 0, 0};
+    int n = (int)(sizeof cost / sizeof cost[0]), ok = 1;
+    for (int i = 0; i < n; i++) ok &= tok_heap_push(&h, (tok_bigram){left[i], left[i] + 1, cost[i], 2}) == 0;
+    tok_bigram prev = tok_heap_pop(&h);
+    for (int i = 1; i < n; i++) {
+        tok_bigram g = tok_heap_pop(&h);
+        if (g.cost < prev.cost || (g.cost == prev.cost && g.left < prev.left)) ok = 0;
+        prev = g;
+    }
+    tap_ok(ok && h.n == 0 && prev.cost == 7, "bigram heap pops by cost, then left-most, and empties");
+    free(h.v);
+}
+
 int main(void)
 {
+    test_heap();
     test_golden_prompts();
     test_cli();
     test_tiny_bpe();

@@ -170,63 +170,14 @@ typedef struct {
 } sym;
 
 typedef struct {
-    int left, right;
-    int32_t rank;
-    uint32_t size;
-} bigram;
-
-typedef struct {
     sym *syms;
     int cap_syms;
-    bigram *heap;
-    int n_heap, cap_heap;
+    tok_heap heap;
     char *key;
     size_t cap_key;
     char *word;      /* byte-encoded word */
     size_t cap_word;
 } bpe_scratch;
-
-static bool bigram_before(const bigram *a, const bigram *b)
-{
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static int heap_push(bpe_scratch *s, bigram g)
-{
-    if (s->n_heap == s->cap_heap) {
-        int nc = s->cap_heap ? s->cap_heap * 2 : 64;
-        bigram *h = realloc(s->heap, (size_t)nc * sizeof *h);
-        if (!h) return -1;
-        s->heap = h;
-        s->cap_heap = nc;
-    }
-    int i = s->n_heap++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!bigram_before(&g, &s->heap[p])) break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = g;
-    return 0;
-}
-
-static bigram heap_pop(bpe_scratch *s)
-{
-    bigram top = s->heap[0];
-    bigram last = s->heap[--s->n_heap];
-    int i = 0, n = s->n_heap;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && bigram_before(&s->heap[c + 1], &s->heap[c])) c++;
-        if (!bigram_before(&s->heap[c], &last)) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (n > 0) s->heap[i] = last;
-    return top;
-}
 
 static int ensure(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -251,8 +202,8 @@ static int try_bigram(const struct ember_tokenizer *t, bpe_scratch *s, int l, in
     memcpy(s->key + a->n + 1, s->word + b->off, b->n);
     int32_t rank = tok_map_get(&t->merges, s->key, klen);
     if (rank < 0) return 0;
-    bigram g = {l, r, rank, a->n + b->n};
-    return heap_push(s, g);
+    tok_bigram g = {l, r, rank, a->n + b->n};
+    return tok_heap_push(&s->heap, g);
 }
 
 static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen, tok_out *out)
@@ -276,11 +227,11 @@ static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen
         if (n > 0) s->syms[n - 1].next = n;
         off += l;
     }
-    s->n_heap = 0;
+    s->heap.n = 0;
     for (int i = 0; i + 1 < n; i++)
         if (try_bigram(t, s, i, i + 1)) return -1;
-    while (s->n_heap > 0) {
-        bigram g = heap_pop(s);
+    while (s->heap.n > 0) {
+        tok_bigram g = tok_heap_pop(&s->heap);
         sym *a = &s->syms[g.left], *b = &s->syms[g.right];
         /* Stale entries: one side was merged away or grew since. */
         if (a->n == 0 || b->n == 0 || a->n + b->n != g.size) continue;
@@ -379,7 +330,7 @@ int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len
     for (int i = 0; i < t->n_re; i++)
         if (r.md[i]) pcre2_match_data_free(r.md[i]);
     free(r.s.syms);
-    free(r.s.heap);
+    free(r.s.heap.v);
     free(r.s.key);
     free(r.s.word);
     return rc;

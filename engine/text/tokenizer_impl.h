@@ -1,5 +1,5 @@
 /* Private to the tokenizer modules (tokenizer.c, tokenizer_bpe.c,
-   tokenizer_spm.c): the vocabulary, string hash tables and the scratch
+   tokenizer_spm.c, tokenizer_heap.c): the vocabulary, string hash tables and the scratch
    output buffer they share. */
 #ifndef EMBER_TOKENIZER_IMPL_H
 #define EMBER_TOKENIZER_IMPL_H
@@ -97,6 +97,25 @@ static inline int tok_utf8_len(unsigned char c)
 /* Length of a well-formed UTF-8 sequence at s (n bytes left), 0 if the
    bytes there are not one. */
 int tok_utf8_valid(const unsigned char *s, size_t n);
+
+/* A candidate merge of adjacent symbols left and right (tokenizer_heap.c).
+   cost orders the queue, lowest first: the BPE merge rank, or the negated
+   SentencePiece score (a double holds both exactly, so the order and the
+   ties are the ones each algorithm defines).  size is the pair's byte
+   length when queued: a pair whose symbols changed since is stale. */
+typedef struct {
+    int left, right;
+    double cost;
+    uint32_t size;
+} tok_bigram;
+
+typedef struct {
+    tok_bigram *v;
+    int n, cap;
+} tok_heap;
+
+int tok_heap_push(tok_heap *h, tok_bigram g);   /* -1 when out of memory */
+tok_bigram tok_heap_pop(tok_heap *h);          /* h->n must be > 0 */
 
 /* tokenizer_bpe.c */
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err);

@@ -15,59 +15,11 @@ typedef struct {
 } sym;
 
 typedef struct {
-    int left, right;
-    float score;
-    uint32_t size;
-} bigram;
-
-typedef struct {
     const struct ember_tokenizer *t;
     const char *text;
     sym *syms;
-    bigram *heap;
-    int n_heap, cap_heap;
+    tok_heap heap;
 } spm_state;
-
-static bool before(const bigram *a, const bigram *b)
-{
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-static int push(spm_state *s, bigram g)
-{
-    if (s->n_heap == s->cap_heap) {
-        int nc = s->cap_heap ? s->cap_heap * 2 : 64;
-        bigram *h = realloc(s->heap, (size_t)nc * sizeof *h);
-        if (!h) return -1;
-        s->heap = h;
-        s->cap_heap = nc;
-    }
-    int i = s->n_heap++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!before(&g, &s->heap[p])) break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = g;
-    return 0;
-}
-
-static bigram pop(spm_state *s)
-{
-    bigram top = s->heap[0], last = s->heap[--s->n_heap];
-    int i = 0, n = s->n_heap;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(&s->heap[c + 1], &s->heap[c])) c++;
-        if (!before(&s->heap[c], &last)) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (n > 0) s->heap[i] = last;
-    return top;
-}
 
 static int try_bigram(spm_state *s, int l, int r)
 {
@@ -76,8 +28,9 @@ static int try_bigram(spm_state *s, int l, int r)
     /* Symbols are always adjacent in the text, so the pair is one span. */
     int32_t id = tok_map_get(&s->t->by_text, s->text + a->off, (size_t)a->n + b->n);
     if (id < 0) return 0;
-    bigram g = {l, r, s->t->tok[id].score, a->n + b->n};
-    return push(s, g);
+    /* highest score first: the heap takes the lowest cost */
+    tok_bigram g = {l, r, -(double)s->t->tok[id].score, a->n + b->n};
+    return tok_heap_push(&s->heap, g);
 }
 
 int tok_spm_encode(const struct ember_tokenizer *t, const char *text, size_t len,
@@ -105,7 +58,7 @@ int tok_spm_encode(const struct ember_tokenizer *t, const char *text, size_t len
             e[k++] = c;
         }
     }
-    spm_state s = {t, e, syms, NULL, 0, 0};
+    spm_state s = {t, e, syms, {NULL, 0, 0}};
     int n = 0;
     for (size_t off = 0; off < k; n++) {
         size_t l = (size_t)tok_utf8_len((unsigned char)e[off]);
@@ -116,8 +69,8 @@ int tok_spm_encode(const struct ember_tokenizer *t, const char *text, size_t len
     }
     int rc = 0;
     for (int i = 0; i + 1 < n && rc == 0; i++) rc = try_bigram(&s, i, i + 1);
-    while (rc == 0 && s.n_heap > 0) {
-        bigram g = pop(&s);
+    while (rc == 0 && s.heap.n > 0) {
+        tok_bigram g = tok_heap_pop(&s.heap);
         sym *a = &syms[g.left], *b = &syms[g.right];
         if (a->n == 0 || b->n == 0 || a->n + b->n != g.size) continue;
         a->n += b->n;
@@ -142,7 +95,7 @@ int tok_spm_encode(const struct ember_tokenizer *t, const char *text, size_t len
         }
     }
     if (rc) ember_seterr(err, "tokenizer: out of memory");
-    free(s.heap);
+    free(s.heap.v);
     free(syms);
     free(e);
     return rc;
