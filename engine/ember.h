@@ -215,4 +215,16 @@ size_t ember_text_clean(char *dst, size_t cap, const char *src, size_t n, unsign
    restore (a full-screen UI sets it while it owns the terminal). */
 void ember_fault_guard_install(void (*restore)(void));
 
+/* Length (1..4) of the well-formed UTF-8 sequence at s (n bytes left), its
+   code point in *cp (cp may be NULL); 0 when the bytes there are not one
+   (truncated, overlong, a surrogate, past U+10FFFF) or n is 0.  Public so
+   that front ends judge text exactly as the tokenizer and GGUF reader do. */
+int ember_utf8_decode(const char *s, size_t n, uint32_t *cp);
+
+/* The name of a GGUF general.file_type value ("Q4_K_M"), NULL for a number
+   that names nothing; FILE_TYPE_MAX bounds the numbers that may (so a
+   front end can list them all, e.g. to suggest one). */
+const char *ember_file_type_name(int64_t ftype);
+#define EMBER_FILE_TYPE_MAX 40
+
 #endif

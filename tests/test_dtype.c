@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "ember.h"
 #include "tap.h"
 
 /* ggml's numbering and block layouts, written out independently of dtype.c. */
@@ -79,8 +80,20 @@ static void test_refusals(void)
            "the plain float types take any length");
 }
 
+/* general.file_type numbers (llama_ftype), including the retired gaps. */
+static void test_file_types(void)
+{
+    const char *q4km = ember_file_type_name(15), *bf16 = ember_file_type_name(32);
+    tap_ok(q4km && !strcmp(q4km, "Q4_K_M") && bf16 && !strcmp(bf16, "BF16") &&
+           !strcmp(ember_file_type_name(7), "Q8_0") && !strcmp(ember_file_type_name(37), "TQ2_0"),
+           "file types 15, 32, 7, 37 are Q4_K_M, BF16, Q8_0, TQ2_0");
+    tap_ok(!ember_file_type_name(4) && !ember_file_type_name(-1) && !ember_file_type_name(EMBER_FILE_TYPE_MAX) &&
+           !ember_file_type_name(1LL << 40), "retired (4), negative and out-of-range numbers name nothing");
+}
+
 int main(void)
 {
+    test_file_types();
     test_rows();
     test_pairs();
     test_refusals();

@@ -5,48 +5,16 @@
 
 #include <wchar.h>
 
+#include "ember.h"
 #include "wrap.h"
 
 int ui_utf8_next(const char *s, size_t n, uint32_t *cp)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    if (n == 0) {
-        *cp = 0;
-        return 0;
-    }
-    unsigned c = u[0];
-    int len;
-    uint32_t v, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        len = 2, v = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        len = 3, v = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        len = 4, v = c & 0x07, min = 0x10000;
-    } else {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    if ((size_t)len > n) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    for (int i = 1; i < len; i++) {
-        if ((u[i] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return 1;
-        }
-        v = (v << 6) | (u[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    *cp = v;
-    return len;
+    int len = ember_utf8_decode(s, n, cp);
+    if (len > 0) return len;
+    /* the screen shows a bad byte as U+FFFD and moves past it alone */
+    *cp = n ? 0xFFFD : 0;
+    return n ? 1 : 0;
 }
 
 static int in(uint32_t c, uint32_t a, uint32_t b) { return c >= a && c <= b; }

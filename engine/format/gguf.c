@@ -14,6 +14,7 @@
 
 #include "dtype.h"
 #include "faultguard.h"
+#include "ember.h"
 #include "pagecache.h"
 #include "gguf.h"
 
@@ -77,23 +78,14 @@ static int rd_str(cursor *c, gguf_str *s, const char *what)
     return 0;
 }
 
+/* Keys and tensor names: well-formed UTF-8 without NUL. */
 static bool utf8_valid(const char *s, uint64_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    uint64_t i = 0;
-    while (i < n) {
-        unsigned char b = p[i];
-        int k;
-        if (b == 0) return false;             /* keys and names never hold NUL */
-        if (b < 0x80) k = 0;
-        else if (b >= 0xc2 && b < 0xe0) k = 1;
-        else if (b >= 0xe0 && b < 0xf0) k = 2;
-        else if (b >= 0xf0 && b < 0xf5) k = 3;
-        else return false;
-        if ((uint64_t)k >= n - i) return false;
-        for (int j = 1; j <= k; j++)
-            if ((p[i + (uint64_t)j] & 0xc0) != 0x80) return false;
-        i += (uint64_t)k + 1;
+    for (uint64_t i = 0; i < n;) {
+        size_t left = n - i > 4 ? 4 : (size_t)(n - i);
+        int k = ember_utf8_decode(s + i, left, NULL);
+        if (k == 0 || s[i] == 0) return false;
+        i += (uint64_t)k;
     }
     return true;
 }

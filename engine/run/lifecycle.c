@@ -16,10 +16,6 @@
 #include "lifecycle.h"
 #include "pagecache.h"
 
-static const char *const phase_names[] = {"opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
-
-const char *ember_phase_name(ember_phase p) { return (unsigned)p < EMBER_PHASE_COUNT ? phase_names[p] : "?"; }
-
 /* 2 MiB blocks the buddy allocator could hand out right now (orders 9
    and 10 of /proc/buddyinfo), or -1 when unknown. */
 static long free_huge_blocks(void)

@@ -15,19 +15,6 @@
 
 /* ---- metadata -------------------------------------------------------- */
 
-static const char *ftype_name(uint64_t ft)
-{
-    static const struct { unsigned v; const char *n; } t[] = {
-        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"},
-        {9, "Q5_1"}, {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"},
-        {14, "Q4_K_S"}, {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},
-        {25, "IQ4_NL"}, {32, "BF16"},
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (t[i].v == ft) return t[i].n;
-    return "";
-}
-
 typedef struct {
     const gguf_file *f;
     const char *arch;
@@ -131,8 +118,10 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     if (gguf_get_str(f, "general.name", &nm))
         ember_text_clean(info->name, sizeof info->name, nm.ptr, nm.len, 0);
     uint64_t ft;
-    if (gguf_get_u64(f, "general.file_type", &ft))
-        snprintf(info->file_type, sizeof info->file_type, "%s", ftype_name(ft));
+    if (gguf_get_u64(f, "general.file_type", &ft)) {
+        const char *fn = ft <= EMBER_FILE_TYPE_MAX ? ember_file_type_name((int64_t)ft) : NULL;
+        snprintf(info->file_type, sizeof info->file_type, "%s", fn ? fn : "");
+    }
     info->file_bytes = f->size;
     fill_dtypes(f, info);
 

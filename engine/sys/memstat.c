@@ -7,7 +7,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ember.h"
 #include "memstat.h"
+
+/* The memory snapshots' names (ember_stats.phase_mem).  Here, with the
+   readers, so the worker names phases without linking the session (the
+   TSan build of test_worker links only worker, memstat and err). */
+static const char *const phase_names[EMBER_PHASE_COUNT] = {
+    "opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
+
+const char *ember_phase_name(ember_phase p) { return (unsigned)p < EMBER_PHASE_COUNT ? phase_names[p] : "?"; }
 
 static bool field_kb(const char *text, const char *key, int64_t *out)
 {

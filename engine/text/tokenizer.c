@@ -385,7 +385,7 @@ static char *sanitize_utf8(const char *s, size_t len, size_t *out_len)
     if (!o) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < len;) {
-        int l = tok_utf8_valid((const unsigned char *)s + i, len - i);
+        int l = ember_utf8_decode(s + i, len - i, NULL);
         if (l == 0) {
             memcpy(o + k, "\xEF\xBF\xBD", 3);
             k += 3;

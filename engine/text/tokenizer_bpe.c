@@ -79,7 +79,7 @@ int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
     int n = 0;
     size_t i = 0;
     while (i < len) {
-        int l = tok_utf8_valid(u + i, len - i);
+        int l = ember_utf8_decode(s + i, len - i, NULL);
         uint32_t cp = 0xFFFFFFFFu;
         if (l == 1) cp = u[i];
         else if (l == 2) cp = ((uint32_t)(u[i] & 0x1F) << 6) | (u[i + 1] & 0x3F);

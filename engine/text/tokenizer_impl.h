@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ember.h"
 #include "err.h"
 
 /* GGUF token_type values (tokenizer.ggml.token_type). */
@@ -94,9 +95,6 @@ static inline int tok_utf8_len(unsigned char c)
     return lut[c >> 4];
 }
 
-/* Length of a well-formed UTF-8 sequence at s (n bytes left), 0 if the
-   bytes there are not one. */
-int tok_utf8_valid(const unsigned char *s, size_t n);
 
 /* A candidate merge of adjacent symbols left and right (tokenizer_heap.c).
    cost orders the queue, lowest first: the BPE merge rank, or the negated

@@ -62,29 +62,3 @@ int32_t tok_map_get(const tok_map *m, const char *key, size_t len)
         if (s->hash == tag && s->len == len && !memcmp(m->base + s->off - 1, key, len)) return s->val;
     return -1;
 }
-
-int tok_utf8_valid(const unsigned char *s, size_t n)
-{
-    if (n == 0) return 0;
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    int len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if ((size_t)len > n) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (int i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
-    return len;
-}

@@ -62,14 +62,6 @@ struct ember_worker {
     bool have_stats;
 };
 
-/* Local copy so the worker links without the session module (tests). */
-static const char *phase_name(int p)
-{
-    static const char *const n[EMBER_PHASE_COUNT] = {
-        "opened", "packed", "evicted", "prefill", "re-evicted", "decode"};
-    return p >= 0 && p < EMBER_PHASE_COUNT ? n[p] : "?";
-}
-
 static char *xstrdup(const char *s)
 {
     if (!s) return NULL;
@@ -153,7 +145,7 @@ static void emit_stats(ember_worker *w, ember_event_kind k, uint64_t seq, int n,
             !memcmp(&w->last_stats.phase_mem[p], &ev.stats.phase_mem[p], sizeof(ember_memstat)))
             continue;
         ember_event pe = {.kind = EMBER_EV_PHASE, .seq = seq, .i = p, .stats = ev.stats};
-        pe.text = xstrdup(phase_name(p));
+        pe.text = xstrdup(ember_phase_name((ember_phase)p));
         emit(w, &pe);
     }
     if (w->h) {

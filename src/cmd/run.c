@@ -8,6 +8,7 @@
 
 #include "chat.h"
 #include "cli.h"
+#include "read_all.h"
 #include "cli_profile.h"
 #include "ember.h"
 #include "json.h"
@@ -53,22 +54,6 @@ static void usage(FILE *out)
         "\n"
         "At the end, stderr gets the prompt tokens, TTFT, prefill and decode tok/s,\n"
         "peak RSS and `hash fnv1a64:...` of the generated ids.\n");
-}
-
-static char *read_all(FILE *f)
-{
-    size_t cap = 4096, len = 0, r;
-    char *b = malloc(cap);
-    while (b && (r = fread(b + len, 1, cap - len - 1, f)) > 0) {
-        len += r;
-        if (len + 1 == cap) {
-            char *nb = realloc(b, cap *= 2);
-            if (!nb) free(b);
-            b = nb;
-        }
-    }
-    if (b) b[len] = '\0';
-    return b;
 }
 
 int cmd_run(int argc, char **argv)
@@ -130,7 +115,7 @@ int cmd_run(int argc, char **argv)
     ro.n_ctx = r.gen.n_ctx;
     char *owned = NULL;
     if (!strcmp(prompt, "-")) {
-        owned = read_all(stdin);
+        owned = read_all(stdin, NULL);
         if (!owned) {
             fprintf(stderr, "ember run: cannot read the prompt from stdin\n");
             return 1;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "ember.h"
+#include "read_all.h"
 #include "gguf.h"
 #include "tokenizer.h"
 
@@ -29,32 +30,6 @@ static void usage(FILE *out)
         "\n"
         "Without --ids each token is printed as ID<TAB>PIECE, with the piece's\n"
         "bytes escaped (\\n, \\t, \\\\, \\xNN) where they are not printable UTF-8.\n");
-}
-
-static char *read_all(FILE *f, size_t *len)
-{
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    if (!b) return NULL;
-    size_t r;
-    while ((r = fread(b + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                return NULL;
-            }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    if (ferror(f)) {
-        free(b);
-        return NULL;
-    }
-    *len = n;
-    return b;
 }
 
 /* Valid multi-byte UTF-8 characters pass; everything else that would not

@@ -184,9 +184,9 @@ static int check_dtype_word(ctx *c, const ynode *v, const char *s)
     if (is_glob(s) || ember_dtype_from_name(s) >= 0) return 0;
     const char *words[80];
     int n = 0;
-    for (int i = 0; i < 40 && n < 80; i++) {
-        if (!strcasecmp(profile_file_type_name(i) ? profile_file_type_name(i) : "", s)) return 0;
-        if (profile_file_type_name(i)) words[n++] = profile_file_type_name(i);
+    for (int i = 0; i < EMBER_FILE_TYPE_MAX && n < 80; i++) {
+        if (!strcasecmp(ember_file_type_name(i) ? ember_file_type_name(i) : "", s)) return 0;
+        if (ember_file_type_name(i)) words[n++] = ember_file_type_name(i);
         const ember_dtype_info *d = ember_dtype_get(i);
         if (d && d->name && n < 80) words[n++] = d->name;
     }

@@ -105,7 +105,6 @@ void profile_target_from_info(profile_target *t, const ember_model_info *info,
 /* Reads only the GGUF header and tensor table (no weights are touched). */
 int profile_target_from_file(profile_target *t, const char *path, profile_err *err);
 /* "Q4_K_M" for llama_ftype 15 etc., NULL when unknown. */
-const char *profile_file_type_name(int ftype);
 
 /* Does rule r fit t?  On no, *why (if non-NULL) says which test failed. */
 bool profile_rule_matches(const profile_rule *r, const profile_target *t, const char **why);

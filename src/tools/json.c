@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ember.h"
 #include "json.h"
 
 void json_init(json_w *j, FILE *out, bool pretty)
@@ -63,29 +64,6 @@ void json_obj_end(json_w *j) { close_container(j, '}'); }
 void json_arr_begin(json_w *j) { open_container(j, '['); }
 void json_arr_end(json_w *j) { close_container(j, ']'); }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes there
-   are not one (overlong forms, surrogates and code points past U+10FFFF
-   included). */
-static size_t utf8_valid_len(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t v, min;
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c >= 0xc2 && c <= 0xdf) { len = 2; v = c & 0x1f; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; v = c & 0x0f; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; v = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        v = v << 6 | (s[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
-    *cp = v;
-    return len;
-}
-
 void json_write_string(FILE *out, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -94,7 +72,7 @@ void json_write_string(FILE *out, const char *str, size_t n)
     while (i < n) {
         unsigned char c = s[i];
         uint32_t cp;
-        size_t len = utf8_valid_len(s + i, n - i, &cp);
+        size_t len = (size_t)ember_utf8_decode(str + i, n - i, &cp);
         if (len == 0) {
             fputs("\\ufffd", out);
             i++;

@@ -1,0 +1,32 @@
+/* One reader for `ember run -p -` and `ember tokenize -`. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "read_all.h"
+
+char *read_all(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0, r;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+    while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {            /* keep a byte for the NUL */
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                return NULL;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) {
+        free(b);
+        return NULL;
+    }
+    b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}

@@ -1,0 +1,38 @@
+/* ember_utf8_decode, the decoder the tokenizer, the GGUF reader, the JSON
+   writer and the UI share: well-formed sequences decode, every kind of
+   ill-formed one is 0 (which each caller then maps its own way). */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "ember.h"
+#include "tap.h"
+
+static void check(const char *s, size_t n, int want_len, uint32_t want_cp, const char *what)
+{
+    uint32_t cp = 0xdeadbeef;
+    int len = ember_utf8_decode(s, n, &cp);
+    tap_ok(len == want_len && (want_len == 0 || cp == want_cp), "%s: length %d (want %d), U+%04X", what, len,
+           want_len, (unsigned)cp);
+}
+
+int main(void)
+{
+    check("A", 1, 1, 'A', "ASCII");
+    check("\xc3\xa9", 2, 2, 0xE9, "2 bytes");
+    check("\xe2\x96\x81", 3, 3, 0x2581, "3 bytes (SentencePiece space)");
+    check("\xf0\x9f\x98\x80", 4, 4, 0x1F600, "4 bytes");
+    check("\xf4\x8f\xbf\xbf", 4, 4, 0x10FFFF, "last code point");
+    check("\xe2\x96", 2, 0, 0, "truncated by n");
+    check("\xe2\x41\x81", 3, 0, 0, "continuation byte missing");
+    check("\xc0\x80", 2, 0, 0, "overlong 2-byte NUL");
+    check("\xe0\x80\x80", 3, 0, 0, "overlong 3-byte");
+    check("\xf0\x80\x80\x80", 4, 0, 0, "overlong 4-byte");
+    check("\xed\xa0\x80", 3, 0, 0, "UTF-16 surrogate");
+    check("\xf4\x90\x80\x80", 4, 0, 0, "past U+10FFFF");
+    check("\xf8\x88\x80\x80", 4, 0, 0, "5-byte lead");
+    check("\x80", 1, 0, 0, "lone continuation byte");
+    check("A", 0, 0, 0, "n = 0");
+    tap_ok(ember_utf8_decode("\xc3\xa9", 2, NULL) == 2, "cp may be NULL");
+    return tap_done();
+}
