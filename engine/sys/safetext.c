@@ -13,27 +13,6 @@
 
 #include "ember.h"
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if none. */
-static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t v, min;
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    *cp = v;
-    return len;
-}
-
 size_t ember_text_clean(char *dst, size_t cap, const char *src, size_t n, unsigned flags)
 {
     if (!cap) return 0;
@@ -41,7 +20,7 @@ size_t ember_text_clean(char *dst, size_t cap, const char *src, size_t n, unsign
     size_t o = 0;
     for (size_t i = 0; i < n && o + 1 < cap;) {
         uint32_t cp = 0;
-        size_t l = utf8_len(s + i, n - i, &cp);
+        size_t l = (size_t)ember_utf8_decode(src + i, n - i, &cp);
         bool keep = l > 0;
         if (keep && (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)))
             keep = (flags & EMBER_CLEAN_KEEP_NL) && (cp == '\n' || cp == '\t');
