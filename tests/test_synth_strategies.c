@@ -300,7 +300,7 @@ int main(int argc, char **argv)
             tap_ok(ok, "%s %s: a %d-token prompt's last logits == as prefills of %d and 2 tokens (%s)", cs[c].like,
                    cs[c].dtype, EMBER_UBATCH + 1, EMBER_UBATCH - 1, msg);
         }
-        if (!strcmp(cs[c].dtype, "Q8_0") && !ember_packed_matmul_get()) {
+        if (!strcmp(cs[c].dtype, "Q8_0") && !ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) {
             tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");
         } else if (!strcmp(cs[c].dtype, "Q8_0")) {
             float *pk = run_packed(model, V);
