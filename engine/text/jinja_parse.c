@@ -1,0 +1,881 @@
+/* Jinja parser: tokens to an AST, following jinja2's grammar and operator
+ * precedence (so `a ~ b + c` is `(a ~ b) + c` and `-x|abs` filters -x,
+ * as there).
+ *
+ * Node fields by kind (see jinja_impl.h):
+ *   N_ATTR x.name      N_ITEM x[y]        N_SLICE x[y:z:w]
+ *   N_CALL x(args, kwnames=kwargs)        N_FILTER x|name(args)
+ *   N_TEST x is [not: op=1] name(args)    N_UNARY op x   N_BIN x op y
+ *   N_CMP x (ops[i] args[i])...           N_COND x if y else z
+ *   S_IF if x: body else orelse           S_FOR for x in y if z: body else orelse
+ *   S_SET x = y       S_SETBLOCK x |z: body     S_MACRO name(args=kwargs): body
+ *   S_CALLBLOCK call(args=kwargs) x: body     S_FILTERBLOCK x: body
+ *   S_WITH args=kwargs: body                  S_BLOCK body */
+#include "config.h"
+
+#include "jinja_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { MAX_NEST = 300 };   /* parser recursion: about 100 nested parentheses */
+
+typedef struct parser {
+    jx_arena *a;
+    jx_fail_ctx *f;
+    const jx_tok *t;
+    size_t i, n;
+    int depth;
+    int loops;                /* enclosing for loops (break/continue are valid) */
+} parser;
+
+typedef struct nbuild {
+    jx_node **v;
+    int n, cap;
+} nbuild;
+
+static void nb_push(parser *P, nbuild *b, jx_node *x)
+{
+    if (b->n == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 4;
+        b->v = jx_grow(P->a, b->v, (size_t)b->cap * sizeof *b->v, (size_t)nc * sizeof *b->v);
+        b->cap = nc;
+    }
+    b->v[b->n++] = x;
+}
+
+static jx_nodes nb_done(nbuild *b)
+{
+    jx_nodes r = {b->v, b->n};
+    return r;
+}
+
+static const jx_tok *cur(parser *P) { return &P->t[P->i]; }
+static const jx_tok *peek(parser *P, size_t k) { return &P->t[P->i + k < P->n ? P->i + k : P->n - 1]; }
+static void next(parser *P) { if (P->i + 1 < P->n) P->i++; }
+
+static bool is_op(parser *P, jx_op op) { return cur(P)->t == TK_OP && cur(P)->op == op; }
+static bool tok_is_name(const jx_tok *t, const char *s)
+{
+    return t->t == TK_NAME && t->s->len == strlen(s) && !memcmp(t->s->s, s, t->s->len);
+}
+static bool is_name(parser *P, const char *s) { return tok_is_name(cur(P), s); }
+
+static const char *tok_desc(const jx_tok *t)
+{
+    switch (t->t) {
+    case TK_EOF: return "end of template";
+    case TK_TEXT: return "template text";
+    case TK_VAR_BEGIN: return "'{{'";
+    case TK_VAR_END: return "'}}'";
+    case TK_BLOCK_BEGIN: return "'{%'";
+    case TK_BLOCK_END: return "'%}'";
+    case TK_NAME: return "name";
+    case TK_STRING: return "string";
+    case TK_INT: return "integer";
+    case TK_FLOAT: return "float";
+    case TK_OP: return "operator";
+    }
+    return "token";
+}
+
+JX_NORETURN JX_PRINTF(2, 3) static void pfail(parser *P, const char *fmt, ...);
+static void pfail(parser *P, const char *fmt, ...)
+{
+    char buf[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    P->f->line = cur(P)->line;
+    jx_fail(P->f, JINJA_ERR_SYNTAX, "%s", buf);
+}
+
+JX_NORETURN static void unexpected(parser *P, const char *wanted)
+{
+    const jx_tok *t = cur(P);
+    if (t->t == TK_NAME) pfail(P, "expected %s, got '%.*s'", wanted, (int)(t->s->len > 40 ? 40 : t->s->len), t->s->s);
+    pfail(P, "expected %s, got %s", wanted, tok_desc(t));
+}
+
+static void expect_op(parser *P, jx_op op, const char *what)
+{
+    if (!is_op(P, op)) unexpected(P, what);
+    next(P);
+}
+
+static void expect_block_end(parser *P)
+{
+    if (cur(P)->t != TK_BLOCK_END) unexpected(P, "end of statement block");
+    next(P);
+}
+
+static jx_node *node(parser *P, jx_nkind k, int line)
+{
+    jx_node *x = jx_alloc(P->a, sizeof *x);
+    x->kind = k;
+    x->line = line;
+    return x;
+}
+
+static void enter(parser *P)
+{
+    if (++P->depth > MAX_NEST) pfail(P, "template nested too deeply (over %d levels)", MAX_NEST);
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+static jx_node *parse_expression(parser *P, bool with_condexpr);
+static jx_node *parse_unary(parser *P, bool with_filter);
+static jx_node *parse_primary(parser *P);
+static jx_node *parse_postfix(parser *P, jx_node *x);
+static jx_node *parse_filter_expr(parser *P, jx_node *x);
+
+typedef enum { END_NONE, END_IN, END_RECURSIVE } end_rule;
+
+static bool tuple_end(parser *P, end_rule r)
+{
+    const jx_tok *t = cur(P);
+    if (t->t == TK_VAR_END || t->t == TK_BLOCK_END || t->t == TK_EOF) return true;
+    if (t->t == TK_OP && t->op == OP_RPAREN) return true;
+    if (r == END_IN && tok_is_name(t, "in")) return true;
+    if (r == END_RECURSIVE && tok_is_name(t, "recursive")) return true;
+    return false;
+}
+
+/* Comma-separated expressions; a tuple when a comma appears. */
+static jx_node *parse_tuple(parser *P, bool simplified, bool with_condexpr, end_rule r, bool explicit_parens)
+{
+    int line = cur(P)->line;
+    nbuild items = {0};
+    bool is_tuple = false;
+    for (;;) {
+        if (items.n) expect_op(P, OP_COMMA, "','");
+        if (tuple_end(P, r)) break;
+        nb_push(P, &items, simplified ? parse_primary(P) : parse_expression(P, with_condexpr));
+        if (is_op(P, OP_COMMA)) is_tuple = true;
+        else break;
+    }
+    if (!is_tuple) {
+        if (items.n) return items.v[0];
+        if (!explicit_parens) unexpected(P, "an expression");
+    }
+    jx_node *t = node(P, N_TUPLE, line);
+    t->args = nb_done(&items);
+    return t;
+}
+
+static void parse_call_args(parser *P, jx_node *x)
+{
+    expect_op(P, OP_LPAREN, "'('");
+    nbuild pos = {0}, kw = {0};
+    const jx_str **names = NULL;
+    int cap = 0;
+    while (!is_op(P, OP_RPAREN)) {
+        if (pos.n || kw.n) {
+            expect_op(P, OP_COMMA, "',' or ')'");
+            if (is_op(P, OP_RPAREN)) break;
+        }
+        if (is_op(P, OP_MUL) || is_op(P, OP_POW)) pfail(P, "*args and **kwargs in calls are not supported");
+        if (cur(P)->t == TK_NAME && peek(P, 1)->t == TK_OP && peek(P, 1)->op == OP_ASSIGN) {
+            const jx_str *name = cur(P)->s;
+            next(P);
+            next(P);
+            if (kw.n == cap) {
+                int nc = cap ? cap * 2 : 4;
+                names = jx_grow(P->a, names, (size_t)cap * sizeof *names, (size_t)nc * sizeof *names);
+                cap = nc;
+            }
+            names[kw.n] = name;
+            nb_push(P, &kw, parse_expression(P, true));
+        } else {
+            if (kw.n) pfail(P, "invalid syntax for function call expression");
+            nb_push(P, &pos, parse_expression(P, true));
+        }
+    }
+    next(P);
+    x->args = nb_done(&pos);
+    x->kwargs = nb_done(&kw);
+    x->kwnames = names;
+}
+
+/* A filter or test name: NAME ('.' NAME)* */
+static const jx_str *dotted_name(parser *P)
+{
+    if (cur(P)->t != TK_NAME) unexpected(P, "a filter or test name");
+    const jx_str *name = cur(P)->s;
+    next(P);
+    while (is_op(P, OP_DOT) && peek(P, 1)->t == TK_NAME) {
+        next(P);
+        jx_sb b;
+        jx_sb_init(&b, P->a);
+        jx_sb_add(&b, name->s, name->len);
+        jx_sb_addc(&b, '.');
+        jx_sb_add(&b, cur(P)->s->s, cur(P)->s->len);
+        name = jx_sb_str(&b);
+        next(P);
+    }
+    return name;
+}
+
+/* x|f|g(...); x is NULL for a {% filter %} block, whose input is the body. */
+static jx_node *parse_filter(parser *P, jx_node *x, bool start_inline)
+{
+    while (is_op(P, OP_PIPE) || start_inline) {
+        if (!start_inline) next(P);
+        start_inline = false;
+        jx_node *f = node(P, N_FILTER, cur(P)->line);
+        f->name = dotted_name(P);
+        f->filter_fn = jx_find_filter(f->name->s);
+        f->x = x;
+        if (is_op(P, OP_LPAREN)) parse_call_args(P, f);
+        x = f;
+    }
+    return x;
+}
+
+static jx_node *parse_test(parser *P, jx_node *x)
+{
+    jx_node *t = node(P, N_TEST, cur(P)->line);
+    next(P);                                  /* 'is' */
+    if (is_name(P, "not")) {
+        next(P);
+        t->op = 1;
+    }
+    t->name = dotted_name(P);
+    t->test_fn = jx_find_test(t->name->s);
+    t->x = x;
+    const jx_tok *c = cur(P);
+    if (is_op(P, OP_LPAREN)) {
+        parse_call_args(P, t);
+    } else if ((c->t == TK_NAME || c->t == TK_STRING || c->t == TK_INT || c->t == TK_FLOAT ||
+                (c->t == TK_OP && (c->op == OP_LPAREN || c->op == OP_LBRACKET || c->op == OP_LBRACE))) &&
+               !is_name(P, "else") && !is_name(P, "or") && !is_name(P, "and")) {
+        if (is_name(P, "is")) pfail(P, "You cannot chain multiple tests with is");
+        nbuild one = {0};
+        nb_push(P, &one, parse_postfix(P, parse_primary(P)));
+        t->args = nb_done(&one);
+    }
+    return t;
+}
+
+static jx_node *parse_filter_expr(parser *P, jx_node *x)
+{
+    for (;;) {
+        if (is_op(P, OP_PIPE)) x = parse_filter(P, x, false);
+        else if (is_name(P, "is")) x = parse_test(P, x);
+        else if (is_op(P, OP_LPAREN)) {
+            jx_node *c = node(P, N_CALL, cur(P)->line);
+            c->x = x;
+            parse_call_args(P, c);
+            x = c;
+        } else break;
+    }
+    return x;
+}
+
+static jx_node *parse_subscript(parser *P, jx_node *x)
+{
+    int line = cur(P)->line;
+    if (is_op(P, OP_DOT)) {
+        next(P);
+        if (cur(P)->t == TK_NAME) {
+            jx_node *a = node(P, N_ATTR, line);
+            a->x = x;
+            a->name = cur(P)->s;
+            next(P);
+            return a;
+        }
+        if (cur(P)->t != TK_INT) unexpected(P, "a name or number after '.'");
+        jx_node *it = node(P, N_ITEM, line), *k = node(P, N_LIT, line);
+        k->lit = jv_int(cur(P)->i);
+        next(P);
+        it->x = x;
+        it->y = k;
+        return it;
+    }
+    next(P);                                  /* '[' */
+    nbuild parts = {0};
+    while (!is_op(P, OP_RBRACKET)) {
+        if (parts.n) {
+            expect_op(P, OP_COMMA, "',' or ']'");
+            if (is_op(P, OP_RBRACKET)) break;
+        }
+        jx_node *start = NULL, *stop = NULL, *step = NULL;
+        if (!is_op(P, OP_COLON)) {
+            start = parse_expression(P, true);
+            if (!is_op(P, OP_COLON)) {
+                nb_push(P, &parts, start);
+                continue;
+            }
+        }
+        next(P);                              /* ':' */
+        if (!is_op(P, OP_RBRACKET) && !is_op(P, OP_COMMA) && !is_op(P, OP_COLON)) stop = parse_expression(P, true);
+        if (is_op(P, OP_COLON)) {
+            next(P);
+            if (!is_op(P, OP_RBRACKET) && !is_op(P, OP_COMMA)) step = parse_expression(P, true);
+        }
+        jx_node *s = node(P, N_SLICE, line);
+        s->y = start;
+        s->z = stop;
+        s->w = step;
+        nb_push(P, &parts, s);
+    }
+    next(P);
+    if (parts.n == 0) pfail(P, "expected a subscript");
+    jx_node *idx = parts.v[0];
+    if (parts.n > 1) {
+        idx = node(P, N_TUPLE, line);
+        idx->args = nb_done(&parts);
+    }
+    if (idx->kind == N_SLICE) {
+        idx->x = x;
+        return idx;
+    }
+    jx_node *it = node(P, N_ITEM, line);
+    it->x = x;
+    it->y = idx;
+    return it;
+}
+
+static jx_node *parse_postfix(parser *P, jx_node *x)
+{
+    for (;;) {
+        if (is_op(P, OP_DOT) || is_op(P, OP_LBRACKET)) x = parse_subscript(P, x);
+        else if (is_op(P, OP_LPAREN)) {
+            jx_node *c = node(P, N_CALL, cur(P)->line);
+            c->x = x;
+            parse_call_args(P, c);
+            x = c;
+        } else break;
+    }
+    return x;
+}
+
+static jx_node *parse_primary(parser *P)
+{
+    const jx_tok *t = cur(P);
+    jx_node *x;
+    enter(P);
+    switch (t->t) {
+    case TK_NAME:
+        x = node(P, N_LIT, t->line);
+        if (tok_is_name(t, "true") || tok_is_name(t, "True")) x->lit = jv_bool(true);
+        else if (tok_is_name(t, "false") || tok_is_name(t, "False")) x->lit = jv_bool(false);
+        else if (tok_is_name(t, "none") || tok_is_name(t, "None")) x->lit = jv_none();
+        else {
+            x->kind = N_NAME;
+            x->name = t->s;
+        }
+        next(P);
+        break;
+    case TK_STRING: {
+        /* adjacent literals join, as in Python */
+        x = node(P, N_LIT, t->line);
+        jx_sb b;
+        jx_sb_init(&b, P->a);
+        while (cur(P)->t == TK_STRING) {
+            jx_sb_add(&b, cur(P)->s->s, cur(P)->s->len);
+            next(P);
+        }
+        x->lit = jx_sb_val(&b);
+        break;
+    }
+    case TK_INT: case TK_FLOAT:
+        x = node(P, N_LIT, t->line);
+        x->lit = t->t == TK_INT ? jv_int(t->i) : jv_float(t->f);
+        next(P);
+        break;
+    case TK_OP:
+        if (t->op == OP_LPAREN) {
+            next(P);
+            x = parse_tuple(P, false, true, END_NONE, true);
+            expect_op(P, OP_RPAREN, "')'");
+            break;
+        }
+        if (t->op == OP_LBRACKET || t->op == OP_LBRACE) {
+            bool dict = t->op == OP_LBRACE;
+            jx_op close = dict ? OP_RBRACE : OP_RBRACKET;
+            x = node(P, dict ? N_DICT : N_LIST, t->line);
+            next(P);
+            nbuild items = {0}, vals = {0};
+            while (!is_op(P, close)) {
+                if (items.n) {
+                    expect_op(P, OP_COMMA, dict ? "',' or '}'" : "',' or ']'");
+                    if (is_op(P, close)) break;
+                }
+                nb_push(P, &items, parse_expression(P, true));
+                if (dict) {
+                    expect_op(P, OP_COLON, "':'");
+                    nb_push(P, &vals, parse_expression(P, true));
+                }
+            }
+            next(P);
+            x->args = nb_done(&items);
+            x->kwargs = nb_done(&vals);
+            break;
+        }
+        /* fall through */
+    default:
+        unexpected(P, "an expression");
+    }
+    P->depth--;
+    return x;
+}
+
+static jx_node *parse_unary(parser *P, bool with_filter)
+{
+    jx_node *x;
+    enter(P);
+    if (is_op(P, OP_SUB) || is_op(P, OP_ADD)) {
+        x = node(P, N_UNARY, cur(P)->line);
+        x->op = is_op(P, OP_SUB) ? OP_NEG : OP_POS;
+        next(P);
+        x->x = parse_unary(P, false);
+    } else {
+        x = parse_primary(P);
+    }
+    x = parse_postfix(P, x);
+    if (with_filter) x = parse_filter_expr(P, x);
+    P->depth--;
+    return x;
+}
+
+static jx_node *binary(parser *P, jx_op op, jx_node *l, jx_node *r, int line)
+{
+    jx_node *b = node(P, N_BIN, line);
+    b->op = op;
+    b->x = l;
+    b->y = r;
+    return b;
+}
+
+static jx_node *parse_pow(parser *P)
+{
+    jx_node *x = parse_unary(P, true);
+    while (is_op(P, OP_POW)) {
+        int line = cur(P)->line;
+        next(P);
+        x = binary(P, OP_POW, x, parse_unary(P, true), line);
+    }
+    return x;
+}
+
+static jx_node *parse_math2(parser *P)
+{
+    jx_node *x = parse_pow(P);
+    while (is_op(P, OP_MUL) || is_op(P, OP_DIV) || is_op(P, OP_FLOORDIV) || is_op(P, OP_MOD)) {
+        jx_op op = cur(P)->op;
+        int line = cur(P)->line;
+        next(P);
+        x = binary(P, op, x, parse_pow(P), line);
+    }
+    return x;
+}
+
+static jx_node *parse_concat(parser *P)
+{
+    jx_node *x = parse_math2(P);
+    while (is_op(P, OP_TILDE)) {
+        int line = cur(P)->line;
+        next(P);
+        x = binary(P, OP_TILDE, x, parse_math2(P), line);
+    }
+    return x;
+}
+
+static jx_node *parse_math1(parser *P)
+{
+    jx_node *x = parse_concat(P);
+    while (is_op(P, OP_ADD) || is_op(P, OP_SUB)) {
+        jx_op op = cur(P)->op;
+        int line = cur(P)->line;
+        next(P);
+        x = binary(P, op, x, parse_concat(P), line);
+    }
+    return x;
+}
+
+static jx_node *parse_compare(parser *P)
+{
+    jx_node *x = parse_math1(P);
+    nbuild rhs = {0};
+    jx_op *ops = NULL;
+    int cap = 0;
+    int line = cur(P)->line;
+    for (;;) {
+        jx_op op;
+        const jx_tok *t = cur(P);
+        if (t->t == TK_OP && t->op >= OP_EQ && t->op <= OP_GE) {
+            op = t->op;
+            next(P);
+        } else if (tok_is_name(t, "in")) {
+            op = OP_IN;
+            next(P);
+        } else if (tok_is_name(t, "not") && tok_is_name(peek(P, 1), "in")) {
+            op = OP_NOTIN;
+            next(P);
+            next(P);
+        } else break;
+        if (rhs.n == cap) {
+            int nc = cap ? cap * 2 : 2;
+            ops = jx_grow(P->a, ops, (size_t)cap * sizeof *ops, (size_t)nc * sizeof *ops);
+            cap = nc;
+        }
+        ops[rhs.n] = op;
+        nb_push(P, &rhs, parse_math1(P));
+    }
+    if (!rhs.n) return x;
+    jx_node *c = node(P, N_CMP, line);
+    c->x = x;
+    c->args = nb_done(&rhs);
+    c->ops = ops;
+    return c;
+}
+
+static jx_node *parse_not(parser *P)
+{
+    if (is_name(P, "not")) {
+        jx_node *n = node(P, N_NOT, cur(P)->line);
+        next(P);
+        enter(P);
+        n->x = parse_not(P);
+        P->depth--;
+        return n;
+    }
+    return parse_compare(P);
+}
+
+static jx_node *parse_and(parser *P)
+{
+    jx_node *x = parse_not(P);
+    while (is_name(P, "and")) {
+        jx_node *a = node(P, N_AND, cur(P)->line);
+        next(P);
+        a->x = x;
+        a->y = parse_not(P);
+        x = a;
+    }
+    return x;
+}
+
+static jx_node *parse_or(parser *P)
+{
+    jx_node *x = parse_and(P);
+    while (is_name(P, "or")) {
+        jx_node *o = node(P, N_OR, cur(P)->line);
+        next(P);
+        o->x = x;
+        o->y = parse_and(P);
+        x = o;
+    }
+    return x;
+}
+
+static jx_node *parse_condexpr(parser *P)
+{
+    enter(P);
+    jx_node *x = parse_or(P);
+    while (is_name(P, "if")) {
+        jx_node *c = node(P, N_COND, cur(P)->line);
+        next(P);
+        c->x = x;
+        c->y = parse_or(P);
+        if (is_name(P, "else")) {
+            next(P);
+            c->z = parse_condexpr(P);
+        }
+        x = c;
+    }
+    P->depth--;
+    return x;
+}
+
+static jx_node *parse_expression(parser *P, bool with_condexpr)
+{
+    return with_condexpr ? parse_condexpr(P) : parse_or(P);
+}
+
+/* ---- statements ------------------------------------------------------------ */
+static bool valid_target(const jx_node *t, bool allow_attr)
+{
+    if (t->kind == N_NAME) return true;
+    if (allow_attr && t->kind == N_ATTR && t->x->kind == N_NAME) return true;
+    if (t->kind != N_TUPLE) return false;
+    for (int i = 0; i < t->args.n; i++)
+        if (!valid_target(t->args.v[i], false)) return false;
+    return true;
+}
+
+static jx_node *parse_assign_target(parser *P, bool with_namespace, end_rule r)
+{
+    jx_node *t;
+    if (with_namespace && cur(P)->t == TK_NAME && peek(P, 1)->t == TK_OP && peek(P, 1)->op == OP_DOT &&
+        peek(P, 2)->t == TK_NAME) {
+        jx_node *base = node(P, N_NAME, cur(P)->line);
+        base->name = cur(P)->s;
+        next(P);
+        next(P);
+        t = node(P, N_ATTR, cur(P)->line);
+        t->x = base;
+        t->name = cur(P)->s;
+        next(P);
+        return t;
+    }
+    t = parse_tuple(P, true, true, r, false);
+    if (!valid_target(t, false)) pfail(P, "can't assign to this expression");
+    if (r == END_IN && t->kind == N_NAME && !strcmp(t->name->s, "loop"))
+        pfail(P, "Can't assign to special loop variable in for-loop target");
+    return t;
+}
+
+static jx_nodes parse_body(parser *P, const char *const *ends, const jx_str **which);
+
+/* Macro and call-block parameters: (name[=default], ...) */
+static void parse_params(parser *P, jx_node *m)
+{
+    expect_op(P, OP_LPAREN, "'('");
+    nbuild names = {0}, defs = {0};
+    bool seen_default = false;
+    while (!is_op(P, OP_RPAREN)) {
+        if (names.n) expect_op(P, OP_COMMA, "',' or ')'");
+        if (is_op(P, OP_RPAREN)) break;
+        if (cur(P)->t != TK_NAME) unexpected(P, "a parameter name");
+        jx_node *n = node(P, N_NAME, cur(P)->line);
+        n->name = cur(P)->s;
+        next(P);
+        jx_node *d = NULL;
+        if (is_op(P, OP_ASSIGN)) {
+            next(P);
+            d = parse_expression(P, true);
+            seen_default = true;
+        } else if (seen_default) {
+            pfail(P, "non-default argument follows default argument");
+        }
+        nb_push(P, &names, n);
+        nb_push(P, &defs, d);
+    }
+    next(P);
+    m->args = nb_done(&names);
+    m->kwargs = nb_done(&defs);
+}
+
+static jx_node *parse_statement(parser *P)
+{
+    const jx_tok *t = cur(P);
+    int line = t->line;
+    const jx_str *name = t->s;
+    const jx_str *which = NULL;
+    next(P);
+#define IS(w) (name->len == sizeof(w) - 1 && !memcmp(name->s, w, sizeof(w) - 1))
+    if (IS("if") || IS("elif")) {
+        jx_node *x = node(P, S_IF, line);
+        x->x = parse_tuple(P, false, false, END_NONE, false);
+        expect_block_end(P);
+        static const char *const ends[] = {"elif", "else", "endif", NULL};
+        x->body = parse_body(P, ends, &which);
+        if (!strcmp(which->s, "elif")) {
+            P->i--;                           /* re-read 'elif' as a nested if */
+            nbuild one = {0};
+            nb_push(P, &one, parse_statement(P));
+            x->orelse = nb_done(&one);
+            return x;
+        }
+        if (!strcmp(which->s, "else")) {
+            expect_block_end(P);
+            static const char *const end_if[] = {"endif", NULL};
+            x->orelse = parse_body(P, end_if, &which);
+        }
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("for")) {
+        jx_node *x = node(P, S_FOR, line);
+        x->x = parse_assign_target(P, false, END_IN);
+        if (!is_name(P, "in")) unexpected(P, "'in'");
+        next(P);
+        x->y = parse_tuple(P, false, false, END_RECURSIVE, false);
+        if (is_name(P, "if")) {
+            next(P);
+            x->z = parse_expression(P, true);
+        }
+        if (is_name(P, "recursive")) pfail(P, "recursive for loops are not supported");
+        expect_block_end(P);
+        static const char *const ends[] = {"endfor", "else", NULL};
+        P->loops++;
+        x->body = parse_body(P, ends, &which);
+        P->loops--;
+        if (!strcmp(which->s, "else")) {
+            expect_block_end(P);
+            static const char *const end_for[] = {"endfor", NULL};
+            x->orelse = parse_body(P, end_for, &which);
+        }
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("set")) {
+        jx_node *target = parse_assign_target(P, true, END_NONE);
+        if (is_op(P, OP_ASSIGN)) {
+            next(P);
+            jx_node *x = node(P, S_SET, line);
+            x->x = target;
+            x->y = parse_tuple(P, false, true, END_NONE, false);
+            expect_block_end(P);
+            return x;
+        }
+        jx_node *x = node(P, S_SETBLOCK, line);
+        x->x = target;
+        x->z = parse_filter(P, NULL, false);
+        expect_block_end(P);
+        static const char *const ends[] = {"endset", NULL};
+        x->body = parse_body(P, ends, &which);
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("macro")) {
+        jx_node *x = node(P, S_MACRO, line);
+        if (cur(P)->t != TK_NAME) unexpected(P, "a macro name");
+        x->name = cur(P)->s;
+        next(P);
+        parse_params(P, x);
+        expect_block_end(P);
+        static const char *const ends[] = {"endmacro", NULL};
+        int loops = P->loops;
+        P->loops = 0;
+        x->body = parse_body(P, ends, &which);
+        P->loops = loops;
+        if (cur(P)->t == TK_NAME) next(P);    /* {% endmacro name %} */
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("call")) {
+        jx_node *x = node(P, S_CALLBLOCK, line);
+        if (is_op(P, OP_LPAREN)) parse_params(P, x);
+        x->x = parse_expression(P, true);
+        if (x->x->kind != N_CALL) pfail(P, "expected a call after {%% call %%}");
+        expect_block_end(P);
+        static const char *const ends[] = {"endcall", NULL};
+        int loops = P->loops;
+        P->loops = 0;
+        x->body = parse_body(P, ends, &which);
+        P->loops = loops;
+        expect_block_end(P);
+        x->name = jx_str_c(P->a, "caller");
+        return x;
+    }
+    if (IS("filter")) {
+        jx_node *x = node(P, S_FILTERBLOCK, line);
+        x->x = parse_filter(P, NULL, true);
+        expect_block_end(P);
+        static const char *const ends[] = {"endfilter", NULL};
+        x->body = parse_body(P, ends, &which);
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("with")) {
+        jx_node *x = node(P, S_WITH, line);
+        nbuild names = {0}, vals = {0};
+        while (cur(P)->t != TK_BLOCK_END) {
+            if (names.n) expect_op(P, OP_COMMA, "','");
+            nb_push(P, &names, parse_assign_target(P, false, END_NONE));
+            expect_op(P, OP_ASSIGN, "'='");
+            nb_push(P, &vals, parse_expression(P, true));
+        }
+        x->args = nb_done(&names);
+        x->kwargs = nb_done(&vals);
+        expect_block_end(P);
+        static const char *const ends[] = {"endwith", NULL};
+        x->body = parse_body(P, ends, &which);
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("break") || IS("continue")) {
+        if (!P->loops) {
+            P->i--;
+            pfail(P, "'%s' outside of a for loop", name->s);
+        }
+        jx_node *x = node(P, IS("break") ? S_BREAK : S_CONTINUE, line);
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("generation") || IS("block")) {
+        /* {% generation %} marks assistant text for Hugging Face's
+           assistant-mask tracking; {% block %} without inheritance renders
+           in place.  Both are their bodies here. */
+        bool blk = IS("block");
+        jx_node *x = node(P, S_BLOCK, line);
+        if (blk) {
+            if (cur(P)->t != TK_NAME) unexpected(P, "a block name");
+            next(P);
+            while (is_name(P, "scoped") || is_name(P, "required")) next(P);
+        }
+        expect_block_end(P);
+        static const char *const gen_end[] = {"endgeneration", NULL}, *const blk_end[] = {"endblock", NULL};
+        x->body = parse_body(P, blk ? blk_end : gen_end, &which);
+        if (blk && cur(P)->t == TK_NAME) next(P);
+        expect_block_end(P);
+        return x;
+    }
+#undef IS
+    P->i--;
+    pfail(P, "Encountered unknown tag '%.*s'.", (int)(name->len > 40 ? 40 : name->len), name->s);
+}
+
+static jx_nodes parse_body(parser *P, const char *const *ends, const jx_str **which)
+{
+    nbuild body = {0};
+    enter(P);
+    for (;;) {
+        const jx_tok *t = cur(P);
+        if (t->t == TK_EOF) {
+            if (!ends) break;
+            char want[200] = "";
+            for (int k = 0; ends[k]; k++) {
+                size_t l = strlen(want);
+                snprintf(want + l, sizeof want - l, "%s'%s'", k ? " or " : "", ends[k]);
+            }
+            pfail(P, "Unexpected end of template. Jinja was looking for the following tags: %s.", want);
+        }
+        if (t->t == TK_TEXT) {
+            jx_node *x = node(P, S_TEXT, t->line);
+            x->lit = jv_strv(t->s);
+            nb_push(P, &body, x);
+            next(P);
+            continue;
+        }
+        if (t->t == TK_VAR_BEGIN) {
+            next(P);
+            jx_node *x = node(P, S_OUT, t->line);
+            x->x = parse_tuple(P, false, true, END_NONE, false);
+            if (cur(P)->t != TK_VAR_END) unexpected(P, "end of print statement");
+            next(P);
+            nb_push(P, &body, x);
+            continue;
+        }
+        if (t->t != TK_BLOCK_BEGIN) unexpected(P, "template text or a tag");
+        next(P);
+        t = cur(P);
+        if (t->t != TK_NAME) unexpected(P, "a tag name");
+        if (ends)
+            for (int k = 0; ends[k]; k++)
+                if (tok_is_name(t, ends[k])) {
+                    *which = t->s;
+                    next(P);
+                    P->depth--;
+                    return nb_done(&body);
+                }
+        static const char *const stray[] = {"endif", "endfor", "endset", "endmacro", "endcall", "endfilter",
+                                            "endwith", "endblock", "endgeneration", "elif", "else", "endraw", NULL};
+        for (int k = 0; stray[k]; k++)
+            if (tok_is_name(t, stray[k])) pfail(P, "Encountered unexpected tag '%s'.", stray[k]);
+        nb_push(P, &body, parse_statement(P));
+    }
+    P->depth--;
+    return nb_done(&body);
+}
+
+jx_nodes jx_parse_tokens(jx_arena *a, jx_fail_ctx *f, const jx_toks *toks)
+{
+    parser P = {a, f, toks->v, 0, toks->n, 0, 0};
+    return parse_body(&P, NULL, NULL);
+}
