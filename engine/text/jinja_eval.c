@@ -179,7 +179,6 @@ static bool index_of(jx_val key, size_t n, size_t *at)
 jx_val jx_getitem(jx_ctx *c, jx_val obj, jx_val key)
 {
     jx_need_defined(c, obj);
-    jx_need_defined(c, key);
     size_t at;
     switch (obj.t) {
     case JT_DICT: {
@@ -314,11 +313,10 @@ static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
         n = m;
     }
     static const jx_str loop_name = {4, "loop"};
-    jx_val *outer = scope_find(s, &loop_name);
     jx_loop *l = jx_alloc(c->a, sizeof *l);
     l->items = items;
     l->n = n;
-    l->depth = outer && outer->t == JT_LOOP ? outer->u.loop->depth + 1 : 1;
+    l->depth = 1;             /* depth counts recursive loop() calls, which we lack */
     jx_val lv = {JT_LOOP, {0}};
     lv.u.loop = l;
     for (size_t i = 0; i < n; i++) {
@@ -349,6 +347,7 @@ static jx_val invoke(jx_ctx *c, const jx_func *fn, const jx_args *a)
     jx_scope *s = scope_new(c, fn->closure);
     int np = m->args.n;
     jx_val vargs = jv_list(c->a, 0), kwargs = jv_dict(c->a);
+    vargs.u.l->tuple = true;
     bool *set = np ? jx_alloc(c->a, (size_t)np) : NULL;
     for (int i = 0; i < a->npos; i++) {
         if (i < np) {

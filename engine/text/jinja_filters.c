@@ -8,6 +8,7 @@
 #include "jinja_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,7 +170,8 @@ static jx_val f_capitalize(jx_ctx *c, jx_val in, const jx_args *a)
     for (size_t i = 0; i < s->len;) {
         bool first = i == 0;
         uint32_t cp = jx_utf8_next(s->s, s->len, &i);
-        jx_sb_addcp(&b, first ? jx_upper(cp) : jx_lower(cp));
+        if (first && cp == 0xDF) jx_sb_add(&b, "Ss", 2);
+        else jx_sb_addcp(&b, first ? jx_upper(cp) : jx_lower(cp));
     }
     return jx_sb_val(&b);
 }
@@ -579,7 +581,16 @@ static jx_val f_round(jx_ctx *c, jx_val in, const jx_args *a)
     double scale = pow(10, (double)prec), x = in.t == JT_FLOAT ? in.u.f : in.t == JT_BOOL ? in.u.b : (double)in.u.i;
     if (!strcmp(method, "common")) {
         if (in.t != JT_FLOAT && prec >= 0) return in.t == JT_BOOL ? jv_int(in.u.b) : in;
-        double r = rint(x * scale) / scale;
+        double r;
+        if (prec > 0 && prec < 40 && isfinite(x)) {
+            /* Python rounds the exact binary value (2.675 -> 2.67), and so
+               does printf */
+            char buf[400];
+            snprintf(buf, sizeof buf, "%.*f", (int)prec, x);
+            r = strtod(buf, NULL);
+        } else {
+            r = rint(x * scale) / scale;
+        }
         if (!isfinite(r)) r = x;
         if (in.t != JT_FLOAT) return jv_int((int64_t)r);
         return jv_float(r);
@@ -662,7 +673,8 @@ static jx_val f_title(jx_ctx *c, jx_val in, const jx_args *a)
         uint32_t cp = jx_utf8_next(s->s, s->len, &i);
         bool delim = cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<' || jx_is_space(cp);
         if (delim != prev_delim) start = true;
-        jx_sb_addcp(&b, start ? jx_upper(cp) : jx_lower(cp));
+        if (start && cp == 0xDF) jx_sb_add(&b, "SS", 2);
+        else jx_sb_addcp(&b, start ? jx_upper(cp) : jx_lower(cp));
         start = false;
         prev_delim = delim;
     }

@@ -168,6 +168,7 @@ static void lex_string(lexer *L, int line)
         case 'x': hex = 2; break;
         case 'u': hex = 4; break;
         case 'U': hex = 8; break;
+        case 'N': lex_fail(L, "malformed \\N character escape");
         default:
             if (e >= '0' && e <= '7') {
                 uint32_t v = (uint32_t)(e - '0');
@@ -254,8 +255,9 @@ static void lex_number(lexer *L, int line)
     }
     uint64_t v = 0;
     for (size_t k = 0; k < nd; k++) {
-        if (v > (uint64_t)(INT64_MAX - 9) / 10) lex_fail(L, "integer literal too large");
-        v = v * 10 + (uint64_t)(digits[k] - '0');
+        uint64_t d = (uint64_t)(digits[k] - '0');
+        if (v > ((uint64_t)INT64_MAX - d) / 10) lex_fail(L, "integer literal too large");
+        v = v * 10 + d;
     }
     emit(L, TK_INT, line)->i = (int64_t)v;
 }

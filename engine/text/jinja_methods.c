@@ -214,9 +214,8 @@ static jx_val split_common(jx_ctx *c, jx_val self, const jx_args *a, bool from_r
                 if (k == n) break;
                 size_t st = k;
                 if (max >= 0 && done >= max) {
-                    size_t e = n;
-                    while (e > st && sp[e - 1]) e--;
-                    jx_list_push(c->a, parts.u.l, jv_str(c->a, s->s + off[st], off[e] - off[st]));
+                    /* the rest, trailing whitespace and all */
+                    jx_list_push(c->a, parts.u.l, jv_str(c->a, s->s + off[st], s->len - off[st]));
                     break;
                 }
                 while (k < n && !sp[k]) k++;
@@ -231,9 +230,7 @@ static jx_val split_common(jx_ctx *c, jx_val self, const jx_args *a, bool from_r
             if (k == 0) break;
             size_t e = k;
             if (max >= 0 && done >= max) {
-                size_t st = 0;
-                while (st < e && sp[st]) st++;
-                jx_list_push(c->a, parts.u.l, jv_str(c->a, s->s + off[st], off[e] - off[st]));
+                jx_list_push(c->a, parts.u.l, jv_str(c->a, s->s, off[e]));
                 break;
             }
             while (k > 0 && !sp[k - 1]) k--;
@@ -323,7 +320,8 @@ static jx_val m_title(jx_ctx *c, jx_val self, const jx_args *a)
     for (size_t i = 0; i < s->len;) {
         uint32_t cp = jx_utf8_next(s->s, s->len, &i);
         bool cased = jx_upper(cp) != jx_lower(cp) || cp == 0xDF;
-        jx_sb_addcp(&b, cased ? (prev_cased ? jx_lower(cp) : jx_upper(cp)) : cp);
+        if (cp == 0xDF && !prev_cased) jx_sb_add(&b, "Ss", 2);   /* no one-letter title case */
+        else jx_sb_addcp(&b, cased ? (prev_cased ? jx_lower(cp) : jx_upper(cp)) : cp);
         prev_cased = cased;
     }
     return jx_sb_val(&b);

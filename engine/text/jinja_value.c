@@ -556,7 +556,9 @@ void jx_str_of(jx_ctx *c, jx_sb *b, jx_val v)
     case JT_FLOAT: jx_float_repr(buf, sizeof buf, v.u.f); jx_sb_add(b, buf, strlen(buf)); return;
     case JT_STR: jx_sb_add(b, v.u.s->s, v.u.s->len); return;
     case JT_FUNC:
-        if (v.u.fn->kind == FN_BUILTIN) jx_sb_printf(b, "<built-in function %s>", v.u.fn->name);
+        if (v.u.fn->kind == FN_BUILTIN && v.u.fn->self.t != JT_ABSENT)
+            jx_sb_printf(b, "<built-in method %s of %s object>", v.u.fn->name, jx_type_name(v.u.fn->self));
+        else if (v.u.fn->kind == FN_BUILTIN) jx_sb_printf(b, "<built-in function %s>", v.u.fn->name);
         else jx_sb_printf(b, "<Macro '%s'>", v.u.fn->name);
         return;
     case JT_LOOP: jx_sb_printf(b, "<LoopContext %zu/%zu>", v.u.loop->i + 1, v.u.loop->n); return;
@@ -647,6 +649,7 @@ uint32_t jx_upper(uint32_t cp)
     }
     if (cp >= 0x430 && cp <= 0x44F) return cp - 32;
     if (cp >= 0x450 && cp <= 0x45F) return cp - 80;
+    if (cp >= 0xFF41 && cp <= 0xFF5A) return cp - 32;     /* fullwidth */
     if (cp >= 0x460 && cp <= 0x4FF && !(cp >= 0x482 && cp <= 0x489)) {
         if (cp >= 0x4C1 && cp <= 0x4CE) return (cp & 1) ? cp : cp - 1;
         if (cp == 0x4CF) return 0x4C0;
@@ -673,6 +676,7 @@ uint32_t jx_lower(uint32_t cp)
     if (cp == 0x38E || cp == 0x38F) return cp + 63;
     if (cp >= 0x410 && cp <= 0x42F) return cp + 32;
     if (cp >= 0x400 && cp <= 0x40F) return cp + 80;
+    if (cp >= 0xFF21 && cp <= 0xFF3A) return cp + 32;
     if (cp >= 0x460 && cp <= 0x4FF && !(cp >= 0x482 && cp <= 0x489)) {
         if (cp >= 0x4C1 && cp <= 0x4CE) return (cp & 1) ? cp + 1 : cp;
         if (cp == 0x4C0) return 0x4CF;
