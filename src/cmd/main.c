@@ -21,6 +21,7 @@ static void usage(FILE *out)
         "  eval       write logits for a prompt (golden comparisons)\n"
         "  inspect    show a GGUF file's metadata, tensors and execution plan\n"
         "  tokenize   print the token ids of a text\n"
+        "  template   render a chat template with a conversation\n"
         "  synth      write a random-weight model of a known shape\n"
         "  bench      measure prefill / decode speed and memory\n"
         "  profiles   list and show YAML profiles\n"
@@ -59,6 +60,7 @@ static int dispatch(int argc, char **argv)
         {"run", cmd_run},
         {"eval", cmd_eval},
         {"tokenize", cmd_tokenize},
+        {"template", cmd_template},
         {"profiles", cmd_profiles},
         {"bench", cmd_bench},
         {"recache", cmd_recache},
