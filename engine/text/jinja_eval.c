@@ -135,6 +135,8 @@ static jx_val no_attr(jx_ctx *c, jx_val obj, const jx_str *name)
 }
 
 static jx_val loop_attr(jx_ctx *c, jx_loop *l, const jx_str *name, jx_val self);
+static jx_val loop_item(const jx_loop *l, size_t i);
+static void eval_args(jx_ctx *c, jx_scope *s, const jx_node *x, jx_args *a, jx_val extra_kw, const jx_str *extra_name);
 
 jx_val jx_getattr(jx_ctx *c, jx_val obj, const jx_str *name)
 {
@@ -266,9 +268,9 @@ static jx_val loop_attr(jx_ctx *c, jx_loop *l, const jx_str *name, jx_val self)
     if (!strcmp(k, "depth")) return jv_int(l->depth);
     if (!strcmp(k, "depth0")) return jv_int(l->depth - 1);
     if (!strcmp(k, "previtem"))
-        return i > 0 ? l->items[i - 1] : jv_undef_hint(c->a, "there is no previous item");
+        return i > 0 ? loop_item(l, (size_t)i - 1) : jv_undef_hint(c->a, "there is no previous item");
     if (!strcmp(k, "nextitem"))
-        return i + 1 < n ? l->items[i + 1] : jv_undef_hint(c->a, "there is no next item");
+        return i + 1 < n ? loop_item(l, (size_t)i + 1) : jv_undef_hint(c->a, "there is no next item");
     if (!strcmp(k, "cycle")) return jx_builtin_fn(c, "cycle", loop_cycle, self);
     return no_attr(c, self, name);
 }
@@ -294,40 +296,56 @@ static void assign(jx_ctx *c, jx_scope *s, const jx_node *target, jx_val v)
     for (int i = 0; i < target->args.n; i++) assign(c, s, target->args.v[i], items[i]);
 }
 
+static jx_val loop_item(const jx_loop *l, size_t i)
+{
+    return l->items ? l->items[i] : jv_int(l->start + (int64_t)i * l->step);
+}
+
+/* `for i in range(...)` counts without building the list, so nested loops
+   over big ranges meet the step budget rather than the memory cap. */
+static bool counted_range(jx_ctx *c, jx_scope *s, const jx_node *it, jx_loop *l)
+{
+    if (it->kind != N_CALL || it->x->kind != N_NAME) return false;
+    jx_val *fn = scope_find(s, it->x->name);
+    if (!fn || fn->t != JT_FUNC || fn->u.fn->kind != FN_BUILTIN || fn->u.fn->fn != jx_range) return false;
+    jx_args a;
+    eval_args(c, s, it, &a, jv_none(), NULL);
+    l->n = jx_range_len(c, &a, &l->start, &l->step);
+    return true;
+}
+
 static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
 {
-    size_t n;
-    jx_val *items = jx_iterate(c, eval(c, s, x->y), &n);
+    jx_loop *l = jx_alloc(c->a, sizeof *l);
+    if (!counted_range(c, s, x->y, l)) l->items = jx_iterate(c, eval(c, s, x->y), &l->n);
     jx_scope *it = scope_new(c, s);
     if (x->z) {
         /* `for a in b if cond`: loop.length and friends count what passes */
-        jx_val *kept = n ? jx_alloc(c->a, n * sizeof *kept) : NULL;
+        jx_val *kept = l->n ? jx_alloc(c->a, l->n * sizeof *kept) : NULL;
         size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < l->n; i++) {
             jx_step(c, 1);
             it->vars.n = 0;
-            assign(c, it, x->x, items[i]);
-            if (jx_truthy(eval(c, it, x->z))) kept[m++] = items[i];
+            jx_val v = loop_item(l, i);
+            assign(c, it, x->x, v);
+            if (jx_truthy(eval(c, it, x->z))) kept[m++] = v;
         }
-        items = kept;
-        n = m;
+        l->items = kept;
+        l->n = m;
     }
     static const jx_str loop_name = {4, "loop"};
-    jx_loop *l = jx_alloc(c->a, sizeof *l);
-    l->items = items;
-    l->n = n;
-    l->depth = 1;             /* depth counts recursive loop() calls, which we lack */
+    l->depth = 1;
     jx_val lv = {JT_LOOP, {0}};
     lv.u.loop = l;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < l->n; i++) {
         jx_step(c, 1);
         l->i = i;
         it->vars.n = 0;
-        assign(c, it, x->x, items[i]);
+        assign(c, it, x->x, loop_item(l, i));
         scope_set(c, it, &loop_name, lv);
         if (exec_body(c, it, x->body) == FLOW_BREAK) break;
     }
-    if (!n && x->orelse.n) return exec_body(c, s, x->orelse);
+    if (!l->n && x->orelse.n) return exec_body(c, s, x->orelse);
     return FLOW_NORMAL;
 }
 

@@ -117,9 +117,10 @@ struct jx_func {
 };
 
 struct jx_loop {
-    const jx_val *items;
+    const jx_val *items;      /* NULL when counting a range */
+    int64_t start, step;      /* the range: item i is start + i * step */
     size_t n, i;
-    int depth;                /* 1 for the outermost loop */
+    int depth;                /* 1: loops are not recursive here */
 };
 
 /* Constructors (strings are copied into the arena). */
@@ -300,6 +301,10 @@ jx_test_fn jx_find_test(const char *name);
 /* A method of a str, list or dict (NULL when the type has none by that name). */
 jx_builtin jx_find_method(jx_val self, const char *name);
 void jx_install_globals(jx_ctx *c, jx_scope *s);
+/* The range() global, and the count of range(start, stop, step) after the
+   sandbox's size check (for loops count it without building the list). */
+jx_val jx_range(jx_ctx *c, jx_val self, const jx_args *a);
+size_t jx_range_len(jx_ctx *c, const jx_args *a, int64_t *start, int64_t *step);
 
 /* Binds arguments to named parameters: out[i] is JT_ABSENT when not passed.
    Fails on unknown keywords or too many positionals. */

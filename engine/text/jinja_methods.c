@@ -727,23 +727,35 @@ jx_builtin jx_find_method(jx_val self, const char *name)
 /* ---- globals ----------------------------------------------------------------- */
 enum { MAX_RANGE = 100000 };      /* jinja2's sandbox refuses larger ranges */
 
-static jx_val g_range(jx_ctx *c, jx_val self, const jx_args *a)
+size_t jx_range_len(jx_ctx *c, const jx_args *a, int64_t *start, int64_t *step)
 {
     if (a->nkw) jx_rt_fail(c, "range() takes no keyword arguments");
     if (a->npos < 1 || a->npos > 3) jx_rt_fail(c, "range expected 1 to 3 arguments, got %d", a->npos);
-    int64_t start = 0, stop, step = 1;
-    if (a->npos == 1) stop = jx_arg_int(c, "range", a->pos[0]);
+    int64_t b = 0, e, st = 1;
+    if (a->npos == 1) e = jx_arg_int(c, "range", a->pos[0]);
     else {
-        start = jx_arg_int(c, "range", a->pos[0]);
-        stop = jx_arg_int(c, "range", a->pos[1]);
-        if (a->npos == 3) step = jx_arg_int(c, "range", a->pos[2]);
+        b = jx_arg_int(c, "range", a->pos[0]);
+        e = jx_arg_int(c, "range", a->pos[1]);
+        if (a->npos == 3) st = jx_arg_int(c, "range", a->pos[2]);
     }
-    if (step == 0) jx_rt_fail(c, "range() arg 3 must not be zero");
-    double span = step > 0 ? ((double)stop - (double)start) / (double)step : ((double)start - (double)stop) / -(double)step;
+    if (st == 0) jx_rt_fail(c, "range() arg 3 must not be zero");
+    double span = ((double)e - (double)b) / (double)st;
     if (span > MAX_RANGE)
         jx_rt_fail(c, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%d).", MAX_RANGE);
-    jx_val r = jv_list(c->a, 0);
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) jx_list_push(c->a, r.u.l, jv_int(i));
+    *start = b;
+    *step = st;
+    if (span <= 0) return 0;
+    int64_t n = st > 0 ? (e - b + st - 1) / st : (b - e - st - 1) / -st;
+    return n > 0 ? (size_t)n : 0;
+}
+
+jx_val jx_range(jx_ctx *c, jx_val self, const jx_args *a)
+{
+    int64_t start, step;
+    size_t n = jx_range_len(c, a, &start, &step);
+    jx_val r = jv_list(c->a, n);
+    for (size_t i = 0; i < n; i++) r.u.l->v[i] = jv_int(start + (int64_t)i * step);
+    r.u.l->n = n;
     return r;
 }
 
@@ -813,7 +825,7 @@ static jx_val g_joiner(jx_ctx *c, jx_val self, const jx_args *a)
 void jx_install_globals(jx_ctx *c, jx_scope *s)
 {
     static const struct { const char *name; jx_builtin fn; } g[] = {
-        {"range", g_range}, {"dict", g_dict}, {"namespace", g_namespace},
+        {"range", jx_range}, {"dict", g_dict}, {"namespace", g_namespace},
         {"raise_exception", g_raise}, {"strftime_now", g_strftime_now}, {"joiner", g_joiner},
     };
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
