@@ -268,7 +268,10 @@ static void fuzz(char **tmpls, int n_tmpls)
         "{\"name\": \"f\", \"parameters\": {\"type\": \"object\"}}}]}";
     jinja_limits lim = {2000000, 1 << 20, 64 << 20, 0};
     int rendered = 0, failed = 0, bad_status = 0;
-    for (int iter = 0; iter < 400; iter++) {
+    /* JINJA_FUZZ_ITERS and JINJA_FUZZ_SEED run a longer or different campaign */
+    int iters = getenv("JINJA_FUZZ_ITERS") ? atoi(getenv("JINJA_FUZZ_ITERS")) : 400;
+    if (getenv("JINJA_FUZZ_SEED")) rng = strtoull(getenv("JINJA_FUZZ_SEED"), NULL, 0) | 1;
+    for (int iter = 0; iter < iters; iter++) {
         const char *src = n_tmpls ? tmpls[rnd() % (uint64_t)n_tmpls] : "{{ messages[0].content }}";
         size_t n = strlen(src);
         char *m = malloc(n + 4096);
@@ -318,7 +321,8 @@ static void fuzz(char **tmpls, int n_tmpls)
         free(out);
         free(m);
     }
-    tap_ok(bad_status == 0, "fuzz: 400 mutated templates, %d rendered, %d failed with a message", rendered, failed);
+    tap_ok(bad_status == 0, "fuzz: %d mutated templates, %d rendered, %d failed with a message", iters, rendered,
+           failed);
 }
 
 /* ---- the language ------------------------------------------------------------- */
@@ -623,6 +627,8 @@ static void test_generation_tag(void)
 {
     /* Hugging Face's AssistantTracker tag renders its body */
     expect("{% generation %}gen {{ 1 }}{% endgeneration %}", "gen 1");
+    /* a capture before any output (the output buffer not yet allocated) */
+    expect("{% set x %}{% endset %}[{{ x }}]", "[]");
 }
 
 static void expect_line(const char *tmpl, int line, const char *msg_part)
@@ -655,6 +661,7 @@ static void test_errors(void)
     expect_line("{{ '\\N{BULLET}' }}", 1, "malformed \\N");
     expect_line("{{ 1 2 }}", 1, "expected end of print statement");
     expect_line("{{ 99999999999999999999 }}", 1, "integer literal too large");
+    expect_line("{{ [1][::-1, 3] }}", 1, "slice inside a tuple subscript");
 
     expect_err("{{ raise_exception('System role not supported') }}", JINJA_ERR_RAISED, "System role not supported");
     jinja_error err;

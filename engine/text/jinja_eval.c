@@ -354,7 +354,7 @@ static const jx_str *capture(jx_ctx *c, jx_scope *s, jx_nodes body)
 {
     size_t start = c->out_len;
     exec_body(c, s, body);
-    const jx_str *r = jx_str_new(c->a, c->out + start, c->out_len - start);
+    const jx_str *r = jx_str_new(c->a, c->out ? c->out + start : "", c->out_len - start);
     c->out_len = start;
     return r;
 }

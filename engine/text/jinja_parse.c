@@ -325,6 +325,8 @@ static jx_node *parse_subscript(parser *P, jx_node *x)
     if (parts.n == 0) pfail(P, "expected a subscript");
     jx_node *idx = parts.v[0];
     if (parts.n > 1) {
+        for (int k = 0; k < parts.n; k++)
+            if (parts.v[k]->kind == N_SLICE) pfail(P, "a slice inside a tuple subscript is not supported");
         idx = node(P, N_TUPLE, line);
         idx->args = nb_done(&parts);
     }

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The bounded fuzzing step of .ci/run: the GGUF reader and the profile
-# loader under libFuzzer + ASan/UBSan, SECONDS each (default 60).  Needs a
+# The bounded fuzzing step of .ci/run: the GGUF reader, the profile
+# loader and the Jinja interpreter under libFuzzer + ASan/UBSan, SECONDS
+# each (default 60).  Needs a
 # configured build directory (BUILD) for config.h and libember.a.
 #   tests/fuzz/run-ci.sh BUILD [SECONDS]
 set -u
@@ -39,6 +40,25 @@ if (cd "$W" && ./pfuzz -max_total_time="$SECS" -max_len=2048 -rss_limit_mb=1024 
 else
     grep -E "ERROR|SUMMARY" "$W/fuzz.log" | head -5 | sed 's/^/# /'
     echo "not ok 1 - profile loader: the fuzzer found a failing input"
+    rc=1
+fi
+
+echo "# fuzz: Jinja interpreter (chat templates), ${SECS}s"
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
+        -I"$BUILD" -I"$SRC/engine/text" "$SRC/tests/fuzz/jinja_fuzz.c" "$SRC"/engine/text/jinja_*.c \
+        -lm -o "$W/jfuzz" 2>"$W/jcc.log"; then
+    echo "1..1"; sed 's/^/# /' "$W/jcc.log" | head -20
+    echo "not ok 1 - jinja fuzz target does not build"
+    exit 1
+fi
+cp -r "$SRC/tests/fuzz/jinja_corpus" "$W/jcorpus"
+echo "1..1"
+if (cd "$W" && ./jfuzz -max_total_time="$SECS" -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
+        -dict="$SRC/tests/fuzz/jinja.dict" jcorpus >jfuzz.log 2>&1); then
+    echo "ok 1 - jinja interpreter: $(grep -o 'Done [0-9]* runs' "$W/jfuzz.log") in ${SECS}s, no crash"
+else
+    grep -E "ERROR|SUMMARY" "$W/jfuzz.log" | head -5 | sed 's/^/# /'
+    echo "not ok 1 - jinja interpreter: the fuzzer found a failing input"
     rc=1
 fi
 exit $rc
