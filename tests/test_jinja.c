@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -839,6 +840,17 @@ static void test_api(void)
     free(out);
     jinja_template_free(t);
     tap_ok(!strcmp(jinja_status_name(JINJA_ERR_RAISED), "TemplateError"), "status names");
+
+    /* the chat sets the user's locale: a decimal comma or local month
+       names must not reach templates */
+    if (setlocale(LC_ALL, "de_DE.UTF-8") || setlocale(LC_ALL, "fr_FR.UTF-8")) {
+        expect_v("{{ 2.5 }}|{{ x }}|{{ x|tojson }}|{{ '%.2f' % x }}|{{ '{:.1f}'.format(x) }}|{{ '1.5'|float }}|"
+                 "{{ strftime_now('%B %a') }}",
+                 "{\"x\": 0.25}", "2.5|0.25|0.25|0.25|0.2|1.5|December Wed");
+        setlocale(LC_ALL, "C");
+    } else {
+        tap_skip("no decimal-comma locale installed");
+    }
 }
 
 int main(void)

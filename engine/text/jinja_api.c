@@ -4,6 +4,8 @@
 
 #include "jinja_impl.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,25 @@ enum {
 };
 #define DEFAULT_OUTPUT ((size_t)16 << 20)
 #define DEFAULT_MEMORY ((size_t)256 << 20)
+
+/* Numbers print and parse with a decimal point and strftime_now() names
+   months in English, as in Python, whatever locale the program set (the
+   chat's setlocale(LC_ALL, "") may pick a decimal comma): each entry point
+   switches its thread to the C locale for the duration of the call. */
+static locale_t c_loc;
+static pthread_once_t c_loc_once = PTHREAD_ONCE_INIT;
+static void c_loc_init(void) { c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+static locale_t enter_c_locale(void)
+{
+    pthread_once(&c_loc_once, c_loc_init);
+    return c_loc ? uselocale(c_loc) : (locale_t)0;
+}
+
+static void leave_c_locale(locale_t old)
+{
+    if (old) uselocale(old);
+}
 
 const char *jinja_status_name(jinja_status s)
 {
@@ -64,7 +85,9 @@ jinja_template *jinja_parse(const char *src, size_t len, jinja_error *err)
     f->err = err;
     t->arena.fail = f;
     t->arena.max = DEFAULT_MEMORY;
+    locale_t old = enter_c_locale();
     int rc = parse_into(t, f, src ? src : "", src ? len : 0);
+    leave_c_locale(old);
     t->arena.fail = NULL;                     /* renders never allocate here */
     free(f);
     if (rc) {
@@ -115,7 +138,7 @@ typedef struct set_req {
     const jinja_msg *msgs;
 } set_req;
 
-static int vars_apply(jinja_vars *v, const set_req *q, jinja_error *err)
+static int vars_apply_c(jinja_vars *v, const set_req *q, jinja_error *err)
 {
     jinja_error scratch;
     if (!err) err = &scratch;
@@ -173,6 +196,14 @@ static int vars_apply(jinja_vars *v, const set_req *q, jinja_error *err)
     return 0;
 }
 
+static int vars_apply(jinja_vars *v, const set_req *q, jinja_error *err)
+{
+    locale_t old = enter_c_locale();
+    int rc = vars_apply_c(v, q, err);
+    leave_c_locale(old);
+    return rc;
+}
+
 int jinja_vars_set_string(jinja_vars *v, const char *name, const char *s, jinja_error *err)
 {
     set_req q = {SET_STRING, name, s, 0, false, NULL};
@@ -204,8 +235,8 @@ int jinja_vars_set_messages(jinja_vars *v, const jinja_msg *msgs, size_t n, jinj
 }
 
 /* ---- rendering --------------------------------------------------------------------- */
-char *jinja_render(const jinja_template *t, const jinja_vars *vars, const jinja_render_opts *opts,
-                   size_t *len, jinja_error *err)
+static char *render_c(const jinja_template *t, const jinja_vars *vars, const jinja_render_opts *opts,
+                      size_t *len, jinja_error *err)
 {
     jinja_error scratch;
     if (!err) err = &scratch;
@@ -264,6 +295,15 @@ char *jinja_render(const jinja_template *t, const jinja_vars *vars, const jinja_
     jx_arena_free(a);
     free(a);
     free(c);
+    return out;
+}
+
+char *jinja_render(const jinja_template *t, const jinja_vars *vars, const jinja_render_opts *opts,
+                   size_t *len, jinja_error *err)
+{
+    locale_t old = enter_c_locale();
+    char *out = render_c(t, vars, opts, len, err);
+    leave_c_locale(old);
     return out;
 }
 
