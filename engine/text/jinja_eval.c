@@ -333,7 +333,7 @@ static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
         l->items = kept;
         l->n = m;
     }
-    static const jx_str loop_name = {4, "loop"};
+    const jx_str *loop_name = jx_str_c(c->a, "loop");
     l->depth = 1;
     jx_val lv = {JT_LOOP, {0}};
     lv.u.loop = l;
@@ -342,7 +342,7 @@ static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
         l->i = i;
         it->vars.n = 0;
         assign(c, it, x->x, loop_item(l, i));
-        scope_set(c, it, &loop_name, lv);
+        scope_set(c, it, loop_name, lv);
         if (exec_body(c, it, x->body) == FLOW_BREAK) break;
     }
     if (!l->n && x->orelse.n) return exec_body(c, s, x->orelse);
@@ -395,9 +395,8 @@ static jx_val invoke(jx_ctx *c, const jx_func *fn, const jx_args *a)
                                   : jv_undef_hint(c->a, "parameter '%s' was not provided", m->args.v[i]->name->s);
         scope_set(c, s, m->args.v[i]->name, v);
     }
-    static const jx_str varargs_name = {7, "varargs"}, kwargs_name = {6, "kwargs"};
-    scope_set(c, s, &varargs_name, vargs);
-    scope_set(c, s, &kwargs_name, kwargs);
+    scope_set(c, s, jx_str_c(c->a, "varargs"), vargs);
+    scope_set(c, s, jx_str_c(c->a, "kwargs"), kwargs);
     enter(c);
     const jx_str *out = capture(c, s, m->body);
     c->depth--;
