@@ -21,9 +21,9 @@ if ! clang -fsanitize=fuzzer "$W/probe.c" -o "$W/probe" 2>/dev/null; then
     exit 0
 fi
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
-        -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/tests" \
+        -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/engine/text" -I"$SRC/tests" \
         "$SRC/tests/fuzz/gguf_fuzz.c" "$SRC/engine/format/gguf.c" "$SRC/engine/format/dtype.c" \
-        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" \
+        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \
         -lm -o "$W/fuzz" 2>"$W/cc.log"; then
     echo "1..1"
     sed 's/^/# /' "$W/cc.log" | head -20
@@ -35,9 +35,9 @@ mkdir -p "$W/seeds" "$W/corpus"
 SEEDER=$BUILD/tests/fuzz/gguf_fuzz
 if [ ! -x "$SEEDER" ]; then
     SEEDER=$W/seeder
-    clang -O1 -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/tests" "$SRC/tests/fuzz/gguf_fuzz.c" \
+    clang -O1 -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/engine/text" -I"$SRC/tests" "$SRC/tests/fuzz/gguf_fuzz.c" \
         "$SRC/engine/format/gguf.c" "$SRC/engine/format/gguf_writer.c" "$SRC/engine/format/dtype.c" \
-        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" \
+        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \
         -lm -o "$SEEDER" 2>/dev/null || SEEDER=
 fi
 [ -n "$SEEDER" ] && "$SEEDER" --make-corpus "$W/seeds" >/dev/null

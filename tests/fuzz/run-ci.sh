@@ -23,8 +23,9 @@ trap 'rm -rf "$W"' EXIT
 # libember.a from the plain build is gcc code: the fuzz target links the
 # engine sources it needs itself, compiled by clang with the sanitizers
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
-        -I"$BUILD" -I"$SRC/engine" $(for d in "$SRC"/engine/*/; do printf -- "-I%s " "$d"; done) -I"$SRC/src/profile" $(pkg-config --cflags yaml-0.1) \
-        "$SRC/tests/fuzz/profile_fuzz.c" "$SRC"/src/profile/profile*.c \
+        -I"$BUILD" -I"$SRC/engine" $(for d in "$SRC"/engine/*/; do printf -- "-I%s " "$d"; done) -I"$SRC/src/profile" -I"$SRC/src/tools" $(pkg-config --cflags yaml-0.1) \
+        "$SRC/tests/fuzz/profile_fuzz.c" "$SRC"/src/profile/profile*.c "$SRC/src/profile/options.c" \
+        "$SRC/src/tools/numarg.c" \
         "$SRC"/engine/*/*.c \
         $(pkg-config --libs yaml-0.1 libpcre2-8) -lm -lpthread -o "$W/pfuzz" 2>"$W/cc.log"; then
     # gguf_fuzz.sh already skipped if clang cannot build any libFuzzer
