@@ -20,6 +20,9 @@ void jx_fail(jx_fail_ctx *f, jinja_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    /* raise_exception('') and friends: a caller must always have words to
+       show, so an empty message names the kind of failure instead */
+    if (!e->msg[0]) snprintf(e->msg, sizeof e->msg, "%s with an empty message", jinja_status_name(st));
     longjmp(f->jb, 1);
 }
 

@@ -43,7 +43,7 @@ fi
 [ -n "$SEEDER" ] && "$SEEDER" --make-corpus "$W/seeds" >/dev/null
 echo "1..1"
 cd "$W" || exit 1
-if ./fuzz -max_total_time="$SECS" -max_len=4096 -rss_limit_mb=1024 -print_final_stats=1 \
+if ./fuzz -seed=1 -max_total_time="$SECS" -max_len=4096 -rss_limit_mb=1024 -print_final_stats=1 \
         corpus seeds >"$W/fuzz.log" 2>&1; then
     echo "ok 1 - gguf reader: $(grep -o 'Done [0-9]* runs' "$W/fuzz.log") in ${SECS}s, no crash"
 else

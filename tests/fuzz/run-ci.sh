@@ -10,6 +10,16 @@ SECS=${2:-60}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export EMBER_SRCDIR="$SRC" EMBER_BUILDDIR="$BUILD"
 rc=0
+# The run is seeded so that a failure seen here can be replayed at home;
+# the failing input is printed (hex) because the work directory goes away.
+show_crash() {
+    for c in "$1"/crash-* "$1"/leak-* "$1"/timeout-* "$1"/oom-*; do
+        [ -f "$c" ] || continue
+        echo "# failing input $(basename "$c") (replay: xxd -r -p > in; ./target in):"
+        od -An -v -tx1 "$c" | tr -d ' \n' | head -c 2000 | fold -w 76 | sed 's/^/#   /'
+        echo
+    done
+}
 echo "# fuzz: GGUF reader, ${SECS}s"
 sh "$SRC/tests/fuzz/gguf_fuzz.sh" "$SECS" || rc=1
 
@@ -34,10 +44,11 @@ if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
     echo "not ok 1 - profile fuzz target does not build"
     rc=1                      # the other targets still run
 elif cp -r "$SRC/tests/fuzz/profile_corpus" "$W/corpus" && echo "1..1" &&
-     (cd "$W" && ./pfuzz -max_total_time="$SECS" -max_len=2048 -rss_limit_mb=1024 corpus >fuzz.log 2>&1); then
+     (cd "$W" && ./pfuzz -seed=1 -max_total_time="$SECS" -max_len=2048 -rss_limit_mb=1024 corpus >fuzz.log 2>&1); then
     echo "ok 1 - profile loader: $(grep -o 'Done [0-9]* runs' "$W/fuzz.log") in ${SECS}s, no crash"
 else
     grep -E "ERROR|SUMMARY" "$W/fuzz.log" | head -5 | sed 's/^/# /'
+    show_crash "$W"
     echo "not ok 1 - profile loader: the fuzzer found a failing input"
     rc=1
 fi
@@ -52,11 +63,12 @@ if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
 fi
 cp -r "$SRC/tests/fuzz/jinja_corpus" "$W/jcorpus"
 echo "1..1"
-if (cd "$W" && ./jfuzz -max_total_time="$SECS" -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
+if (cd "$W" && ./jfuzz -seed=1 -max_total_time="$SECS" -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
         -dict="$SRC/tests/fuzz/jinja.dict" jcorpus >jfuzz.log 2>&1); then
     echo "ok 1 - jinja interpreter: $(grep -o 'Done [0-9]* runs' "$W/jfuzz.log") in ${SECS}s, no crash"
 else
     grep -E "ERROR|SUMMARY" "$W/jfuzz.log" | head -5 | sed 's/^/# /'
+    show_crash "$W"
     echo "not ok 1 - jinja interpreter: the fuzzer found a failing input"
     rc=1
 fi
