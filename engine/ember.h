@@ -227,4 +227,34 @@ int ember_utf8_decode(const char *s, size_t n, uint32_t *cp);
 const char *ember_file_type_name(int64_t ftype);
 #define EMBER_FILE_TYPE_MAX 40
 
+/* ---- probes (engine/sys/bandwidth.c) ------------------------------------- */
+
+/* Memory read bandwidth in GB/s with `threads` threads: the best of several
+   read patterns (streams per thread, prefetch distances), a few passes each. */
+double ember_bandwidth(int threads);
+/* The thread count the bandwidth probes use for `threads` (0: one per core). */
+int ember_probe_threads(int threads);
+/* The same, reading the file at path through a read-only shared mapping
+   (after one pass that maps its pages in): what compressed weights see. */
+double ember_bandwidth_file(const char *path, int threads);
+
+/* ---- the engine's public modules ----------------------------------------
+   ember.h is the only engine header src/ and ui/ include (their include
+   path holds engine/ alone).  These module headers are part of the public
+   API as they stand: the GGUF reader and writer and the dtype table (for
+   synth, inspect, template), tokenizers, the sampler, chat templates and the
+   Jinja interpreter, the worker a front end drives, the clock, page-cache
+   control and the thread pool.  Kernels, the execution plan, the lifecycle,
+   sessions' internals and the forward pass stay behind this line. */
+#include "format/gguf.h"
+#include "format/dtype.h"
+#include "text/tokenizer.h"
+#include "text/sampler.h"
+#include "text/chat.h"
+#include "text/jinja.h"
+#include "sys/clock.h"
+#include "sys/pagecache.h"
+#include "sys/threads.h"
+#include "worker/worker.h"
+
 #endif

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "options.h"
-#include "worker.h"
+#include "ember.h"
 
 typedef struct ui_config {
     const ember_worker_backend *backend;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sys/err.h"
 
 /* Metadata value types, numbered as in the GGUF specification. */
 typedef enum {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "sys/err.h"
 
 /* Opens a model file for reading: O_NONBLOCK, so that a FIFO, a socket or
    a device given as a model is refused at once (a plain open would wait on

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "sys/err.h"
 
 typedef struct ember_file ember_file;
 

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "gguf.h"
+#include "sys/err.h"
+#include "format/gguf.h"
 
 typedef struct ember_tokenizer ember_tokenizer;
 

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chat.h"
+#include "text/chat.h"
 #include "ember.h"
-#include "err.h"
-#include "sampler.h"
+#include "sys/err.h"
+#include "text/sampler.h"
 
 /* What to load: a model under a plan (the profile already resolved). */
 typedef struct ember_worker_load {

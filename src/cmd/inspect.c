@@ -8,8 +8,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dtype.h"
-#include "gguf.h"
 #include "json.h"
 #include "cli_profile.h"
 #include "ember.h"

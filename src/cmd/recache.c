@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "pagecache.h"
+#include "ember.h"
 
 static void usage(FILE *out)
 {

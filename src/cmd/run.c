@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat.h"
 #include "cli.h"
 #include "read_all.h"
 #include "cli_profile.h"
@@ -14,8 +13,6 @@
 #include "json.h"
 #include "options.h"
 #include "run_report.h"
-#include "sampler.h"
-#include "tokenizer.h"
 
 /* run's own defaults: greedy and short, so a run is reproducible */
 static void run_defaults(const run_opts *ro, gen_opts *g)

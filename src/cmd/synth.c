@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "clock.h"
+#include "ember.h"
 #include "numarg.h"
 #include "options.h"
 #include "synth.h"

@@ -11,8 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "gguf.h"
-#include "jinja.h"
+#include "ember.h"
 
 static void usage(FILE *out)
 {

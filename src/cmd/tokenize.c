@@ -11,8 +11,6 @@
 #include "cli.h"
 #include "ember.h"
 #include "read_all.h"
-#include "gguf.h"
-#include "tokenizer.h"
 
 static void usage(FILE *out)
 {

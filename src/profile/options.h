@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "numarg.h"
-#include "sampler.h"
+#include "ember.h"
 
 typedef enum {
     OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED,

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dtype.h"
+#include "ember.h"
 #include "profile.h"
 #include "profile_yaml.h"
 

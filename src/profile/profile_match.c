@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
+#include "ember.h"
 #include "profile.h"
 #include "profile_yaml.h"
 

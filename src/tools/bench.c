@@ -336,15 +336,15 @@ int bench_simple(const bench_opts *b)
     printf("file pages mapped 2 MiB at a time (FilePmdMapped): %.0f MiB (median)\n", pmd / 1024);
     double bw = 0, frac = 0, bwf = 0, fracf = 0;
     if (b->roofline) {
-        bw = bench_bandwidth(b->threads);
-        bwf = bench_bandwidth_file(b->model, b->threads);
+        bw = ember_bandwidth(b->threads);
+        bwf = ember_bandwidth_file(b->model, b->threads);
         double rate = tg.med * s[0].decode_bytes_per_token;
         frac = bw > 0 ? rate / (bw * 1e9) : 0;
         fracf = bwf > 0 ? rate / (bwf * 1e9) : 0;
         printf("roofline: read bandwidth %.2f GB/s from anonymous memory, %.2f GB/s through the\n"
                "          model file's mapping (%d threads); decode reads %.1f MiB/token;\n"
                "          %.2f tok/s x %.1f MiB = %.2f GB/s = %.0f%% of the first, %.0f%% of the second\n",
-               bw, bwf, bench_threads(b->threads), s[0].decode_bytes_per_token / 1048576, tg.med,
+               bw, bwf, ember_probe_threads(b->threads), s[0].decode_bytes_per_token / 1048576, tg.med,
                s[0].decode_bytes_per_token / 1048576, rate / 1e9, 100 * frac, 100 * fracf);
     }
     if (b->json_out) {

@@ -30,13 +30,5 @@ int bench_lifecycle(const bench_opts *b);
 /* Runs `ember bench --child` with extra args; fills s. */
 int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s);
 double bench_median(double *v, int n);
-/* Memory read bandwidth in GB/s with `threads` threads: the best of several
-   read patterns (streams per thread, prefetch distances), a few passes each. */
-double bench_bandwidth(int threads);
-/* The thread count the bandwidth probes use for `threads` (0: one per core). */
-int bench_threads(int threads);
-/* The same, reading the file at path through a read-only shared mapping
-   (after one pass that maps its pages in): what compressed weights see. */
-double bench_bandwidth_file(const char *path, int threads);
 
 #endif

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "ember.h"
 
 /* Reads ids from a file ("-" = stdin).  Returns a malloc'd array (count in
    *n; an empty file gives n = 0 and a non-NULL array), or NULL with err. */

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "dtype.h"
+#include "ember.h"
 #include "plan_print.h"
 
 static double mib(uint64_t b) { return (double)b / 1048576.0; }

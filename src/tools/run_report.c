@@ -4,11 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "chat.h"
+#include "ember.h"
 #include "json.h"
 #include "run_report.h"
-#include "tokenizer.h"
 
 void run_opts_default(run_opts *o)
 {

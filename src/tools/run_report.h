@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "ember.h"
-#include "sampler.h"
 
 typedef struct {
     const char *model;

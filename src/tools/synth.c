@@ -12,11 +12,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "dtype.h"
-#include "gguf.h"
+#include "ember.h"
 #include "synth.h"
 #include "synth_vocab.h"
-#include "threads.h"
 
 typedef struct {
     const char *like, *arch;

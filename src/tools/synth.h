@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "ember.h"
 
 typedef struct {
     const char *out;      /* output path (written atomically) */

@@ -3,8 +3,7 @@
 #ifndef EMBER_SYNTH_VOCAB_H
 #define EMBER_SYNTH_VOCAB_H
 
-#include "err.h"
-#include "gguf.h"
+#include "ember.h"
 
 /* Writes the tokenizer.* keys.  *n_vocab in: the wanted size (0 = the toy
    vocabulary's own size), padded with reserved control tokens; out: the

@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench.h"
-#include "clock.h"
-#include "kernels.h"
-#include "pagecache.h"
-#include "simd.h"
+#include "ember.h"
+#include "sys/clock.h"
+#include "kernels/kernels.h"
+#include "sys/pagecache.h"
+#include "kernels/simd.h"
 
 typedef struct {
     const uint8_t *buf;
@@ -127,9 +127,9 @@ static int clamp_threads(int threads)
     return threads > 64 ? 64 : threads < 1 ? 1 : threads;
 }
 
-int bench_threads(int threads) { return clamp_threads(threads); }
+int ember_probe_threads(int threads) { return clamp_threads(threads); }
 
-double bench_bandwidth(int threads)
+double ember_bandwidth(int threads)
 {
     threads = clamp_threads(threads);
     size_t bytes = (size_t)1 << 30;
@@ -141,7 +141,7 @@ double bench_bandwidth(int threads)
     return best;
 }
 
-double bench_bandwidth_file(const char *path, int threads)
+double ember_bandwidth_file(const char *path, int threads)
 {
     threads = clamp_threads(threads);
     int fd = open(path, O_RDONLY);
