@@ -4,22 +4,7 @@
 # (EMBER_FAKE_REPLY): the code block and the table on the screen, /raw
 # and F4, /copy's OSC 52 bytes (tmux with set-clipboard on keeps them as
 # a paste buffer), a cut long line, NO_COLOR.  TAP; SKIP without tmux.
-set -u
-EMBER_BIN=${EMBER_BIN:-./ember}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-
-command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-md.XXXXXX") || skip_all "no temp dir"
-sock="ember-md-$$"
-unset TMUX
-T="tmux -u -L $sock -f /dev/null"
-cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
-
+. "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" md
 tab=$(printf '\t')
 cat > "$tmp/reply.md" <<EOF
 ## Result
@@ -58,16 +43,6 @@ chmod +x "$tmp/run.sh"
 sed 's/^unset NO_COLOR$/export NO_COLOR=1/' "$tmp/run.sh" > "$tmp/run_nc.sh"
 chmod +x "$tmp/run_nc.sh"
 
-screen() { $T capture-pane -p -t "${1:-ember}" 2>/dev/null; }
-wait_for() {   # REGEX SECONDS [SESSION]
-    i=0
-    while [ $i -lt $(($2 * 10)) ]; do
-        screen "${3:-ember}" | grep -Eq -- "$1" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 
 $T new-session -d -s ember -x 100 -y 45 "$tmp/run.sh" || skip_all "tmux cannot start a session"
 $T set-option -g set-clipboard on >/dev/null 2>&1
@@ -144,5 +119,4 @@ $T send-keys -t ember '/quit' Enter
 i=0; while [ ! -s "$tmp/run.sh.rc" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits with status 0"
 
-echo "1..$n"
-exit $fail
+tap_end

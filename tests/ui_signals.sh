@@ -3,26 +3,8 @@
 # the model file truncated while mapped (SIGBUS), SIGSEGV / SIGTERM sent
 # from outside, Ctrl-Z and fg.  Driven through tmux; TAP; SKIP without
 # tmux or the synth model.
-set -u
-EMBER_BIN=${EMBER_BIN:-./ember}
-SRCDIR=${EMBER_SRCDIR:-.}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-
-command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-sig.XXXXXX") || skip_all "no temp dir"
-sock="ember-sig-$$"
-unset TMUX
-T="tmux -u -L $sock -f /dev/null"
-cleanup() { [ -n "${KEEP:-}" ] && return; $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
-
-"$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||
-    skip_all "ember synth --like tiny is unavailable"
-mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
+. "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" sig
+synth_tiny
 
 # run.sh NAME: runs the chat on NAME.gguf, then records its exit status and
 # the terminal modes it left behind.
@@ -40,16 +22,6 @@ sleep 30
 EOF2
 chmod +x "$tmp/run.sh"
 
-screen() { $T capture-pane -p -t "$1" 2>/dev/null; }
-wait_for() {   # wait_for SESSION REGEX SECONDS
-    i=0
-    while [ $i -lt $(($3 * 10)) ]; do
-        screen "$1" | grep -Eq -- "$2" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 wait_file() {  # wait_file PATH SECONDS
     i=0
     while [ $i -lt $(($2 * 10)) ]; do
@@ -70,7 +42,7 @@ modes_ok() {
 start() {   # start NAME: a session running the chat on a copy of the model
     cp "$tmp/tiny.gguf" "$tmp/$1.gguf"
     $T new-session -d -s "$1" -x 120 -y 30 "$tmp/run.sh $1" || skip_all "tmux cannot start a session"
-    wait_for "$1" 'compressed .*RSS' 20
+    wait_for 'compressed .*RSS' 20 "$1"
 }
 
 # 1. The model file truncated under the running chat: the next turn reads
@@ -115,22 +87,21 @@ if command -v bash >/dev/null 2>&1; then
     $T new-session -d -s tstp -x 120 -y 30 "env PS1='sh$ ' bash --norc --noprofile -i" || skip_all "no session"
     sleep 0.5
     $T send-keys -t tstp "XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config XDG_CACHE_HOME=$tmp/cache EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen $EMBER_BIN -m $tmp/tstp.gguf --strategy compressed --threads 1 -n 8" Enter
-    wait_for tstp 'compressed .*RSS' 20
+    wait_for 'compressed .*RSS' 20 tstp
     ok $? "chat started from an interactive shell"
     $T send-keys -t tstp C-z
-    wait_for tstp 'Stopped' 10
+    wait_for 'Stopped' 10 tstp
     ok $? "Ctrl-Z stops the chat and the shell says so"
     $T send-keys -t tstp 'stty -a > '"$tmp/tstp.stty-after" Enter
     wait_file "$tmp/tstp.stty-after" 10
     modes_ok tstp; ok $? "Ctrl-Z: the shell gets its terminal modes back"
     $T send-keys -t tstp 'fg' Enter
-    wait_for tstp 'compressed .*RSS' 10
+    wait_for 'compressed .*RSS' 10 tstp
     ok $? "fg redraws the chat"
     $T send-keys -t tstp '/quit' Enter
-    wait_for tstp '^sh\$ *$' 10
+    wait_for '^sh\$ *$' 10 tstp
     ok $? "/quit after fg returns to the shell"
 else
     n=$((n + 5)); for i in 1 2 3 4 5; do echo "ok $((n - 5 + i)) # SKIP bash not installed"; done
 fi
-echo "1..$n"
-exit $fail
+tap_end

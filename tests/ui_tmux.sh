@@ -1,27 +1,8 @@
 #!/bin/sh
 # End to end: the full-screen chat driven through tmux on a tiny synth
 # model.  TAP output; SKIP when tmux or the synth model is unavailable.
-set -u
-EMBER_BIN=${EMBER_BIN:-./ember}
-SRCDIR=${EMBER_SRCDIR:-.}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-
-command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-tmux.XXXXXX") || skip_all "no temp dir"
-sock="ember-test-$$"
-unset TMUX
-T="tmux -u -L $sock -f /dev/null"
-cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
-
-"$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||
-    skip_all "ember synth --like tiny is unavailable"
-
-mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
+. "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" tmux
+synth_tiny
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
@@ -32,19 +13,8 @@ echo \$? > "$tmp/rc"
 EOF2
 chmod +x "$tmp/run.sh"
 
-screen() { $T capture-pane -p -t ember 2>/dev/null; }
 # The status bar is the line above the input (the last non-empty area).
 status_line() { screen | grep -E 'RSS|PSS|tok/s' | tail -n 1; }
-# wait_for REGEX SECONDS: polls the pane (every 0.1 s) until REGEX shows.
-wait_for() {
-    i=0
-    while [ $i -lt $(($2 * 10)) ]; do
-        screen | grep -Eq -- "$1" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 
 $T new-session -d -s ember -x 160 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
 
@@ -144,5 +114,4 @@ i=0; while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); don
 [ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits with status 0 (got '$(cat "$tmp/rc" 2>/dev/null)')"
 grep -q 'hello' "$tmp/state/ember/history" 2>/dev/null; ok $? "history persisted under XDG_STATE_HOME"
 
-echo "1..$n"
-exit $fail
+tap_end

@@ -73,7 +73,10 @@ int cmd_bench(int argc, char **argv)
         int bad = 0;
         switch (c) {
         case 'm': b.model = optarg; break;
-        case 's': strategy = optarg; break;
+        case 's':
+            if (cli_strategy_arg("ember bench", optarg) < 0) return 2;
+            strategy = optarg;
+            break;
         case 'P': profile_name = optarg; break;
         case 'p': bad = numarg_cli_int("ember bench", opt, optarg, 1, 1048576, &b.prompt_tokens); break;
         case 'n': bad = numarg_cli_int("ember bench", opt, optarg, 1, 1048576, &b.tokens); break;

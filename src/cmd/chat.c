@@ -121,10 +121,7 @@ int cmd_chat(int argc, char **argv)
         case 'P': profile_name = optarg; break;
         case 'S': system = optarg; break;
         case 's':
-            if (ember_strategy_from_name(optarg) < 0) {
-                fprintf(stderr, "ember: --strategy '%s': use eager, compressed or packed\n", optarg);
-                return 2;
-            }
+            if (cli_strategy_arg("ember", optarg) < 0) return 2;
             c.strategy = optarg;
             break;
         case 'D': demo = true; break;

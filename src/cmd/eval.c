@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "ember.h"
+#include "cli_profile.h"
 #include "ids.h"
 #include "options.h"
 
@@ -43,11 +44,8 @@ int cmd_eval(int argc, char **argv)
         case 'f': force_path = optarg; break;
         case 'o': out_path = optarg; break;
         case 's': {
-            int s = ember_strategy_from_name(optarg);
-            if (s < 0) {
-                fprintf(stderr, "ember eval: unknown strategy '%s' (eager, compressed, packed)\n", optarg);
-                return 2;
-            }
+            int s = cli_strategy_arg("ember eval", optarg);
+            if (s < 0) return 2;
             po.strategy = (ember_strategy)s;
             break;
         }

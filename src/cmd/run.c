@@ -83,10 +83,7 @@ int cmd_run(int argc, char **argv)
         case 'c': ro.chat = true; break;
         case 'S': ro.system = optarg; break;
         case 's':
-            if (ember_strategy_from_name(optarg) < 0) {
-                fprintf(stderr, "ember run: unknown strategy '%s' (eager, compressed, packed)\n", optarg);
-                return 2;
-            }
+            if (cli_strategy_arg("ember run", optarg) < 0) return 2;
             in.strategy = optarg;
             break;
         case 'F': in.profile = optarg; break;

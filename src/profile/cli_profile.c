@@ -61,3 +61,11 @@ int cli_resolve(const cli_resolve_in *in, cli_resolved *r, ember_err *err)
     r->plan.threads = r->gen.threads;
     return 0;
 }
+
+int cli_strategy_arg(const char *prog, const char *arg)
+{
+    int s = ember_strategy_from_name(arg);
+    if (s < 0)
+        fprintf(stderr, "%s: unknown strategy '%s' (eager, compressed, packed)\n", prog, arg);
+    return s;
+}

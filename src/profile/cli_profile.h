@@ -33,4 +33,8 @@ typedef struct {
    the profile start with "profile NAME: ". */
 int cli_resolve(const cli_resolve_in *in, cli_resolved *r, ember_err *err);
 
+/* A --strategy argument: the strategy, or -1 after telling the user (one
+   message for every command, naming PROG). */
+int cli_strategy_arg(const char *prog, const char *arg);
+
 #endif

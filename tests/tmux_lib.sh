@@ -1,0 +1,42 @@
+# Shared by the tests that drive the full-screen chat through tmux: TAP
+# counters, a private tmux server, a temp dir removed on exit (kept when
+# KEEP is set), and polling of the pane.  Source it with the test's name:
+#   . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" NAME
+# It SKIPs the whole test when tmux or the ember binary is missing.
+set -u
+EMBER_BIN=${EMBER_BIN:-./ember}
+SRCDIR=${EMBER_SRCDIR:-.}
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+tap_end() { echo "1..$n"; exit $fail; }
+
+command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
+[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-$1.XXXXXX") || skip_all "no temp dir"
+sock="ember-$1-$$"
+unset TMUX
+T="tmux -u -L $sock -f /dev/null"
+cleanup() { [ -n "${KEEP:-}" ] && return; $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
+
+# screen [SESSION]: the pane's text.
+screen() { $T capture-pane -p -t "${1:-ember}" 2>/dev/null; }
+# wait_for REGEX SECONDS [SESSION]: polls the pane every 0.1 s until REGEX shows.
+wait_for() {
+    _i=0
+    while [ $_i -lt $(($2 * 10)) ]; do
+        screen "${3:-ember}" | grep -Eq -- "$1" && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}
+# synth_tiny: a tiny random model at $tmp/tiny.gguf (SKIPs all without it).
+synth_tiny() {
+    "$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||
+        skip_all "ember synth --like tiny is unavailable"
+}
