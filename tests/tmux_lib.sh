@@ -1,7 +1,7 @@
 # Shared by the tests that drive the full-screen chat through tmux: TAP
 # counters, a private tmux server, a temp dir removed on exit (kept when
-# KEEP is set), and polling of the pane.  Source it with the test's name:
-#   . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" NAME
+# KEEP is set), and polling of the pane.  Source it after naming the test
+#   name=NAME; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"   (dash passes no arguments to ".")
 # It SKIPs the whole test when tmux or the ember binary is missing.
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
@@ -15,8 +15,8 @@ tap_end() { echo "1..$n"; exit $fail; }
 
 command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
 [ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-$1.XXXXXX") || skip_all "no temp dir"
-sock="ember-$1-$$"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-${name:-ui}.XXXXXX") || skip_all "no temp dir"
+sock="ember-${name:-ui}-$$"
 unset TMUX
 T="tmux -u -L $sock -f /dev/null"
 cleanup() { [ -n "${KEEP:-}" ] && return; $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }

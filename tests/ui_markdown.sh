@@ -4,7 +4,7 @@
 # (EMBER_FAKE_REPLY): the code block and the table on the screen, /raw
 # and F4, /copy's OSC 52 bytes (tmux with set-clipboard on keeps them as
 # a paste buffer), a cut long line, NO_COLOR.  TAP; SKIP without tmux.
-. "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" md
+name=md; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 tab=$(printf '\t')
 cat > "$tmp/reply.md" <<EOF
 ## Result

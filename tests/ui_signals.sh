@@ -3,7 +3,7 @@
 # the model file truncated while mapped (SIGBUS), SIGSEGV / SIGTERM sent
 # from outside, Ctrl-Z and fg.  Driven through tmux; TAP; SKIP without
 # tmux or the synth model.
-. "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" sig
+name=sig; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 synth_tiny
 
 # run.sh NAME: runs the chat on NAME.gguf, then records its exit status and

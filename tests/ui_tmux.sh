@@ -1,7 +1,7 @@
 #!/bin/sh
 # End to end: the full-screen chat driven through tmux on a tiny synth
 # model.  TAP output; SKIP when tmux or the synth model is unavailable.
-. "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh" tmux
+name=tmux; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 synth_tiny
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
