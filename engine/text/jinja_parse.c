@@ -452,51 +452,32 @@ static jx_node *binary(parser *P, jx_op op, jx_node *l, jx_node *r, int line)
     return b;
 }
 
-static jx_node *parse_pow(parser *P)
+/* The left-associative arithmetic levels, loosest first, as Jinja's parser
+   has them (math1, concat, math2, pow); below the last level, a unary
+   expression with its filters.  OP_NONE ends a level's list. */
+static const jx_op arith_levels[][5] = {
+    {OP_ADD, OP_SUB},
+    {OP_TILDE},
+    {OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD},
+    {OP_POW},
+};
+enum { N_ARITH_LEVELS = sizeof arith_levels / sizeof arith_levels[0] };
+
+static jx_node *parse_arith(parser *P, int level)
 {
-    jx_node *x = parse_unary(P, true);
-    while (is_op(P, OP_POW)) {
+    if (level == N_ARITH_LEVELS) return parse_unary(P, true);
+    jx_node *x = parse_arith(P, level + 1);
+    for (;;) {
+        const jx_op *op = arith_levels[level];
+        while (*op != OP_NONE && !is_op(P, *op)) op++;
+        if (*op == OP_NONE) return x;
         int line = cur(P)->line;
         next(P);
-        x = binary(P, OP_POW, x, parse_unary(P, true), line);
+        x = binary(P, *op, x, parse_arith(P, level + 1), line);
     }
-    return x;
 }
 
-static jx_node *parse_math2(parser *P)
-{
-    jx_node *x = parse_pow(P);
-    while (is_op(P, OP_MUL) || is_op(P, OP_DIV) || is_op(P, OP_FLOORDIV) || is_op(P, OP_MOD)) {
-        jx_op op = cur(P)->op;
-        int line = cur(P)->line;
-        next(P);
-        x = binary(P, op, x, parse_pow(P), line);
-    }
-    return x;
-}
-
-static jx_node *parse_concat(parser *P)
-{
-    jx_node *x = parse_math2(P);
-    while (is_op(P, OP_TILDE)) {
-        int line = cur(P)->line;
-        next(P);
-        x = binary(P, OP_TILDE, x, parse_math2(P), line);
-    }
-    return x;
-}
-
-static jx_node *parse_math1(parser *P)
-{
-    jx_node *x = parse_concat(P);
-    while (is_op(P, OP_ADD) || is_op(P, OP_SUB)) {
-        jx_op op = cur(P)->op;
-        int line = cur(P)->line;
-        next(P);
-        x = binary(P, op, x, parse_concat(P), line);
-    }
-    return x;
-}
+static jx_node *parse_math1(parser *P) { return parse_arith(P, 0); }
 
 static jx_node *parse_compare(parser *P)
 {
@@ -548,31 +529,23 @@ static jx_node *parse_not(parser *P)
     return parse_compare(P);
 }
 
-static jx_node *parse_and(parser *P)
+/* `and` binds tighter than `or`: level 0 is or, level 1 and, then not. */
+static jx_node *parse_logic(parser *P, int level)
 {
-    jx_node *x = parse_not(P);
-    while (is_name(P, "and")) {
-        jx_node *a = node(P, N_AND, cur(P)->line);
+    static const struct { const char *word; jx_nkind kind; } logic[] = {{"or", N_OR}, {"and", N_AND}};
+    if (level == 2) return parse_not(P);
+    jx_node *x = parse_logic(P, level + 1);
+    while (is_name(P, logic[level].word)) {
+        jx_node *b = node(P, logic[level].kind, cur(P)->line);
         next(P);
-        a->x = x;
-        a->y = parse_not(P);
-        x = a;
+        b->x = x;
+        b->y = parse_logic(P, level + 1);
+        x = b;
     }
     return x;
 }
 
-static jx_node *parse_or(parser *P)
-{
-    jx_node *x = parse_and(P);
-    while (is_name(P, "or")) {
-        jx_node *o = node(P, N_OR, cur(P)->line);
-        next(P);
-        o->x = x;
-        o->y = parse_and(P);
-        x = o;
-    }
-    return x;
-}
+static jx_node *parse_or(parser *P) { return parse_logic(P, 0); }
 
 static jx_node *parse_condexpr(parser *P)
 {
