@@ -12,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BIND(fname, ...)                                                         \
-    static const char *const names_[] = {__VA_ARGS__};                           \
-    jx_val p[sizeof names_ / sizeof names_[0]];                                  \
-    jx_bind(c, fname, a, names_, (int)(sizeof names_ / sizeof names_[0]), p)
-
-#define NOARGS(fname) jx_bind(c, fname, a, NULL, 0, NULL)
-
-static bool given(jx_val v) { return v.t != JT_ABSENT; }
 static bool flag(jx_val v, bool dflt) { return given(v) ? jx_truthy(v) : dflt; }
 
 static jx_val list_of(jx_ctx *c, jx_val v)

@@ -310,6 +310,17 @@ size_t jx_range_len(jx_ctx *c, const jx_args *a, int64_t *start, int64_t *step);
    Fails on unknown keywords or too many positionals. */
 void jx_bind(jx_ctx *c, const char *fname, const jx_args *a, const char *const *names,
              int nnames, jx_val *out);
+
+/* Binds a builtin's arguments by name into p[] (in the order named):
+   BIND("filter", "arg1", "arg2") in a function with parameters c and a. */
+#define BIND(fname, ...)                                                         \
+    static const char *const names_[] = {__VA_ARGS__};                           \
+    jx_val p[sizeof names_ / sizeof names_[0]];                                  \
+    jx_bind(c, fname, a, names_, (int)(sizeof names_ / sizeof names_[0]), p)
+#define NOARGS(fname) jx_bind(c, fname, a, NULL, 0, NULL)
+
+/* An argument the call did not pass. */
+static inline bool given(jx_val v) { return v.t != JT_ABSENT; }
 /* Helpers for argument checks. */
 const jx_str *jx_arg_str(jx_ctx *c, const char *fname, jx_val v);
 int64_t jx_arg_int(jx_ctx *c, const char *fname, jx_val v);

@@ -46,13 +46,6 @@ int64_t jx_arg_int(jx_ctx *c, const char *fname, jx_val v)
     return v.u.i;
 }
 
-#define BIND(fname, ...)                                                         \
-    static const char *const names_[] = {__VA_ARGS__};                           \
-    jx_val p[sizeof names_ / sizeof names_[0]];                                  \
-    jx_bind(c, fname, a, names_, (int)(sizeof names_ / sizeof names_[0]), p)
-#define NOARGS(fname) jx_bind(c, fname, a, NULL, 0, NULL)
-
-static bool given(jx_val v) { return v.t != JT_ABSENT; }
 
 /* ---- string helpers ---------------------------------------------------------- */
 static bool set_has(const jx_str *set, uint32_t cp)

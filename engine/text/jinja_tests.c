@@ -7,13 +7,6 @@
 
 #include <string.h>
 
-#define BIND(fname, ...)                                                         \
-    static const char *const names_[] = {__VA_ARGS__};                           \
-    jx_val p[sizeof names_ / sizeof names_[0]];                                  \
-    jx_bind(c, fname, a, names_, (int)(sizeof names_ / sizeof names_[0]), p)
-#define NOARGS(fname) jx_bind(c, fname, a, NULL, 0, NULL)
-
-static bool given(jx_val v) { return v.t != JT_ABSENT; }
 
 #define TEST1(fname) BIND(fname, "other"); if (!given(p[0])) jx_rt_fail(c, fname "() missing an argument")
 
