@@ -62,30 +62,35 @@ int main(void)
     tap_ok(strstr(out, "| 42.2 tok/s |") != NULL, "live rate has no 'avg'");
     s.live = false;
 
-    /* narrowing: drop order */
+    /* narrowing: drop order (the model name stays until last: it tells two chats apart) */
+    static const struct { int width; const char *want, *what; } steps[] = {
+        {140, "llama-mini | packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | ctx 312/4096 | "
+              "RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)", "first the packing detail goes"},
+        {120, "llama-mini | packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | ctx 312/4096 | "
+              "RSS 1.24 GiB | PSS 900 MiB", "then the file part"},
+        {100, "llama-mini | packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | RSS 1.24 GiB | PSS 900 MiB",
+         "then context"},
+        {90, "llama-mini | packed-decode: packed | 42.2 tok/s avg | RSS 1.24 GiB | PSS 900 MiB", "then TTFT"},
+        {75, "llama-mini | packed-decode: packed | 42.2 tok/s avg | PSS 900 MiB", "then RSS"},
+        {60, "llama-mini | packed | 42.2 tok/s avg | PSS 900 MiB", "then the profile name"},
+        {45, "packed | 42.2 tok/s avg | PSS 900 MiB", "the model name last"},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        ui_status_format(&s, steps[i].width, true, out, sizeof out);
+        tap_ok(!strcmp(out, steps[i].want), "%d columns, %s: '%s'", steps[i].width, steps[i].what, out);
+    }
+    /* a long name is shortened before anything else but the packing detail goes */
+    s.model = "Meta-Llama-3.2-1B-Instruct-Q4_K_M";
     ui_status_format(&s, 140, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed-decode: packed 6/7 proj, src evicted | 42.2 tok/s avg | TTFT 123 ms | "
+    tap_ok(!strcmp(out, "Meta-Llama-3.2-1B-Instr~ | packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | "
                         "ctx 312/4096 | RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
-           "first the model name goes: '%s'", out);
-    ui_status_format(&s, 120, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | ctx 312/4096 | "
-                        "RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
-           "then the packing detail: '%s'", out);
-    ui_status_format(&s, 100, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | ctx 312/4096 | RSS 1.24 GiB | "
-                        "PSS 900 MiB (file 50.5 MiB)"),
-           "then TTFT: '%s'", out);
-    ui_status_format(&s, 90, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
-           "then context: '%s'", out);
-    ui_status_format(&s, 75, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | PSS 900 MiB (file 50.5 MiB)"),
-           "then RSS: '%s'", out);
+           "a long model name is cut to 24 columns with a mark: '%s'", out);
+    ui_status_format(&s, 140, false, out, sizeof out);
+    tap_ok(strstr(out, "Meta-Llama-3.2-1B-Instr\xe2\x80\xa6 ") == out, "(an ellipsis in UTF-8): '%s'", out);
     ui_status_format(&s, 60, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | PSS 900 MiB"),
-           "then the file part: '%s'", out);
-    ui_status_format(&s, 45, true, out, sizeof out);
-    tap_ok(!strcmp(out, "packed | 42.2 tok/s avg | PSS 900 MiB"), "then the profile name: '%s'", out);
+    tap_ok(!strcmp(out, "Meta-Llama-~ | packed | 42.2 tok/s avg | PSS 900 MiB"),
+           "and to 12 before it goes: '%s'", out);
+    s.model = "llama-mini";
     w = ui_status_format(&s, 19, true, out, sizeof out);
     tap_ok(!strcmp(out, "packed | 42.2 tok/s") && w == 19, "finally cut at the width: '%s'", out);
     w = ui_status_format(&s, 0, true, out, sizeof out);

@@ -50,7 +50,8 @@ int main(void)
     tap_ok(ui_str_width("\xe4\xb8\xad\xe6\x96\x87", 6) == 4, "CJK: two columns each");
     tap_ok(ui_str_width("\xf0\x9f\x98\x80", 4) == 2, "emoji: two columns");
     tap_ok(ui_str_width("e\xcc\x81", 3) == 1, "combining acute: zero columns");
-    tap_ok(ui_str_width("a\tb", 3) == 2, "control characters take no column");
+    tap_ok(ui_str_width("a\x01" "b\x7f", 4) == 2, "control characters take no column");
+    tap_ok(ui_str_width("a\tb", 3) == 2 + UI_TAB_COLS, "a tab (kept from a paste) takes UI_TAB_COLS columns");
 
     tap_ok(!strcmp(wrapped("the quick brown fox", 10), "the quick|brown fox"),
            "breaks at spaces: %s", wrapped("the quick brown fox", 10));

@@ -61,6 +61,7 @@ static void start_generation(app *a)
         return;
     }
     a->cur_assist = tr_add(&a->tr, TR_ASSISTANT, "");
+    a->gen_failed = false;
     a->gen_seq = ember_worker_generate(a->w, m, n);
     free(m);
     a->generating = true;
@@ -256,6 +257,7 @@ static void cmd_clear(ui_host *h, const ui_slash *s)
     if (a->system) set_system(a, a->system, strlen(a->system));
     ember_worker_clear(a->w);
     a->cur_assist = -1;
+    a->fresh_user = -1;
     a->generating = false;
     a->dropped = 0;
     set_flash(a, "conversation cleared");
@@ -264,10 +266,21 @@ static void cmd_clear(ui_host *h, const ui_slash *s)
 static void cmd_system(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
+    if (!s->arg_len) {   /* said in the transcript, with the old text, so nothing is lost unseen */
+        char msg[600];
+        if (a->system)
+            snprintf(msg, sizeof msg, "system prompt removed (it was: %.500s%s)", a->system,
+                     strlen(a->system) > 500 ? "..." : "");
+        else
+            snprintf(msg, sizeof msg, "no system prompt is set (/system TEXT sets one)");
+        set_system(a, "", 0);
+        note(a, TR_NOTICE, msg);
+        return;
+    }
     char *t = strndup(s->arg, s->arg_len);
     set_system(a, t ? t : "", t ? s->arg_len : 0);
     free(t);
-    set_flash(a, s->arg_len ? "system prompt set" : "system prompt removed");
+    set_flash(a, "system prompt set");
 }
 
 static void cmd_profile(ui_host *h, const ui_slash *s)
@@ -310,6 +323,7 @@ static void cmd_regen(ui_host *h, const ui_slash *s)
         note(a, TR_ERROR, "/regen: nothing to answer yet");
         return;
     }
+    a->fresh_user = -1;
     start_generation(a);
 }
 
@@ -352,7 +366,7 @@ static void run_command(app *a, const char *line)
             set_flash(a, "wait for the reply, or press Esc to stop it");
             return;
         }
-        tr_add(&a->tr, TR_USER, s.arg);
+        a->fresh_user = tr_add(&a->tr, TR_USER, s.arg);
         start_generation(a);
         return;
     }
@@ -377,6 +391,27 @@ static void submit(app *a)
     a->dirty = true;
 }
 
+/* A reply that failed before its first token (the message longer than the
+   context, say) leaves no turn behind: not in the transcript, not in what
+   /save writes or the next reply sees, and no stats of a turn that never
+   ran.  The message just typed comes back as the draft, to shorten. */
+static void turn_failed(app *a)
+{
+    if (a->cur_assist >= 0) tr_remove(&a->tr, a->cur_assist);
+    if (a->fresh_user >= 0 && (size_t)a->fresh_user < a->tr.n && a->tr.e[a->fresh_user].role == TR_USER) {
+        size_t len;
+        ui_input_buf(a->in, &len, NULL);
+        if (len == 0) ui_input_set_text(a->in, a->tr.e[a->fresh_user].text);
+        tr_remove(&a->tr, a->fresh_user);
+    }
+    a->fresh_user = -1;
+    a->cur_assist = -1;
+    a->generating = false;
+    a->gen_failed = false;
+    a->progress[0] = 0;
+    a->flash[0] = 0;
+}
+
 static void on_event(app *a, ember_event *ev)
 {
     switch (ev->kind) {
@@ -399,7 +434,9 @@ static void on_event(app *a, ember_event *ev)
         break;
     }
     case EMBER_EV_DONE:
-        if (ev->seq == a->gen_seq) {
+        if (ev->seq == a->gen_seq && a->gen_failed) {
+            turn_failed(a);
+        } else if (ev->seq == a->gen_seq) {
             if (a->cur_assist >= 0) {
                 tr_entry *e = &a->tr.e[a->cur_assist];
                 e->cancelled = ev->cancelled;
@@ -417,6 +454,8 @@ static void on_event(app *a, ember_event *ev)
         }
         break;
     case EMBER_EV_ERROR:
+        if (ev->seq == a->gen_seq && a->generating && a->cur_assist >= 0 && a->tr.e[a->cur_assist].len == 0)
+            a->gen_failed = true;
         note(a, TR_ERROR, ev->text ? ev->text : "error");
         if (ev->seq == a->load_seq) {
             a->progress[0] = 0;
@@ -479,6 +518,7 @@ static void paste_mode(app *a)
     size_t n = 0;
     const wchar_t *end = L"\x1b[201~";
     size_t matched = 0;
+    bool after_cr = false;              /* CRLF is one line end, not two */
     for (int guard = 0; guard < 1000000; guard++) {
         wint_t ch;
         int r = key_soon(a, &ch, 500);
@@ -490,9 +530,13 @@ static void paste_mode(app *a)
         }
         for (size_t i = 0; i < matched && n + 1 < 4096; i++) buf[n++] = end[i];
         matched = 0;
+        bool lf_of_crlf = after_cr && ch == L'\n';
+        after_cr = ch == L'\r';
+        if (lf_of_crlf) continue;
         if (ch == L'\r') ch = L'\n';
-        if (ch == L'\t') ch = L' ';
-        if ((ch < 0x20 && ch != L'\n') || ch == 0x7F) continue;
+        /* every byte of the text is kept (tabs matter in Makefiles, TSV, Go);
+           other controls would reach the model as noise or the screen as escapes */
+        if ((ch < 0x20 && ch != L'\n' && ch != L'\t') || ch == 0x7F) continue;
         buf[n++] = (wchar_t)ch;
         if (n + 8 >= 4096) {
             buf[n] = 0;
@@ -693,6 +737,10 @@ static void on_key(app *a, int r, wint_t ch)
     if (fkey && ch == KEY_ENTER) act = KA_ENTER;
     if (act != KA_EDIT && key_actions[act]) {
         key_actions[act](a);
+    } else if ((fkey && (ch == KEY_UP || ch == KEY_DOWN)) && ui_input_line_move(a->in, ch == KEY_UP ? -1 : 1)) {
+        /* a draft of several lines: Up / Down move between its lines first */
+    } else if ((fkey && (ch == KEY_HOME || ch == KEY_END)) || (!fkey && (ch == 0x01 || ch == 0x05))) {
+        ui_input_line_edge(a->in, ch == KEY_END || ch == 0x05);   /* the line's start / end */
     } else if (fkey) {
         /* the editing keys curses decodes: fed to libedit as their control characters */
         static const struct { int key; wchar_t feed; } map[] = {
@@ -720,6 +768,7 @@ int ui_app_run(ui_config *cfg)
     if (!a) return 1;
     a->cfg = cfg;
     a->cur_assist = -1;
+    a->fresh_user = -1;
     tr_init(&a->tr);
     char err[512], hist[4096];
     a->in = ui_input_new(ui_history_path(hist, sizeof hist) == 0 ? hist : NULL, err, sizeof err);

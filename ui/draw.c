@@ -22,12 +22,26 @@ void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols)
         int k = ui_utf8_next(s + i, n - i, &cp);
         i += (size_t)k;
         int cw = ui_cp_width(cp);
+        if (cp == '\t') {
+            if (used + cw > maxcols) break;
+            waddnstr(w, "        ", cw);
+            used += cw;
+            continue;
+        }
         if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) continue;   /* never send controls */
         if (used + cw > maxcols) break;
         wchar_t wc = (wchar_t)cp;
         waddnwstr(w, &wc, 1);
         used += cw;
     }
+}
+
+/* A draft cell's width at column col (after the 2-column prompt): a tab
+   (kept from a paste) runs to the next multiple of 4. */
+static int draft_width(wchar_t c, int col)
+{
+    if (c == L'\t') return 4 - (col - 2) % 4;
+    return ui_cp_width((uint32_t)c);
 }
 
 /* Rows the input needs: the buffer wrapped at cols with the 2-column
@@ -45,8 +59,8 @@ static int input_layout(app *a, int cols, int *cur_row, int *cur_col)
             row++, col = 2;
             continue;
         }
-        int cw = ui_cp_width((uint32_t)b[i]);
-        if (col + cw > cols) row++, col = 2;
+        int cw = draft_width(b[i], col);
+        if (col + cw > cols) row++, col = 2, cw = draft_width(b[i], col);
         col += cw;
     }
     if (*cur_col >= cols) (*cur_row)++, *cur_col = 2;
@@ -318,8 +332,12 @@ static void draw_input(app *a)
             row++, col = 2;
             continue;
         }
-        int cw = ui_cp_width((uint32_t)b[i]);
-        if (col + cw > wd) row++, col = 2;
+        int cw = draft_width(b[i], col);
+        if (col + cw > wd) row++, col = 2, cw = draft_width(b[i], col);
+        if (b[i] == L'\t') {          /* blank cells: werase cleared them */
+            col += cw;
+            continue;
+        }
         if (row - top >= 0 && row - top < h && cw > 0) {
             wmove(w, row - top, col);
             waddnwstr(w, &b[i], 1);

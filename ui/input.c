@@ -188,6 +188,47 @@ const wchar_t *ui_input_buf(ui_input *in, size_t *len, size_t *cursor)
     return li->buffer;
 }
 
+static void cursor_to(ui_input *in, size_t to)
+{
+    size_t cur;
+    ui_input_buf(in, NULL, &cur);
+    el_cursor(in->el, (int)to - (int)cur);   /* counts characters of the wide buffer */
+}
+
+bool ui_input_line_move(ui_input *in, int dir)
+{
+    size_t n, cur;
+    const wchar_t *b = ui_input_buf(in, &n, &cur);
+    size_t start = cur;
+    while (start > 0 && b[start - 1] != L'\n') start--;
+    size_t col = cur - start, to;
+    if (dir < 0) {
+        if (start == 0) return false;
+        size_t pstart = start - 1;          /* the previous line ends at start - 1 */
+        while (pstart > 0 && b[pstart - 1] != L'\n') pstart--;
+        to = pstart + (col < start - 1 - pstart ? col : start - 1 - pstart);
+    } else {
+        size_t end = cur;
+        while (end < n && b[end] != L'\n') end++;
+        if (end == n) return false;
+        size_t nstart = end + 1, nend = nstart;
+        while (nend < n && b[nend] != L'\n') nend++;
+        to = nstart + (col < nend - nstart ? col : nend - nstart);
+    }
+    cursor_to(in, to);
+    return true;
+}
+
+void ui_input_line_edge(ui_input *in, bool end)
+{
+    size_t n, cur;
+    const wchar_t *b = ui_input_buf(in, &n, &cur);
+    size_t to = cur;
+    if (end) while (to < n && b[to] != L'\n') to++;
+    else while (to > 0 && b[to - 1] != L'\n') to--;
+    cursor_to(in, to);
+}
+
 static char *to_utf8(const wchar_t *w, size_t n)
 {
     char *s = malloc(n * MB_LEN_MAX + 1), *p = s;

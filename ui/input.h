@@ -26,6 +26,12 @@ void ui_input_insert(ui_input *in, const wchar_t *s);
 const wchar_t *ui_input_buf(ui_input *in, size_t *len, size_t *cursor);
 /* The buffer as malloc'd UTF-8. */
 char *ui_input_text(ui_input *in);
+/* In a draft of several lines: moves the cursor to the line above (dir < 0)
+   or below, at the same column where it can; false on the first / last line
+   (the caller then walks the history instead). */
+bool ui_input_line_move(ui_input *in, int dir);
+/* Moves the cursor to the start (end == false) or end of its own line. */
+void ui_input_line_edge(ui_input *in, bool end);
 void ui_input_set_text(ui_input *in, const char *utf8);
 void ui_input_clear(ui_input *in);
 bool ui_input_empty(ui_input *in);

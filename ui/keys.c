@@ -19,8 +19,8 @@ const ui_key ui_keys[] = {
     {"F4", "replies as raw text / as Markdown (as /raw)", KEY_F(4), true, KA_RAW},
     {"PgUp", "scroll the transcript up", KEY_PPAGE, true, KA_PAGE_UP},
     {"PgDn", "scroll the transcript down", KEY_NPAGE, true, KA_PAGE_DOWN},
-    {"Up", "previous history entry (also Ctrl-P)", 0, false, KA_EDIT},
-    {"Down", "next history entry (also Ctrl-N)", 0, false, KA_EDIT},
+    {"Up", "the line above in a draft of several lines, else the previous history entry", 0, false, KA_EDIT},
+    {"Down", "the line below, else the next history entry", 0, false, KA_EDIT},
     {"Ctrl-P", "previous history entry", 0, false, KA_EDIT},
     {"Ctrl-N", "next history entry", 0, false, KA_EDIT},
     {"Ctrl-R", "search the history (again: older match; Enter takes it)", 0x12, false, KA_SEARCH},
@@ -49,7 +49,7 @@ void ui_keys_text(char *buf, size_t cap, const char *indent)
     }
     if (used < cap)
         snprintf(buf + used, cap - used, "%s%-10s %s\n", indent, "editing",
-                 "emacs keys: Ctrl-A/E/B/F/K/U/W/Y/T, Alt-B/F/D");
+                 "emacs keys: Ctrl-A/E (the line's start/end), B/F/K/U/W/Y/T, Alt-B/F/D");
 }
 
 void ui_keys_print(FILE *out, const char *indent)

@@ -45,6 +45,22 @@ static int render(seg *sg, const char *sep, char *out, size_t cap)
     return ui_str_width(out, n);
 }
 
+/* The model's name is what tells two open chats apart: on a narrow bar it
+   is shortened (cut with an ellipsis), and given up only last. */
+enum { MODEL_SHORT_COLS = 24, MODEL_TINY_COLS = 12 };
+
+static void shorten(const char *in, int cols, bool ascii, char *out, size_t cap)
+{
+    size_t n = strlen(in);
+    int used;
+    if (ui_str_width(in, n) <= cols) {
+        snprintf(out, cap, "%s", in);
+        return;
+    }
+    size_t k = ui_fit(in, n, cols - 1, &used);
+    snprintf(out, cap, "%.*s%s", (int)k, in, ascii ? "~" : "\xe2\x80\xa6");
+}
+
 int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_t cap)
 {
     if (cap == 0) return 0;
@@ -64,6 +80,7 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
     else
         snprintf(sg[SEG_MODEL].full, sizeof sg[0].full, "no model");
     if (s->demo) snprintf(sg[SEG_MODEL].shrt, sizeof sg[0].shrt, "DEMO");
+    else shorten(sg[SEG_MODEL].full, MODEL_SHORT_COLS, ascii, sg[SEG_MODEL].shrt, sizeof sg[0].shrt);
 
     /* profile + strategy (+ packing state) */
     const char *prof = s->profile && *s->profile ? s->profile : NULL;
@@ -110,23 +127,24 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
     char buf[1024];
     /* Each step gives up one thing, least useful first. */
     int w = render(sg, sep, buf, sizeof buf);
-    for (int step = 0; w > width && step < 7; step++) {
+    for (int step = 0; w > width && step < 9; step++) {
         switch (step) {
-        case 0:
-            if (s->demo) sg[SEG_MODEL].use_short = true;
-            else sg[SEG_MODEL].hidden = true;
-            break;
-        case 1: /* packing detail */
+        case 0: /* packing detail */
             if (*detail) {
                 if (prof) snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%.120s: %s", prof, strat);
                 else snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s", strat);
             }
             break;
-        case 2: sg[SEG_TTFT].hidden = true; break;
+        case 1: sg[SEG_MODEL].use_short = true; break;
+        case 2: if (*sg[SEG_PSS].shrt) sg[SEG_PSS].use_short = true; break;
         case 3: sg[SEG_CTX].hidden = true; break;
-        case 4: sg[SEG_RSS].hidden = true; break;
-        case 5: if (*sg[SEG_PSS].shrt) sg[SEG_PSS].use_short = true; break;
+        case 4: sg[SEG_TTFT].hidden = true; break;
+        case 5: sg[SEG_RSS].hidden = true; break;
         case 6: sg[SEG_STRAT].use_short = true; break;
+        case 7:
+            if (!s->demo) shorten(sg[SEG_MODEL].full, MODEL_TINY_COLS, ascii, sg[SEG_MODEL].shrt, sizeof sg[0].shrt);
+            break;
+        case 8: sg[SEG_MODEL].hidden = true; break;
         }
         w = render(sg, sep, buf, sizeof buf);
     }

@@ -21,6 +21,7 @@ static int in(uint32_t c, uint32_t a, uint32_t b) { return c >= a && c <= b; }
 
 int ui_cp_width(uint32_t cp)
 {
+    if (cp == '\t') return UI_TAB_COLS;   /* kept in the text, shown as blanks */
     if (cp < 0x20 || in(cp, 0x7F, 0x9F)) return 0;
     if (cp < 0x7F) return 1;
     int w = wcwidth((wchar_t)cp);

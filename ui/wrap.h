@@ -12,6 +12,8 @@
 int ui_utf8_next(const char *s, size_t n, uint32_t *cp);
 /* Columns a character takes: 0 for combining marks and controls, 2 for
    wide ones, else 1. */
+/* Columns a tab takes where text is shown (draw_utf8 writes blanks). */
+#define UI_TAB_COLS 4
 int ui_cp_width(uint32_t cp);
 int ui_str_width(const char *s, size_t n);
 

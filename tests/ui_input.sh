@@ -1,0 +1,103 @@
+#!/bin/sh
+# Input defects of the full-screen chat, driven through tmux with the fake
+# engine as a person would: a bracketed paste keeps tabs and turns CRLF
+# into one line end; a message longer than the context leaves no turn
+# behind (transcript, /save, TTFT) and comes back as the draft; Up / Down
+# and Ctrl-A / Ctrl-E work line by line in a draft of several lines;
+# /system alone says what it removed; the status bar keeps the model name
+# at 120 columns.  TAP; SKIP without tmux.
+name=input; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
+cat > "$tmp/run.sh" <<EOF2
+#!/bin/sh
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
+export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1
+"$EMBER_BIN" -m fake.gguf --ctx 64
+echo \$? > "\$0.rc"
+EOF2
+chmod +x "$tmp/run.sh"
+input() { screen | sed -n '/^> /,$p'; }   # the draft: from the prompt to the bottom
+
+$T new-session -d -s ember -x 120 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
+wait_for 'RSS' 20 || skip_all "the chat did not start"
+
+screen | grep 'RSS' | grep -q 'fake-echo'
+ok $? "at 120 columns the status bar still names the model"
+
+# 1. a message longer than the context (64 tokens)
+i=0; long=""; while [ $i -lt 120 ]; do long="$long word$i"; i=$((i + 1)); done
+printf '%s' "$long" > "$tmp/long"
+$T load-buffer "$tmp/long"
+$T paste-buffer -p -r -t ember
+$T send-keys -t ember Enter
+wait_for 'context holds 64' 10
+ok $? "the overlong message is refused with the context size"
+! screen | grep -q '^you$'
+ok $? "no user turn is left in the transcript"
+screen | grep 'RSS' | grep -q 'TTFT --'
+ok $? "no TTFT is shown for a turn that never ran (it was the first)"
+input | grep -q 'word119'
+ok $? "the message is back in the draft, to shorten"
+$T send-keys -t ember C-u
+sleep 0.2
+$T send-keys -t ember "/save $tmp/t2.md" Enter
+wait_for 'saved the transcript' 5
+! grep -q 'word1' "$tmp/t2.md"
+ok $? "/save has no trace of it"
+$T send-keys -t ember 'short one' Enter
+wait_for 'You said: short one' 10
+ok $? "the next message is answered"
+
+# 2. a paste: tab and CRLF (-r: tmux sends the bytes as they are)
+printf 'a\tb\r\nc d' > "$tmp/paste"
+$T load-buffer "$tmp/paste"
+$T paste-buffer -p -r -t ember
+wait_for '^> a   b' 5
+ok $? "the pasted tab shows as blanks in the draft"
+$T send-keys -t ember Enter
+wait_for 'You said' 10
+$T send-keys -t ember "/save $tmp/t1.md" Enter
+wait_for 'saved the transcript' 5
+printf '## User\n\na\tb\nc d\n' > "$tmp/want1"
+grep -A3 '^## User' "$tmp/t1.md" | tail -n 4 > "$tmp/got1"
+cmp -s "$tmp/want1" "$tmp/got1"
+ok $? "the message keeps the tab and one line end for CRLF ($(od -c "$tmp/got1" | head -2 | tr -s ' ' | tr '\n' ' '))"
+
+# 3. a draft of two lines: Up / Down and Ctrl-A / Ctrl-E by line
+printf 'line one\nline two' > "$tmp/ml"
+$T load-buffer "$tmp/ml"
+$T paste-buffer -p -r -t ember
+sleep 0.3
+$T send-keys -t ember Up X C-a Y
+sleep 0.3
+input | grep -q '^> Yline oneX$' && input | grep -q '^  line two$'
+ok $? "Up moves to the line above, Ctrl-A to that line's start (not the history)"
+$T send-keys -t ember Down C-e Z
+sleep 0.3
+input | grep -q '^  line twoZ$'
+ok $? "Down and Ctrl-E work on the second line"
+$T send-keys -t ember Enter
+wait_for 'You said: Yline oneX' 10
+$T send-keys -t ember Up
+sleep 0.3
+input | grep -q '^> Yline oneX$'
+ok $? "on an empty draft Up walks the history (the two-line message comes back)"
+$T send-keys -t ember Up Up
+sleep 0.3
+input | grep -q '^> /save '
+ok $? "Up moves to its first line, then on to the older entry"
+$T send-keys -t ember C-a C-k
+
+# 4. /system alone
+$T send-keys -t ember '/system be brief' Enter
+sleep 0.3
+$T send-keys -t ember '/system' Enter
+wait_for 'system prompt removed \(it was: be brief\)' 5
+ok $? "/system alone says it removed the prompt and what it was"
+$T send-keys -t ember '/system' Enter
+wait_for 'no system prompt is set' 5
+ok $? "/system alone with none set says so"
+
+$T send-keys -t ember '/quit' Enter
+sleep 0.5
+[ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits 0"
+tap_end
