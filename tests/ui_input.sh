@@ -11,13 +11,14 @@ cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
 export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1
-"$EMBER_BIN" -m fake.gguf --ctx 64
+"$EMBER_BIN" -m fake.gguf --ctx \${CTX:-4096}
 echo \$? > "\$0.rc"
 EOF2
 chmod +x "$tmp/run.sh"
 input() { screen | sed -n '/^> /,$p'; }   # the draft: from the prompt to the bottom
 
-$T new-session -d -s ember -x 120 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
+$T new-session -d -s ember -x 120 -y 40 "CTX=64 $tmp/run.sh" || skip_all "tmux cannot start a session"
+$T new-session -d -s keep 'sleep 600'   # the server outlives the chat sessions this test restarts
 wait_for 'RSS' 20 || skip_all "the chat did not start"
 
 screen | grep 'RSS' | grep -q 'fake-echo'
@@ -40,7 +41,7 @@ ok $? "the message is back in the draft, to shorten"
 $T send-keys -t ember C-u
 sleep 0.2
 $T send-keys -t ember "/save $tmp/t2.md" Enter
-wait_for 'saved the transcript' 5
+wait_for 'saved the transcript to .*t2.md' 5
 ! grep -q 'word1' "$tmp/t2.md"
 ok $? "/save has no trace of it"
 $T send-keys -t ember 'short one' Enter
@@ -54,9 +55,10 @@ $T paste-buffer -p -r -t ember
 wait_for '^> a   b' 5
 ok $? "the pasted tab shows as blanks in the draft"
 $T send-keys -t ember Enter
-wait_for 'You said' 10
+wait_for 'You said: a' 10
+sleep 0.3
 $T send-keys -t ember "/save $tmp/t1.md" Enter
-wait_for 'saved the transcript' 5
+wait_for 'saved the transcript to .*t1.md' 5
 printf '## User\n\na\tb\nc d\n' > "$tmp/want1"
 grep -A3 '^## User' "$tmp/t1.md" | tail -n 4 > "$tmp/got1"
 cmp -s "$tmp/want1" "$tmp/got1"
@@ -96,6 +98,51 @@ ok $? "/system alone says it removed the prompt and what it was"
 $T send-keys -t ember '/system' Enter
 wait_for 'no system prompt is set' 5
 ok $? "/system alone with none set says so"
+
+# 5. /read FILE: fenced before the next message (a context that holds it)
+$T kill-session -t ember
+$T new-session -d -s ember -x 120 -y 40 "$tmp/run.sh"
+wait_for 'RSS' 20
+printf 'col1\tcol2\n' > "$tmp/data.tsv"
+$T send-keys -t ember "/read $tmp/data.tsv" Enter
+wait_for 'attached .*data.tsv \(10 bytes\)' 5
+ok $? "/read says what it attached"
+$T send-keys -t ember 'what is in it' Enter
+wait_for 'You said: ```data.tsv' 10 && screen | grep -q '^  ```data.tsv$' && screen | grep -q '^  col1    col2$' 
+ok $? "the file goes with the next message, fenced with its name"
+$T send-keys -t ember "/read $tmp" Enter
+wait_for 'not a regular file' 5
+ok $? "/read of a directory is refused"
+
+# 6. the external editor: Ctrl-X Ctrl-E and /edit
+cat > "$tmp/ed.sh" <<'EOF2'
+#!/bin/sh
+cp "$1" "${1%/*}/seen-by-editor"
+printf 'from the editor\n' > "$1"
+EOF2
+chmod +x "$tmp/ed.sh"
+$T kill-session -t ember
+$T new-session -d -s ember -x 120 -y 40 "VISUAL='sh $tmp/ed.sh' TMPDIR=$tmp $tmp/run.sh"
+wait_for 'RSS' 20
+$T send-keys -t ember 'my draft'
+sleep 0.2
+$T send-keys -t ember C-x C-e
+wait_for '^> from the editor$' 10 && grep -qx 'my draft' "$tmp/seen-by-editor"
+ok $? "Ctrl-X Ctrl-E: the editor gets the draft, its text comes back as the draft"
+[ ! -e "$tmp"/ember-draft-* ] 2>/dev/null; ok $? "the editor's temporary file is removed"
+$T send-keys -t ember C-a C-k '/edit' Enter
+wait_for '^> from the editor$' 10
+ok $? "/edit does the same"
+$T send-keys -t ember C-a C-k
+$T kill-session -t ember
+$T new-session -d -s ember -x 120 -y 40 "VISUAL=false $tmp/run.sh"
+wait_for 'RSS' 20
+$T send-keys -t ember 'kept draft'
+sleep 0.2
+$T send-keys -t ember C-x C-e
+wait_for 'failed \(status 1\): the draft is unchanged' 10 && screen | grep -q '^> kept draft'
+ok $? "an editor that fails leaves the draft as it was, and says so"
+$T send-keys -t ember C-a C-k
 
 $T send-keys -t ember '/quit' Enter
 sleep 0.5

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app_impl.h"
+#include "editor.h"
 #include "markdown.h"
 #include "osc52.h"
 #include "keys.h"
@@ -145,6 +146,8 @@ static void show_stats(app *a)
              s->src_evicted ? ", sources evicted" : "", s->pack_ms, a->plan);
     note(a, TR_INFO, buf);
 }
+
+static int key_soon(app *a, wint_t *ch, int ms);
 
 static void set_system(app *a, const char *text, size_t n)
 {
@@ -342,12 +345,57 @@ static void cmd_save(ui_host *h, const ui_slash *s)
 }
 
 static void cmd_raw(ui_host *h, const ui_slash *s) { toggle_raw(host_app(h)); }
+
+static void cmd_read(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    char path[4096], err[4200], msg[4300];
+    snprintf(path, sizeof path, "%.*s", (int)s->arg_len, s->arg);
+    long long n = ui_attach_file(&a->attach, path, err, sizeof err);
+    if (n < 0) {
+        note(a, TR_ERROR, err);
+        return;
+    }
+    snprintf(msg, sizeof msg, "attached %s (%lld bytes): it goes with your next message%s", path, n,
+             a->attach.n > 1 ? " (with the others)" : "");
+    note(a, TR_NOTICE, msg);
+}
+
+/* Ctrl-X Ctrl-E and /edit: the terminal goes to the editor and comes back
+   with its text as the draft. */
+static void edit_draft(app *a)
+{
+    char *draft = ui_input_text(a->in), err[600];
+    ui_term_leave();
+    char *t = ui_edit_text(draft ? draft : "", err, sizeof err);
+    ui_term_return();
+    draw_layout(a);
+    if (t) ui_input_set_text(a->in, t);
+    else note(a, TR_ERROR, err);
+    free(t);
+    free(draft);
+    a->dirty = true;
+}
+
+static void cmd_edit(ui_host *h, const ui_slash *s) { edit_draft(host_app(h)); }
+
+static void key_ctrl_x(app *a)
+{
+    wint_t ch;
+    int r = key_soon(a, &ch, 2000);
+    if (r == OK && ch == 0x05) {
+        edit_draft(a);
+        return;
+    }
+    wchar_t k[2] = {0x18, (wchar_t)ch};   /* not ours: libedit's Ctrl-X prefix */
+    ui_input_feed(a->in, k, r == OK ? 2 : 1);
+}
 static void cmd_copy(ui_host *h, const ui_slash *s) { copy_to_clipboard(host_app(h), s->ival); }
 
 static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = cmd_clear, [SL_SYSTEM] = cmd_system, [SL_PROFILE] = cmd_profile,
     [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
-    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy,
+    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_READ] = cmd_read, [SL_EDIT] = cmd_edit,
 };
 
 static void app_say(ui_host *h, int level, const char *msg)
@@ -366,7 +414,9 @@ static void run_command(app *a, const char *line)
             set_flash(a, "wait for the reply, or press Esc to stop it");
             return;
         }
-        a->fresh_user = tr_add(&a->tr, TR_USER, s.arg);
+        char *msg = a->attach.n ? ui_attach_take(&a->attach, s.arg) : NULL;
+        a->fresh_user = tr_add(&a->tr, TR_USER, msg ? msg : s.arg);
+        free(msg);
         start_generation(a);
         return;
     }
@@ -714,7 +764,7 @@ static void (*const key_actions[KA_COUNT])(app *) = {
     [KA_CTRL_D] = key_ctrl_d, [KA_HELP] = show_help, [KA_NEXT_PROFILE] = cycle_profile,
     [KA_MEMPANEL] = key_mempanel, [KA_PAGE_UP] = key_page_up, [KA_PAGE_DOWN] = key_page_down,
     [KA_SEARCH] = key_search, [KA_COMPLETE] = complete, [KA_REDRAW] = key_redraw,
-    [KA_SUSPEND] = key_suspend, [KA_RAW] = toggle_raw,
+    [KA_SUSPEND] = key_suspend, [KA_RAW] = toggle_raw, [KA_CTRL_X] = key_ctrl_x,
 };
 
 static void on_key(app *a, int r, wint_t ch)
@@ -837,6 +887,14 @@ int ui_app_run(ui_config *cfg)
         note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
                            "engine (watch the status bar and F3) but its text means nothing.");
     if (cfg->system && *cfg->system) set_system(a, cfg->system, strlen(cfg->system));
+    a->attach = cfg->attach;                 /* -f files: ours now */
+    memset(&cfg->attach, 0, sizeof cfg->attach);
+    if (a->attach.n) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%d file%s attached: %s with your first message", a->attach.n,
+                 a->attach.n > 1 ? "s" : "", a->attach.n > 1 ? "they go" : "it goes");
+        note(a, TR_NOTICE, msg);
+    }
     draw_layout(a);
     a->dirty = true;
     while (!a->quit && !got_signal) {
@@ -860,6 +918,7 @@ int ui_app_run(ui_config *cfg)
     endwin();
     ui_input_free(a->in);
     tr_free(&a->tr);
+    ui_attach_clear(&a->attach);
     free(a->system);
     free(a);
     /* Killed by SIGTERM / SIGHUP / SIGINT: say so in the status, as the

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "attach.h"
 #include "options.h"
 #include "ember.h"
 
@@ -25,6 +26,8 @@ typedef struct ui_config {
                    char *err, size_t errcap);
     void *ctx;
     ember_worker_load load;        /* the first load (profile already applied) */
+    ui_attach attach;              /* files (-f) for the first message; the front end takes them */
+    const char *oneshot;           /* plain mode: send this one message, print the reply, exit */
 } ui_config;
 
 /* Full-screen chat; returns the exit status. */

@@ -37,6 +37,7 @@ typedef struct app {
     /* conversation */
     char *system;
     int cur_assist;                /* entry receiving tokens, -1 when idle */
+    ui_attach attach;              /* /read files waiting for the next message */
     int fresh_user;                /* the user entry this reply answers, if just typed (else -1) */
     bool gen_failed;               /* the running reply ended in an error before any token */
     bool generating;

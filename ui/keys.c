@@ -27,6 +27,7 @@ const ui_key ui_keys[] = {
     {"Tab", "complete a /command, a /set key or a /profile name", '\t', false, KA_COMPLETE},
     {"Ctrl-L", "redraw the screen", 0x0c, false, KA_REDRAW},
     {"Ctrl-Z", "suspend (fg resumes and redraws)", 0x1a, false, KA_SUSPEND},
+    {"Ctrl-X Ctrl-E", "edit the draft in $VISUAL or $EDITOR (as /edit)", 0x18, false, KA_CTRL_X},
     {NULL, NULL, 0, false, KA_EDIT},
 };
 

@@ -128,15 +128,63 @@ static void plain_say(ui_host *h, int level, const char *msg)
     note(msg);
 }
 
+typedef struct {
+    conv c;
+    ui_attach at;     /* /read and -f files for the next message */
+} plain_state;
+
 static void plain_clear(ui_host *h, const ui_slash *s)
 {
-    conv_clear(h->front, true);
+    plain_state *ps = h->front;
+    conv_clear(&ps->c, true);
     ember_worker_clear(h->worker);
+}
+
+static void plain_read(ui_host *h, const ui_slash *s)
+{
+    plain_state *ps = h->front;
+    char path[4096], err[4200];
+    snprintf(path, sizeof path, "%.*s", (int)s->arg_len, s->arg);
+    long long n = ui_attach_file(&ps->at, path, err, sizeof err);
+    if (n < 0) note(err);
+    else fprintf(stderr, "ember: attached %s (%lld bytes): it goes with the next message\n", path, n);
 }
 
 /* The commands plain mode handles itself (the table's `plain` ones that
    act on the conversation). */
-static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {[SL_CLEAR] = plain_clear};
+static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
+    [SL_CLEAR] = plain_clear, [SL_READ] = plain_read};
+
+/* One message and its reply; false when it got an error instead (it is
+   then taken back out of the conversation).  -1: out of memory. */
+static int turn(ember_worker *w, conv *c, const char *text)
+{
+    if (conv_add(c, "user", text) < 0) return -1;
+    uint64_t gs = ember_worker_generate(w, c->m, c->n);
+    char *reply = NULL;
+    ember_stats st;
+    memset(&st, 0, sizeof st);
+    int nt = 0;
+    reply_open = true;          /* the reply's line ends below */
+    bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
+    if (reply_open) fputc('\n', stdout);
+    reply_open = false;
+    ember_stdout_flush();
+    if (st.n_ctx) print_stats(&st, nt);
+    int rc = 1;
+    if (!ok) {
+        /* one failed message (longer than the context, say) is reported
+           and taken back; the rest of the input still gets its answers */
+        c->n--;
+        free((char *)c->m[c->n].role);
+        free((char *)c->m[c->n].content);
+        rc = 0;
+    } else if (conv_add(c, "assistant", reply ? reply : "") < 0) {
+        rc = -1;
+    }
+    free(reply);
+    return rc;
+}
 
 int ui_plain_run(ui_config *cfg)
 {
@@ -157,12 +205,21 @@ int ui_plain_run(ui_config *cfg)
     }
     if (cfg->demo)
         fprintf(stderr, "ember: DEMO model with random weights: the text means nothing\n");
-    conv c = {0};
+    plain_state ps = {.at = cfg->attach};
+    memset(&cfg->attach, 0, sizeof cfg->attach);
+    conv *c = &ps.c;
     int status = 0;
     bool failed = false;          /* some message got an error instead of a reply */
-    if (cfg->system && *cfg->system && conv_add(&c, "system", cfg->system) < 0) status = 1;
+    if (cfg->system && *cfg->system && conv_add(c, "system", cfg->system) < 0) status = 1;
     char *line = NULL;
     size_t cap = 0;
+    if (cfg->oneshot && !status) {   /* ember -p: one message (stdin and -f files before it) */
+        char *msg = ui_attach_take(&ps.at, cfg->oneshot);
+        int rc = msg ? turn(w, c, msg) : -1;
+        free(msg);
+        status = rc == 1 ? 0 : 1;
+        goto done;
+    }
     ssize_t n;
     bool prompt = isatty(0);      /* TERM=dumb at a keyboard: show where to type */
     for (;;) {
@@ -176,42 +233,23 @@ int ui_plain_run(ui_config *cfg)
         ui_slash s;
         ui_slash_parse(line, &s);
         if (s.kind != SL_NONE) {
-            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &c};
+            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &ps};
             ui_slash_run(&h, &s);
             if (h.quit) break;
             continue;
         }
-        if (conv_add(&c, "user", s.arg) < 0) {
-            status = 1;
-            break;
-        }
-        uint64_t gs = ember_worker_generate(w, c.m, c.n);
-        char *reply = NULL;
-        ember_stats st;
-        memset(&st, 0, sizeof st);
-        int nt = 0;
-        reply_open = true;          /* the reply's line ends below */
-        bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
-        if (reply_open) fputc('\n', stdout);
-        reply_open = false;
-        ember_stdout_flush();
-        if (st.n_ctx) print_stats(&st, nt);
-        if (!ok) {
-            /* one failed message (longer than the context, say) is reported
-               and taken back; the rest of the input still gets its answers */
-            c.n--;
-            free((char *)c.m[c.n].role);
-            free((char *)c.m[c.n].content);
-            failed = true;
-        } else if (conv_add(&c, "assistant", reply ? reply : "") < 0) {
-            status = 1;
-        }
-        free(reply);
+        char *msg = ps.at.n ? ui_attach_take(&ps.at, s.arg) : NULL;
+        int rc = turn(w, c, msg ? msg : s.arg);
+        free(msg);
+        if (rc < 0) status = 1;
+        if (rc == 0) failed = true;
     }
     if (failed && !status) status = 1;
+done:
     free(line);
-    conv_clear(&c, false);
-    free(c.m);
+    conv_clear(c, false);
+    free(c->m);
+    ui_attach_clear(&ps.at);
     ember_worker_free(w);
     return status;
 }

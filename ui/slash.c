@@ -35,6 +35,10 @@ const ui_command ui_commands[] = {
     {"/raw", "", "replies as raw text / as Markdown (also F4)", SL_RAW, UI_ARG_NONE, false, run_front},
     {"/copy", "[N|all]", "copy the last reply, its N-th code block, or the whole chat (OSC 52)", SL_COPY,
      UI_ARG_OPTIONAL, false, run_front},
+    {"/read", "FILE", "add a text file to the next message (fenced, with its name)", SL_READ,
+     UI_ARG_REQUIRED, true, run_front},
+    {"/edit", "", "edit the draft in $VISUAL or $EDITOR (also Ctrl-X Ctrl-E)", SL_EDIT, UI_ARG_NONE, false,
+     run_front},
     {NULL, NULL, NULL, SL_NONE, UI_ARG_NONE, false, NULL},
 };
 

@@ -82,11 +82,25 @@ void ui_term_disarm(void)
     fflush(stdout);
 }
 
-void ui_term_suspend(void)
+void ui_term_leave(void)
 {
     fputs(PASTE_OFF, stdout);
     fflush(stdout);
     endwin();
+}
+
+void ui_term_return(void)
+{
+    reset_prog_mode();
+    fputs(PASTE_ON, stdout);
+    fflush(stdout);
+    clearok(curscr, TRUE);
+    refresh();
+}
+
+void ui_term_suspend(void)
+{
+    ui_term_leave();
     /* Raw mode turned the key into a character; stop as the tty driver
        would have (the default action, not ncurses' own SIGTSTP handler,
        since endwin has already been done here). */
@@ -96,10 +110,5 @@ void ui_term_suspend(void)
     sigaction(SIGTSTP, &dfl, &old);
     kill(0, SIGTSTP);
     sigaction(SIGTSTP, &old, NULL);
-    /* continued: take the terminal back */
-    reset_prog_mode();
-    fputs(PASTE_ON, stdout);
-    fflush(stdout);
-    clearok(curscr, TRUE);
-    refresh();
+    ui_term_return();   /* continued: take the terminal back */
 }

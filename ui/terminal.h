@@ -15,5 +15,8 @@ void ui_term_disarm(void);
 /* Ctrl-Z: gives the terminal back, stops the process (SIGTSTP) and, once
    continued (fg), takes the terminal again.  The caller redraws. */
 void ui_term_suspend(void);
+/* Gives the terminal to another program (the editor) and takes it back. */
+void ui_term_leave(void);
+void ui_term_return(void);
 
 #endif

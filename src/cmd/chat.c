@@ -40,7 +40,11 @@ static void usage(FILE *out)
         "                         found and no --strategy is given); F2 cycles the others\n"
         "      --system TEXT      system prompt\n"
         "      --strategy S       eager | compressed | packed: instead of a profile, or\n"
-        "                         with --profile overriding its rule's strategy at start\n");
+        "                         with --profile overriding its rule's strategy at start\n"
+        "  -p, --prompt TEXT      one-shot: send TEXT (after stdin's text when stdin is not\n"
+        "                         a terminal), print the reply, exit\n"
+        "  -f, --file FILE        add a text file to the first message (fenced, with its\n"
+        "                         name); may be repeated\n");
     gen_opts_usage(out, GEN_OPT_ALL, &d, dflt_text);
     fprintf(out,
         "      --demo             synthesize a small random-weight model once (cached) and\n"
@@ -95,6 +99,69 @@ static int resolve(void *ctx, const char *name, ember_worker_load *out, gen_opts
     return 0;
 }
 
+/* -f files, and with -p the text piped to stdin, become fenced blocks
+   before the first message.  -1 after saying why. */
+static int attach_inputs(ui_config *cfg, const char *const *files, int n, bool oneshot)
+{
+    char err[4200];
+    if (oneshot && !isatty(0)) {   /* cat notes.txt | ember -m M -p "summarize" */
+        size_t len = 0, cap = 1 << 16;
+        char *buf = malloc(cap);
+        for (;;) {
+            if (!buf) {
+                fprintf(stderr, "ember: stdin: out of memory\n");
+                return -1;
+            }
+            if (len == cap) {
+                if (cap > UI_ATTACH_MAX) {
+                    fprintf(stderr, "ember: stdin: more than %u MiB: too long for a message\n",
+                            UI_ATTACH_MAX >> 20);
+                    free(buf);
+                    return -1;
+                }
+                char *b = realloc(buf, cap * 2);
+                if (!b) free(buf);
+                buf = b;
+                cap *= 2;
+                continue;
+            }
+            ssize_t r = read(0, buf + len, cap - len);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) {
+                fprintf(stderr, "ember: stdin: %s\n", strerror(errno));
+                free(buf);
+                return -1;
+            }
+            if (r == 0) break;
+            len += (size_t)r;
+        }
+        bool text = !memchr(buf, 0, len);
+        for (size_t i = 0; text && i < len;) {
+            int k = ember_utf8_decode(buf + i, len - i, NULL);
+            text = k > 0;
+            i += k > 0 ? (size_t)k : 0;
+        }
+        if (!text) {
+            fprintf(stderr, "ember: stdin is not text (binary or not UTF-8)\n");
+            free(buf);
+            return -1;
+        }
+        int rc = len ? ui_attach_text(&cfg->attach, "stdin", buf, len) : 0;
+        free(buf);
+        if (rc < 0) {
+            fprintf(stderr, "ember: stdin: out of memory\n");
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (ui_attach_file(&cfg->attach, files[i], err, sizeof err) < 0) {
+            fprintf(stderr, "ember: -f %s\n", err);
+            ui_attach_clear(&cfg->attach);
+            return -1;
+        }
+    return 0;
+}
+
 int cmd_chat(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
@@ -104,12 +171,17 @@ int cmd_chat(int argc, char **argv)
     c.cli.set = 0;
     const char *profile_name = NULL, *system = NULL;
     bool demo = false;
-    struct option lo[8 + OPT_COUNT + 1] = {
+    const char *oneshot = NULL;
+    enum { MAX_FILES = 64 };
+    const char *files[MAX_FILES];
+    int n_files = 0;
+    struct option lo[10 + OPT_COUNT + 1] = {
         {"model", required_argument, 0, 'm'}, {"profile", required_argument, 0, 'P'},
         {"system", required_argument, 0, 'S'}, {"strategy", required_argument, 0, 's'},
-        {"demo", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'}};
-    char shorts[32] = "m:h";
-    gen_opts_getopt(lo, 6, GEN_OPT_ALL, shorts, sizeof shorts);
+        {"demo", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
+        {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'}};
+    char shorts[40] = "m:hp:f:";
+    gen_opts_getopt(lo, 8, GEN_OPT_ALL, shorts, sizeof shorts);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -125,6 +197,14 @@ int cmd_chat(int argc, char **argv)
             c.strategy = optarg;
             break;
         case 'D': demo = true; break;
+        case 'p': oneshot = optarg; break;
+        case 'f':
+            if (n_files == MAX_FILES) {
+                fprintf(stderr, "ember: at most %d -f files\n", MAX_FILES);
+                return 2;
+            }
+            files[n_files++] = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -201,6 +281,8 @@ int cmd_chat(int argc, char **argv)
     cfg.ctx = &c;
     cfg.cur_profile = -1;
     gen_opts_default(&cfg.gen);
+    cfg.oneshot = oneshot;
+    if (attach_inputs(&cfg, files, n_files, oneshot != NULL) < 0) return 1;
 
     /* Profiles to cycle: every one found, user ones hiding shipped ones. */
     profile_entry *pl = NULL;
@@ -229,9 +311,10 @@ int cmd_chat(int argc, char **argv)
             cfg.cur_profile = i;
     const char *term = getenv("TERM");
     bool dumb = !term || !*term || !strcmp(term, "dumb");
-    if (!isatty(0) || !isatty(1) || dumb) status = ui_plain_run(&cfg);
+    if (oneshot || !isatty(0) || !isatty(1) || dumb) status = ui_plain_run(&cfg);
     else status = ui_app_run(&cfg);
 out:
+    ui_attach_clear(&cfg.attach);
     for (int i = 0; i < cfg.n_profiles; i++) free(cfg.profiles[i]);
     free(cfg.profiles);
     return status;
