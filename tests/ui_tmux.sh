@@ -52,12 +52,30 @@ echo "# after F2: $st2"
 [ "$st2" != "$st" ] && echo "$st2" | grep -Eq '[a-z0-9_-]+: (eager|compressed|packed)'
 ok $? "F2 switches profile: the status shows profile and strategy"
 
+# F2 during a reply: the reply stops, then the profile switches
+notes_before=$(screen | grep -c '^  profile [^ ]*: ')
+$T send-keys -t ember '/set n_predict -1' Enter
+sleep 0.3
+$T send-keys -t ember 'go on and on' Enter
+sleep 0.3
+$T send-keys -t ember F2
+wait_for 'assistant \(stopped\)' 20
+r=$?
+i=0
+while [ $i -lt 200 ] && [ "$(screen | grep -c '^  profile [^ ]*: ')" -le "$notes_before" ]; do sleep 0.1; i=$((i + 1)); done
+[ $r = 0 ] && [ "$(screen | grep -c '^  profile [^ ]*: ')" -gt "$notes_before" ]
+ok $? "F2 during a reply stops it, then switches profile"
+$T send-keys -t ember '/set n_predict 24' Enter
+wait_for 'tok/s' 20
+sleep 0.5
+st2=$(status_line)
+
 # Ctrl-P is the previous history line (readline habit), not a profile switch
 $T send-keys -t ember C-p
 sleep 1
 st3=$(status_line)
 echo "# after Ctrl-P: $st3"
-[ "$st3" = "$st2" ] && screen | tail -n 2 | grep -q 'hello there'
+[ "$st3" = "$st2" ] && screen | tail -n 2 | grep -q '/set n_predict 24'
 ok $? "Ctrl-P recalls the previous line and keeps the profile"
 $T send-keys -t ember C-c
 

@@ -78,7 +78,13 @@ static void switch_profile(app *a, int idx, const char *name)
         return;
     }
     if (a->generating) {
-        set_flash(a, "a reply is running: press Esc first, then switch");
+        /* stop the reply, then switch (the DONE event does it); said in the bar */
+        a->switch_pending = true;
+        a->pending_index = idx;
+        snprintf(a->pending_profile, sizeof a->pending_profile, "%s", name);
+        ember_worker_cancel(a->w);
+        snprintf(a->progress, sizeof a->progress, "stopping the reply, then switching to %.60s...", name);
+        a->dirty = true;
         return;
     }
     ember_worker_load l;
@@ -462,6 +468,15 @@ static void turn_failed(app *a)
     a->flash[0] = 0;
 }
 
+static void switch_if_pending(app *a)
+{
+    if (!a->switch_pending || a->generating) return;
+    a->switch_pending = false;
+    char name[128];
+    snprintf(name, sizeof name, "%s", a->pending_profile);
+    switch_profile(a, a->pending_index, name);
+}
+
 static void on_event(app *a, ember_event *ev)
 {
     switch (ev->kind) {
@@ -502,6 +517,7 @@ static void on_event(app *a, ember_event *ev)
             a->progress[0] = 0;
             a->flash[0] = 0;
         }
+        switch_if_pending(a);
         break;
     case EMBER_EV_ERROR:
         if (ev->seq == a->gen_seq && a->generating && a->cur_assist >= 0 && a->tr.e[a->cur_assist].len == 0)

@@ -38,6 +38,9 @@ typedef struct app {
     char *system;
     int cur_assist;                /* entry receiving tokens, -1 when idle */
     ui_attach attach;              /* /read files waiting for the next message */
+    bool switch_pending;           /* F2 during a reply: switch once it has stopped */
+    int pending_index;
+    char pending_profile[128];
     int fresh_user;                /* the user entry this reply answers, if just typed (else -1) */
     bool gen_failed;               /* the running reply ended in an error before any token */
     bool generating;

@@ -14,7 +14,7 @@ const ui_key ui_keys[] = {
     {"Ctrl-C", "stop the reply; clear the line; twice on an empty line: quit", 3, false, KA_CTRL_C},
     {"Ctrl-D", "quit on an empty line (else delete the character)", 4, false, KA_CTRL_D},
     {"F1", "the commands and keys (as /help)", KEY_F(1), true, KA_HELP},
-    {"F2", "switch to the next profile (reloads the model)", KEY_F(2), true, KA_NEXT_PROFILE},
+    {"F2", "switch to the next profile (reloads the model; during a reply: stops it first)", KEY_F(2), true, KA_NEXT_PROFILE},
     {"F3", "show or hide the memory panel", KEY_F(3), true, KA_MEMPANEL},
     {"F4", "replies as raw text / as Markdown (as /raw)", KEY_F(4), true, KA_RAW},
     {"PgUp", "scroll the transcript up", KEY_PPAGE, true, KA_PAGE_UP},
