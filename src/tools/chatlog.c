@@ -98,9 +98,11 @@ void chatlog_new_id(char *id)
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
         r = (uint32_t)ts.tv_nsec ^ (uint32_t)getpid() * 2654435761u;
-    snprintf(id, CHATLOG_ID_MAX, "%04d%02d%02d-%02d%02d%02d-%03d-%06x", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000),
-             (unsigned)(r & 0xFFFFFF));
+    /* the fields' ranges spelled out: the id's length is then fixed */
+    snprintf(id, CHATLOG_ID_MAX, "%04u%02u%02u-%02u%02u%02u-%03u-%06x",
+             (unsigned)(tm.tm_year + 1900) % 10000u, (unsigned)(tm.tm_mon + 1) % 100u,
+             (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u,
+             (unsigned)tm.tm_sec % 100u, (unsigned)(ms % 1000), (unsigned)(r & 0xFFFFFF));
 }
 
 bool chatlog_id_valid(const char *s)

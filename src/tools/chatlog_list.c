@@ -53,7 +53,7 @@ static int by_id(const void *a, const void *b)
 static void warnf(chatlog_warn_fn warn, void *ud, const char *fmt, const char *a, const char *b)
 {
     if (!warn) return;
-    char msg[1200];
+    char msg[8600];
     snprintf(msg, sizeof msg, fmt, a, b);
     warn(ud, msg);
 }
