@@ -9,17 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "app_impl.h"
 #include "markdown.h"
 #include "osc52.h"
+#include "keepscreen.h"
 #include "keys.h"
 #include "slash.h"
 #include "terminal.h"
 
-static void set_flash(app *a, const char *msg)
+void app_flash(app *a, const char *msg)
 {
     size_t n = strlen(msg);
     if (n >= sizeof a->flash) n = sizeof a->flash - 1;
@@ -28,7 +30,7 @@ static void set_flash(app *a, const char *msg)
     a->dirty = true;
 }
 
-static void note(app *a, tr_role r, const char *msg)
+void app_note(app *a, tr_role r, const char *msg)
 {
     tr_add(&a->tr, r, msg);
     a->tr.scroll = 0;
@@ -36,7 +38,7 @@ static void note(app *a, tr_role r, const char *msg)
 }
 
 /* The conversation as the model sees it. */
-static ember_chat_msg *conversation(app *a, size_t *n)
+ember_chat_msg *app_conversation(app *a, size_t *n)
 {
     ember_chat_msg *m = calloc(a->tr.n + 2, sizeof *m);
     if (!m) return NULL;
@@ -55,9 +57,9 @@ static ember_chat_msg *conversation(app *a, size_t *n)
 static void start_generation(app *a)
 {
     size_t n;
-    ember_chat_msg *m = conversation(a, &n);
+    ember_chat_msg *m = app_conversation(a, &n);
     if (!m) {
-        note(a, TR_ERROR, "out of memory");
+        app_note(a, TR_ERROR, "out of memory");
         return;
     }
     a->cur_assist = tr_add(&a->tr, TR_ASSISTANT, "");
@@ -72,11 +74,11 @@ static void switch_profile(app *a, int idx, const char *name)
 {
     ui_config *c = a->cfg;
     if (!c->resolve) {
-        set_flash(a, "no profiles: start with --profile or put YAML files in ~/.config/ember/profiles");
+        app_flash(a, "no profiles: start with --profile or put YAML files in ~/.config/ember/profiles");
         return;
     }
     if (a->generating) {
-        set_flash(a, "a reply is running: press Esc first, then switch");
+        app_flash(a, "a reply is running: press Esc first, then switch");
         return;
     }
     ember_worker_load l;
@@ -86,7 +88,7 @@ static void switch_profile(app *a, int idx, const char *name)
         char msg[1200];
         snprintf(msg, sizeof msg, "profile %s: %s (still running %s)", name, err,
                  a->profile[0] ? a->profile : "the current plan");
-        note(a, TR_ERROR, msg);
+        app_note(a, TR_ERROR, msg);
         return;
     }
     /* the new profile's sampling applies from the next reply */
@@ -116,7 +118,7 @@ static void show_help(app *a)
     ui_slash_help_text(false, buf, sizeof buf);
     size_t n = strlen(buf);
     if (n && buf[n - 1] == '\n') buf[n - 1] = 0;
-    note(a, TR_INFO, buf);
+    app_note(a, TR_INFO, buf);
 }
 
 static void show_stats(app *a)
@@ -124,7 +126,7 @@ static void show_stats(app *a)
     char buf[2048], r[32], p[32], f[32], an[32], hwm[32];
     if (!a->have_last) {
         snprintf(buf, sizeof buf, "no finished turn yet\nplan: %s", a->plan);
-        note(a, TR_INFO, buf);
+        app_note(a, TR_INFO, buf);
         return;
     }
     ember_stats *s = &a->last;
@@ -142,10 +144,10 @@ static void show_stats(app *a)
              s->n_prompt, s->prefill_ms, s->prefill_tps, s->ttft_ms, s->n_decoded, s->decode_ms,
              s->decode_tps, s->n_past, s->n_ctx, r, hwm, p, f, an, s->packed, s->packable,
              s->src_evicted ? ", sources evicted" : "", s->pack_ms, a->plan);
-    note(a, TR_INFO, buf);
+    app_note(a, TR_INFO, buf);
 }
 
-static void set_system(app *a, const char *text, size_t n)
+void app_set_system(app *a, const char *text, size_t n)
 {
     char *copy = n ? strndup(text, n) : NULL;   /* text may be a->system itself */
     free(a->system);
@@ -169,7 +171,7 @@ static void set_system(app *a, const char *text, size_t n)
 static void toggle_raw(app *a)
 {
     a->raw = !a->raw;
-    set_flash(a, a->raw ? "replies shown as raw text (/raw or F4: Markdown again)"
+    app_flash(a, a->raw ? "replies shown as raw text (/raw or F4: Markdown again)"
                         : "replies shown as Markdown (/raw or F4: raw text)");
 }
 
@@ -211,7 +213,7 @@ static void copy_to_clipboard(app *a, long long what)
         src = all;
         snprintf(msg, sizeof msg, "the conversation");
     } else if (!last) {
-        note(a, TR_ERROR, "/copy: there is no reply yet");
+        app_note(a, TR_ERROR, "/copy: there is no reply yet");
         return;
     } else if (what == 0) {
         src = last->text, n = last->len;
@@ -221,7 +223,7 @@ static void copy_to_clipboard(app *a, long long what)
         if (nb >= 0 && what > nb) {
             snprintf(msg, sizeof msg, "/copy %lld: the last reply has %d code block%s", what, nb,
                      nb == 1 ? "" : "s");
-            note(a, TR_ERROR, msg);
+            app_note(a, TR_ERROR, msg);
             md_blocks_free(blocks, nb);
             return;
         }
@@ -230,13 +232,13 @@ static void copy_to_clipboard(app *a, long long what)
     }
     size_t len = 0;
     char *seq = src ? ui_osc52(src, n, &len) : NULL;
-    if (!seq) note(a, TR_ERROR, "/copy: out of memory");
-    else if (write_tty(seq, len) < 0) note(a, TR_ERROR, "/copy: cannot write to the terminal");
+    if (!seq) app_note(a, TR_ERROR, "/copy: out of memory");
+    else if (write_tty(seq, len) < 0) app_note(a, TR_ERROR, "/copy: cannot write to the terminal");
     else {
         char done[400];
         snprintf(done, sizeof done, "copied %zu bytes (%s) to the clipboard with OSC 52 "
                  "(inside tmux: set -g set-clipboard on)", n, msg);
-        note(a, TR_NOTICE, done);
+        app_note(a, TR_NOTICE, done);
     }
     free(seq);
     free(all);
@@ -248,26 +250,32 @@ static void copy_to_clipboard(app *a, long long what)
 
 static app *host_app(ui_host *h) { return h->front; }
 
-static void cmd_clear(ui_host *h, const ui_slash *s)
+void app_forget(app *a)
 {
-    app *a = host_app(h);
     if (a->generating) ember_worker_cancel(a->w);
     tr_clear(&a->tr);
-    if (a->system) set_system(a, a->system, strlen(a->system));
+    if (a->system) app_set_system(a, a->system, strlen(a->system));
     ember_worker_clear(a->w);
     a->cur_assist = -1;
     a->generating = false;
     a->dropped = 0;
-    set_flash(a, "conversation cleared");
+}
+
+/* /clear is /new keeping the system prompt: the saved file keeps what was
+   said, and what follows goes to a new one (chats_cmd_new). */
+static void cmd_clear(ui_host *h, const ui_slash *s)
+{
+    chats_cmd_new(h, s);
+    app_flash(host_app(h), "conversation cleared (the old one stays saved: /chats)");
 }
 
 static void cmd_system(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
     char *t = strndup(s->arg, s->arg_len);
-    set_system(a, t ? t : "", t ? s->arg_len : 0);
+    app_set_system(a, t ? t : "", t ? s->arg_len : 0);
     free(t);
-    set_flash(a, s->arg_len ? "system prompt set" : "system prompt removed");
+    app_flash(a, s->arg_len ? "system prompt set" : "system prompt removed");
 }
 
 static void cmd_profile(ui_host *h, const ui_slash *s)
@@ -281,7 +289,7 @@ static void cmd_profile(ui_host *h, const ui_slash *s)
             k += (size_t)snprintf(msg + k, sizeof msg - k, " %s%s", c->profiles[i],
                                   i == c->cur_profile ? " (in use)" : "");
         if (!c->n_profiles) snprintf(msg, sizeof msg, "no profiles found (see ember profiles)");
-        note(a, TR_INFO, msg);
+        app_note(a, TR_INFO, msg);
         return;
     }
     char name[128];
@@ -298,7 +306,7 @@ static void cmd_regen(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
     if (a->generating) {
-        set_flash(a, "a reply is running");
+        app_flash(a, "a reply is running");
         return;
     }
     int last = (int)a->tr.n - 1;
@@ -307,7 +315,7 @@ static void cmd_regen(ui_host *h, const ui_slash *s)
     bool has_user = false;
     for (size_t i = 0; i < a->tr.n; i++) has_user |= a->tr.e[i].role == TR_USER;
     if (!has_user) {
-        note(a, TR_ERROR, "/regen: nothing to answer yet");
+        app_note(a, TR_ERROR, "/regen: nothing to answer yet");
         return;
     }
     start_generation(a);
@@ -318,12 +326,16 @@ static void cmd_save(ui_host *h, const ui_slash *s)
     app *a = host_app(h);
     char path[4096], err[512];
     snprintf(path, sizeof path, "%.*s", (int)s->arg_len, s->arg);
-    if (tr_save_markdown(&a->tr, path, a->model, err, sizeof err) < 0) {
-        note(a, TR_ERROR, err);
+    /* FILE.json: the conversation as its saved file holds it; else Markdown */
+    size_t pl = strlen(path);
+    bool json = pl > 5 && !strcasecmp(path + pl - 5, ".json");
+    if ((json ? chats_save_json(a, path, err, sizeof err)
+              : tr_save_markdown(&a->tr, path, a->model, err, sizeof err)) < 0) {
+        app_note(a, TR_ERROR, err);
     } else {
         char done[4200];
-        snprintf(done, sizeof done, "saved the transcript to %s", path);
-        note(a, TR_NOTICE, done);
+        snprintf(done, sizeof done, "saved the transcript to %s%s", path, json ? " (JSON)" : "");
+        app_note(a, TR_NOTICE, done);
     }
 }
 
@@ -333,13 +345,14 @@ static void cmd_copy(ui_host *h, const ui_slash *s) { copy_to_clipboard(host_app
 static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = cmd_clear, [SL_SYSTEM] = cmd_system, [SL_PROFILE] = cmd_profile,
     [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
-    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy,
+    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_NEW] = chats_cmd_new, [SL_LOAD] = chats_cmd_load,
+    [SL_CHATS] = chats_cmd_list,
 };
 
 static void app_say(ui_host *h, int level, const char *msg)
 {
     static const tr_role roles[] = {TR_INFO, TR_NOTICE, TR_ERROR};
-    note(host_app(h), roles[level < 0 || level > 2 ? 2 : level], msg);
+    app_note(host_app(h), roles[level < 0 || level > 2 ? 2 : level], msg);
 }
 
 static void run_command(app *a, const char *line)
@@ -349,7 +362,7 @@ static void run_command(app *a, const char *line)
     if (s.kind == SL_NONE) {
         if (!s.arg_len) return;
         if (a->generating) {
-            set_flash(a, "wait for the reply, or press Esc to stop it");
+            app_flash(a, "wait for the reply, or press Esc to stop it");
             return;
         }
         tr_add(&a->tr, TR_USER, s.arg);
@@ -366,7 +379,7 @@ static void submit(app *a)
     char *text = ui_input_text(a->in);
     if (!text) return;
     if (a->generating && text[0] != '/') {
-        set_flash(a, "wait for the reply, or press Esc to stop it");
+        app_flash(a, "wait for the reply, or press Esc to stop it");
         free(text);
         return;
     }
@@ -403,10 +416,13 @@ static void on_event(app *a, ember_event *ev)
             if (a->cur_assist >= 0) {
                 tr_entry *e = &a->tr.e[a->cur_assist];
                 e->cancelled = ev->cancelled;
+                e->stats = (tr_stats){ev->stats.n_ctx > 0, ev->stats.n_prompt, ev->i, ev->stats.ttft_ms,
+                                      ev->stats.decode_tps};
                 if (ev->cancelled && e->len == 0) tr_remove(&a->tr, a->cur_assist);
             }
             a->cur_assist = -1;
             a->generating = false;
+            chats_turn_done(a);
             a->last = ev->stats;
             a->st.st = ev->stats;
             a->st.have_stats = a->st.have_stats || ev->stats.n_ctx > 0;
@@ -417,13 +433,13 @@ static void on_event(app *a, ember_event *ev)
         }
         break;
     case EMBER_EV_ERROR:
-        note(a, TR_ERROR, ev->text ? ev->text : "error");
+        app_note(a, TR_ERROR, ev->text ? ev->text : "error");
         if (ev->seq == a->load_seq) {
             a->progress[0] = 0;
             a->load_seq = 0;
         }
         break;
-    case EMBER_EV_NOTICE: note(a, TR_NOTICE, ev->text ? ev->text : ""); break;
+    case EMBER_EV_NOTICE: app_note(a, TR_NOTICE, ev->text ? ev->text : ""); break;
     case EMBER_EV_PROGRESS:
         snprintf(a->progress, sizeof a->progress, "%s", ev->text ? ev->text : "");
         /* "prefill N of M tokens" shows until the first token arrives. */
@@ -431,12 +447,13 @@ static void on_event(app *a, ember_event *ev)
     case EMBER_EV_LOADED:
         snprintf(a->model, sizeof a->model, "%s", ev->text ? ev->text : "");
         snprintf(a->plan, sizeof a->plan, "%s", ev->text2 ? ev->text2 : "");
+        chats_model_loaded(a);
         if (ev->seq == a->load_seq && a->load_seq) {
             snprintf(a->profile, sizeof a->profile, "%s", a->load_profile);
             a->cfg->cur_profile = a->load_index;
             char msg[800];
             snprintf(msg, sizeof msg, "profile %s: %s", a->load_profile, a->plan);
-            note(a, TR_NOTICE, msg);
+            app_note(a, TR_NOTICE, msg);
         }
         break;
     case EMBER_EV_DROPPED: {
@@ -460,7 +477,7 @@ static void cancel_generation(app *a)
 {
     if (!a->generating) return;
     ember_worker_cancel(a->w);
-    set_flash(a, "stopping...");
+    app_flash(a, "stopping...");
 }
 
 /* Reads a key with a short wait (escape sequences). */
@@ -594,7 +611,7 @@ static void complete(app *a)
     int n = ui_slash_complete(t, (const char *const *)a->cfg->profiles, a->cfg->n_profiles,
                               out, sizeof out, list, sizeof list);
     if (n >= 1) ui_input_set_text(a->in, out);
-    if (n > 1) set_flash(a, list);
+    if (n > 1) app_flash(a, list);
     free(t);
 }
 
@@ -619,7 +636,7 @@ static void key_ctrl_c(app *a)
     else if (a->ctrl_c_was_armed) a->quit = true;
     else {
         a->ctrl_c_armed = true;
-        set_flash(a, "press Ctrl-C again to quit");
+        app_flash(a, "press Ctrl-C again to quit");
     }
 }
 
@@ -785,9 +802,10 @@ int ui_app_run(ui_config *cfg)
     sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
 
     if (cfg->demo)
-        note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
+        app_note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
                            "engine (watch the status bar and F3) but its text means nothing.");
-    if (cfg->system && *cfg->system) set_system(a, cfg->system, strlen(cfg->system));
+    if (cfg->system && *cfg->system) app_set_system(a, cfg->system, strlen(cfg->system));
+    chats_begin(a);
     draw_layout(a);
     a->dirty = true;
     while (!a->quit && !got_signal) {
@@ -809,6 +827,11 @@ int ui_app_run(ui_config *cfg)
     ember_worker_free(a->w);
     ui_term_disarm();
     endwin();
+    /* the alternate screen took the conversation away: its last screen
+       stays in the shell (one row left for the prompt that follows) */
+    if (cfg->keep_screen && ui_keep_screen(&a->tr, a->rows - 1, a->cols, a->raw, a->ascii, stdout) == 0)
+        fflush(stdout);
+    chats_end(a);
     ui_input_free(a->in);
     tr_free(&a->tr);
     free(a->system);

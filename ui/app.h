@@ -25,6 +25,8 @@ typedef struct ui_config {
                    char *err, size_t errcap);
     void *ctx;
     ember_worker_load load;        /* the first load (profile already applied) */
+    struct chatlog *resume;        /* a saved conversation to reopen (-c, --resume), or NULL */
+    bool keep_screen;              /* print the last screenful on leaving (--no-keep-screen) */
 } ui_config;
 
 /* Full-screen chat; returns the exit status. */
