@@ -122,7 +122,7 @@ static void reopen(app *a, chatlog *c)
     set_model(a);
     if (*was && a->log.model && strcmp(was, a->log.model)) {
         size_t k = strlen(msg);
-        snprintf(msg + k, sizeof msg - k, "; it was held with %s, it goes on with this one", was);
+        snprintf(msg + k, sizeof msg - k, "; it was saved with %s and now continues with this model", was);
     }
     app_note(a, TR_NOTICE, msg);
     size_t n;
@@ -137,11 +137,8 @@ void chats_begin(app *a)
 {
     chatlog_init(&a->log);
     set_model(a);
-    if (a->cfg->resume) {
-        reopen(a, a->cfg->resume);
-        /* the command line's system prompt wins over the saved one */
-        if (a->cfg->system && *a->cfg->system) app_set_system(a, a->cfg->system, strlen(a->cfg->system));
-    }
+    /* (a --system given has replaced the saved one already) */
+    if (a->cfg->resume) reopen(a, a->cfg->resume);
 }
 
 void chats_end(app *a) { chatlog_free(&a->log); }

@@ -107,14 +107,16 @@ static void warn_stderr(void *ud, const char *msg) { fprintf(stderr, "ember: %s\
    command line does not say (its model, its profile when still there;
    a --system given replaces the saved one). */
 static int resume_from(const char *id, chatlog *saved, const char **model, const char **profile_name,
-                       const char **system)
+                       const char **system, char **owned)
 {
     ember_err e = {{0}};
     if (chatlog_open(id, saved, warn_stderr, NULL, &e) < 0) {
         fprintf(stderr, "ember: %s: %s\n", id ? "--resume" : "-c", e.msg);
         return -1;
     }
-    if (!*model) *model = saved->model;
+    /* copies: the chat takes the saved conversation over and may free
+       its strings while these are still in use */
+    if (!*model && saved->model) *model = owned[0] = strdup(saved->model);
     if (!*model) {
         fprintf(stderr, "ember: conversation %s names no model: give -m MODEL\n", saved->id);
         return -1;
@@ -122,9 +124,9 @@ static int resume_from(const char *id, chatlog *saved, const char **model, const
     char path[1024];
     profile_err pe;
     if (!*profile_name && saved->profile && profile_find(saved->profile, path, sizeof path, &pe) == 0)
-        *profile_name = saved->profile;
+        *profile_name = owned[1] = strdup(saved->profile);
     if (*system) chatlog_set(&saved->system, *system);
-    else *system = saved->system;
+    else if (saved->system) *system = owned[2] = strdup(saved->system);
     return 0;
 }
 
@@ -187,14 +189,16 @@ int cmd_chat(int argc, char **argv)
     }
     chatlog saved;
     memset(&saved, 0, sizeof saved);
+    char *owned[3] = {NULL, NULL, NULL};
+    int status = 0;
     if (resume) {
         if (demo) {
             fprintf(stderr, "ember: --demo starts afresh: not with -c / --resume\n");
             return 2;
         }
-        if (resume_from(resume_id, &saved, &c.model, &profile_name, &system) < 0) {
-            chatlog_free(&saved);
-            return 1;
+        if (resume_from(resume_id, &saved, &c.model, &profile_name, &system, owned) < 0) {
+            status = 1;
+            goto done;
         }
     }
     const char *fk = getenv("EMBER_FAKE_ENGINE");
@@ -230,7 +234,6 @@ int cmd_chat(int argc, char **argv)
         }
         c.model = demo_file;
     }
-    int status;
     if (!c.model) {
         fprintf(stderr, "ember: no model: give -m MODEL.gguf, or try ember --demo\n");
         status = 2;
@@ -300,5 +303,6 @@ out:
     free(cfg.profiles);
 done:
     chatlog_free(&saved);
+    for (int i = 0; i < 3; i++) free(owned[i]);
     return status;
 }

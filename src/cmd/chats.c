@@ -91,8 +91,7 @@ static int list(bool as_json)
             printf("%-*s  %-16s  ", idw, v[i].id, t);
             cell(v[i].model[0] ? v[i].model : "?", 24);
             printf("  %5d  ", v[i].turns);
-            cell(v[i].first, 60);
-            printf("\n");
+            printf("%s\n", v[i].first);
         }
     }
     free(v);
