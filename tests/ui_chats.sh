@@ -174,5 +174,18 @@ ok $? "removing it again fails with a message"
 [ $? = 1 ] && grep -q 'no saved conversation nosuch' "$tmp/res.err"
 ok $? "--resume of an unknown id fails before the screen opens"
 
+# plain line mode keeps its conversations the same way
+rm -rf "$chats"
+printf 'plain hello\n' | "$EMBER_BIN" -m fake.gguf > "$tmp/p1.out" 2> "$tmp/p1.err"
+pf=$(ls "$chats"/*.json 2>/dev/null | head -n 1)
+[ -n "$pf" ] && [ "$(turns_of "$pf")" = 1 ] && grep -q 'plain hello' "$pf"
+ok $? "plain mode saves its conversation too"
+printf 'plain again\n' | "$EMBER_BIN" -c > "$tmp/p2.out" 2> "$tmp/p2.err"
+want=$(printf '<user>plain again\n<assistant>' | wc -c)
+got=$(grep -o '"prompt_tokens": [0-9]*' "$pf" | tail -n 1 | grep -o '[0-9]*$')
+grep -q 'You said: plain again' "$tmp/p2.out" && grep -q 'reopened conversation' "$tmp/p2.err" &&
+    [ "$(turns_of "$pf")" = 2 ] && [ "$(ls "$chats" | wc -l)" = 1 ] && [ "$got" = "$want" ]
+ok $? "plain ember -c goes on with it, prefilling only the new message ($got = $want)"
+
 echo "1..$n"
 exit $fail

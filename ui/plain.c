@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "chatlog.h"
 #include "slash.h"
 #include "statusbar.h"
 
@@ -128,10 +129,51 @@ static void plain_say(ui_host *h, int level, const char *msg)
     note(msg);
 }
 
+/* The conversation and its saved file, as the command handlers see them. */
+typedef struct {
+    conv c;
+    chatlog log;
+    bool save_failed;
+} plain_chat;
+
+/* A finished turn goes to the file (chatlog.h), as in the full-screen chat. */
+static void save_turn(plain_chat *p, const char *user, const char *reply, const ember_stats *st, int nt)
+{
+    chatlog_stats cs = {st->n_ctx > 0, st->n_prompt, nt, st->ttft_ms, st->decode_tps};
+    ember_err e = {{0}};
+    if (chatlog_add(&p->log, "user", user, false, NULL) < 0 ||
+        chatlog_add(&p->log, "assistant", reply, false, &cs) < 0)
+        ember_seterr(&e, "out of memory");
+    if (e.msg[0] || chatlog_save(&p->log, &e) < 0) {
+        if (!p->save_failed) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "the conversation is not being saved: %s", e.msg);
+            note(msg);
+        }
+        p->save_failed = true;
+        return;
+    }
+    p->save_failed = false;
+}
+
+/* A new file for what follows; the old one stays saved. */
+static void new_log(plain_chat *p, const ui_config *cfg)
+{
+    char *model = p->log.model ? strdup(p->log.model) : NULL;
+    chatlog_free(&p->log);
+    chatlog_init(&p->log);
+    chatlog_set(&p->log.model, model);
+    chatlog_set(&p->log.profile, cfg->load.profile);
+    chatlog_set(&p->log.system, cfg->system);
+    free(model);
+}
+
 static void plain_clear(ui_host *h, const ui_slash *s)
 {
-    conv_clear(h->front, true);
+    plain_chat *p = h->front;
+    conv_clear(&p->c, true);
     ember_worker_clear(h->worker);
+    new_log(p, h->cfg);
 }
 
 /* The commands plain mode handles itself (the table's `plain` ones that
@@ -157,10 +199,29 @@ int ui_plain_run(ui_config *cfg)
     }
     if (cfg->demo)
         fprintf(stderr, "ember: DEMO model with random weights: the text means nothing\n");
-    conv c = {0};
+    plain_chat pc;
+    memset(&pc, 0, sizeof pc);
+    conv *cv = &pc.c;
     int status = 0;
     bool failed = false;          /* some message got an error instead of a reply */
-    if (cfg->system && *cfg->system && conv_add(&c, "system", cfg->system) < 0) status = 1;
+    if (cfg->system && *cfg->system && conv_add(cv, "system", cfg->system) < 0) status = 1;
+    char model[4096];
+    if (!cfg->model_path || !realpath(cfg->model_path, model))
+        snprintf(model, sizeof model, "%s", cfg->model_path ? cfg->model_path : "");
+    new_log(&pc, cfg);
+    chatlog_set(&pc.log.model, model);
+    if (cfg->resume) {
+        /* the saved turns are the model's context from the first line on */
+        chatlog *r = cfg->resume;
+        for (size_t i = 0; i < r->n && !status; i++)
+            if (conv_add(cv, r->msgs[i].role, r->msgs[i].content) < 0) status = 1;
+        chatlog_free(&pc.log);
+        pc.log = *r;
+        memset(r, 0, sizeof *r);
+        chatlog_set(&pc.log.model, model);
+        if (cv->n) ember_worker_set_conversation(w, cv->m, cv->n);
+        fprintf(stderr, "ember: reopened conversation %s (%d turns)\n", pc.log.id, chatlog_turns(&pc.log));
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -176,16 +237,16 @@ int ui_plain_run(ui_config *cfg)
         ui_slash s;
         ui_slash_parse(line, &s);
         if (s.kind != SL_NONE) {
-            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &c};
+            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &pc};
             ui_slash_run(&h, &s);
             if (h.quit) break;
             continue;
         }
-        if (conv_add(&c, "user", s.arg) < 0) {
+        if (conv_add(cv, "user", s.arg) < 0) {
             status = 1;
             break;
         }
-        uint64_t gs = ember_worker_generate(w, c.m, c.n);
+        uint64_t gs = ember_worker_generate(w, cv->m, cv->n);
         char *reply = NULL;
         ember_stats st;
         memset(&st, 0, sizeof st);
@@ -199,19 +260,22 @@ int ui_plain_run(ui_config *cfg)
         if (!ok) {
             /* one failed message (longer than the context, say) is reported
                and taken back; the rest of the input still gets its answers */
-            c.n--;
-            free((char *)c.m[c.n].role);
-            free((char *)c.m[c.n].content);
+            cv->n--;
+            free((char *)cv->m[cv->n].role);
+            free((char *)cv->m[cv->n].content);
             failed = true;
-        } else if (conv_add(&c, "assistant", reply ? reply : "") < 0) {
+        } else if (conv_add(cv, "assistant", reply ? reply : "") < 0) {
             status = 1;
+        } else {
+            save_turn(&pc, s.arg, reply ? reply : "", &st, nt);
         }
         free(reply);
     }
     if (failed && !status) status = 1;
     free(line);
-    conv_clear(&c, false);
-    free(c.m);
+    conv_clear(cv, false);
+    free(cv->m);
+    chatlog_free(&pc.log);
     ember_worker_free(w);
     return status;
 }
