@@ -175,7 +175,11 @@ int main(void)
     rc = chatlog_find(NULL, id, NULL, NULL, &e);
     tap_ok(rc == 0 && !strcmp(id, c2.id), "no id: the conversation updated last (%s)", id);
     sleep(1);                           /* times are in seconds */
-    c.n = 4;
+    while (c.n > 4) {                   /* back to the four messages */
+        c.n--;
+        free(c.msgs[c.n].role);
+        free(c.msgs[c.n].content);
+    }
     chatlog_save(&c, &e);               /* now c was updated last */
     rc = chatlog_find("", id, NULL, NULL, &e);
     tap_ok(rc == 0 && !strcmp(id, c.id), "updating an older one makes it the last (%s)", id);

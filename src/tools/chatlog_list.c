@@ -77,7 +77,7 @@ int chatlog_list(chatlog_entry **out, chatlog_warn_fn warn, void *ud, ember_err 
         char id[CHATLOG_ID_MAX + 8];
         snprintf(id, sizeof id, "%.*s", (int)(l - 5), de->d_name);
         if (!chatlog_id_valid(id)) continue;
-        char path[4200];
+        char path[4096 + 260];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         chatlog c;
         ember_err e = {{0}};
