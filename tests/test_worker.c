@@ -364,6 +364,25 @@ int main(void)
                "a conversation set before the load is prefilled by it (%d tokens)", t.final.n_prompt);
         ember_worker_free(w2);
     }
+    /* a reopened conversation longer than the context: the oldest turns
+       are dropped, and the front end is told which */
+    {
+        ember_worker *w3 = ember_worker_start(&ember_worker_fake_backend, &o, &err);
+        load_opts(&l, "small", 128);
+        memset(&t, 0, sizeof t);
+        ember_worker_load_model(w3, &l);
+        while (wait_for(w3, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}  /* load ends on "" */
+        ember_chat_msg longc[] = {{"user", "an old question that takes room"},
+                                  {"assistant", "an old answer that takes room too"},
+                                  {"user", "a newer question"}, {"assistant", "a newer answer"}};
+        memset(&t, 0, sizeof t);
+        ember_worker_set_conversation(w3, longc, 4);
+        while (wait_for(w3, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}
+        tap_ok(t.dropped == 2 && t.n_notice == 1 && t.n_errors == 0,
+               "a reopened conversation too long for the context drops its oldest turn (%d dropped, %d notices)",
+               t.dropped, t.n_notice);
+        ember_worker_free(w3);
+    }
 
     /* quit while generating returns promptly */
     ember_worker_fake_config(50, 1000);

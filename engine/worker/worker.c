@@ -523,6 +523,11 @@ static void reprefill(ember_worker *w, uint64_t seq)
         emit_text(w, EMBER_EV_PROGRESS, seq, "re-prefilling the conversation", NULL);
         nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
     }
+    if (nt >= 0 && w->dropped > 0) {
+        /* the front end marks what the model no longer sees */
+        ember_event ev = {.kind = EMBER_EV_DROPPED, .seq = seq, .i = w->dropped};
+        emit(w, &ev);
+    }
     stop_ctx qc = {w, UINT64_MAX};   /* only quitting stops this one */
     int rc = nt < 0 ? -1 : sync_cache(w, toks, nt, false, stop_requested, &qc, &err);
     if (rc == -1) emit_text(w, EMBER_EV_ERROR, seq, err.msg, NULL);
@@ -543,6 +548,12 @@ static void do_set_conv(ember_worker *w, cmd *c)
     if (!w->h) return;
     if (w->n_conv) {
         reprefill(w, c->seq);
+        if (w->dropped > 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the conversation is longer than the context: the model sees it "
+                     "without its %d oldest message%s", w->dropped, w->dropped == 1 ? "" : "s");
+            emit_text(w, EMBER_EV_NOTICE, c->seq, msg, NULL);
+        }
     } else {
         w->be->truncate(w->h, 0);
         w->n_cache = 0;
