@@ -132,7 +132,10 @@ sleep 0.3
 ok $? "/new starts a second file; the first keeps its three turns"
 
 pre=$(echo "$id" | cut -c1-22)
-$T send-keys -t two "/load $pre" Enter
+$T send-keys -t two "/load $pre" Tab
+wait_for two "> /load $id" 5
+ok $? "Tab completes a /load id"
+$T send-keys -t two C-u "/load $pre" Enter
 wait_for two "reopened conversation $id" 5
 ok $? "/load with a unique id prefix reopens the first conversation"
 $T send-keys -t two 'fourth question' Enter

@@ -608,8 +608,12 @@ static void complete(app *a)
     char *t = ui_input_text(a->in);
     if (!t) return;
     char out[1024], list[1024];
-    int n = ui_slash_complete(t, (const char *const *)a->cfg->profiles, a->cfg->n_profiles,
-                              out, sizeof out, list, sizeof list);
+    const char **ids = NULL;
+    int nid = !strncmp(t, "/load ", 6) ? chats_ids(&ids) : 0;
+    int n = nid ? ui_slash_complete(t, ids, nid, out, sizeof out, list, sizeof list)
+                : ui_slash_complete(t, (const char *const *)a->cfg->profiles, a->cfg->n_profiles,
+                                    out, sizeof out, list, sizeof list);
+    free(ids);
     if (n >= 1) ui_input_set_text(a->in, out);
     if (n > 1) app_flash(a, list);
     free(t);

@@ -212,3 +212,26 @@ void chats_cmd_list(ui_host *h, const ui_slash *s)
     free(buf);
     free(v);
 }
+
+int chats_ids(const char ***ids)
+{
+    *ids = NULL;
+    chatlog_entry *v;
+    ember_err e = {{0}};
+    int n = chatlog_list(&v, NULL, NULL, &e);
+    if (n <= 0) return 0;
+    /* the pointers and the strings in one block */
+    char **p = malloc((size_t)n * (sizeof *p + CHATLOG_ID_MAX));
+    if (!p) {
+        free(v);
+        return 0;
+    }
+    char *s = (char *)(p + n);
+    for (int i = 0; i < n; i++) {
+        p[i] = s + (size_t)i * CHATLOG_ID_MAX;
+        memcpy(p[i], v[n - 1 - i].id, CHATLOG_ID_MAX);
+    }
+    free(v);
+    *ids = (const char **)p;
+    return n;
+}

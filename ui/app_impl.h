@@ -85,6 +85,9 @@ void chats_cmd_new(ui_host *h, const ui_slash *s);
 void chats_cmd_load(ui_host *h, const ui_slash *s);
 void chats_cmd_list(ui_host *h, const ui_slash *s);
 int chats_save_json(app *a, const char *path, char *err, size_t cap);
+/* The saved conversations' ids, newest first, for /load's completion:
+   *ids is one malloc'd block (free it alone); the count. */
+int chats_ids(const char ***ids);
 
 void draw_all(app *a);
 /* The colour pairs draw.c's Markdown styles use (after start_color). */

@@ -205,7 +205,7 @@ static int gather(const char *pre, size_t pn, const char *const *words, int nw, 
     return n;
 }
 
-int ui_slash_complete(const char *line, const char *const *profiles, int n_profiles,
+int ui_slash_complete(const char *line, const char *const *words, int n_words,
                       char *out, size_t cap, char *list, size_t list_cap)
 {
     const char *cand[64];
@@ -237,8 +237,9 @@ int ui_slash_complete(const char *line, const char *const *profiles, int n_profi
                 if (gen_opt_table[i].set_key) keys[nk++] = gen_opt_table[i].set_key;
             n = gather(word, strlen(word), keys, nk, cand, 64);
         }
-        else if (cmd == 8 && !strncmp(line, "/profile", 8) && profiles)
-            n = gather(word, strlen(word), profiles, n_profiles, cand, 64);
+        else if (((cmd == 8 && !strncmp(line, "/profile", 8)) || (cmd == 5 && !strncmp(line, "/load", 5))) &&
+                 words)
+            n = gather(word, strlen(word), words, n_words, cand, 64);
         else
             return 0;
     }
