@@ -21,7 +21,7 @@
 #include "slash.h"
 #include "terminal.h"
 
-void app_flash(app *a, const char *msg)
+static void set_flash(app *a, const char *msg)
 {
     size_t n = strlen(msg);
     if (n >= sizeof a->flash) n = sizeof a->flash - 1;
@@ -30,7 +30,7 @@ void app_flash(app *a, const char *msg)
     a->dirty = true;
 }
 
-void app_note(app *a, tr_role r, const char *msg)
+static void note(app *a, tr_role r, const char *msg)
 {
     tr_add(&a->tr, r, msg);
     a->tr.scroll = 0;
@@ -38,7 +38,7 @@ void app_note(app *a, tr_role r, const char *msg)
 }
 
 /* The conversation as the model sees it. */
-ember_chat_msg *app_conversation(app *a, size_t *n)
+static ember_chat_msg *conversation(app *a, size_t *n)
 {
     ember_chat_msg *m = calloc(a->tr.n + 2, sizeof *m);
     if (!m) return NULL;
@@ -57,9 +57,9 @@ ember_chat_msg *app_conversation(app *a, size_t *n)
 static void start_generation(app *a)
 {
     size_t n;
-    ember_chat_msg *m = app_conversation(a, &n);
+    ember_chat_msg *m = conversation(a, &n);
     if (!m) {
-        app_note(a, TR_ERROR, "out of memory");
+        note(a, TR_ERROR, "out of memory");
         return;
     }
     a->cur_assist = tr_add(&a->tr, TR_ASSISTANT, "");
@@ -74,11 +74,11 @@ static void switch_profile(app *a, int idx, const char *name)
 {
     ui_config *c = a->cfg;
     if (!c->resolve) {
-        app_flash(a, "no profiles: start with --profile or put YAML files in ~/.config/ember/profiles");
+        set_flash(a, "no profiles: start with --profile or put YAML files in ~/.config/ember/profiles");
         return;
     }
     if (a->generating) {
-        app_flash(a, "a reply is running: press Esc first, then switch");
+        set_flash(a, "a reply is running: press Esc first, then switch");
         return;
     }
     ember_worker_load l;
@@ -88,7 +88,7 @@ static void switch_profile(app *a, int idx, const char *name)
         char msg[1200];
         snprintf(msg, sizeof msg, "profile %s: %s (still running %s)", name, err,
                  a->profile[0] ? a->profile : "the current plan");
-        app_note(a, TR_ERROR, msg);
+        note(a, TR_ERROR, msg);
         return;
     }
     /* the new profile's sampling applies from the next reply */
@@ -118,7 +118,7 @@ static void show_help(app *a)
     ui_slash_help_text(false, buf, sizeof buf);
     size_t n = strlen(buf);
     if (n && buf[n - 1] == '\n') buf[n - 1] = 0;
-    app_note(a, TR_INFO, buf);
+    note(a, TR_INFO, buf);
 }
 
 static void show_stats(app *a)
@@ -126,7 +126,7 @@ static void show_stats(app *a)
     char buf[2048], r[32], p[32], f[32], an[32], hwm[32];
     if (!a->have_last) {
         snprintf(buf, sizeof buf, "no finished turn yet\nplan: %s", a->plan);
-        app_note(a, TR_INFO, buf);
+        note(a, TR_INFO, buf);
         return;
     }
     ember_stats *s = &a->last;
@@ -144,10 +144,10 @@ static void show_stats(app *a)
              s->n_prompt, s->prefill_ms, s->prefill_tps, s->ttft_ms, s->n_decoded, s->decode_ms,
              s->decode_tps, s->n_past, s->n_ctx, r, hwm, p, f, an, s->packed, s->packable,
              s->src_evicted ? ", sources evicted" : "", s->pack_ms, a->plan);
-    app_note(a, TR_INFO, buf);
+    note(a, TR_INFO, buf);
 }
 
-void app_set_system(app *a, const char *text, size_t n)
+static void set_system(app *a, const char *text, size_t n)
 {
     char *copy = n ? strndup(text, n) : NULL;   /* text may be a->system itself */
     free(a->system);
@@ -168,10 +168,16 @@ void app_set_system(app *a, const char *text, size_t n)
     a->dirty = true;
 }
 
+/* The same, for the files beside this one (app_impl.h). */
+void app_note(app *a, tr_role r, const char *msg) { note(a, r, msg); }
+void app_flash(app *a, const char *msg) { set_flash(a, msg); }
+void app_set_system(app *a, const char *text, size_t n) { set_system(a, text, n); }
+ember_chat_msg *app_conversation(app *a, size_t *n) { return conversation(a, n); }
+
 static void toggle_raw(app *a)
 {
     a->raw = !a->raw;
-    app_flash(a, a->raw ? "replies shown as raw text (/raw or F4: Markdown again)"
+    set_flash(a, a->raw ? "replies shown as raw text (/raw or F4: Markdown again)"
                         : "replies shown as Markdown (/raw or F4: raw text)");
 }
 
@@ -213,7 +219,7 @@ static void copy_to_clipboard(app *a, long long what)
         src = all;
         snprintf(msg, sizeof msg, "the conversation");
     } else if (!last) {
-        app_note(a, TR_ERROR, "/copy: there is no reply yet");
+        note(a, TR_ERROR, "/copy: there is no reply yet");
         return;
     } else if (what == 0) {
         src = last->text, n = last->len;
@@ -223,7 +229,7 @@ static void copy_to_clipboard(app *a, long long what)
         if (nb >= 0 && what > nb) {
             snprintf(msg, sizeof msg, "/copy %lld: the last reply has %d code block%s", what, nb,
                      nb == 1 ? "" : "s");
-            app_note(a, TR_ERROR, msg);
+            note(a, TR_ERROR, msg);
             md_blocks_free(blocks, nb);
             return;
         }
@@ -232,13 +238,13 @@ static void copy_to_clipboard(app *a, long long what)
     }
     size_t len = 0;
     char *seq = src ? ui_osc52(src, n, &len) : NULL;
-    if (!seq) app_note(a, TR_ERROR, "/copy: out of memory");
-    else if (write_tty(seq, len) < 0) app_note(a, TR_ERROR, "/copy: cannot write to the terminal");
+    if (!seq) note(a, TR_ERROR, "/copy: out of memory");
+    else if (write_tty(seq, len) < 0) note(a, TR_ERROR, "/copy: cannot write to the terminal");
     else {
         char done[400];
         snprintf(done, sizeof done, "copied %zu bytes (%s) to the clipboard with OSC 52 "
                  "(inside tmux: set -g set-clipboard on)", n, msg);
-        app_note(a, TR_NOTICE, done);
+        note(a, TR_NOTICE, done);
     }
     free(seq);
     free(all);
@@ -254,7 +260,7 @@ void app_forget(app *a)
 {
     if (a->generating) ember_worker_cancel(a->w);
     tr_clear(&a->tr);
-    if (a->system) app_set_system(a, a->system, strlen(a->system));
+    if (a->system) set_system(a, a->system, strlen(a->system));
     ember_worker_clear(a->w);
     a->cur_assist = -1;
     a->generating = false;
@@ -266,16 +272,16 @@ void app_forget(app *a)
 static void cmd_clear(ui_host *h, const ui_slash *s)
 {
     chats_cmd_new(h, s);
-    app_flash(host_app(h), "conversation cleared (the old one stays saved: /chats)");
+    set_flash(host_app(h), "conversation cleared (the old one stays saved: /chats)");
 }
 
 static void cmd_system(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
     char *t = strndup(s->arg, s->arg_len);
-    app_set_system(a, t ? t : "", t ? s->arg_len : 0);
+    set_system(a, t ? t : "", t ? s->arg_len : 0);
     free(t);
-    app_flash(a, s->arg_len ? "system prompt set" : "system prompt removed");
+    set_flash(a, s->arg_len ? "system prompt set" : "system prompt removed");
 }
 
 static void cmd_profile(ui_host *h, const ui_slash *s)
@@ -289,7 +295,7 @@ static void cmd_profile(ui_host *h, const ui_slash *s)
             k += (size_t)snprintf(msg + k, sizeof msg - k, " %s%s", c->profiles[i],
                                   i == c->cur_profile ? " (in use)" : "");
         if (!c->n_profiles) snprintf(msg, sizeof msg, "no profiles found (see ember profiles)");
-        app_note(a, TR_INFO, msg);
+        note(a, TR_INFO, msg);
         return;
     }
     char name[128];
@@ -306,7 +312,7 @@ static void cmd_regen(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
     if (a->generating) {
-        app_flash(a, "a reply is running");
+        set_flash(a, "a reply is running");
         return;
     }
     int last = (int)a->tr.n - 1;
@@ -315,7 +321,7 @@ static void cmd_regen(ui_host *h, const ui_slash *s)
     bool has_user = false;
     for (size_t i = 0; i < a->tr.n; i++) has_user |= a->tr.e[i].role == TR_USER;
     if (!has_user) {
-        app_note(a, TR_ERROR, "/regen: nothing to answer yet");
+        note(a, TR_ERROR, "/regen: nothing to answer yet");
         return;
     }
     start_generation(a);
@@ -331,11 +337,11 @@ static void cmd_save(ui_host *h, const ui_slash *s)
     bool json = pl > 5 && !strcasecmp(path + pl - 5, ".json");
     if ((json ? chats_save_json(a, path, err, sizeof err)
               : tr_save_markdown(&a->tr, path, a->model, err, sizeof err)) < 0) {
-        app_note(a, TR_ERROR, err);
+        note(a, TR_ERROR, err);
     } else {
         char done[4200];
         snprintf(done, sizeof done, "saved the transcript to %s%s", path, json ? " (JSON)" : "");
-        app_note(a, TR_NOTICE, done);
+        note(a, TR_NOTICE, done);
     }
 }
 
@@ -352,7 +358,7 @@ static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
 static void app_say(ui_host *h, int level, const char *msg)
 {
     static const tr_role roles[] = {TR_INFO, TR_NOTICE, TR_ERROR};
-    app_note(host_app(h), roles[level < 0 || level > 2 ? 2 : level], msg);
+    note(host_app(h), roles[level < 0 || level > 2 ? 2 : level], msg);
 }
 
 static void run_command(app *a, const char *line)
@@ -362,7 +368,7 @@ static void run_command(app *a, const char *line)
     if (s.kind == SL_NONE) {
         if (!s.arg_len) return;
         if (a->generating) {
-            app_flash(a, "wait for the reply, or press Esc to stop it");
+            set_flash(a, "wait for the reply, or press Esc to stop it");
             return;
         }
         tr_add(&a->tr, TR_USER, s.arg);
@@ -379,7 +385,7 @@ static void submit(app *a)
     char *text = ui_input_text(a->in);
     if (!text) return;
     if (a->generating && text[0] != '/') {
-        app_flash(a, "wait for the reply, or press Esc to stop it");
+        set_flash(a, "wait for the reply, or press Esc to stop it");
         free(text);
         return;
     }
@@ -433,13 +439,13 @@ static void on_event(app *a, ember_event *ev)
         }
         break;
     case EMBER_EV_ERROR:
-        app_note(a, TR_ERROR, ev->text ? ev->text : "error");
+        note(a, TR_ERROR, ev->text ? ev->text : "error");
         if (ev->seq == a->load_seq) {
             a->progress[0] = 0;
             a->load_seq = 0;
         }
         break;
-    case EMBER_EV_NOTICE: app_note(a, TR_NOTICE, ev->text ? ev->text : ""); break;
+    case EMBER_EV_NOTICE: note(a, TR_NOTICE, ev->text ? ev->text : ""); break;
     case EMBER_EV_PROGRESS:
         snprintf(a->progress, sizeof a->progress, "%s", ev->text ? ev->text : "");
         /* "prefill N of M tokens" shows until the first token arrives. */
@@ -453,7 +459,7 @@ static void on_event(app *a, ember_event *ev)
             a->cfg->cur_profile = a->load_index;
             char msg[800];
             snprintf(msg, sizeof msg, "profile %s: %s", a->load_profile, a->plan);
-            app_note(a, TR_NOTICE, msg);
+            note(a, TR_NOTICE, msg);
         }
         break;
     case EMBER_EV_DROPPED: {
@@ -477,7 +483,7 @@ static void cancel_generation(app *a)
 {
     if (!a->generating) return;
     ember_worker_cancel(a->w);
-    app_flash(a, "stopping...");
+    set_flash(a, "stopping...");
 }
 
 /* Reads a key with a short wait (escape sequences). */
@@ -615,7 +621,7 @@ static void complete(app *a)
                                     out, sizeof out, list, sizeof list);
     free(ids);
     if (n >= 1) ui_input_set_text(a->in, out);
-    if (n > 1) app_flash(a, list);
+    if (n > 1) set_flash(a, list);
     free(t);
 }
 
@@ -640,7 +646,7 @@ static void key_ctrl_c(app *a)
     else if (a->ctrl_c_was_armed) a->quit = true;
     else {
         a->ctrl_c_armed = true;
-        app_flash(a, "press Ctrl-C again to quit");
+        set_flash(a, "press Ctrl-C again to quit");
     }
 }
 
@@ -806,9 +812,9 @@ int ui_app_run(ui_config *cfg)
     sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
 
     if (cfg->demo)
-        app_note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
+        note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
                            "engine (watch the status bar and F3) but its text means nothing.");
-    if (cfg->system && *cfg->system) app_set_system(a, cfg->system, strlen(cfg->system));
+    if (cfg->system && *cfg->system) set_system(a, cfg->system, strlen(cfg->system));
     chats_begin(a);
     draw_layout(a);
     a->dirty = true;
