@@ -37,6 +37,7 @@ start() {
     cat > "$tmp/$name.sh" <<EOF
 #!/bin/sh
 $env_line
+${extra_env:-}
 "$EMBER_BIN" $*
 echo \$? > "$tmp/$name.rc"
 echo "--- ember ended"
@@ -156,13 +157,36 @@ wait_for three '^--- ember ended' 10
 ! screen three | grep -q 'You said'
 ok $? "--no-keep-screen leaves nothing of the conversation behind"
 
+# a reply with a code block: kept byte for byte by /save in Markdown (fences
+# and all) and in JSON, and the kept screen shows it laid out
+printf 'Here:\n\n```c\nint main(void)\n{\n\treturn "\\"q\\"";\n}\n```\n' > "$tmp/code.md"
+extra_env="export EMBER_FAKE_REPLY=$tmp/code.md"
+start four -m fake.gguf
+extra_env=
+wait_for four 'RSS' 10
+$T send-keys -t four 'code please' Enter
+wait_for four 'code 1: c' 10
+$T send-keys -t four "/save $tmp/code-out.md" Enter
+wait_for four 'saved the transcript to .*code-out.md' 5
+$T send-keys -t four "/save $tmp/code-out.json" Enter
+wait_for four 'saved the transcript to .*code-out.json' 5
+sed -n "/^## Assistant/,\$p" "$tmp/code-out.md" | sed 1,2d | head -n 8 > "$tmp/code-got.md"
+cmp -s "$tmp/code.md" "$tmp/code-got.md"
+ok $? "/save FILE.md keeps the reply's code block with its fences, byte for byte"
+grep -qF '"content": "Here:\n\n```c\nint main(void)\n{\n\treturn \"\\\"q\\\"\";\n}\n```\n"' "$tmp/code-out.json"
+ok $? "/save FILE.json holds it as one JSON string"
+$T send-keys -t four C-d
+wait_for four '^--- ember ended' 10
+screen four | grep -q 'code 1: c' && screen four | grep -qF 'return "\"q\"";'
+ok $? "the kept screen shows the reply as laid out"
+
 # a damaged file and one from a newer Ember are reported and skipped
 echo '{"version": 1, "id": "2020' > "$chats/20200101-000000-000-aaaaaa.json"
 printf '{"version": 7, "id": "20200101-000000-000-bbbbbb", "created": "2020-01-01T00:00:00Z", "messages": []}\n' \
     > "$chats/20200101-000000-000-bbbbbb.json"
 "$EMBER_BIN" chats > "$tmp/list2.txt" 2> "$tmp/list2.err"
 r=$?
-[ $r = 0 ] && [ "$(grep -c '^2026\|^20[0-9][0-9]' "$tmp/list2.txt")" = 2 ] &&
+[ $r = 0 ] && [ "$(grep -c '^20[0-9][0-9]' "$tmp/list2.txt")" = 3 ] &&
     grep -q 'aaaaaa.json: not valid JSON' "$tmp/list2.err" && grep -q 'newer Ember' "$tmp/list2.err"
 ok $? "damaged and newer files are reported and skipped ($(tr '\n' ' ' < "$tmp/list2.err"))"
 "$EMBER_BIN" chats --json > "$tmp/list.json" 2>/dev/null
