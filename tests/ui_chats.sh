@@ -213,6 +213,12 @@ got=$(grep -o '"prompt_tokens": [0-9]*' "$pf" | tail -n 1 | grep -o '[0-9]*$')
 grep -q 'You said: plain again' "$tmp/p2.out" && grep -q 'reopened conversation' "$tmp/p2.err" &&
     [ "$(turns_of "$pf")" = 2 ] && [ "$(ls "$chats" | wc -l)" = 1 ] && [ "$got" = "$want" ]
 ok $? "plain ember -c goes on with it, prefilling only the new message ($got = $want)"
+pid=$(basename "$pf" .json)
+printf '/new\nother talk\n/chats\n/load %s\nback again\n' "$(echo "$pid" | cut -c1-22)" |
+    "$EMBER_BIN" -m fake.gguf > "$tmp/p3.out" 2> "$tmp/p3.err"
+grep -q "^ember: saved conversations" "$tmp/p3.err" && grep -q "reopened conversation $pid (2 turns)" "$tmp/p3.err" &&
+    [ "$(turns_of "$pf")" = 3 ] && [ "$(ls "$chats" | wc -l)" = 2 ] && grep -q 'You said: back again' "$tmp/p3.out"
+ok $? "plain mode has /new, /chats and /load too"
 
 echo "1..$n"
 exit $fail

@@ -180,37 +180,16 @@ void chats_cmd_load(ui_host *h, const ui_slash *s)
 void chats_cmd_list(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
-    chatlog_entry *v;
     ember_err e = {{0}};
-    int n = chatlog_list(&v, warn_note, a, &e);
-    if (n < 0) {
+    char *text = chatlog_list_text(a->log.id, 20, warn_note, a, &e);
+    if (!text) {
         char msg[1200];
         snprintf(msg, sizeof msg, "/chats: %s", e.msg);
         app_note(a, TR_ERROR, msg);
         return;
     }
-    if (n == 0) {
-        app_note(a, TR_INFO, "no saved conversations yet (each one is saved after its first reply)");
-        return;
-    }
-    enum { SHOWN = 20 };
-    size_t cap = 512 + (size_t)SHOWN * 320, k = 0;
-    char *buf = malloc(cap);
-    if (!buf) return;
-    k += (size_t)snprintf(buf, cap, "saved conversations (newest last; /load ID reopens one):");
-    for (int i = n > SHOWN ? n - SHOWN : 0; i < n && k < cap; i++) {
-        char when[40];
-        chatlog_fmt_time(v[i].updated, when, sizeof when);
-        k += (size_t)snprintf(buf + k, cap - k, "\n%s %s  %s  %.40s  %d turn%s  %s",
-                              strcmp(v[i].id, a->log.id) ? " " : "*", v[i].id, when,
-                              v[i].model[0] ? v[i].model : "?", v[i].turns, v[i].turns == 1 ? "" : "s",
-                              v[i].first);
-    }
-    if (n > SHOWN && k < cap)
-        snprintf(buf + k, cap - k, "\n(%d older: ember chats lists them all)", n - SHOWN);
-    app_note(a, TR_INFO, buf);
-    free(buf);
-    free(v);
+    app_note(a, TR_INFO, text);
+    free(text);
 }
 
 int chats_ids(const char ***ids)

@@ -176,9 +176,54 @@ static void plain_clear(ui_host *h, const ui_slash *s)
     new_log(p, h->cfg);
 }
 
+/* Makes r (taken over, emptied) the conversation: its turns are the
+   model's context from the next line on. */
+static int adopt(plain_chat *p, ember_worker *w, chatlog *r)
+{
+    conv_clear(&p->c, false);
+    if (r->system && conv_add(&p->c, "system", r->system) < 0) return -1;
+    for (size_t i = 0; i < r->n; i++)
+        if (conv_add(&p->c, r->msgs[i].role, r->msgs[i].content) < 0) return -1;
+    char *model = p->log.model ? strdup(p->log.model) : NULL;
+    chatlog_free(&p->log);
+    p->log = *r;
+    memset(r, 0, sizeof *r);
+    if (model) chatlog_set(&p->log.model, model);
+    free(model);
+    ember_worker_set_conversation(w, p->c.m, p->c.n);
+    char msg[200];
+    snprintf(msg, sizeof msg, "reopened conversation %s (%d turns)", p->log.id, chatlog_turns(&p->log));
+    note(msg);
+    return 0;
+}
+
+static void plain_load(ui_host *h, const ui_slash *s)
+{
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)s->arg_len, s->arg);
+    chatlog r;
+    ember_err e = {{0}};
+    if (chatlog_open(id, &r, NULL, NULL, &e) < 0 || adopt(h->front, h->worker, &r) < 0) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "/load: %s", e.msg[0] ? e.msg : "out of memory");
+        note(msg);
+    }
+    chatlog_free(&r);
+}
+
+static void plain_list(ui_host *h, const ui_slash *s)
+{
+    plain_chat *p = h->front;
+    ember_err e = {{0}};
+    char *text = chatlog_list_text(p->log.id, 20, NULL, NULL, &e);
+    note(text ? text : e.msg);
+    free(text);
+}
+
 /* The commands plain mode handles itself (the table's `plain` ones that
    act on the conversation). */
-static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {[SL_CLEAR] = plain_clear};
+static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
+    [SL_CLEAR] = plain_clear, [SL_NEW] = plain_clear, [SL_LOAD] = plain_load, [SL_CHATS] = plain_list};
 
 int ui_plain_run(ui_config *cfg)
 {
@@ -210,18 +255,7 @@ int ui_plain_run(ui_config *cfg)
         snprintf(model, sizeof model, "%s", cfg->model_path ? cfg->model_path : "");
     new_log(&pc, cfg);
     chatlog_set(&pc.log.model, model);
-    if (cfg->resume) {
-        /* the saved turns are the model's context from the first line on */
-        chatlog *r = cfg->resume;
-        for (size_t i = 0; i < r->n && !status; i++)
-            if (conv_add(cv, r->msgs[i].role, r->msgs[i].content) < 0) status = 1;
-        chatlog_free(&pc.log);
-        pc.log = *r;
-        memset(r, 0, sizeof *r);
-        chatlog_set(&pc.log.model, model);
-        if (cv->n) ember_worker_set_conversation(w, cv->m, cv->n);
-        fprintf(stderr, "ember: reopened conversation %s (%d turns)\n", pc.log.id, chatlog_turns(&pc.log));
-    }
+    if (cfg->resume && adopt(&pc, w, cfg->resume) < 0) status = 1;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;

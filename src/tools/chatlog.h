@@ -100,6 +100,11 @@ int chatlog_open(const char *prefix, chatlog *c, chatlog_warn_fn warn, void *ud,
 /* Deletes the file of id (exact or a unique prefix); its id in removed. */
 int chatlog_remove(const char *prefix, char *removed, ember_err *err);
 
+/* What /chats shows: a heading, then the `last` newest conversations one
+   a line (date, model, turns, first line; `current` marked with *), or a
+   line saying there are none.  malloc'd; NULL with err. */
+char *chatlog_list_text(const char *current, int last, chatlog_warn_fn warn, void *ud, ember_err *err);
+
 /* "2026-12-03 16:15" in local time, for lists. */
 void chatlog_fmt_time(int64_t t, char *buf, size_t cap);
 

@@ -169,3 +169,36 @@ int chatlog_remove(const char *prefix, char *removed, ember_err *err)
     if (removed) snprintf(removed, CHATLOG_ID_MAX, "%s", id);
     return 0;
 }
+
+char *chatlog_list_text(const char *current, int last, chatlog_warn_fn warn, void *ud, ember_err *err)
+{
+    chatlog_entry *v;
+    int n = chatlog_list(&v, warn, ud, err);
+    if (n < 0) return NULL;
+    if (n == 0) {
+        free(v);
+        char *none = strdup("no saved conversations yet (each one is saved after its first reply)");
+        if (!none) ember_seterr(err, "out of memory");
+        return none;
+    }
+    int from = n > last ? n - last : 0;
+    size_t cap = 512 + (size_t)(n - from) * 400, k = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        free(v);
+        ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    k += (size_t)snprintf(buf, cap, "saved conversations (newest last; /load ID reopens one):");
+    for (int i = from; i < n && k < cap; i++) {
+        char when[40];
+        chatlog_fmt_time(v[i].updated, when, sizeof when);
+        k += (size_t)snprintf(buf + k, cap - k, "\n%s %s  %s  %.40s  %d turn%s  %s",
+                              current && !strcmp(v[i].id, current) ? "*" : " ", v[i].id, when,
+                              v[i].model[0] ? v[i].model : "?", v[i].turns, v[i].turns == 1 ? "" : "s",
+                              v[i].first);
+    }
+    if (from > 0 && k < cap) snprintf(buf + k, cap - k, "\n(%d older: ember chats lists them all)", from);
+    free(v);
+    return buf;
+}
