@@ -26,7 +26,7 @@ static int push(lines *l, const char *prefix, const char *s, size_t n)
         l->v = v;
         l->cap = cap;
     }
-    size_t pl = strlen(prefix);
+    size_t pl = n ? strlen(prefix) : 0;   /* an empty line stays empty: no trailing blanks */
     char *d = malloc(pl + 3 * n + 1);
     if (!d) return -1;
     memcpy(d, prefix, pl);
