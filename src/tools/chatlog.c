@@ -247,9 +247,12 @@ int chatlog_save_to(const chatlog *c, const char *path, ember_err *err)
     /* a conversation is the user's private data: 0600 */
     ember_file *ef = ember_file_create(path, EMBER_MODE_PRIVATE, err);
     if (!ef) return -1;
+    errno = 0;
     if (chatlog_write(c, ember_file_stream(ef)) < 0) {
+        /* the text is incomplete: it must not replace the file */
+        int e = errno;
         ember_file_abort(ef);
-        return ember_seterr(err, "cannot write %s: out of memory", path);
+        return ember_seterr(err, "cannot write %s: %s", path, e ? strerror(e) : "out of memory");
     }
     return ember_file_commit(ef, err);
 }
