@@ -192,7 +192,8 @@ static int adopt(plain_chat *p, ember_worker *w, chatlog *r)
     free(model);
     ember_worker_set_conversation(w, p->c.m, p->c.n);
     char msg[200];
-    snprintf(msg, sizeof msg, "reopened conversation %s (%d turns)", p->log.id, chatlog_turns(&p->log));
+    int turns = chatlog_turns(&p->log);
+    snprintf(msg, sizeof msg, "reopened conversation %s (%d turn%s)", p->log.id, turns, turns == 1 ? "" : "s");
     note(msg);
     return 0;
 }
@@ -290,7 +291,6 @@ int ui_plain_run(ui_config *cfg)
         if (reply_open) fputc('\n', stdout);
         reply_open = false;
         ember_stdout_flush();
-        if (st.n_ctx) print_stats(&st, nt);
         if (!ok) {
             /* one failed message (longer than the context, say) is reported
                and taken back; the rest of the input still gets its answers */
@@ -301,8 +301,11 @@ int ui_plain_run(ui_config *cfg)
         } else if (conv_add(cv, "assistant", reply ? reply : "") < 0) {
             status = 1;
         } else {
+            /* saved before the numbers are printed: a reader that stops at
+               the reply (head -1) ends ember on the next write */
             save_turn(&pc, s.arg, reply ? reply : "", &st, nt);
         }
+        if (st.n_ctx) print_stats(&st, nt);
         free(reply);
     }
     if (failed && !status) status = 1;
