@@ -74,6 +74,13 @@ void app_set_system(app *a, const char *text, size_t n);
 ember_chat_msg *app_conversation(app *a, size_t *n);
 /* Forgets the conversation (the worker's too); keeps the system prompt. */
 void app_forget(app *a);
+/* What keys do (app_keys.c calls them): send the input line, /help, F2, F4. */
+void app_submit(app *a);
+void app_show_help(app *a);
+void app_cycle_profile(app *a);
+void app_toggle_raw(app *a);
+/* A key read from curses (app_keys.c). */
+void app_on_key(app *a, int r, wint_t ch);
 
 /* The saved conversation (app_chats.c): reopening, saving after each
    turn, /new, /load, /chats, /save FILE.json. */
