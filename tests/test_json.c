@@ -59,7 +59,7 @@ int main(void)
     json_i64(&c.j, -9223372036854775807 - 1);
     json_u64(&c.j, 18446744073709551615ull);
     json_bool(&c.j, true);
-    json_null(&c.j);
+    json_null_value(&c.j);
     json_obj_begin(&c.j);
     json_obj_end(&c.j);
     json_arr_begin(&c.j);

@@ -153,6 +153,11 @@ int main(void)
     tap_ok(n == 2 && !strcmp(out, "/profile packed-"), "/profile pa -> packed- (%s)", out);
     n = ui_slash_complete("/profile e", profs, 4, out, sizeof out, list, sizeof list);
     tap_ok(n == 1 && !strcmp(out, "/profile eager "), "/profile e -> eager");
+    const char *ids[] = {"20261203-161537-123-3fa9c2", "20261203-161540-001-00aa11", "20251101-090000-000-ffffff"};
+    n = ui_slash_complete("/load 2026", ids, 3, out, sizeof out, list, sizeof list);
+    tap_ok(n == 2 && !strcmp(out, "/load 20261203-1615"), "/load 2026 -> the ids' common start (%s)", out);
+    n = ui_slash_complete("/load 2025", ids, 3, out, sizeof out, list, sizeof list);
+    tap_ok(n == 1 && !strcmp(out, "/load 20251101-090000-000-ffffff "), "/load completes a whole id (%s)", out);
     n = ui_slash_complete("/x", NULL, 0, out, sizeof out, list, sizeof list);
     tap_ok(n == 0 && !strcmp(out, "/x"), "no candidate leaves the line");
     n = ui_slash_complete("hello", NULL, 0, out, sizeof out, list, sizeof list);

@@ -329,6 +329,61 @@ int main(void)
         if (strstr(t.progress[i], "packing the weights")) ip = i;
     tap_ok(ok && ip < 0 && t.n_progress >= 1, "the next turn packs nothing (%d progress events)", t.n_progress);
 
+    /* a reopened conversation: set, prefilled at once, then only the new
+       message is prefilled (the reply is to it, not to an older one) */
+    ember_chat_msg old[] = {{"system", "be brief"}, {"user", "saved question"},
+                            {"assistant", "saved answer"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_set_conversation(w, old, 3);
+    while (wait_for(w, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}
+    ipf = -1;
+    for (int i = 0; i < t.n_progress; i++)
+        if (strstr(t.progress[i], "re-prefilling")) ipf = i;
+    tap_ok(ipf >= 0 && t.n_errors == 0, "setting a conversation re-prefills it (progress %d, error '%s')",
+           ipf, t.error);
+    ember_chat_msg cont[] = {{"system", "be brief"}, {"user", "saved question"},
+                             {"assistant", "saved answer"}, {"user", "next"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, cont, 4);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && !strcmp(t.text, "You said: next") &&
+           t.final.n_prompt == (int)strlen("<user>next\n<assistant>"),
+           "the turn after it prefills only the new message (%d tokens, '%s')", t.final.n_prompt, t.text);
+    /* before any load the conversation waits for the model */
+    {
+        ember_worker *w2 = ember_worker_start(&ember_worker_fake_backend, &o, &err);
+        memset(&t, 0, sizeof t);
+        ember_worker_set_conversation(w2, old, 3);
+        load_opts(&l, "later", 256);
+        ember_worker_load_model(w2, &l);
+        while (wait_for(w2, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}
+        memset(&t, 0, sizeof t);
+        ember_worker_generate(w2, cont, 4);
+        ok = wait_for(w2, &t, EMBER_EV_DONE, 2000);
+        tap_ok(ok && t.final.n_prompt == (int)strlen("<user>next\n<assistant>"),
+               "a conversation set before the load is prefilled by it (%d tokens)", t.final.n_prompt);
+        ember_worker_free(w2);
+    }
+    /* a reopened conversation longer than the context: the oldest turns
+       are dropped, and the front end is told which */
+    {
+        ember_worker *w3 = ember_worker_start(&ember_worker_fake_backend, &o, &err);
+        load_opts(&l, "small", 128);
+        memset(&t, 0, sizeof t);
+        ember_worker_load_model(w3, &l);
+        while (wait_for(w3, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}  /* load ends on "" */
+        ember_chat_msg longc[] = {{"user", "an old question that takes room"},
+                                  {"assistant", "an old answer that takes room too"},
+                                  {"user", "a newer question"}, {"assistant", "a newer answer"}};
+        memset(&t, 0, sizeof t);
+        ember_worker_set_conversation(w3, longc, 4);
+        while (wait_for(w3, &t, EMBER_EV_PROGRESS, 2000) && t.progress[t.n_progress - 1][0]) {}
+        tap_ok(t.dropped == 2 && t.n_notice == 1 && t.n_errors == 0,
+               "a reopened conversation too long for the context drops its oldest turn (%d dropped, %d notices)",
+               t.dropped, t.n_notice);
+        ember_worker_free(w3);
+    }
+
     /* quit while generating returns promptly */
     ember_worker_fake_config(50, 1000);
     ember_worker_generate(w, m1, 2);

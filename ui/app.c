@@ -1,5 +1,5 @@
 /* The full-screen chat: terminal setup, the poll loop over the terminal
-   and the worker's event pipe, keys, slash commands. */
+   and the worker's event pipe, slash commands (keys: app_keys.c). */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "editor.h"
 #include "markdown.h"
 #include "osc52.h"
+#include "keepscreen.h"
 #include "keys.h"
 #include "slash.h"
 #include "terminal.h"
@@ -107,7 +109,7 @@ static void switch_profile(app *a, int idx, const char *name)
     a->dirty = true;
 }
 
-static void cycle_profile(app *a)
+void app_cycle_profile(app *a)
 {
     ui_config *c = a->cfg;
     if (c->n_profiles == 0) {
@@ -118,7 +120,7 @@ static void cycle_profile(app *a)
     switch_profile(a, next, c->profiles[next]);
 }
 
-static void show_help(app *a)
+void app_show_help(app *a)
 {
     char buf[4096];
     ui_slash_help_text(false, buf, sizeof buf);
@@ -153,7 +155,6 @@ static void show_stats(app *a)
     note(a, TR_INFO, buf);
 }
 
-static int key_soon(app *a, wint_t *ch, int ms);
 
 static void set_system(app *a, const char *text, size_t n)
 {
@@ -176,7 +177,13 @@ static void set_system(app *a, const char *text, size_t n)
     a->dirty = true;
 }
 
-static void toggle_raw(app *a)
+/* The same, for the files beside this one (app_impl.h). */
+void app_note(app *a, tr_role r, const char *msg) { note(a, r, msg); }
+void app_flash(app *a, const char *msg) { set_flash(a, msg); }
+void app_set_system(app *a, const char *text, size_t n) { set_system(a, text, n); }
+ember_chat_msg *app_conversation(app *a, size_t *n) { return conversation(a, n); }
+
+void app_toggle_raw(app *a)
 {
     a->raw = !a->raw;
     set_flash(a, a->raw ? "replies shown as raw text (/raw or F4: Markdown again)"
@@ -258,9 +265,8 @@ static void copy_to_clipboard(app *a, long long what)
 
 static app *host_app(ui_host *h) { return h->front; }
 
-static void cmd_clear(ui_host *h, const ui_slash *s)
+void app_forget(app *a)
 {
-    app *a = host_app(h);
     if (a->generating) ember_worker_cancel(a->w);
     tr_clear(&a->tr);
     if (a->system) set_system(a, a->system, strlen(a->system));
@@ -269,7 +275,14 @@ static void cmd_clear(ui_host *h, const ui_slash *s)
     a->fresh_user = -1;
     a->generating = false;
     a->dropped = 0;
-    set_flash(a, "conversation cleared");
+}
+
+/* /clear is /new keeping the system prompt: the saved file keeps what was
+   said, and what follows goes to a new one (chats_cmd_new). */
+static void cmd_clear(ui_host *h, const ui_slash *s)
+{
+    chats_cmd_new(h, s);
+    set_flash(host_app(h), "conversation cleared (the old one stays saved: /chats)");
 }
 
 static void cmd_system(ui_host *h, const ui_slash *s)
@@ -341,16 +354,20 @@ static void cmd_save(ui_host *h, const ui_slash *s)
     app *a = host_app(h);
     char path[4096], err[512];
     snprintf(path, sizeof path, "%.*s", (int)s->arg_len, s->arg);
-    if (tr_save_markdown(&a->tr, path, a->model, err, sizeof err) < 0) {
+    /* FILE.json: the conversation as its saved file holds it; else Markdown */
+    size_t pl = strlen(path);
+    bool json = pl > 5 && !strcasecmp(path + pl - 5, ".json");
+    if ((json ? chats_save_json(a, path, err, sizeof err)
+              : tr_save_markdown(&a->tr, path, a->model, err, sizeof err)) < 0) {
         note(a, TR_ERROR, err);
     } else {
         char done[4200];
-        snprintf(done, sizeof done, "saved the transcript to %s", path);
+        snprintf(done, sizeof done, "saved the transcript to %s%s", path, json ? " (JSON)" : "");
         note(a, TR_NOTICE, done);
     }
 }
 
-static void cmd_raw(ui_host *h, const ui_slash *s) { toggle_raw(host_app(h)); }
+static void cmd_raw(ui_host *h, const ui_slash *s) { app_toggle_raw(host_app(h)); }
 
 static void cmd_read(ui_host *h, const ui_slash *s)
 {
@@ -369,7 +386,7 @@ static void cmd_read(ui_host *h, const ui_slash *s)
 
 /* Ctrl-X Ctrl-E and /edit: the terminal goes to the editor and comes back
    with its text as the draft. */
-static void edit_draft(app *a)
+void app_edit_draft(app *a)
 {
     char *draft = ui_input_text(a->in), err[600];
     ui_term_leave();
@@ -383,25 +400,14 @@ static void edit_draft(app *a)
     a->dirty = true;
 }
 
-static void cmd_edit(ui_host *h, const ui_slash *s) { edit_draft(host_app(h)); }
-
-static void key_ctrl_x(app *a)
-{
-    wint_t ch;
-    int r = key_soon(a, &ch, 2000);
-    if (r == OK && ch == 0x05) {
-        edit_draft(a);
-        return;
-    }
-    wchar_t k[2] = {0x18, (wchar_t)ch};   /* not ours: libedit's Ctrl-X prefix */
-    ui_input_feed(a->in, k, r == OK ? 2 : 1);
-}
+static void cmd_edit(ui_host *h, const ui_slash *s) { app_edit_draft(host_app(h)); }
 static void cmd_copy(ui_host *h, const ui_slash *s) { copy_to_clipboard(host_app(h), s->ival); }
 
 static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = cmd_clear, [SL_SYSTEM] = cmd_system, [SL_PROFILE] = cmd_profile,
     [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
-    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_READ] = cmd_read, [SL_EDIT] = cmd_edit,
+    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_NEW] = chats_cmd_new, [SL_LOAD] = chats_cmd_load,
+    [SL_CHATS] = chats_cmd_list, [SL_READ] = cmd_read, [SL_EDIT] = cmd_edit,
 };
 
 static void app_say(ui_host *h, int level, const char *msg)
@@ -431,7 +437,7 @@ static void run_command(app *a, const char *line)
     if (h.quit) a->quit = true;
 }
 
-static void submit(app *a)
+void app_submit(app *a)
 {
     char *text = ui_input_text(a->in);
     if (!text) return;
@@ -505,10 +511,13 @@ static void on_event(app *a, ember_event *ev)
             if (a->cur_assist >= 0) {
                 tr_entry *e = &a->tr.e[a->cur_assist];
                 e->cancelled = ev->cancelled;
+                e->stats = (tr_stats){ev->stats.n_ctx > 0, ev->stats.n_prompt, ev->i, ev->stats.ttft_ms,
+                                      ev->stats.decode_tps};
                 if (ev->cancelled && e->len == 0) tr_remove(&a->tr, a->cur_assist);
             }
             a->cur_assist = -1;
             a->generating = false;
+            chats_turn_done(a);
             a->last = ev->stats;
             a->st.st = ev->stats;
             a->st.have_stats = a->st.have_stats || ev->stats.n_ctx > 0;
@@ -536,6 +545,7 @@ static void on_event(app *a, ember_event *ev)
     case EMBER_EV_LOADED:
         snprintf(a->model, sizeof a->model, "%s", ev->text ? ev->text : "");
         snprintf(a->plan, sizeof a->plan, "%s", ev->text2 ? ev->text2 : "");
+        chats_model_loaded(a);
         if (ev->seq == a->load_seq && a->load_seq) {
             snprintf(a->profile, sizeof a->profile, "%s", a->load_profile);
             a->cfg->cur_profile = a->load_index;
@@ -557,270 +567,6 @@ static void on_event(app *a, ember_event *ev)
         break;
     }
     case EMBER_EV_QUIT: break;
-    }
-    a->dirty = true;
-}
-
-static void cancel_generation(app *a)
-{
-    if (!a->generating) return;
-    ember_worker_cancel(a->w);
-    set_flash(a, "stopping...");
-}
-
-/* Reads a key with a short wait (escape sequences). */
-static int key_soon(app *a, wint_t *ch, int ms)
-{
-    wtimeout(a->wi, ms);
-    int r = wget_wch(a->wi, ch);
-    wtimeout(a->wi, 0);
-    return r;
-}
-
-static void paste_mode(app *a)
-{
-    /* Bracketed paste: everything up to ESC [ 2 0 1 ~ is text, newlines kept. */
-    wchar_t buf[4096];
-    size_t n = 0;
-    const wchar_t *end = L"\x1b[201~";
-    size_t matched = 0;
-    bool after_cr = false;              /* CRLF is one line end, not two */
-    for (int guard = 0; guard < 1000000; guard++) {
-        wint_t ch;
-        int r = key_soon(a, &ch, 500);
-        if (r == ERR) break;
-        if (r == KEY_CODE_YES) continue;
-        if ((wchar_t)ch == end[matched]) {
-            if (++matched == 6) break;
-            continue;
-        }
-        for (size_t i = 0; i < matched && n + 1 < 4096; i++) buf[n++] = end[i];
-        matched = 0;
-        bool lf_of_crlf = after_cr && ch == L'\n';
-        after_cr = ch == L'\r';
-        if (lf_of_crlf) continue;
-        if (ch == L'\r') ch = L'\n';
-        /* every byte of the text is kept (tabs matter in Makefiles, TSV, Go);
-           other controls would reach the model as noise or the screen as escapes */
-        if ((ch < 0x20 && ch != L'\n' && ch != L'\t') || ch == 0x7F) continue;
-        buf[n++] = (wchar_t)ch;
-        if (n + 8 >= 4096) {
-            buf[n] = 0;
-            ui_input_insert(a->in, buf);
-            n = 0;
-        }
-    }
-    buf[n] = 0;
-    if (n) ui_input_insert(a->in, buf);
-}
-
-static void on_escape(app *a)
-{
-    wint_t ch;
-    int r = key_soon(a, &ch, 30);
-    if (r == ERR) {                      /* a lone Esc */
-        if (a->searching) a->searching = false;
-        else cancel_generation(a);
-        return;
-    }
-    if (r == OK && (ch == L'\r' || ch == L'\n')) {   /* Alt-Enter */
-        ui_input_insert(a->in, L"\n");
-        return;
-    }
-    if (r == OK && ch == L'[') {
-        wchar_t seq[8];
-        int n = 0;
-        while (n < 5) {
-            wint_t c2;
-            if (key_soon(a, &c2, 30) != OK) break;
-            seq[n++] = (wchar_t)c2;
-            if (c2 == L'~' || (c2 >= L'A' && c2 <= L'Z') || (c2 >= L'a' && c2 <= L'z')) break;
-        }
-        if (n == 4 && !wcsncmp(seq, L"200~", 4)) {
-            paste_mode(a);
-            return;
-        }
-        return;                          /* an unknown sequence: ignore it */
-    }
-    if (r == OK) {                       /* Alt-key: a libedit meta command */
-        wchar_t k[2] = {0x1b, (wchar_t)ch};
-        ui_input_feed(a->in, k, 2);
-    }
-}
-
-static void search_key(app *a, int r, wint_t ch)
-{
-    size_t n = strlen(a->search);
-    if (r == OK && ch == 0x12) {            /* Ctrl-R again: older match */
-        int pos = a->search_pos;
-        if (ui_input_history_search(a->in, a->search, &pos)) {
-            int p2 = pos;
-            if (ui_input_history_search(a->in, a->search, &p2)) a->search_pos = pos;
-        }
-        return;
-    }
-    if (r == OK && (ch == L'\r' || ch == L'\n')) {
-        int pos = a->search_pos;
-        const char *m = ui_input_history_search(a->in, a->search, &pos);
-        if (m) ui_input_set_text(a->in, m);
-        a->searching = false;
-        return;
-    }
-    if ((r == KEY_CODE_YES && ch == KEY_BACKSPACE) || (r == OK && (ch == 0x7F || ch == 8))) {
-        while (n > 0 && ((unsigned char)a->search[n - 1] & 0xC0) == 0x80) n--;
-        if (n > 0) n--;
-        a->search[n] = 0;
-        a->search_pos = -1;
-        return;
-    }
-    if (r == OK && (ch == 7 || ch == 3)) {   /* Ctrl-G / Ctrl-C */
-        a->searching = false;
-        return;
-    }
-    if (r == OK && ch >= 0x20 && ch != 0x7F) {
-        char mb[8];
-        mbstate_t st;
-        memset(&st, 0, sizeof st);
-        size_t k = wcrtomb(mb, (wchar_t)ch, &st);
-        if (k != (size_t)-1 && n + k + 1 < sizeof a->search) {
-            memcpy(a->search + n, mb, k);
-            a->search[n + k] = 0;
-        }
-        a->search_pos = -1;
-        return;
-    }
-    /* Anything else ends the search, keeping the match. */
-    int pos = a->search_pos;
-    const char *m = a->search[0] ? ui_input_history_search(a->in, a->search, &pos) : NULL;
-    if (m) ui_input_set_text(a->in, m);
-    a->searching = false;
-}
-
-static void complete(app *a)
-{
-    char *t = ui_input_text(a->in);
-    if (!t) return;
-    char out[1024], list[1024];
-    int n = ui_slash_complete(t, (const char *const *)a->cfg->profiles, a->cfg->n_profiles,
-                              out, sizeof out, list, sizeof list);
-    if (n >= 1) ui_input_set_text(a->in, out);
-    if (n > 1) set_flash(a, list);
-    free(t);
-}
-
-/* ---- keys: the table is keys.c's; these are its actions ---------------- */
-
-static void key_enter(app *a)
-{
-    size_t n, cur;
-    const wchar_t *b = ui_input_buf(a->in, &n, &cur);
-    if (n && b[n - 1] == L'\\' && cur == n) {   /* trailing backslash: new line */
-        ui_input_feed(a->in, L"\x7f", 1);
-        ui_input_insert(a->in, L"\n");
-    } else {
-        submit(a);
-    }
-}
-
-static void key_ctrl_c(app *a)
-{
-    if (a->generating) cancel_generation(a);
-    else if (!ui_input_empty(a->in)) ui_input_clear(a->in);
-    else if (a->ctrl_c_was_armed) a->quit = true;
-    else {
-        a->ctrl_c_armed = true;
-        set_flash(a, "press Ctrl-C again to quit");
-    }
-}
-
-static void key_ctrl_d(app *a)
-{
-    if (ui_input_empty(a->in)) a->quit = true;
-    else ui_input_feed(a->in, L"\x04", 1);
-}
-
-static void key_mempanel(app *a)
-{
-    a->show_mem = !a->show_mem;
-    draw_layout(a);
-}
-
-static int page_rows(app *a)
-{
-    int rows = a->wt ? getmaxy(a->wt) : 10;
-    return rows > 2 ? rows - 2 : 1;
-}
-
-static void key_page_up(app *a) { a->tr.scroll += page_rows(a); }
-
-static void key_page_down(app *a)
-{
-    a->tr.scroll -= page_rows(a);
-    if (a->tr.scroll < 0) a->tr.scroll = 0;
-}
-
-static void key_search(app *a)
-{
-    a->searching = true;
-    a->search[0] = 0;
-    a->search_pos = -1;
-    draw_layout(a);
-}
-
-static void key_redraw(app *a) { clearok(curscr, TRUE); }
-
-static void key_suspend(app *a)
-{
-    ui_term_suspend();                 /* returns after fg */
-    draw_layout(a);
-}
-
-static void (*const key_actions[KA_COUNT])(app *) = {
-    [KA_ENTER] = key_enter, [KA_ESCAPE] = on_escape, [KA_CTRL_C] = key_ctrl_c,
-    [KA_CTRL_D] = key_ctrl_d, [KA_HELP] = show_help, [KA_NEXT_PROFILE] = cycle_profile,
-    [KA_MEMPANEL] = key_mempanel, [KA_PAGE_UP] = key_page_up, [KA_PAGE_DOWN] = key_page_down,
-    [KA_SEARCH] = key_search, [KA_COMPLETE] = complete, [KA_REDRAW] = key_redraw,
-    [KA_SUSPEND] = key_suspend, [KA_RAW] = toggle_raw, [KA_CTRL_X] = key_ctrl_x,
-};
-
-static void on_key(app *a, int r, wint_t ch)
-{
-    if (r == KEY_CODE_YES && ch == KEY_RESIZE) {
-        draw_layout(a);
-        a->dirty = true;
-        return;
-    }
-    a->flash[0] = 0;
-    a->ctrl_c_was_armed = a->ctrl_c_armed;
-    a->ctrl_c_armed = false;
-    if (a->searching) {
-        search_key(a, r, ch);
-        a->dirty = true;
-        return;
-    }
-    bool fkey = r == KEY_CODE_YES;
-    ui_key_action act = ui_key_lookup((int)ch, fkey);
-    if (fkey && ch == KEY_ENTER) act = KA_ENTER;
-    if (act != KA_EDIT && key_actions[act]) {
-        key_actions[act](a);
-    } else if ((fkey && (ch == KEY_UP || ch == KEY_DOWN)) && ui_input_line_move(a->in, ch == KEY_UP ? -1 : 1)) {
-        /* a draft of several lines: Up / Down move between its lines first */
-    } else if ((fkey && (ch == KEY_HOME || ch == KEY_END)) || (!fkey && (ch == 0x01 || ch == 0x05))) {
-        ui_input_line_edge(a->in, ch == KEY_END || ch == 0x05);   /* the line's start / end */
-    } else if (fkey) {
-        /* the editing keys curses decodes: fed to libedit as their control characters */
-        static const struct { int key; wchar_t feed; } map[] = {
-            {KEY_UP, 0x10}, {KEY_DOWN, 0x0e}, {KEY_LEFT, 0x02}, {KEY_RIGHT, 0x06},
-            {KEY_HOME, 0x01}, {KEY_END, 0x05}, {KEY_BACKSPACE, 0x7f}};
-        if (ch == KEY_DC) {
-            if (!ui_input_empty(a->in)) ui_input_feed(a->in, L"\x04", 1);
-        }
-        for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-            if (map[i].key == (int)ch) ui_input_feed(a->in, &map[i].feed, 1);
-    } else {
-        /* everything else, Ctrl-P / Ctrl-N (history) included, is the input line's */
-        wchar_t c = (wchar_t)ch;
-        ui_input_feed(a->in, &c, 1);
     }
     a->dirty = true;
 }
@@ -903,6 +649,7 @@ int ui_app_run(ui_config *cfg)
         note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
                            "engine (watch the status bar and F3) but its text means nothing.");
     if (cfg->system && *cfg->system) set_system(a, cfg->system, strlen(cfg->system));
+    chats_begin(a);
     a->attach = cfg->attach;                 /* -f files: ours now */
     memset(&cfg->attach, 0, sizeof cfg->attach);
     if (a->attach.n) {
@@ -922,7 +669,7 @@ int ui_app_run(ui_config *cfg)
         wtimeout(a->wi, 0);
         wint_t ch;
         int r;
-        for (int i = 0; i < 256 && (r = wget_wch(a->wi, &ch)) != ERR && !a->quit; i++) on_key(a, r, ch);
+        for (int i = 0; i < 256 && (r = wget_wch(a->wi, &ch)) != ERR && !a->quit; i++) app_on_key(a, r, ch);
         ember_event ev;
         for (int i = 0; i < 4096 && ember_worker_poll(a->w, &ev); i++) {
             on_event(a, &ev);
@@ -932,6 +679,11 @@ int ui_app_run(ui_config *cfg)
     ember_worker_free(a->w);
     ui_term_disarm();
     endwin();
+    /* the alternate screen took the conversation away: its last screen
+       stays in the shell (one row left for the prompt that follows) */
+    if (cfg->keep_screen && ui_keep_screen(&a->tr, a->rows - 1, a->cols, a->raw, a->ascii, stdout) == 0)
+        fflush(stdout);
+    chats_end(a);
     ui_input_free(a->in);
     tr_free(&a->tr);
     ui_attach_clear(&a->attach);

@@ -28,6 +28,8 @@ typedef struct ui_config {
     ember_worker_load load;        /* the first load (profile already applied) */
     ui_attach attach;              /* files (-f) for the first message; the front end takes them */
     const char *oneshot;           /* plain mode: send this one message, print the reply, exit */
+    struct chatlog *resume;        /* a saved conversation to reopen (-c, --resume), or NULL */
+    bool keep_screen;              /* print the last screenful on leaving (--no-keep-screen) */
 } ui_config;
 
 /* Full-screen chat; returns the exit status. */

@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "app.h"
+#include "chatlog.h"
+#include "slash.h"
 #include "input.h"
 #include "statusbar.h"
 #include "transcript.h"
@@ -46,6 +48,8 @@ typedef struct app {
     bool generating;
     uint64_t gen_seq;
     int dropped;                   /* leading messages the worker dropped */
+    chatlog log;                   /* the saved file's id and metadata (app_chats.c) */
+    bool save_failed;              /* the last save failed (said once) */
     /* status */
     char model[256], plan[512], profile[128], progress[256], flash[256];
     ui_status st;
@@ -67,6 +71,38 @@ typedef struct app {
     int search_pos;
     bool quit;
 } app;
+
+/* app.c's helpers for the files beside it */
+void app_note(app *a, tr_role r, const char *msg);
+void app_flash(app *a, const char *msg);
+void app_set_system(app *a, const char *text, size_t n);
+/* The conversation as the model sees it (pointers into the transcript). */
+ember_chat_msg *app_conversation(app *a, size_t *n);
+/* Forgets the conversation (the worker's too); keeps the system prompt. */
+void app_forget(app *a);
+/* What keys do (app_keys.c calls them): send the input line, /help, F2, F4. */
+void app_submit(app *a);
+void app_show_help(app *a);
+void app_cycle_profile(app *a);
+void app_toggle_raw(app *a);
+/* Ctrl-X Ctrl-E and /edit: the draft through the external editor. */
+void app_edit_draft(app *a);
+/* A key read from curses (app_keys.c). */
+void app_on_key(app *a, int r, wint_t ch);
+
+/* The saved conversation (app_chats.c): reopening, saving after each
+   turn, /new, /load, /chats, /save FILE.json. */
+void chats_begin(app *a);
+void chats_model_loaded(app *a);
+void chats_turn_done(app *a);
+void chats_end(app *a);
+void chats_cmd_new(ui_host *h, const ui_slash *s);
+void chats_cmd_load(ui_host *h, const ui_slash *s);
+void chats_cmd_list(ui_host *h, const ui_slash *s);
+int chats_save_json(app *a, const char *path, char *err, size_t cap);
+/* The saved conversations' ids, newest first, for /load's completion:
+   *ids is one malloc'd block (free it alone); the count. */
+int chats_ids(const char ***ids);
 
 void draw_all(app *a);
 /* The colour pairs draw.c's Markdown styles use (after start_color). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "chatlog.h"
 #include "slash.h"
 #include "statusbar.h"
 
@@ -128,60 +129,146 @@ static void plain_say(ui_host *h, int level, const char *msg)
     note(msg);
 }
 
+/* The conversation and its saved file, as the command handlers see them. */
 typedef struct {
     conv c;
+    chatlog log;
+    bool save_failed;
     ui_attach at;     /* /read and -f files for the next message */
-} plain_state;
+} plain_chat;
+
+/* A finished turn goes to the file (chatlog.h), as in the full-screen chat. */
+static void save_turn(plain_chat *p, const char *user, const char *reply, const ember_stats *st, int nt)
+{
+    chatlog_stats cs = {st->n_ctx > 0, st->n_prompt, nt, st->ttft_ms, st->decode_tps};
+    ember_err e = {{0}};
+    if (chatlog_add(&p->log, "user", user, false, NULL) < 0 ||
+        chatlog_add(&p->log, "assistant", reply, false, &cs) < 0)
+        ember_seterr(&e, "out of memory");
+    if (e.msg[0] || chatlog_save(&p->log, &e) < 0) {
+        if (!p->save_failed) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "the conversation is not being saved: %s", e.msg);
+            note(msg);
+        }
+        p->save_failed = true;
+        return;
+    }
+    p->save_failed = false;
+}
+
+/* A new file for what follows; the old one stays saved. */
+static void new_log(plain_chat *p, const ui_config *cfg)
+{
+    char *model = p->log.model ? strdup(p->log.model) : NULL;
+    chatlog_free(&p->log);
+    chatlog_init(&p->log);
+    chatlog_set(&p->log.model, model);
+    chatlog_set(&p->log.profile, cfg->load.profile);
+    chatlog_set(&p->log.system, cfg->system);
+    free(model);
+}
 
 static void plain_clear(ui_host *h, const ui_slash *s)
 {
-    plain_state *ps = h->front;
-    conv_clear(&ps->c, true);
+    plain_chat *p = h->front;
+    conv_clear(&p->c, true);
     ember_worker_clear(h->worker);
+    new_log(p, h->cfg);
+}
+
+/* Makes r (taken over, emptied) the conversation: its turns are the
+   model's context from the next line on. */
+static int adopt(plain_chat *p, ember_worker *w, chatlog *r)
+{
+    conv_clear(&p->c, false);
+    if (r->system && conv_add(&p->c, "system", r->system) < 0) return -1;
+    for (size_t i = 0; i < r->n; i++)
+        if (conv_add(&p->c, r->msgs[i].role, r->msgs[i].content) < 0) return -1;
+    char *model = p->log.model ? strdup(p->log.model) : NULL;
+    chatlog_free(&p->log);
+    p->log = *r;
+    memset(r, 0, sizeof *r);
+    if (model) chatlog_set(&p->log.model, model);
+    free(model);
+    ember_worker_set_conversation(w, p->c.m, p->c.n);
+    char msg[200];
+    int turns = chatlog_turns(&p->log);
+    snprintf(msg, sizeof msg, "reopened conversation %s (%d turn%s)", p->log.id, turns, turns == 1 ? "" : "s");
+    note(msg);
+    return 0;
+}
+
+static void plain_load(ui_host *h, const ui_slash *s)
+{
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)s->arg_len, s->arg);
+    chatlog r;
+    ember_err e = {{0}};
+    if (chatlog_open(id, &r, NULL, NULL, &e) < 0 || adopt(h->front, h->worker, &r) < 0) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "/load: %s", e.msg[0] ? e.msg : "out of memory");
+        note(msg);
+    }
+    chatlog_free(&r);
 }
 
 static void plain_read(ui_host *h, const ui_slash *s)
 {
-    plain_state *ps = h->front;
+    plain_chat *p = h->front;
     char path[4096], err[4200];
     snprintf(path, sizeof path, "%.*s", (int)s->arg_len, s->arg);
-    long long n = ui_attach_file(&ps->at, path, err, sizeof err);
+    long long n = ui_attach_file(&p->at, path, err, sizeof err);
     if (n < 0) note(err);
     else fprintf(stderr, "ember: attached %s (%lld bytes): it goes with the next message\n", path, n);
+}
+
+static void plain_list(ui_host *h, const ui_slash *s)
+{
+    plain_chat *p = h->front;
+    ember_err e = {{0}};
+    char *text = chatlog_list_text(p->log.id, 20, NULL, NULL, &e);
+    note(text ? text : e.msg);
+    free(text);
 }
 
 /* The commands plain mode handles itself (the table's `plain` ones that
    act on the conversation). */
 static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
-    [SL_CLEAR] = plain_clear, [SL_READ] = plain_read};
+    [SL_CLEAR] = plain_clear, [SL_NEW] = plain_clear, [SL_LOAD] = plain_load, [SL_CHATS] = plain_list,
+    [SL_READ] = plain_read};
 
-/* One message and its reply; false when it got an error instead (it is
-   then taken back out of the conversation).  -1: out of memory. */
-static int turn(ember_worker *w, conv *c, const char *text)
+/* One message and its reply, saved; 1, or 0 when it got an error instead
+   (it is then taken back out of the conversation), -1 out of memory. */
+static int turn(plain_chat *pc, ember_worker *w, const char *text)
 {
-    if (conv_add(c, "user", text) < 0) return -1;
-    uint64_t gs = ember_worker_generate(w, c->m, c->n);
+    conv *cv = &pc->c;
+    if (conv_add(cv, "user", text) < 0) return -1;
+    uint64_t gs = ember_worker_generate(w, cv->m, cv->n);
     char *reply = NULL;
     ember_stats st;
     memset(&st, 0, sizeof st);
-    int nt = 0;
+    int nt = 0, rc = 1;
     reply_open = true;          /* the reply's line ends below */
     bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
     if (reply_open) fputc('\n', stdout);
     reply_open = false;
     ember_stdout_flush();
-    if (st.n_ctx) print_stats(&st, nt);
-    int rc = 1;
     if (!ok) {
         /* one failed message (longer than the context, say) is reported
            and taken back; the rest of the input still gets its answers */
-        c->n--;
-        free((char *)c->m[c->n].role);
-        free((char *)c->m[c->n].content);
+        cv->n--;
+        free((char *)cv->m[cv->n].role);
+        free((char *)cv->m[cv->n].content);
         rc = 0;
-    } else if (conv_add(c, "assistant", reply ? reply : "") < 0) {
+    } else if (conv_add(cv, "assistant", reply ? reply : "") < 0) {
         rc = -1;
+    } else {
+        /* saved before the numbers are printed: a reader that stops at
+           the reply (head -1) ends ember on the next write */
+        save_turn(pc, text, reply ? reply : "", &st, nt);
     }
+    if (st.n_ctx) print_stats(&st, nt);
     free(reply);
     return rc;
 }
@@ -205,17 +292,25 @@ int ui_plain_run(ui_config *cfg)
     }
     if (cfg->demo)
         fprintf(stderr, "ember: DEMO model with random weights: the text means nothing\n");
-    plain_state ps = {.at = cfg->attach};
-    memset(&cfg->attach, 0, sizeof cfg->attach);
-    conv *c = &ps.c;
+    plain_chat pc;
+    memset(&pc, 0, sizeof pc);
+    conv *cv = &pc.c;
     int status = 0;
     bool failed = false;          /* some message got an error instead of a reply */
-    if (cfg->system && *cfg->system && conv_add(c, "system", cfg->system) < 0) status = 1;
+    if (cfg->system && *cfg->system && conv_add(cv, "system", cfg->system) < 0) status = 1;
+    char model[4096];
+    if (!cfg->model_path || !realpath(cfg->model_path, model))
+        snprintf(model, sizeof model, "%s", cfg->model_path ? cfg->model_path : "");
+    new_log(&pc, cfg);
+    chatlog_set(&pc.log.model, model);
+    if (cfg->resume && adopt(&pc, w, cfg->resume) < 0) status = 1;
+    pc.at = cfg->attach;                     /* -f files (and stdin with -p): ours now */
+    memset(&cfg->attach, 0, sizeof cfg->attach);
     char *line = NULL;
     size_t cap = 0;
     if (cfg->oneshot && !status) {   /* ember -p: one message (stdin and -f files before it) */
-        char *msg = ui_attach_take(&ps.at, cfg->oneshot);
-        int rc = msg ? turn(w, c, msg) : -1;
+        char *msg = ui_attach_take(&pc.at, cfg->oneshot);
+        int rc = msg ? turn(&pc, w, msg) : -1;
         free(msg);
         status = rc == 1 ? 0 : 1;
         goto done;
@@ -233,13 +328,13 @@ int ui_plain_run(ui_config *cfg)
         ui_slash s;
         ui_slash_parse(line, &s);
         if (s.kind != SL_NONE) {
-            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &ps};
+            ui_host h = {cfg, w, true, false, plain_say, plain_ops, &pc};
             ui_slash_run(&h, &s);
             if (h.quit) break;
             continue;
         }
-        char *msg = ps.at.n ? ui_attach_take(&ps.at, s.arg) : NULL;
-        int rc = turn(w, c, msg ? msg : s.arg);
+        char *msg = pc.at.n ? ui_attach_take(&pc.at, s.arg) : NULL;
+        int rc = turn(&pc, w, msg ? msg : s.arg);
         free(msg);
         if (rc < 0) status = 1;
         if (rc == 0) failed = true;
@@ -247,9 +342,10 @@ int ui_plain_run(ui_config *cfg)
     if (failed && !status) status = 1;
 done:
     free(line);
-    conv_clear(c, false);
-    free(c->m);
-    ui_attach_clear(&ps.at);
+    ui_attach_clear(&pc.at);
+    conv_clear(cv, false);
+    free(cv->m);
+    chatlog_free(&pc.log);
     ember_worker_free(w);
     return status;
 }

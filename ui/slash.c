@@ -30,7 +30,12 @@ const ui_command ui_commands[] = {
     {"/stats", "", "last turn's numbers and the execution plan summary", SL_STATS, UI_ARG_NONE, false,
      run_front},
     {"/regen", "", "answer the last message again", SL_REGEN, UI_ARG_NONE, false, run_front},
-    {"/save", "FILE", "write the transcript as Markdown", SL_SAVE, UI_ARG_REQUIRED, false, run_front},
+    {"/save", "FILE", "write the transcript as Markdown (FILE.json: as JSON, like saved chats)", SL_SAVE,
+     UI_ARG_REQUIRED, false, run_front},
+    {"/new", "", "start a new conversation (this one stays saved)", SL_NEW, UI_ARG_NONE, true, run_front},
+    {"/load", "ID", "reopen a saved conversation (a unique start of its id will do)", SL_LOAD,
+     UI_ARG_REQUIRED, true, run_front},
+    {"/chats", "", "list the saved conversations", SL_CHATS, UI_ARG_NONE, true, run_front},
     {"/quit", "", "leave (also Ctrl-D)", SL_QUIT, UI_ARG_NONE, true, run_quit},
     {"/raw", "", "replies as raw text / as Markdown (also F4)", SL_RAW, UI_ARG_NONE, false, run_front},
     {"/copy", "[N|all]", "copy the last reply, its N-th code block, or the whole chat (OSC 52)", SL_COPY,
@@ -204,7 +209,7 @@ static int gather(const char *pre, size_t pn, const char *const *words, int nw, 
     return n;
 }
 
-int ui_slash_complete(const char *line, const char *const *profiles, int n_profiles,
+int ui_slash_complete(const char *line, const char *const *words, int n_words,
                       char *out, size_t cap, char *list, size_t list_cap)
 {
     const char *cand[64];
@@ -236,8 +241,9 @@ int ui_slash_complete(const char *line, const char *const *profiles, int n_profi
                 if (gen_opt_table[i].set_key) keys[nk++] = gen_opt_table[i].set_key;
             n = gather(word, strlen(word), keys, nk, cand, 64);
         }
-        else if (cmd == 8 && !strncmp(line, "/profile", 8) && profiles)
-            n = gather(word, strlen(word), profiles, n_profiles, cand, 64);
+        else if (((cmd == 8 && !strncmp(line, "/profile", 8)) || (cmd == 5 && !strncmp(line, "/load", 5))) &&
+                 words)
+            n = gather(word, strlen(word), words, n_words, cand, 64);
         else
             return 0;
     }

@@ -15,6 +15,7 @@ typedef enum {
     SL_HELP, SL_CLEAR, SL_SYSTEM, SL_SET, SL_PROFILE, SL_STATS, SL_REGEN, SL_SAVE, SL_QUIT,
     SL_RAW, SL_COPY,   /* SL_COPY: ival = 0 last reply, N its N-th code block, -1 all */
     SL_READ, SL_EDIT,
+    SL_NEW, SL_LOAD, SL_CHATS,
     SL_ERROR,          /* err says what is wrong */
     SL_COUNT
 } ui_slash_kind;
@@ -70,8 +71,10 @@ void ui_slash_help_text(bool plain, char *buf, size_t cap);
 /* Tab completion of `line` (a command being typed).  Fills out with the
    line extended by the candidates' common prefix (plus a space when
    there is exactly one) and list with the candidates separated by
-   spaces.  Returns the number of candidates. */
-int ui_slash_complete(const char *line, const char *const *profiles, int n_profiles,
+   spaces.  words are what the argument being typed may be: profile names
+   for /profile, saved conversation ids for /load (the caller knows which
+   line it completes).  Returns the number of candidates. */
+int ui_slash_complete(const char *line, const char *const *words, int n_words,
                       char *out, size_t cap, char *list, size_t list_cap);
 
 #endif

@@ -9,6 +9,13 @@
 
 typedef enum { TR_USER, TR_ASSISTANT, TR_SYSTEM, TR_NOTICE, TR_ERROR, TR_INFO } tr_role;
 
+/* A finished reply's numbers, saved with it. */
+typedef struct tr_stats {
+    bool set;
+    int prompt_tokens, generated_tokens;
+    double ttft_ms, decode_tps;
+} tr_stats;
+
 typedef struct tr_entry {
     tr_role role;
     char *text;
@@ -17,6 +24,7 @@ typedef struct tr_entry {
     bool dropped;          /* no longer in the model's context */
     struct md_doc *md;     /* the reply's Markdown as last drawn (ui/draw.c), owned */
     size_t md_len;         /* len it was laid out from; a streaming reply grows past it */
+    tr_stats stats;        /* assistant replies */
 } tr_entry;
 
 typedef struct transcript {

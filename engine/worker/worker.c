@@ -17,7 +17,7 @@
 #include "clock.h"
 #include "worker.h"
 
-typedef enum { CMD_LOAD, CMD_GEN, CMD_SAMPLING, CMD_CLEAR, CMD_QUIT } cmd_kind;
+typedef enum { CMD_LOAD, CMD_GEN, CMD_SAMPLING, CMD_CLEAR, CMD_SET_CONV, CMD_QUIT } cmd_kind;
 
 typedef struct cmd {
     cmd_kind kind;
@@ -512,6 +512,56 @@ static void do_generate(ember_worker *w, cmd *c)
     emit_stats(w, EMBER_EV_DONE, c->seq, n_gen, stop);
 }
 
+/* Brings the session to hold w->conv (kept across a load, or set by
+   CMD_SET_CONV), so the next turn prefills only its new message. */
+static void reprefill(ember_worker *w, uint64_t seq)
+{
+    ember_err err = {{0}};
+    int32_t *toks = NULL;
+    int nt = -1;
+    if (prepare(w, seq, false, &err) == 0) {
+        emit_text(w, EMBER_EV_PROGRESS, seq, "re-prefilling the conversation", NULL);
+        nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
+    }
+    if (nt >= 0 && w->dropped > 0) {
+        /* the front end marks what the model no longer sees */
+        ember_event ev = {.kind = EMBER_EV_DROPPED, .seq = seq, .i = w->dropped};
+        emit(w, &ev);
+    }
+    stop_ctx qc = {w, UINT64_MAX};   /* only quitting stops this one */
+    int rc = nt < 0 ? -1 : sync_cache(w, toks, nt, false, stop_requested, &qc, &err);
+    if (rc == -1) emit_text(w, EMBER_EV_ERROR, seq, err.msg, NULL);
+    free(toks);
+    emit_stats(w, EMBER_EV_STATS, seq, 0, false);
+}
+
+/* A reopened conversation replaces the cached one.  Without a model yet
+   it is kept for the load to prefill. */
+static void do_set_conv(ember_worker *w, cmd *c)
+{
+    free_msgs(w->conv, w->n_conv);
+    w->conv = c->msgs;
+    w->n_conv = c->n_msgs;
+    c->msgs = NULL;
+    c->n_msgs = 0;
+    w->dropped = 0;
+    if (!w->h) return;
+    if (w->n_conv) {
+        reprefill(w, c->seq);
+        if (w->dropped > 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the conversation is longer than the context: the model sees it "
+                     "without its %d oldest message%s", w->dropped, w->dropped == 1 ? "" : "s");
+            emit_text(w, EMBER_EV_NOTICE, c->seq, msg, NULL);
+        }
+    } else {
+        w->be->truncate(w->h, 0);
+        w->n_cache = 0;
+        emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
+    }
+    emit_text(w, EMBER_EV_PROGRESS, c->seq, "", NULL);
+}
+
 static void do_load(ember_worker *w, cmd *c)
 {
     ember_err err = {{0}};
@@ -545,17 +595,7 @@ static void do_load(ember_worker *w, cmd *c)
     if (w->n_conv) {
         /* Keep the conversation: bring the new session up to date now so the
            next turn only prefills the new message. */
-        int32_t *toks = NULL;
-        int nt = -1;
-        if (prepare(w, c->seq, false, &err) == 0) {
-            emit_text(w, EMBER_EV_PROGRESS, c->seq, "re-prefilling the conversation", NULL);
-            nt = fit_prompt(w, w->conv, w->n_conv, false, 256, &toks, &err);
-        }
-        stop_ctx qc = {w, UINT64_MAX};   /* only quitting stops this one */
-        int rc = nt < 0 ? -1 : sync_cache(w, toks, nt, false, stop_requested, &qc, &err);
-        if (rc == -1) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
-        free(toks);
-        emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
+        reprefill(w, c->seq);
     } else {
         /* nothing to re-prefill: pack now, while the user types the first
            message, rather than in its TTFT (a message sent meanwhile waits) */
@@ -595,6 +635,7 @@ static void *worker_main(void *arg)
             w->n_conv = 0;
             if (w->h) emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
             break;
+        case CMD_SET_CONV: do_set_conv(w, c); break;
         case CMD_QUIT: quit = true; break;
         }
         uint64_t seq = c->seq;
@@ -685,6 +726,19 @@ uint64_t ember_worker_set_sampling(ember_worker *w, const ember_sampler_opts *o,
     if (!c) return 0;
     c->samp = *o;
     c->n_predict = n_predict;
+    return push(w, c);
+}
+
+uint64_t ember_worker_set_conversation(ember_worker *w, const ember_chat_msg *msgs, size_t n)
+{
+    cmd *c = new_cmd(CMD_SET_CONV);
+    if (!c) return 0;
+    c->msgs = copy_msgs(msgs, n, 0);
+    if (!c->msgs) {
+        free(c);
+        return 0;
+    }
+    c->n_msgs = n;
     return push(w, c);
 }
 

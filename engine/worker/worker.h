@@ -140,6 +140,10 @@ uint64_t ember_worker_load_model(ember_worker *w, const ember_worker_load *l);
 /* Replies to the conversation (messages copied). */
 uint64_t ember_worker_generate(ember_worker *w, const ember_chat_msg *msgs, size_t n);
 uint64_t ember_worker_set_sampling(ember_worker *w, const ember_sampler_opts *o, int n_predict);
+/* Replaces the cached conversation with msgs (copied; a reopened chat,
+   whose last message is the assistant's) and prefills it at once, so the
+   next turn prefills only its new message; before a load, the load does. */
+uint64_t ember_worker_set_conversation(ember_worker *w, const ember_chat_msg *msgs, size_t n);
 /* Forgets the cached conversation (KV cache and dropped-turn count). */
 uint64_t ember_worker_clear(ember_worker *w);
 /* Stops the running generation and any queued before this call, within

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "chatlog.h"
 #include "cli_profile.h"
 #include "keys.h"
 #include "options.h"
@@ -31,6 +32,7 @@ static void usage(FILE *out)
         "Usage: ember -m MODEL [options]\n"
         "       ember chat -m MODEL [options]\n"
         "       ember --demo [options]\n"
+        "       ember -c | --resume [ID] [options]\n"
         "\n"
         "Opens the full-screen chat on a GGUF model (plain line mode when stdin or\n"
         "stdout is not a terminal, or TERM=dumb).\n"
@@ -49,6 +51,10 @@ static void usage(FILE *out)
     fprintf(out,
         "      --demo             synthesize a small random-weight model once (cached) and\n"
         "                         chat with it: shows the engine, produces no meaningful text\n"
+        "  -c, --continue         reopen the last saved conversation (its model unless -m)\n"
+        "      --resume [ID]      reopen a saved conversation (a unique start of its id;\n"
+        "                         none: the last); ember chats lists them\n"
+        "      --no-keep-screen   on leaving, do not print the conversation's last screen\n"
         "  -h, --help             this help\n"
         "\n"
         "Keys:\n");
@@ -162,6 +168,35 @@ static int attach_inputs(ui_config *cfg, const char *const *files, int n, bool o
     return 0;
 }
 
+static void warn_stderr(void *ud, const char *msg) { fprintf(stderr, "ember: %s\n", msg); }
+
+/* -c / --resume: the saved conversation, and what it ran on where the
+   command line does not say (its model, its profile when still there;
+   a --system given replaces the saved one). */
+static int resume_from(const char *id, chatlog *saved, const char **model, const char **profile_name,
+                       const char **system, char **owned)
+{
+    ember_err e = {{0}};
+    if (chatlog_open(id, saved, warn_stderr, NULL, &e) < 0) {
+        fprintf(stderr, "ember: %s: %s\n", id ? "--resume" : "-c", e.msg);
+        return -1;
+    }
+    /* copies: the chat takes the saved conversation over and may free
+       its strings while these are still in use */
+    if (!*model && saved->model) *model = owned[0] = strdup(saved->model);
+    if (!*model) {
+        fprintf(stderr, "ember: conversation %s names no model: give -m MODEL\n", saved->id);
+        return -1;
+    }
+    char path[1024];
+    profile_err pe;
+    if (!*profile_name && saved->profile && profile_find(saved->profile, path, sizeof path, &pe) == 0)
+        *profile_name = owned[1] = strdup(saved->profile);
+    if (*system) chatlog_set(&saved->system, *system);
+    else if (saved->system) *system = owned[2] = strdup(saved->system);
+    return 0;
+}
+
 int cmd_chat(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
@@ -170,18 +205,21 @@ int cmd_chat(int argc, char **argv)
     gen_opts_default(&c.cli);
     c.cli.set = 0;
     const char *profile_name = NULL, *system = NULL;
-    bool demo = false;
+    bool demo = false, resume = false, keep_screen = true;
+    const char *resume_id = NULL;
     const char *oneshot = NULL;
     enum { MAX_FILES = 64 };
     const char *files[MAX_FILES];
     int n_files = 0;
-    struct option lo[10 + OPT_COUNT + 1] = {
+    struct option lo[14 + OPT_COUNT + 1] = {
         {"model", required_argument, 0, 'm'}, {"profile", required_argument, 0, 'P'},
         {"system", required_argument, 0, 'S'}, {"strategy", required_argument, 0, 's'},
         {"demo", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
+        {"continue", no_argument, 0, 'c'}, {"resume", optional_argument, 0, 'R'},
+        {"no-keep-screen", no_argument, 0, 'K'},
         {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'}};
-    char shorts[40] = "m:hp:f:";
-    gen_opts_getopt(lo, 8, GEN_OPT_ALL, shorts, sizeof shorts);
+    char shorts[40] = "m:hcp:f:";
+    gen_opts_getopt(lo, 11, GEN_OPT_ALL, shorts, sizeof shorts);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -205,6 +243,14 @@ int cmd_chat(int argc, char **argv)
             }
             files[n_files++] = optarg;
             break;
+        case 'c': resume = true; break;
+        case 'R':
+            resume = true;
+            /* "--resume ID" as well as "--resume=ID" */
+            if (!optarg && optind < argc && argv[optind][0] != '-') optarg = argv[optind++];
+            resume_id = optarg;
+            break;
+        case 'K': keep_screen = false; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -217,6 +263,20 @@ int cmd_chat(int argc, char **argv)
         fprintf(stderr, "ember: --demo chats with its own synthesized model: give -m MODEL or --demo, "
                         "not both\n");
         return 2;
+    }
+    chatlog saved;
+    memset(&saved, 0, sizeof saved);
+    char *owned[3] = {NULL, NULL, NULL};
+    int status = 0;
+    if (resume) {
+        if (demo) {
+            fprintf(stderr, "ember: --demo starts afresh: not with -c / --resume\n");
+            return 2;
+        }
+        if (resume_from(resume_id, &saved, &c.model, &profile_name, &system, owned) < 0) {
+            status = 1;
+            goto done;
+        }
     }
     const char *fk = getenv("EMBER_FAKE_ENGINE");
     c.fake = fk && *fk && strcmp(fk, "0");
@@ -253,7 +313,8 @@ int cmd_chat(int argc, char **argv)
     }
     if (!c.model) {
         fprintf(stderr, "ember: no model: give -m MODEL.gguf, or try ember --demo\n");
-        return 2;
+        status = 2;
+        goto done;
     }
     if (!c.fake) {
         /* The model's own problems are reported as the model's, before any
@@ -261,13 +322,15 @@ int cmd_chat(int argc, char **argv)
         ember_err e = {{0}};
         if (access(c.model, R_OK) != 0) {
             fprintf(stderr, "ember: %s: %s\n", c.model, strerror(errno));
-            return 1;
+            status = 1;
+            goto done;
         }
         if (ember_model_peek(c.model, &c.info, &e) < 0) {
             size_t pl = strlen(c.model);
             bool named = !strncmp(e.msg, c.model, pl) && e.msg[pl] == ':';
             fprintf(stderr, "ember: %s%s%s\n", named ? "" : c.model, named ? "" : ": ", e.msg);
-            return 1;
+            status = 1;
+            goto done;
         }
     }
 
@@ -280,9 +343,14 @@ int cmd_chat(int argc, char **argv)
     cfg.resolve = resolve;
     cfg.ctx = &c;
     cfg.cur_profile = -1;
+    cfg.resume = resume ? &saved : NULL;
+    cfg.keep_screen = keep_screen;
     gen_opts_default(&cfg.gen);
     cfg.oneshot = oneshot;
-    if (attach_inputs(&cfg, files, n_files, oneshot != NULL) < 0) return 1;
+    if (attach_inputs(&cfg, files, n_files, oneshot != NULL) < 0) {
+        status = 1;
+        goto done;
+    }
 
     /* Profiles to cycle: every one found, user ones hiding shipped ones. */
     profile_entry *pl = NULL;
@@ -299,7 +367,6 @@ int cmd_chat(int argc, char **argv)
         profile_err pe;
         if (profile_find("auto", ap, sizeof ap, &pe) == 0) profile_name = "auto";
     }
-    int status;
     char err[1200];
     if (resolve(&c, profile_name, &cfg.load, &cfg.gen, err, sizeof err) < 0) {
         fprintf(stderr, "ember: %s\n", err);
@@ -317,5 +384,8 @@ out:
     ui_attach_clear(&cfg.attach);
     for (int i = 0; i < cfg.n_profiles; i++) free(cfg.profiles[i]);
     free(cfg.profiles);
+done:
+    chatlog_free(&saved);
+    for (int i = 0; i < 3; i++) free(owned[i]);
     return status;
 }

@@ -12,5 +12,6 @@ int cmd_profiles(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_recache(int argc, char **argv);
 int cmd_template(int argc, char **argv);
+int cmd_chats(int argc, char **argv);
 
 #endif

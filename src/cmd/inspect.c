@@ -244,7 +244,7 @@ static void json_opt_u64(json_w *j, const char *key, const summary *s, const cha
     bool ok = suffix ? arch_u64(s, suffix, &v) : vocab_size(s, &v);
     json_key(j, key);
     if (ok) json_u64(j, v);
-    else json_null(j);
+    else json_null_value(j);
 }
 
 static void json_opt_str(json_w *j, const summary *s, const char *key, const char *gkey)
@@ -252,7 +252,7 @@ static void json_opt_str(json_w *j, const summary *s, const char *key, const cha
     gguf_str v;
     json_key(j, key);
     if (gguf_get_str(s->f, gkey, &v)) json_strn(j, v.ptr, (size_t)v.len);
-    else json_null(j);
+    else json_null_value(j);
 }
 
 static void json_kv_value(json_w *j, const gguf_kv *kv)
@@ -285,7 +285,7 @@ static int print_json(const summary *s, bool tensors, bool meta)
     json_kv_u64(&j, "alignment", f->alignment);
     json_key(&j, "architecture");
     if (s->arch[0]) json_str(&j, s->arch);
-    else json_null(&j);
+    else json_null_value(&j);
     json_opt_str(&j, s, "name", "general.name");
     json_kv_u64(&j, "parameters", s->params);
     json_opt_u64(&j, "context_length", s, "context_length");
@@ -298,7 +298,7 @@ static int print_json(const summary *s, bool tensors, bool meta)
     json_opt_str(&j, s, "tokenizer_pre", "tokenizer.ggml.pre");
     json_key(&j, "file_type");
     if (gguf_get_u64(f, "general.file_type", &v)) json_u64(&j, v);
-    else json_null(&j);
+    else json_null_value(&j);
     json_kv_u64(&j, "kv_count", f->n_kv);
     json_kv_u64(&j, "tensor_count", f->n_tensors);
     json_kv_u64(&j, "tensor_bytes", s->tensor_bytes);

@@ -17,6 +17,7 @@ static void usage(FILE *out)
         "\n"
         "Commands:\n"
         "  chat       the full-screen chat (the default when -m is given)\n"
+        "  chats      list the saved conversations (ember -c reopens the last)\n"
         "  run        generate from a prompt, print text and stats\n"
         "  eval       write logits for a prompt (golden comparisons)\n"
         "  inspect    show a GGUF file's metadata, tensors and execution plan\n"
@@ -64,6 +65,7 @@ static int dispatch(int argc, char **argv)
         {"profiles", cmd_profiles},
         {"bench", cmd_bench},
         {"recache", cmd_recache},
+        {"chats", cmd_chats},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

@@ -120,7 +120,7 @@ void json_strn(json_w *j, const char *s, size_t n)
 void json_str(json_w *j, const char *s)
 {
     if (!s) {
-        json_null(j);
+        json_null_value(j);
         return;
     }
     json_strn(j, s, strlen(s));
@@ -173,7 +173,7 @@ void json_bool(json_w *j, bool v)
     fputs(v ? "true" : "false", j->out);
 }
 
-void json_null(json_w *j)
+void json_null_value(json_w *j)
 {
     before_value(j);
     fputs("null", j->out);

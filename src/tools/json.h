@@ -42,7 +42,8 @@ void json_f64(json_w *j, double v);
 /* Fixed number of digits after the point (for human-facing rates and times). */
 void json_fixed(json_w *j, double v, int decimals);
 void json_bool(json_w *j, bool v);
-void json_null(json_w *j);
+/* not json_null: jansson, linked beside this writer, has a function of that name */
+void json_null_value(json_w *j);
 
 /* key + value shorthands */
 void json_kv_str(json_w *j, const char *key, const char *v);

@@ -1,0 +1,111 @@
+/* Saved conversations: one JSON file per conversation under
+   $XDG_STATE_HOME/ember/chats/ID.json, rewritten safely after every turn,
+   listed and reopened by `ember chats`, `ember -c`, `--resume`, /load.
+
+   The ID is the creation time in UTC (to the millisecond) plus a random
+   suffix, so names sort in creation order and two programs starting in the
+   same millisecond still pick different files.  The storage is here alone,
+   so the subcommand and the chat UI read and write the same format. */
+#ifndef EMBER_CHATLOG_H
+#define EMBER_CHATLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ember.h"
+
+/* The format written; a file with a larger "version" is from a newer
+   Ember and is skipped rather than misread. */
+#define CHATLOG_VERSION 1
+#define CHATLOG_ID_MAX 40
+
+/* What one reply cost (the assistant message's "stats"). */
+typedef struct chatlog_stats {
+    bool set;
+    int prompt_tokens, generated_tokens;
+    double ttft_ms, decode_tps;
+} chatlog_stats;
+
+typedef struct chatlog_msg {
+    char *role, *content;          /* "user" or "assistant" */
+    bool cancelled;                /* a reply stopped part way */
+    chatlog_stats stats;           /* assistant messages */
+} chatlog_msg;
+
+typedef struct chatlog {
+    char id[CHATLOG_ID_MAX];
+    int64_t created, updated;      /* Unix seconds */
+    char *model, *profile, *tmpl, *system;   /* NULL when unknown / none */
+    chatlog_msg *msgs;
+    size_t n, cap;
+} chatlog;
+
+/* A fresh conversation with a new id, created now. */
+void chatlog_init(chatlog *c);
+void chatlog_free(chatlog *c);
+/* Empties the messages (the metadata stays). */
+void chatlog_clear_msgs(chatlog *c);
+/* Sets one of the string fields (a copy; NULL or "" clears it). */
+void chatlog_set(char **field, const char *value);
+/* Appends a message (copied); st may be NULL.  0 or -1 (out of memory). */
+int chatlog_add(chatlog *c, const char *role, const char *content, bool cancelled,
+                const chatlog_stats *st);
+/* Assistant messages: the turns shown in lists. */
+int chatlog_turns(const chatlog *c);
+
+/* Writes a new sortable id (see above) into id[CHATLOG_ID_MAX]. */
+void chatlog_new_id(char *id);
+/* Whether s has the shape of an id (also guards paths built from one). */
+bool chatlog_id_valid(const char *s);
+
+/* The directory ($XDG_STATE_HOME/ember/chats, made 0700 with create).
+   0, or -1 with err. */
+int chatlog_dir(char *buf, size_t cap, bool create, ember_err *err);
+
+/* The conversation as JSON text (what the file holds), to f; 0 or -1. */
+int chatlog_write(const chatlog *c, FILE *f);
+/* Saves to path with the safe writer, mode 0600; 0, or -1 with err. */
+int chatlog_save_to(const chatlog *c, const char *path, ember_err *err);
+/* Saves to the directory as ID.json, stamping updated; 0 or -1 with err. */
+int chatlog_save(chatlog *c, ember_err *err);
+
+/* Reads a file.  A corrupt file or one of a newer version is -1 with err
+   saying which; *c is then empty (chatlog_free is still safe). */
+int chatlog_load(const char *path, chatlog *c, ember_err *err);
+/* Parses JSON text (the same checks). */
+int chatlog_parse(const char *text, size_t n, chatlog *c, ember_err *err);
+
+/* One saved conversation as lists show it. */
+typedef struct chatlog_entry {
+    char id[CHATLOG_ID_MAX];
+    int64_t created, updated;
+    char model[256];
+    char first[128];               /* first line of the first user message */
+    int turns;
+} chatlog_entry;
+
+/* Called for each file that is skipped (corrupt, newer version). */
+typedef void (*chatlog_warn_fn)(void *ud, const char *msg);
+
+/* Every readable conversation, oldest first by id; *out malloc'd.  Count,
+   or -1 with err (no directory is 0 conversations, not an error). */
+int chatlog_list(chatlog_entry **out, chatlog_warn_fn warn, void *ud, ember_err *err);
+/* Resolves an id or a unique prefix of one (NULL or "": the conversation
+   updated last) to its id.  0, or -1 with err (none, ambiguous). */
+int chatlog_find(const char *prefix, char *id, chatlog_warn_fn warn, void *ud, ember_err *err);
+/* Loads the conversation with this id (or unique prefix, NULL: the last). */
+int chatlog_open(const char *prefix, chatlog *c, chatlog_warn_fn warn, void *ud, ember_err *err);
+/* Deletes the file of id (exact or a unique prefix); its id in removed. */
+int chatlog_remove(const char *prefix, char *removed, ember_err *err);
+
+/* What /chats shows: a heading, then the `last` newest conversations one
+   a line (date, model, turns, first line; `current` marked with *), or a
+   line saying there are none.  malloc'd; NULL with err. */
+char *chatlog_list_text(const char *current, int last, chatlog_warn_fn warn, void *ud, ember_err *err);
+
+/* "2026-12-03 16:15" in local time, for lists. */
+void chatlog_fmt_time(int64_t t, char *buf, size_t cap);
+
+#endif
