@@ -113,6 +113,17 @@ echo "1 2 999999" > "$tmp/oob.ids"
 # the packed lifecycle: the sources' file pages go away after eviction
 "$EMBER" run -m "$m" -p "hello there" -n 4 --strategy packed --json > "$tmp/pk.json"
 npk=$(jget "$tmp/pk.json" "d['packed_tensors']")
+# the report names what executes: nothing packed runs (and is shown) as compressed
+rs=$(jget "$tmp/pk.json" "d['strategy']")
+if [ "$npk" = 0 ]; then want=compressed; else want=packed; fi
+[ "$rs" = "$want" ]; ok $? "packed asked, $npk tensors packed: the run reports strategy '$rs' (want $want)"
+if [ "$npk" = 0 ]; then
+  "$EMBER" inspect --plan --strategy packed "$m" | head -n 1 | grep -q 'nothing is packed: runs as compressed'
+  ok $? "and the plan's first line says it runs as compressed"
+else
+  ! "$EMBER" inspect --plan --strategy packed "$m" | head -n 1 | grep -q 'nothing is packed'
+  ok $? "and the plan does not claim it runs as compressed"
+fi
 if [ "$npk" = 0 ]; then
   reason=$("$EMBER" inspect --plan --strategy packed --tensors "$m" | grep -o 'CPU lacks[^|]*\|EMBER_LLAMA_PACKED_Q8=0[^|]*' | head -1)
   skip "nothing was packed (${reason:-no packed kernel in this build}): no release to measure"

@@ -100,7 +100,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     ember_populate(s->kcache, kvn * 2, true);
     ember_populate(s->vcache, kvn * 2, true);
     ember_populate(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, true);
-    s->st.strategy = m->opts.strategy;
+    s->st.strategy = m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED
+                                                                                         : m->opts.strategy;
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
         ember_session_free(s);
@@ -239,7 +240,10 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
     const ember_model *m = s->m;
     st->n_past = s->n_past;
     st->n_ctx = s->n_ctx;
-    st->strategy = m->opts.strategy;
+    /* what executes: a packed plan that packs nothing (no packed kernel on
+       this CPU, no Q8_0 projection) runs the compressed kernels */
+    st->strategy = m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED
+                                                                                      : m->opts.strategy;
     ember_lifecycle_stats(s, st);
     ember_memstat_read(&st->mem);
 }

@@ -31,6 +31,8 @@ void plan_print_text(const ember_plan *p, const ember_plan_opts *o, bool tensors
                 : o->pack_when == EMBER_PACK_BEFORE_PREFILL ? "before prefill" : "after prefill",
                 o->evict_source ? "yes" : "no", o->reevict_after_prefill ? "yes" : "no",
                 o->packed_prefill ? "packed" : "generic");
+        /* honest about what runs: nothing packed is compressed, whatever was asked */
+        if (p->packed == 0) fprintf(out, " (nothing is packed: runs as compressed; the notes say why)");
     }
     fprintf(out, "\n");
     if (tensors) {
