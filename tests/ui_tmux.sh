@@ -53,7 +53,8 @@ echo "# after F2: $st2"
 ok $? "F2 switches profile: the status shows profile and strategy"
 
 # F2 during a reply: the reply stops, then the profile switches
-notes_before=$(screen | grep -c '^  profile [^ ]*: ')
+prof() { status_line | grep -Eo '[a-z0-9_-]+: (eager|compressed|packed)' | head -n 1; }
+p_before=$(prof)
 $T send-keys -t ember '/set n_predict -1' Enter
 sleep 0.3
 $T send-keys -t ember 'go on and on' Enter
@@ -62,13 +63,13 @@ $T send-keys -t ember F2
 wait_for 'assistant \(stopped\)' 20
 r=$?
 i=0
-while [ $i -lt 200 ] && [ "$(screen | grep -c '^  profile [^ ]*: ')" -le "$notes_before" ]; do sleep 0.1; i=$((i + 1)); done
-[ $r = 0 ] && [ "$(screen | grep -c '^  profile [^ ]*: ')" -gt "$notes_before" ]
+while [ $i -lt 200 ] && { [ "$(prof)" = "$p_before" ] || status_line | grep -q 'switching'; }; do sleep 0.1; i=$((i + 1)); done
+echo "# profile before: $p_before, after: $(prof)"
+[ $r = 0 ] && [ "$(prof)" != "$p_before" ]
 ok $? "F2 during a reply stops it, then switches profile"
+p_after=$(prof)
 $T send-keys -t ember '/set n_predict 24' Enter
-i=0; while [ $i -lt 100 ] && status_line | grep -q 'switching'; do sleep 0.1; i=$((i + 1)); done
 sleep 0.3
-st2=$(status_line)
 
 # Ctrl-P is the previous history line (readline habit), not a profile switch
 $T send-keys -t ember C-p
@@ -76,8 +77,8 @@ sleep 1
 st3=$(status_line)
 echo "# after Ctrl-P: $st3"
 # the profile part of the bar (the numbers may move)
-[ "$(echo "$st3" | awk -F'│' '{print $2}')" = "$(echo "$st2" | awk -F'│' '{print $2}')" ] &&
-    screen | tail -n 2 | grep -q '/set n_predict 24'
+p3=$(prof)
+[ -n "$p3" ] && [ "$p3" = "$p_after" ] && screen | tail -n 2 | grep -q '/set n_predict 24'
 ok $? "Ctrl-P recalls the previous line and keeps the profile"
 $T send-keys -t ember C-c
 
@@ -110,6 +111,29 @@ last=$(screen | tail -n 2 | head -n 1)
 echo "# after resize: widest line $w, $rows rows, status: $last"
 [ "$rows" -le 20 ] && echo "$last" | grep -Eq 'tok/s|PSS'; ok $? "after a resize the status bar is on the second-to-last row"
 screen | tail -n 1 | grep -q '^>'; ok $? "and the input line is last"
+
+# Resizing during a reply (70x20 -> 100x30 -> 120x35 within 0.15 s) keeps
+# the model and profile in the bar (issue: blanked until Ctrl-L)
+blank=0
+$T send-keys -t ember '/set n_predict -1' Enter
+for attempt in 1 2 3 4; do
+    $T resize-window -t ember -x 70 -y 20 >/dev/null 2>&1
+    $T send-keys -t ember '/clear' Enter
+    $T send-keys -t ember 'tell me a very long story' Enter
+    sleep 0.2
+    $T resize-window -t ember -x 100 -y 30 >/dev/null 2>&1
+    sleep 0.07
+    $T resize-window -t ember -x 120 -y 35 >/dev/null 2>&1
+    sleep 0.8
+    st=$(status_line)
+    echo "$st" | grep -q '^ember-synth-tiny-Q8_0 │ compressed: compressed │' || { blank=1; echo "# after resize $attempt: $st"; }
+    $T send-keys -t ember Escape
+    wait_for '\[stopped\]' 5
+done
+$T send-keys -t ember '/set n_predict 24' Enter
+ok $blank "resizing during a reply keeps the model and profile in the status bar (4 tries)"
+$T resize-window -t ember -x 70 -y 20 >/dev/null 2>&1
+sleep 0.3
 
 # /save writes Markdown.
 $T send-keys -t ember "/save $tmp/chat.md" Enter

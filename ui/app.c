@@ -661,9 +661,17 @@ int ui_app_run(ui_config *cfg)
     draw_layout(a);
     a->dirty = true;
     while (!a->quit && !got_signal) {
+        /* Resizes in quick succession (a window dragged, tmux re-attached)
+           can leave a row stale until Ctrl-L: once the size has been still
+           for 150 ms, the whole screen is laid out and painted again. */
+        if (a->resized_ms && ember_now_ms() - a->resized_ms >= 150) {
+            a->resized_ms = 0;
+            draw_layout(a);
+            a->dirty = true;
+        }
         if (a->dirty) draw_all(a);
         struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = ember_worker_fd(a->w), .events = POLLIN}};
-        int pr = poll(p, 2, 250);
+        int pr = poll(p, 2, a->resized_ms ? 50 : 250);
         if (pr < 0 && errno != EINTR) break;
         if (p[0].revents & (POLLHUP | POLLERR)) break;
         wtimeout(a->wi, 0);

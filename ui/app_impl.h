@@ -40,6 +40,7 @@ typedef struct app {
     char *system;
     int cur_assist;                /* entry receiving tokens, -1 when idle */
     ui_attach attach;              /* /read files waiting for the next message */
+    double resized_ms;             /* last KEY_RESIZE (0: none pending): laid out again once settled */
     bool switch_pending;           /* F2 during a reply: switch once it has stopped */
     int pending_index;
     char pending_profile[128];

@@ -255,6 +255,7 @@ void app_on_key(app *a, int r, wint_t ch)
     if (r == KEY_CODE_YES && ch == KEY_RESIZE) {
         draw_layout(a);
         a->dirty = true;
+        a->resized_ms = ember_now_ms();
         return;
     }
     a->flash[0] = 0;
