@@ -15,6 +15,7 @@
 #include "app.h"
 #include "cli_profile.h"
 #include "keys.h"
+#include "model_arg.h"
 #include "options.h"
 #include "cli.h"
 #include "ember.h"
@@ -35,7 +36,7 @@ static void usage(FILE *out)
         "Opens the full-screen chat on a GGUF model (plain line mode when stdin or\n"
         "stdout is not a terminal, or TERM=dumb).\n"
         "\n"
-        "  -m, --model FILE       GGUF model\n"
+        "  -m, --model FILE       GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
         "      --profile NAME     YAML profile (name or path; default 'auto' when it is\n"
         "                         found and no --strategy is given); F2 cycles the others\n"
         "      --system TEXT      system prompt\n"
@@ -178,6 +179,8 @@ int cmd_chat(int argc, char **argv)
         fprintf(stderr, "ember: no model: give -m MODEL.gguf, or try ember --demo\n");
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember", &c.model, hf_path, sizeof hf_path)) return 1;
     if (!c.fake) {
         /* The model's own problems are reported as the model's, before any
            profile is looked at; its header is read here once. */
