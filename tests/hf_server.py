@@ -17,6 +17,7 @@ Fault modes, chosen by the repository's name:
   badsum   the listing's sha256 is not the file's
   noref    no X-Repo-Commit: the revision comes from /api/models/U/R
   norange  Range requests are answered 200 with the whole file
+  nolfs    the GGUF files are plain git files (no "lfs": a git blob id)
 A repository that is not under ROOT is a 404 (X-Error-Code: RepositoryNotFound).
 Every request is logged to LOG as "METHOD PATH RANGE STATUS".
 """
@@ -57,7 +58,7 @@ def listing(repo, rdir):
             data = open(full, "rb").read()
             git = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
             e = {"type": "file", "path": rel, "size": len(data), "oid": git}
-            if name.endswith(".gguf"):
+            if name.endswith(".gguf") and not repo.endswith("/nolfs"):
                 sha = hashlib.sha256(data).hexdigest()
                 if repo.endswith("/badsum"):
                     sha = hashlib.sha256(b"not the file").hexdigest()

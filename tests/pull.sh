@@ -23,7 +23,7 @@ cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
-    "$R/test/noref" "$R/test/norange" "$R/test/big" "$T/local"
+    "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
 cp "$T/q8.gguf" "$R/test/tiny/tiny-Q8_0.gguf"
@@ -33,7 +33,7 @@ cp "$T/q8.gguf" "$R/test/tiny/mmproj-tiny-F16.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
-for r in drop badsum gated noref norange big; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -49,6 +49,11 @@ while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 HF_ENDPOINT=http://127.0.0.1:$(cat "$T/port")
 HF_HOME=$T/hf
 export HF_ENDPOINT HF_HOME
+# the stand-in is on 127.0.0.1: no proxy of the environment may stand between
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+no_proxy=127.0.0.1
+NO_PROXY=127.0.0.1
+export no_proxy NO_PROXY
 unset HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_TOKEN_PATH HF_HUB_CACHE HUGGINGFACE_HUB_CACHE HF_HUB_OFFLINE EMBER_MODELS
 C=$HF_HOME/hub
 
@@ -114,6 +119,28 @@ rc=$?
 ok $? "disk full: exit 1, the partial kept and said so: $(head -n1 "$T/err" | head -c 200)"
 "$BIN" pull test/big >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf"
 ok $? "after the disk error, a rerun completes the file"
+
+"$BIN" pull test/nolfs >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
+    [ "$(readlink "$(cat "$T/out")")" = "../../blobs/$(git hash-object "$T/q8.gguf" 2>/dev/null ||
+        python3 -c 'import hashlib,sys; d=open(sys.argv[1],"rb").read(); print(hashlib.sha1(b"blob %d\0" % len(d) + d).hexdigest())' "$T/q8.gguf")" ] &&
+    grep -q "git blob id verified" "$T/err"
+ok $? "a GGUF kept in git itself (no LFS): named and verified by its git blob id"
+
+# two pulls of one file: the second is told, and the partial is left to the first
+if command -v flock >/dev/null 2>&1; then
+    lockf=$C/models--test--ambig/blobs/$S8.incomplete
+    mkdir -p "${lockf%/*}" && : >"$lockf"
+    flock "$lockf" sleep 2 &
+    lk=$!
+    sleep 0.5
+    "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err"
+    rc=$?
+    kill $lk 2>/dev/null
+    wait $lk 2>/dev/null
+    [ $rc -eq 1 ] && grep -q "another process" "$T/err" && [ -e "$lockf" ]
+    ok $? "a download already under way elsewhere: exit 1, said so: $(head -n1 "$T/err" | head -c 200)"
+    rm -f "$lockf"
+fi
 
 "$BIN" pull test/badsum >"$T/out" 2>"$T/err"
 rc=$?

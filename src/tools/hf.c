@@ -31,7 +31,12 @@ static const char *token(void)
     static char buf[512];
     const char *t = getenv("HF_TOKEN");
     if (!t || !*t) t = getenv("HUGGING_FACE_HUB_TOKEN");
-    if (t && *t) return t;
+    if (t && *t) {
+        /* it goes into a header line: a line break would start another */
+        snprintf(buf, sizeof buf, "%s", t);
+        buf[strcspn(buf, "\r\n")] = 0;
+        return buf;
+    }
     char path[PATH_MAX];
     const char *p = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *h = getenv("HOME");
     if (p && *p) snprintf(path, sizeof path, "%s", p);

@@ -126,7 +126,10 @@ int hf_choose(const char *repo, char *const *names, int n, const char *quant, em
         else cand[nc++] = i;
     }
     char list[400];
-    if (!ngguf) return ember_seterr(err, "%s has no GGUF file", repo), HF_CHOOSE_NONE;
+    if (!ngguf) {
+        ember_seterr(err, "%s has no GGUF file", repo);
+        return HF_CHOOSE_NONE;
+    }
     if (quant && *quant) {
         int r = pick(names, cand, nc, quant, hits, &nh);
         if (r >= 0) return r;
@@ -137,10 +140,11 @@ int hf_choose(const char *repo, char *const *names, int n, const char *quant, em
             return r;
         }
         for (int i = 0; i < n; i++)
-            if (is_gguf(names[i]) && is_split(names[i]) && match(names[i], quant))
-                return ember_seterr(err, "%s: '%s' is only there split into parts (%s), which ember cannot "
-                                         "open: join them with llama-gguf-split --merge", repo, quant, names[i]),
-                       HF_CHOOSE_NONE;
+            if (is_gguf(names[i]) && is_split(names[i]) && match(names[i], quant)) {
+                ember_seterr(err, "%s: '%s' is only there split into parts (%s), which ember cannot open: "
+                                  "join them with llama-gguf-split --merge", repo, quant, names[i]);
+                return HF_CHOOSE_NONE;
+            }
         list_names(list, sizeof list, names, cand, nc);
         ember_seterr(err, "%s has no GGUF file matching '%s'%s%s", repo, quant, nc ? "; it has: " : "", list);
         return HF_CHOOSE_NONE;
@@ -151,9 +155,11 @@ int hf_choose(const char *repo, char *const *names, int n, const char *quant, em
         if (r >= 0) return r;
     }
     if (nc == 1) return cand[0];
-    if (!nc)
-        return ember_seterr(err, "%s has only %s GGUF files (%d), none ember can open on its own", repo,
-                            split ? "split" : "projector (mmproj)", split + proj), HF_CHOOSE_NONE;
+    if (!nc) {
+        ember_seterr(err, "%s has only %s GGUF files (%d), none ember can open on its own", repo,
+                     split ? "split" : "projector (mmproj)", split + proj);
+        return HF_CHOOSE_NONE;
+    }
     list_names(list, sizeof list, names, cand, nc);
     ember_seterr(err, "%s has %d GGUF files and none is Q4_K_M or Q8_0: choose one with %s:QUANT (%s)", repo, nc,
                  repo, list);

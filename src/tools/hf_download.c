@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "digest.h"
@@ -51,24 +54,36 @@ static void clock_text(char *buf, size_t cap, double s)
     else snprintf(buf, cap, "%ld:%02ld", t / 60, t % 60);
 }
 
+static int columns(void)
+{
+    struct winsize ws;
+    return ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20 ? ws.ws_col : 80;
+}
+
 static void draw(dl *s, bool force)
 {
     double now = ember_now_ms();
     if (!s->progress || (!force && now - s->last_draw < 100)) return;
     s->last_draw = now;
     double secs = (now - s->t0) / 1e3, got = (double)(s->have - s->start);
-    double rate = secs > 0.2 ? got / secs : 0;
-    char a[32], b[32], r[32], eta[32];
+    /* the first fraction of a second says little about the rate */
+    double rate = secs > 0.2 || (force && secs > 0) ? got / secs : 0;
+    char a[32], b[32], r[32], eta[32], stats[160];
     human(a, sizeof a, (double)s->have);
     human(b, sizeof b, (double)s->total);
     human(r, sizeof r, rate);
     clock_text(eta, sizeof eta, rate > 0 ? (double)(s->total - s->have) / rate : -1);
     int pct = s->total ? (int)(100.0 * (double)s->have / (double)s->total) : 0;
+    int sl = snprintf(stats, sizeof stats, " %3d%% %s / %s  %s/s  ETA %s", pct, a, b, r, eta);
+    /* one line that fits, or the carriage return cannot redraw it */
+    int room = columns() - 1 - sl, lw = (int)strlen(s->label), bw = 30;
+    if (lw + 3 + bw > room) bw = room - lw - 3 < 10 ? 10 : room - lw - 3;
+    if (lw + 3 + bw > room) lw = room - 3 - bw < 0 ? 0 : room - 3 - bw;
     char bar[31];
-    int fill = pct * 30 / 100;
-    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
-    bar[30] = 0;
-    fprintf(stderr, "\r\033[K%s [%s] %3d%% %s / %s  %s/s  ETA %s", s->label, bar, pct, a, b, r, eta);
+    int fill = pct * bw / 100;
+    for (int i = 0; i < bw && i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    bar[bw < 30 ? bw : 30] = 0;
+    fprintf(stderr, "\r\033[K%.*s [%s]%s", lw, s->label, bar, stats);
     fflush(stderr);
 }
 
@@ -143,6 +158,11 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, bool prog
         close(fd);
         return ember_seterr(err, "cannot write %s: not a regular file", dest);
     }
+    /* two pulls appending to one partial would make neither file */
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        close(fd);
+        return ember_seterr(err, "%s: %s is being downloaded by another process (%s)", repo, e->path, dest);
+    }
     dl s = {.fd = fd, .total = e->size, .progress = progress, .label = e->path};
     s.d = digest_new(!e->lfs, e->size);
     if (!s.d) {
@@ -157,6 +177,18 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, bool prog
         digest_reset(s.d);
     }
     s.start = st->resumed_from = s.have;
+    /* say so before the transfer rather than after hours of it */
+    struct statvfs vfs;
+    if (s.have < e->size && fstatvfs(fd, &vfs) == 0 && vfs.f_frsize &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize < e->size - s.have) {
+        char need[32], avail[32];
+        human(need, sizeof need, (double)(e->size - s.have));
+        human(avail, sizeof avail, (double)vfs.f_bavail * (double)vfs.f_frsize);
+        digest_free(s.d);
+        close(fd);
+        return ember_seterr(err, "disk full: %s needs %s more and %s is free where the cache is (%s)%s", e->path,
+                            need, avail, dest, s.have ? "; the partial download is kept" : "");
+    }
     hf_http h = {0};
     int rc = 0;
     if (s.have < e->size) {
