@@ -6,7 +6,8 @@ Usage: hf_server.py ROOT LOG
 ROOT/USER/REPO/... are the repositories' files.  Prints the port it listens
 on (chosen by the system), then serves:
 
-  GET /api/models/U/R/tree/main   the listing (X-Repo-Commit header)
+  GET /api/models/U/R/tree/main   the listing (X-Repo-Commit header), in
+                                  pages of 4 linked by Link: rel="next"
   GET /api/models/U/R             {"sha": ...}
   GET /U/R/resolve/main/FILE      302 to /cdn/U/R/FILE, as the Hub does
   GET /cdn/U/R/FILE               the bytes, with Range (206) support
@@ -32,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT = sys.argv[1]
 LOG = sys.argv[2]
 TOKEN = "test-token"
+PAGE = 4
 lock = threading.Lock()
 dropped = set()
 
@@ -108,8 +110,16 @@ class Hub(BaseHTTPRequestHandler):
             if repo is None or self.refused(repo, rdir):
                 return self.reply(404) if repo is None else None
             if parts[4:] == ["tree", "main"]:
-                body = json.dumps(listing(repo, rdir)).encode()
+                # pages of PAGE entries linked by Link: rel="next", as the Hub pages
+                q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+                start = int(q.get("cursor", ["0"])[0])
+                entries = listing(repo, rdir)
+                body = json.dumps(entries[start:start + PAGE]).encode()
                 hdr = [("Content-Type", "application/json")]
+                if start + PAGE < len(entries):
+                    nxt = "http://127.0.0.1:%d/api/models/%s/tree/main?recursive=true&cursor=%d" % (
+                        self.server.server_address[1], repo, start + PAGE)
+                    hdr.append(("Link", '<%s>; rel="next"' % nxt))
                 if not repo.endswith("/noref"):
                     hdr.append(("X-Repo-Commit", rev_of(repo)))
                 return self.reply(200, body, hdr)

@@ -74,8 +74,8 @@ grep -q "sha256 verified" "$T/err"
 ok $? "a one-line summary on stderr says the sha256 was verified"
 
 "$BIN" pull test/tiny:q8_0 >"$T/out" 2>"$T/err" && [ "$(basename "$(cat "$T/out")")" = tiny-Q8_0.gguf ] &&
-    cmp -s "$(cat "$T/out")" "$T/q8.gguf"
-ok $? "QUANT is case-insensitive: test/tiny:q8_0 is tiny-Q8_0.gguf"
+    cmp -s "$(cat "$T/out")" "$T/q8.gguf" && grep -q "^GET /api/models/test/tiny/tree/main?recursive=true&cursor=4 " "$T/log"
+ok $? "QUANT is case-insensitive: test/tiny:q8_0 is tiny-Q8_0.gguf (on the listing's second page)"
 before=$(cdn_gets)
 "$BIN" pull test/tiny:Q8_0 >"$T/out2" 2>"$T/err" && cmp -s "$T/out" "$T/out2" && [ "$(cdn_gets)" -eq "$before" ] &&
     grep -q "already in the cache" "$T/err"

@@ -73,6 +73,10 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
     if (n >= 5 && !strncmp(line, "HTTP/", 5)) h->error_code[0] = 0;
     header_value(line, n, "X-Repo-Commit", h->repo_commit, sizeof h->repo_commit);
     header_value(line, n, "X-Error-Code", h->error_code, sizeof h->error_code);
+    char link[2048] = "";
+    header_value(line, n, "Link", link, sizeof link);
+    const char *lt = strchr(link, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+    if (gt && strstr(gt, "rel=\"next\"")) snprintf(h->next, sizeof h->next, "%.*s", (int)(gt - lt - 1), lt + 1);
     return n;
 }
 
@@ -192,7 +196,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 
 /* 0 with the parsed JSON in *out; -1 with err. */
 static int get_json(const char *repo, const char *url, const char *what, json_t **out, char *commit, size_t ccap,
-                    ember_err *err)
+                    char *next, size_t ncap, ember_err *err)
 {
     hf_http h;
     if (hf_http_open(&h, url, err)) return -1;
@@ -209,7 +213,8 @@ static int get_json(const char *repo, const char *url, const char *what, json_t 
         json_error_t je;
         *out = b.p ? json_loadb(b.p, b.n, 0, &je) : NULL;
         if (!*out) r = ember_seterr(err, "%s: the Hub's %s is not JSON (%s)", repo, what, b.p ? je.text : "empty");
-        if (commit) snprintf(commit, ccap, "%s", h.repo_commit);
+        if (commit && h.repo_commit[0]) snprintf(commit, ccap, "%s", h.repo_commit);
+        if (next) snprintf(next, ncap, "%s", h.next);
     }
     free(b.p);
     hf_http_close(&h);
@@ -239,22 +244,55 @@ static bool hex_ok(const char *s, size_t want)
     return true;
 }
 
+static int add_page(const char *repo, hf_listing *l, json_t *arr, ember_err *err);
+
 int hf_list(const char *repo, hf_listing *l, ember_err *err)
 {
     memset(l, 0, sizeof *l);
-    char url[2048];
+    char url[4200], next[2048];
     snprintf(url, sizeof url, "%s/api/models/%s/tree/main?recursive=true", hf_endpoint(), repo);
-    json_t *arr = NULL;
-    if (get_json(repo, url, "file listing", &arr, l->rev, sizeof l->rev, err)) return -1;
+    /* the Hub pages a long listing (Link: rel="next"); the token only ever
+       goes to the endpoint itself, whatever a page names */
+    for (int page = 0; page < 1000; page++) {
+        json_t *arr = NULL;
+        if (get_json(repo, url, "file listing", &arr, l->rev, sizeof l->rev, next, sizeof next, err) ||
+            add_page(repo, l, arr, err)) {
+            hf_listing_free(l);
+            return -1;
+        }
+        const char *ep = hf_endpoint();
+        size_t el = strlen(ep);
+        if (next[0] == '/') snprintf(url, sizeof url, "%s%s", ep, next);
+        else if (!strncmp(next, ep, el) && next[el] == '/') snprintf(url, sizeof url, "%s", next);
+        else break;
+    }
+    /* the commit names the snapshot; without the header, ask the model's page */
+    if (!l->rev[0]) {
+        snprintf(url, sizeof url, "%s/api/models/%s", hf_endpoint(), repo);
+        json_t *info = NULL;
+        ember_err ignored;
+        if (get_json(repo, url, "model info", &info, NULL, 0, NULL, 0, &ignored) == 0) {
+            const char *sha = json_string_value(json_object_get(info, "sha"));
+            if (sha && hex_ok(sha, 40)) snprintf(l->rev, sizeof l->rev, "%s", sha);
+            json_decref(info);
+        }
+    }
+    if (!l->rev[0] || !path_ok(l->rev) || strchr(l->rev, '/')) snprintf(l->rev, sizeof l->rev, "main");
+    return 0;
+}
+
+static int add_page(const char *repo, hf_listing *l, json_t *arr, ember_err *err)
+{
     if (!json_is_array(arr)) {
         json_decref(arr);
         return ember_seterr(err, "%s: the Hub's file listing is not a JSON array", repo);
     }
-    l->e = calloc(json_array_size(arr) + 1, sizeof *l->e);
-    if (!l->e) {
+    hf_entry *g = realloc(l->e, ((size_t)l->n + json_array_size(arr) + 1) * sizeof *g);
+    if (!g) {
         json_decref(arr);
         return ember_seterr(err, "out of memory");
     }
+    l->e = g;
     size_t i;
     json_t *it;
     json_array_foreach(arr, i, it) {
@@ -275,18 +313,6 @@ int hf_list(const char *repo, hf_listing *l, ember_err *err)
         l->n++;
     }
     json_decref(arr);
-    /* the commit names the snapshot; without the header, ask the model's page */
-    if (!l->rev[0]) {
-        snprintf(url, sizeof url, "%s/api/models/%s", hf_endpoint(), repo);
-        json_t *info = NULL;
-        ember_err ignored;
-        if (get_json(repo, url, "model info", &info, NULL, 0, &ignored) == 0) {
-            const char *sha = json_string_value(json_object_get(info, "sha"));
-            if (sha && hex_ok(sha, 40)) snprintf(l->rev, sizeof l->rev, "%s", sha);
-            json_decref(info);
-        }
-    }
-    if (!l->rev[0] || !path_ok(l->rev) || strchr(l->rev, '/')) snprintf(l->rev, sizeof l->rev, "main");
     return 0;
 }
 

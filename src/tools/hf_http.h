@@ -13,6 +13,7 @@ typedef struct hf_http {
     struct curl_slist *headers;
     char repo_commit[64];     /* X-Repo-Commit */
     char error_code[64];      /* X-Error-Code: RepositoryNotFound, GatedRepo, ... */
+    char next[2048];          /* Link: <URL>; rel="next" (a listing's next page) */
     char curl_err[CURL_ERROR_SIZE];
 } hf_http;
 
