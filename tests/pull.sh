@@ -223,6 +223,10 @@ ok $? "inspect hf:test/tiny: the cached default (Q4_K_M)"
 rc=$?
 [ $rc -eq 0 ] && grep -q "tiny-Q8_0.gguf" "$T/out"
 ok $? "bench -m hf:test/tiny:Q8_0 runs on the cached file ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" tokenize -m hf:test/tiny:Q8_0 --ids "hello world" >"$T/a2" 2>"$T/err" &&
+    "$BIN" tokenize -m "$C/models--test--tiny/snapshots/$RT/tiny-Q8_0.gguf" --ids "hello world" >"$T/b2" 2>/dev/null &&
+    [ -s "$T/a2" ] && cmp -s "$T/a2" "$T/b2"
+ok $? "tokenize -m hf: takes the same form (same ids as the path)"
 HF_HOME=$T/fresh "$BIN" run -m hf:test/tiny:Q8_0 -p hello -n 4 >"$T/c" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && cmp -s "$T/a" "$T/c" && [ -L "$T/fresh/hub/models--test--tiny/snapshots/$RT/tiny-Q8_0.gguf" ]
