@@ -19,6 +19,9 @@ Fault modes, chosen by the repository's name:
   noref    no X-Repo-Commit: the revision comes from /api/models/U/R
   norange  Range requests are answered 200 with the whole file
   nolfs    the GGUF files are plain git files (no "lfs": a git blob id)
+  evil     the listing names paths outside the repository and bad ids
+  badjson  the listing is not JSON
+  long     the file is longer than the listing says
 A repository that is not under ROOT is a 404 (X-Error-Code: RepositoryNotFound).
 Every request is logged to LOG as "METHOD PATH RANGE STATUS".
 """
@@ -48,6 +51,12 @@ def rev_of(repo):
 
 
 def listing(repo, rdir):
+    if repo.endswith("/evil"):
+        sha = "ab" * 32
+        return [{"type": "file", "path": p, "size": 10, "oid": "0" * 40, "lfs": {"oid": o, "size": 10}}
+                for p, o in (("../../../evil-Q4_K_M.gguf", sha), ("/tmp/evil-Q4_K_M.gguf", sha),
+                             ("a/./evil-Q4_K_M.gguf", sha), ("ok-Q4_K_M.gguf", "../../etc/passwd" + "0" * 48),
+                             ("x\nQ4_K_M.gguf", sha))]
     out = []
     for top, dirs, files in os.walk(rdir):
         dirs.sort()
@@ -62,9 +71,11 @@ def listing(repo, rdir):
             e = {"type": "file", "path": rel, "size": len(data), "oid": git}
             if name.endswith(".gguf") and not repo.endswith("/nolfs"):
                 sha = hashlib.sha256(data).hexdigest()
+                if repo.endswith("/long"):
+                    e["size"] = len(data) - 100
                 if repo.endswith("/badsum"):
                     sha = hashlib.sha256(b"not the file").hexdigest()
-                e["lfs"] = {"oid": sha, "size": len(data), "pointerSize": 134}
+                e["lfs"] = {"oid": sha, "size": e["size"], "pointerSize": 134}
             out.append(e)
     return out
 
@@ -115,6 +126,8 @@ class Hub(BaseHTTPRequestHandler):
                 start = int(q.get("cursor", ["0"])[0])
                 entries = listing(repo, rdir)
                 body = json.dumps(entries[start:start + PAGE]).encode()
+                if repo.endswith("/badjson"):
+                    body = b"<html>not json</html>"
                 hdr = [("Content-Type", "application/json")]
                 if start + PAGE < len(entries):
                     nxt = "http://127.0.0.1:%d/api/models/%s/tree/main?recursive=true&cursor=%d" % (

@@ -23,7 +23,8 @@ cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
-    "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$T/local"
+    "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
+    "$R/test/long" "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
 cp "$T/q8.gguf" "$R/test/tiny/tiny-Q8_0.gguf"
@@ -33,7 +34,7 @@ cp "$T/q8.gguf" "$R/test/tiny/mmproj-tiny-F16.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
-for r in drop badsum gated noref norange big nolfs; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -184,6 +185,21 @@ ok $? "no such quantization: the GGUF files offered, without the projector: $(he
 rc=$?
 [ $rc -eq 1 ] && grep -q "split" "$T/err"
 ok $? "a quantization only there as split parts: said so: $(head -n1 "$T/err" | head -c 200)"
+# a hostile or broken server
+"$BIN" pull test/evil >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "no GGUF" "$T/err" && [ ! -e "$C/models--test--evil" ] && [ ! -e "$T/hf/evil-Q4_K_M.gguf" ] &&
+    [ ! -e /tmp/evil-Q4_K_M.gguf ]
+ok $? "a listing naming paths outside the repository or bad ids: all ignored, nothing written ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/badjson >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "not JSON" "$T/err"
+ok $? "a listing that is not JSON: exit 1, said so"
+"$BIN" pull test/long >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "more than the file's size" "$T/err" && [ -z "$(ls "$C/models--test--long/blobs" 2>/dev/null)" ]
+ok $? "a file longer than the listing says: exit 1, nothing kept ($(head -n1 "$T/err" | head -c 200))"
+
 "$BIN" pull noslash >/dev/null 2>"$T/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "USER/REPO" "$T/err"
