@@ -238,6 +238,10 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, bool prog
                               s.write_errno == EOVERFLOW ? " (the server sent more than the file's size)" : "");
             if (s.write_errno == EOVERFLOW) unlink(dest);
             goto out;
+        } else if (status >= 500) {
+            rc = ember_seterr(err, "%s: %s: the server failed (HTTP %ld)%s: try again later", repo, e->path, status,
+                              s.have ? "; the partial download is kept and will be resumed" : "");
+            goto out;
         } else if (status >= 400) {
             rc = hf_http_error(&h, cr, status, repo, e->path, err);
             goto out;
