@@ -71,8 +71,14 @@ ok $? "pull test/tiny: exit 0, prints the snapshot path of tiny-Q4_K_M.gguf, sam
 [ "$(readlink "$want")" = "../../blobs/$(sha256 "$T/q4.gguf")" ] && [ -f "$C/models--test--tiny/blobs/$(sha256 "$T/q4.gguf")" ] &&
     [ "$(cat "$C/models--test--tiny/refs/main")" = "$RT" ]
 ok $? "cache layout: relative link to blobs/<sha256>, refs/main holds the commit"
-grep -q "sha256 verified" "$T/err"
-ok $? "a one-line summary on stderr says the sha256 was verified"
+grep -q "sha256 verified" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] && ! grep -q "ETA" "$T/err"
+ok $? "stderr not a terminal: no progress bar, one summary line saying the sha256 was verified"
+if command -v script >/dev/null 2>&1; then
+    HF_HOME=$T/tty script -qec "$BIN pull test/tiny:Q8_0" /dev/null >"$T/tty.out" 2>&1
+    grep -q "ETA" "$T/tty.out" && grep -q "100%" "$T/tty.out" && grep -q "tiny-Q8_0.gguf" "$T/tty.out"
+    ok $? "on a terminal: a progress bar (percent, bytes, rate, ETA)"
+    rm -rf "$T/tty"
+fi
 
 "$BIN" pull test/tiny:q8_0 >"$T/out" 2>"$T/err" && [ "$(basename "$(cat "$T/out")")" = tiny-Q8_0.gguf ] &&
     cmp -s "$(cat "$T/out")" "$T/q8.gguf" && grep -q "^GET /api/models/test/tiny/tree/main?recursive=true&cursor=4 " "$T/log"
@@ -252,6 +258,10 @@ HF_HOME=$T/offline HF_HUB_OFFLINE=1 "$BIN" run -m hf:test/tiny -p hi -n 2 >/dev/
 rc=$?
 [ $rc -eq 1 ] && grep -q "HF_HUB_OFFLINE" "$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
 ok $? "HF_HUB_OFFLINE: a model not cached is an error, no request"
+printf 'hello\n' | "$BIN" -m hf:test/tiny:Q8_0 -n 2 >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$T/log")" -eq "$before" ]
+ok $? "the chat (plain line mode) opens -m hf: from the cache ($(head -n1 "$T/err" | head -c 200))"
 EMBER_FAKE_ENGINE=1 "$BIN" -m hf:test/nope </dev/null >/dev/null 2>"$T/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "no such repository" "$T/err"
