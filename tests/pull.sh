@@ -258,6 +258,17 @@ HF_HOME=$T/offline HF_HUB_OFFLINE=1 "$BIN" run -m hf:test/tiny -p hi -n 2 >/dev/
 rc=$?
 [ $rc -eq 1 ] && grep -q "HF_HUB_OFFLINE" "$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
 ok $? "HF_HUB_OFFLINE: a model not cached is an error, no request"
+HF_ENDPOINT=http://127.0.0.1:1 "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$T/out")" = "$C/models--test--tiny/snapshots/$RT/tiny-Q8_0.gguf" ] &&
+    grep -q "cannot reach" "$T/err" && grep -q "using the cached file" "$T/err"
+ok $? "pull with the Hub unreachable: the cached file, with a warning ($(head -n1 "$T/err" | head -c 200))"
+HF_ENDPOINT=http://127.0.0.1:1 "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot reach" "$T/err" && grep -q "in the cache, test/ambig has no GGUF file matching 'Q5_K_M'" "$T/err" && [ ! -s "$T/out" ]
+ok $? "pull with the Hub unreachable and nothing cached: exit 1, both said ($(head -n1 "$T/err" | head -c 250))"
+HF_HUB_OFFLINE=1 "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
+ok $? "pull with HF_HUB_OFFLINE: the cached file, no request"
 printf 'hello\n' | "$BIN" -m hf:test/tiny:Q8_0 -n 2 >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && [ "$(wc -l <"$T/log")" -eq "$before" ]

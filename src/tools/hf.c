@@ -126,9 +126,10 @@ int hf_http_error(const hf_http *h, CURLcode rc, long status, const char *repo, 
 {
     const char *ep = hf_endpoint();
     bool tok = token() != NULL;
-    if (rc != CURLE_OK && status < 400)
-        return ember_seterr(err, "cannot reach %s (%s): %s", ep, what,
-                            h->curl_err[0] ? h->curl_err : curl_easy_strerror(rc));
+    if (rc != CURLE_OK && status < 400) {
+        ember_seterr(err, "cannot reach %s (%s): %s", ep, what, h->curl_err[0] ? h->curl_err : curl_easy_strerror(rc));
+        return status ? -1 : HF_UNREACHABLE;
+    }
     /* The Hub answers 401 for a repository that does not exist as for one
        that is private, and says which in X-Error-Code. */
     if (status == 404 || !strcmp(h->error_code, "RepositoryNotFound"))
@@ -255,10 +256,10 @@ int hf_list(const char *repo, hf_listing *l, ember_err *err)
        goes to the endpoint itself, whatever a page names */
     for (int page = 0; page < 1000; page++) {
         json_t *arr = NULL;
-        if (get_json(repo, url, "file listing", &arr, l->rev, sizeof l->rev, next, sizeof next, err) ||
-            add_page(repo, l, arr, err)) {
+        int rc = get_json(repo, url, "file listing", &arr, l->rev, sizeof l->rev, next, sizeof next, err);
+        if (rc || add_page(repo, l, arr, err)) {
             hf_listing_free(l);
-            return -1;
+            return rc ? rc : -1;
         }
         const char *ep = hf_endpoint();
         size_t el = strlen(ep);

@@ -40,7 +40,9 @@ typedef struct hf_listing {
 } hf_listing;
 
 /* GET the listing of the main branch; -1 with a message that says which
-   case it is (no such repository, gated or private, unreachable). */
+   case it is (no such repository, gated or private), HF_UNREACHABLE when
+   no answer came at all (no network, no such host, a refused connection). */
+enum { HF_UNREACHABLE = -2 };
 int hf_list(const char *repo, hf_listing *l, ember_err *err);
 void hf_listing_free(hf_listing *l);
 
@@ -52,7 +54,8 @@ enum { HF_CHOOSE_NONE = -1, HF_CHOOSE_AMBIGUOUS = -2 };
 int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err);
 
 /* Downloads one file to dest (a ".incomplete" path), resuming what dest
-   already holds, verifying size and checksum against e.  progress: a bar
+   already holds, verifying size and checksum against e, then renames it
+   to final (still holding the partial's lock).  progress: a bar
    on stderr while it runs.  0, or -1 with err (the partial file kept
    when a rerun can resume it, removed when its checksum is wrong). */
 typedef struct hf_dl_stats {
@@ -60,13 +63,15 @@ typedef struct hf_dl_stats {
     uint64_t fetched;        /* bytes received this time */
     double seconds;
 } hf_dl_stats;
-int hf_download(const char *repo, const hf_entry *e, const char *dest, bool progress, hf_dl_stats *st,
-                ember_err *err);
+int hf_download(const char *repo, const hf_entry *e, const char *dest, const char *final, bool progress,
+                hf_dl_stats *st, ember_err *err);
 
 /* The whole of `ember pull`: list, choose, reuse a cached blob or download
    it, link it into the snapshot, record the ref.  The local path (the
    snapshot link) goes to path.  progress: as for hf_download; summary: a
-   one-line account on stderr at the end. */
+   one-line account on stderr at the end.  When the Hub cannot be reached
+   (or $HF_HUB_OFFLINE is set) a clear choice among the cached files is
+   taken instead, with a warning. */
 int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap, ember_err *err);
 
 /* `-m hf:...`: the cached file for r when the choice among the cached

@@ -147,8 +147,8 @@ static void done_line(dl *s)
     }
 }
 
-int hf_download(const char *repo, const hf_entry *e, const char *dest, bool progress, hf_dl_stats *st,
-                ember_err *err)
+int hf_download(const char *repo, const hf_entry *e, const char *dest, const char *final, bool progress,
+                hf_dl_stats *st, ember_err *err)
 {
     memset(st, 0, sizeof *st);
     int fd = open(dest, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -233,10 +233,13 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, bool prog
                               s.write_errno == EFBIG ? "file size limit reached" : "disk full", dest, a, b,
                               strerror(s.write_errno));
             goto out;
+        } else if (s.write_errno == EOVERFLOW) {
+            unlink(dest);
+            rc = ember_seterr(err, "%s: %s: the server sent more than the file's size (%s), so not this file; the "
+                                   "download was removed", repo, e->path, b);
+            goto out;
         } else if (s.write_errno) {
-            rc = ember_seterr(err, "cannot write %s: %s%s", dest, strerror(s.write_errno),
-                              s.write_errno == EOVERFLOW ? " (the server sent more than the file's size)" : "");
-            if (s.write_errno == EOVERFLOW) unlink(dest);
+            rc = ember_seterr(err, "cannot write %s: %s", dest, strerror(s.write_errno));
             goto out;
         } else if (status >= 500) {
             rc = ember_seterr(err, "%s: %s: the server failed (HTTP %ld)%s: try again later", repo, e->path, status,
@@ -266,6 +269,9 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, bool prog
         goto out;
     }
     if (fsync(fd)) rc = ember_seterr(err, "cannot write %s: %s", dest, strerror(errno));
+    /* under the lock: a second pull never starts a fresh partial of a file
+       that is about to appear */
+    else if (rename(dest, final)) rc = ember_seterr(err, "cannot write %s: %s", final, strerror(errno));
 out:
     hf_http_close(&h);
     digest_free(s.d);

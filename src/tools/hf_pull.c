@@ -35,13 +35,62 @@ static void sync_dir(const char *path)
     }
 }
 
+static bool offline(void)
+{
+    const char *off = getenv("HF_HUB_OFFLINE");
+    return off && *off && strcmp(off, "0");
+}
+
+/* The cached file r means, when the choice among the cached ones is clear:
+   0, else HF_CHOOSE_NONE or HF_CHOOSE_AMBIGUOUS with err. */
+static int cache_pick(const hf_ref *r, const char *repo_dir, char *path, size_t cap, ember_err *err)
+{
+    char rev[64];
+    hf_cached *c = NULL;
+    int n = hf_cache_list(repo_dir, hf_cache_ref_get(repo_dir, rev, sizeof rev) ? NULL : rev, &c);
+    int usable = 0;
+    for (int i = 0; i < n; i++)
+        if (c[i].blob) c[usable++] = c[i];
+        else {
+            free(c[i].file);
+            free(c[i].path);
+        }
+    char **names = calloc((size_t)usable + 1, sizeof *names);
+    int k = HF_CHOOSE_NONE;
+    ember_seterr(err, "no file of %s is in the cache", r->repo);
+    if (names && usable) {
+        for (int i = 0; i < usable; i++) names[i] = c[i].file;
+        ember_err why;
+        k = hf_choose(r->repo, names, usable, r->quant, &why);
+        if (k < 0) ember_seterr(err, "in the cache, %s", why.msg);
+    }
+    if (k >= 0) snprintf(path, cap, "%s", c[k].path);
+    free(names);
+    hf_cached_free(c, usable);
+    return k >= 0 ? 0 : k;
+}
+
 int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap, ember_err *err)
 {
     char root[PATH_MAX], repo_dir[PATH_MAX], blob[PATH_MAX + 80], part[PATH_MAX + 96];
     if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
         return -1;
     hf_listing l;
-    if (hf_list(r->repo, &l, err)) return -1;
+    int lr = offline() ? HF_UNREACHABLE : hf_list(r->repo, &l, err);
+    if (lr) {
+        ember_err why = *err;
+        if (offline()) snprintf(why.msg, sizeof why.msg, "HF_HUB_OFFLINE is set");
+        if (lr != HF_UNREACHABLE || cache_pick(r, repo_dir, path, cap, err)) {
+            if (lr == HF_UNREACHABLE) {
+                ember_err miss = *err;
+                ember_seterr(err, "%s; and %s", why.msg, miss.msg);
+            }
+            else *err = why;
+            return -1;
+        }
+        fprintf(stderr, "ember pull: %s: using the cached file\n", why.msg);
+        return 0;
+    }
     char **names = calloc((size_t)l.n + 1, sizeof *names);
     if (!names) {
         hf_listing_free(&l);
@@ -68,11 +117,7 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap
         snprintf(path, cap, "%s/blobs", repo_dir);
         if (hf_cache_mkdirs(path, err)) goto out;
         hf_dl_stats ds;
-        if (hf_download(r->repo, e, part, progress, &ds, err)) goto out;
-        if (rename(part, blob)) {
-            ember_seterr(err, "cannot write %s: %s", blob, strerror(errno));
-            goto out;
-        }
+        if (hf_download(r->repo, e, part, blob, progress, &ds, err)) goto out;
         sync_dir(blob);
         if (summary) {
             char got[32], rate[32], before[64] = "";
@@ -99,33 +144,13 @@ out:
 
 int hf_resolve(const hf_ref *r, char *path, size_t cap, ember_err *err)
 {
-    char root[PATH_MAX], repo_dir[PATH_MAX], rev[64];
+    char root[PATH_MAX], repo_dir[PATH_MAX];
     if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
         return -1;
-    hf_cached *c = NULL;
-    int n = hf_cache_list(repo_dir, hf_cache_ref_get(repo_dir, rev, sizeof rev) ? NULL : rev, &c);
-    int usable = 0;
-    for (int i = 0; i < n; i++)
-        if (c[i].blob) c[usable++] = c[i];
-        else {
-            free(c[i].file);
-            free(c[i].path);
-        }
-    char **names = calloc((size_t)usable + 1, sizeof *names);
-    int k = HF_CHOOSE_NONE;
     ember_err cerr = {{0}};
-    if (names) {
-        for (int i = 0; i < usable; i++) names[i] = c[i].file;
-        if (usable) k = hf_choose(r->repo, names, usable, r->quant, &cerr);
-    }
-    if (k >= 0) snprintf(path, cap, "%s", c[k].path);
-    free(names);
-    hf_cached_free(c, usable);
-    if (k >= 0) return 0;
-    if (k == HF_CHOOSE_AMBIGUOUS) return ember_seterr(err, "%s (in the cache)", cerr.msg);
-    const char *off = getenv("HF_HUB_OFFLINE");
-    if (off && *off && strcmp(off, "0"))
-        return ember_seterr(err, "%s%s%s is not in the cache (%s) and HF_HUB_OFFLINE is set", r->repo,
-                            r->quant[0] ? ":" : "", r->quant, root);
+    int k = cache_pick(r, repo_dir, path, cap, &cerr);
+    if (k == 0) return 0;
+    if (k == HF_CHOOSE_AMBIGUOUS) return ember_seterr(err, "%s", cerr.msg);
+    if (offline()) return ember_seterr(err, "HF_HUB_OFFLINE is set and %s (%s)", cerr.msg, root);
     return hf_pull(r, isatty(2), true, path, cap, err);
 }
