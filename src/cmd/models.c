@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "ember.h"
+#include "bytes.h"
 #include "hf.h"
 #include "hf_cache.h"
 #include "json.h"
@@ -135,14 +136,6 @@ static int by_name(const void *a, const void *b)
     return c ? c : strcmp(x->path, y->path);
 }
 
-static void human(char *buf, size_t cap, double b)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) b /= 1024, u++;
-    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
 static int gather(rows *t, char *root, size_t cap)
 {
     ember_err err = {{0}};
@@ -198,7 +191,7 @@ static int list(bool json)
         printf("%-*s  %-*s  %-*s  %10s  %s\n", wn, "NAME", wa, "ARCH", wq, "QUANT", "SIZE", "PATH");
         for (int i = 0; i < t.n; i++) {
             char sz[32];
-            human(sz, sizeof sz, (double)t.r[i].size);
+            bytes_human(sz, sizeof sz, (double)t.r[i].size);
             printf("%-*s  %-*s  %-*s  %10s  %s\n", wn, t.r[i].name, wa, t.r[i].arch, wq, t.r[i].quant, sz,
                    t.r[i].path);
         }

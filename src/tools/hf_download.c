@@ -15,6 +15,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "digest.h"
 #include "hf.h"
 #include "hf_http.h"
@@ -34,14 +35,6 @@ typedef struct dl {
     double t0, last_draw;
     const char *label;
 } dl;
-
-static void human(char *buf, size_t cap, double b)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) b /= 1024, u++;
-    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
 
 static void clock_text(char *buf, size_t cap, double s)
 {
@@ -69,9 +62,9 @@ static void draw(dl *s, bool force)
     /* the first fraction of a second says little about the rate */
     double rate = secs > 0.2 || (force && secs > 0) ? got / secs : 0;
     char a[32], b[32], r[32], eta[32], stats[160];
-    human(a, sizeof a, (double)s->have);
-    human(b, sizeof b, (double)s->total);
-    human(r, sizeof r, rate);
+    bytes_human(a, sizeof a, (double)s->have);
+    bytes_human(b, sizeof b, (double)s->total);
+    bytes_human(r, sizeof r, rate);
     clock_text(eta, sizeof eta, rate > 0 ? (double)(s->total - s->have) / rate : -1);
     int pct = s->total ? (int)(100.0 * (double)s->have / (double)s->total) : 0;
     int sl = snprintf(stats, sizeof stats, " %3d%% %s / %s  %s/s  ETA %s", pct, a, b, r, eta);
@@ -182,8 +175,8 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
     if (s.have < e->size && fstatvfs(fd, &vfs) == 0 && vfs.f_frsize &&
         (uint64_t)vfs.f_bavail * vfs.f_frsize < e->size - s.have) {
         char need[32], avail[32];
-        human(need, sizeof need, (double)(e->size - s.have));
-        human(avail, sizeof avail, (double)vfs.f_bavail * (double)vfs.f_frsize);
+        bytes_human(need, sizeof need, (double)(e->size - s.have));
+        bytes_human(avail, sizeof avail, (double)vfs.f_bavail * (double)vfs.f_frsize);
         digest_free(s.d);
         close(fd);
         return ember_seterr(err, "disk full: %s needs %s more and %s is free where the cache is (%s)%s", e->path,
@@ -223,8 +216,8 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         st->seconds = (ember_now_ms() - s.t0) / 1e3;
         if (s.restarted) st->resumed_from = 0;
         char a[32], b[32];
-        human(a, sizeof a, (double)s.have);
-        human(b, sizeof b, (double)e->size);
+        bytes_human(a, sizeof a, (double)s.have);
+        bytes_human(b, sizeof b, (double)e->size);
         if (status == 416 && s.have) {
             /* nothing past what we hold: the checksum below says whether it is whole */
         } else if (s.write_errno == ENOSPC || s.write_errno == EDQUOT || s.write_errno == EFBIG) {

@@ -10,16 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "hf.h"
 #include "hf_cache.h"
-
-static void human(char *buf, size_t cap, double b)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) b /= 1024, u++;
-    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
 
 static void sync_dir(const char *path)
 {
@@ -109,7 +102,7 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap
     snprintf(part, sizeof part, "%s.incomplete", blob);
     struct stat st;
     char size[32];
-    human(size, sizeof size, (double)e->size);
+    bytes_human(size, sizeof size, (double)e->size);
     /* a blob is named by its checksum: one of the right size, whoever
        fetched it (huggingface_hub, llama.cpp, an earlier pull), is the file */
     bool cached = stat(blob, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size;
@@ -121,11 +114,11 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap
         sync_dir(blob);
         if (summary) {
             char got[32], rate[32], before[64] = "";
-            human(got, sizeof got, (double)ds.fetched);
-            human(rate, sizeof rate, ds.seconds > 0 ? (double)ds.fetched / ds.seconds : 0);
+            bytes_human(got, sizeof got, (double)ds.fetched);
+            bytes_human(rate, sizeof rate, ds.seconds > 0 ? (double)ds.fetched / ds.seconds : 0);
             if (ds.resumed_from) {
                 char had[32];
-                human(had, sizeof had, (double)ds.resumed_from);
+                bytes_human(had, sizeof had, (double)ds.resumed_from);
                 snprintf(before, sizeof before, ", resumed after %s", had);
             }
             fprintf(stderr, "ember pull: %s: %s: %s in %.1f s (%s/s)%s, %s verified\n", r->repo, e->path, got,
