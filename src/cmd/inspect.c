@@ -460,12 +460,12 @@ int cmd_inspect(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char hf_path[PATH_MAX];
-    if (model_arg_resolve("ember inspect", &path, hf_path, sizeof hf_path)) return 1;
     if ((strategy || profile_name) && !plan) {
         fprintf(stderr, "ember inspect: --strategy and --profile go with --plan\n");
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember inspect", &path, hf_path, sizeof hf_path)) return 1;
     if (plan) return inspect_plan(path, strategy, profile_name, json);   /* always per tensor */
     ember_err err = {{0}};
     gguf_file *f = gguf_open(path, &err);
