@@ -38,9 +38,11 @@ static const char *token(void)
         return buf;
     }
     char path[PATH_MAX];
-    const char *p = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *h = getenv("HOME");
+    const char *p = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *x = getenv("XDG_CACHE_HOME"),
+               *h = getenv("HOME");
     if (p && *p) snprintf(path, sizeof path, "%s", p);
     else if (home && *home) snprintf(path, sizeof path, "%s/token", home);
+    else if (x && *x == '/') snprintf(path, sizeof path, "%s/huggingface/token", x);
     else if (h && *h) snprintf(path, sizeof path, "%s/.cache/huggingface/token", h);
     else return NULL;
     FILE *f = fopen(path, "r");
