@@ -204,6 +204,8 @@ static int get_json(const char *repo, const char *url, const char *what, json_t 
     hf_http h;
     if (hf_http_open(&h, url, err)) return -1;
     membuf b = {0};
+    /* a listing compresses well; a model file is fetched as stored (its size and Range count bytes) */
+    curl_easy_setopt(h.curl, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h.curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h.curl, CURLOPT_WRITEDATA, &b);
     CURLcode rc = curl_easy_perform(h.curl);
