@@ -137,9 +137,10 @@ ok $? "a GGUF kept in git itself (no LFS): named and verified by its git blob id
 if command -v flock >/dev/null 2>&1; then
     lockf=$C/models--test--ambig/blobs/$S8.incomplete
     mkdir -p "${lockf%/*}" && : >"$lockf"
-    flock "$lockf" sleep 2 &
+    flock "$lockf" sleep 5 &
     lk=$!
-    sleep 0.5
+    i=0
+    while flock -n "$lockf" true && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err"
     rc=$?
     kill $lk 2>/dev/null
