@@ -34,6 +34,7 @@ cp "$T/q8.gguf" "$R/test/tiny/mmproj-tiny-F16.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
+cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
 for r in drop badsum gated noref norange big nolfs badjson long; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
@@ -80,6 +81,10 @@ if command -v script >/dev/null 2>&1; then
     rm -rf "$T/tty"
 fi
 
+"$BIN" pull test/tiny:Q3_K_S >"$T/out" 2>"$T/err" &&
+    [ "$(cat "$T/out")" = "$C/models--test--tiny/snapshots/$RT/sub/tiny small%20é Q3_K_S.gguf" ] &&
+    cmp -s "$(cat "$T/out")" "$T/q4.gguf" && [ "$(readlink "$(cat "$T/out")")" = "../../../blobs/$(sha256 "$T/q4.gguf")" ]
+ok $? "a file in a folder, with spaces, % and UTF-8 in its name: escaped in the URL, linked with one more ../"
 "$BIN" pull test/tiny:q8_0 >"$T/out" 2>"$T/err" && [ "$(basename "$(cat "$T/out")")" = tiny-Q8_0.gguf ] &&
     cmp -s "$(cat "$T/out")" "$T/q8.gguf" && grep -q "^GET /api/models/test/tiny/tree/main?recursive=true&cursor=4 " "$T/log"
 ok $? "QUANT is case-insensitive: test/tiny:q8_0 is tiny-Q8_0.gguf (on the listing's second page)"
@@ -291,6 +296,9 @@ BLOB8=$C/models--test--tiny/blobs/$S8
 ok $? "models rm USER/REPO:FILE: the link goes, the blob stays while tiny-IQ4_XS.gguf uses it"
 "$BIN" models rm hf:test/tiny:IQ4_XS >"$T/out" 2>"$T/err" && [ ! -e "$BLOB8" ] && [ -e "$want" ]
 ok $? "models rm USER/REPO:QUANT: the last link of the blob, so the blob goes too"
+"$BIN" models rm test/tiny:Q3_K_S >"$T/out" 2>"$T/err" && [ ! -e "$C/models--test--tiny/snapshots/$RT/sub" ] &&
+    cmp -s "$want" "$T/q4.gguf"
+ok $? "models rm of a file in a folder: the emptied folder goes, the blob it shares with tiny-Q4_K_M.gguf stays"
 "$BIN" models rm test/tiny >"$T/out" 2>"$T/err" && [ ! -e "$C/models--test--tiny" ]
 ok $? "models rm of the last file removes the repository's directory"
 "$BIN" models rm test/tiny >/dev/null 2>"$T/err"
