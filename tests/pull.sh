@@ -107,6 +107,15 @@ rc=$?
     grep -q "^GET /api/models/test/noref " "$T/log"
 ok $? "another tool's blob is reused; the revision comes from the model's sha ($(head -n1 "$T/err" | head -c 200))"
 
+# a file kept in the snapshot itself (huggingface_hub where links cannot be made)
+SNAP=$C/models--test--ambig/snapshots/$(rev test/ambig)
+mkdir -p "$SNAP" && cp "$T/q4.gguf" "$SNAP/b-Q6_K.gguf"
+before=$(cdn_gets)
+"$BIN" pull test/ambig:Q6_K >"$T/out" 2>"$T/err" && [ "$(cat "$T/out")" = "$SNAP/b-Q6_K.gguf" ] &&
+    [ "$(cdn_gets)" -eq "$before" ] && [ ! -L "$SNAP/b-Q6_K.gguf" ]
+ok $? "a regular file in the snapshot (no-symlink caches) is reused as it is"
+rm -rf "$C/models--test--ambig"
+
 # the connection drops half-way: the partial is kept, a rerun resumes with a Range
 "$BIN" pull test/drop >"$T/out" 2>"$T/err"
 rc=$?

@@ -106,6 +106,16 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap
     /* a blob is named by its checksum: one of the right size, whoever
        fetched it (huggingface_hub, llama.cpp, an earlier pull), is the file */
     bool cached = stat(blob, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size;
+    /* where links cannot be made huggingface_hub keeps the file itself in
+       the snapshot: that is the file too */
+    char snap[PATH_MAX + 256];
+    snprintf(snap, sizeof snap, "%s/snapshots/%s/%s", repo_dir, l.rev, e->path);
+    if (!cached && lstat(snap, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size) {
+        if (summary) fprintf(stderr, "ember pull: %s: %s (%s) is already in the cache\n", r->repo, e->path, size);
+        snprintf(path, cap, "%s", snap);
+        rc = hf_cache_ref_set(repo_dir, l.rev, err);
+        goto out;
+    }
     if (!cached) {
         snprintf(path, cap, "%s/blobs", repo_dir);
         if (hf_cache_mkdirs(path, err)) goto out;
