@@ -22,6 +22,7 @@ Fault modes, chosen by the repository's name:
   evil     the listing names paths outside the repository and bad ids
   badjson  the listing is not JSON
   long     the file is longer than the listing says
+  slow     files are sent in 32 KiB pieces, 50 ms apart
 A repository that is not under ROOT is a 404 (X-Error-Code: RepositoryNotFound).
 Every request is logged to LOG as "METHOD PATH RANGE STATUS".
 """
@@ -30,6 +31,7 @@ import json
 import os
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -172,6 +174,19 @@ class Hub(BaseHTTPRequestHandler):
             if start >= len(data):
                 return self.reply(416, b"", [("Content-Range", "bytes */%d" % len(data))])
             return self.reply(206, data[start:], [("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))])
+        if repo.endswith("/slow"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                for off in range(0, len(data), 32768):
+                    self.wfile.write(data[off:off + 32768])
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                pass
+            log("%s %s - slow" % (self.command, self.path))
+            return None
         return self.reply(200, data)
 
 

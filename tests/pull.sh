@@ -19,12 +19,13 @@ trap '[ -n "$SRV" ] && kill $SRV 2>/dev/null; rm -rf "$T"' EXIT
 
 sha256() { python3 -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$1"; }
 rev() { printf '%s' "$1" | python3 -c 'import hashlib,sys; print(hashlib.sha1(sys.stdin.buffer.read()).hexdigest())'; }
+fsize() { if [ -f "$1" ]; then wc -c <"$1" | tr -d ' '; else echo 0; fi; }
 cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
-    "$R/test/long" "$T/local"
+    "$R/test/long" "$R/test/slow" "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
 cp "$T/q8.gguf" "$R/test/tiny/tiny-Q8_0.gguf"
@@ -35,7 +36,7 @@ head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
 cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
-for r in drop badsum gated noref norange big nolfs badjson long; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long slow; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -120,13 +121,30 @@ rm -rf "$C/models--test--ambig"
 "$BIN" pull test/drop >"$T/out" 2>"$T/err"
 rc=$?
 part=$C/models--test--drop/blobs/$S8.incomplete
-psize=$(wc -c <"$part" 2>/dev/null || echo 0)
+psize=$(fsize "$part")
 [ $rc -eq 1 ] && grep -q "connection dropped" "$T/err" && grep -q "resume" "$T/err" && [ ! -s "$T/out" ] &&
     [ "$psize" -gt 0 ] && [ "$psize" -lt "$(wc -c <"$T/q8.gguf")" ]
 ok $? "dropped connection: exit 1, says so and that a rerun resumes, partial kept ($psize bytes): $(head -n1 "$T/err" | head -c 200)"
 "$BIN" pull test/drop >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" && [ ! -e "$part" ] &&
     grep -q "^GET /cdn/test/drop/m-Q8_0.gguf bytes=$psize- 206" "$T/log" && grep -q "resumed after" "$T/err"
 ok $? "rerun: a Range request from byte $psize (206), the whole file verified, .incomplete gone"
+
+# interrupted (a TERM; a background job ignores INT): partial synced and kept, said so
+"$BIN" pull test/slow >"$T/out" 2>"$T/err" &
+pp=$!
+part=$C/models--test--slow/blobs/$S8.incomplete
+i=0
+while [ "$(fsize "$part")" -lt 100000 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pp
+wait $pp
+rc=$?
+psize=$(fsize "$part")
+[ $rc -eq 1 ] && grep -q "interrupted after" "$T/err" && grep -q "partial download is kept" "$T/err" && [ "$psize" -gt 0 ] &&
+    [ "$psize" -lt "$(wc -c <"$T/q8.gguf")" ] && [ ! -s "$T/out" ]
+ok $? "interrupted: exit 1, the partial ($psize bytes) kept and said so: $(head -n1 "$T/err" | head -c 200)"
+"$BIN" pull test/slow >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
+    grep -q "^GET /cdn/test/slow/m-Q8_0.gguf bytes=$psize- 206" "$T/log"
+ok $? "after the interruption, a rerun resumes from byte $psize"
 
 # a server that ignores Range: a stale partial is thrown away, not glued on
 mkdir -p "$C/models--test--norange/blobs" && head -c 5000 /dev/zero >"$C/models--test--norange/blobs/$S8.incomplete"

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,10 +81,36 @@ static void draw(dl *s, bool force)
     fflush(stderr);
 }
 
+/* Ctrl-C or a TERM ends the transfer through curl, so the partial is
+   synced and kept and the terminal line finished, not cut mid-write. */
+static volatile sig_atomic_t stop_sig;
+static void on_stop(int sig) { stop_sig = sig; }
+
+static void catch_stops(struct sigaction *old)
+{
+    static const int sigs[2] = {SIGINT, SIGTERM};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    stop_sig = 0;
+    for (int i = 0; i < 2; i++) {
+        sigaction(sigs[i], NULL, &old[i]);
+        /* a signal the caller chose to ignore (nohup, a background job) stays ignored */
+        if (old[i].sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void restore_stops(const struct sigaction *old)
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
     draw(ud, false);
-    return 0;
+    return stop_sig ? 1 : 0;
 }
 
 /* Looks at the status once, before the first byte is kept: a 200 to a
@@ -208,7 +235,10 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         if (s.have) curl_easy_setopt(h.curl, CURLOPT_RANGE, range);
         s.t0 = ember_now_ms();
         if (progress) draw(&s, true);
+        struct sigaction old[2];
+        catch_stops(old);
         CURLcode cr = curl_easy_perform(h.curl);
+        restore_stops(old);
         long status = 0;
         curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &status);
         done_line(&s);
@@ -218,7 +248,11 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         char a[32], b[32];
         bytes_human(a, sizeof a, (double)s.have);
         bytes_human(b, sizeof b, (double)e->size);
-        if (status == 416 && s.have) {
+        if (stop_sig) {
+            rc = ember_seterr(err, "%s: %s: interrupted after %s of %s. The partial download is kept: run the "
+                                   "same command again to resume", repo, e->path, a, b);
+            goto out;
+        } else if (status == 416 && s.have) {
             /* nothing past what we hold: the checksum below says whether it is whole */
         } else if (s.write_errno == ENOSPC || s.write_errno == EDQUOT || s.write_errno == EFBIG) {
             rc = ember_seterr(err, "%s writing %s after %s of %s: %s. The partial download is kept: make room "
@@ -266,6 +300,7 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
        that is about to appear */
     else if (rename(dest, final)) rc = ember_seterr(err, "cannot write %s: %s", final, strerror(errno));
 out:
+    if (rc) fsync(fd);   /* a kept partial is on disk before we say so */
     hf_http_close(&h);
     digest_free(s.d);
     if (close(fd) && !rc) rc = ember_seterr(err, "cannot write %s: %s", dest, strerror(errno));
