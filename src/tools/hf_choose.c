@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -115,9 +116,11 @@ static int pick(char *const *names, const int *cand, int nc, const char *q, int 
     return HF_CHOOSE_NONE;
 }
 
-int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err)
+/* cand and hits: room for n indices each */
+static int choose(const char *repo, char *const *names, int n, const char *quant, int *cand, int *hits,
+                  ember_err *err)
 {
-    int cand[n > 0 ? n : 1], hits[n > 0 ? n : 1], nc = 0, nh = 0, split = 0, proj = 0, ngguf = 0;
+    int nc = 0, nh = 0, split = 0, proj = 0, ngguf = 0;
     for (int i = 0; i < n; i++) {
         if (!is_gguf(names[i])) continue;
         ngguf++;
@@ -164,4 +167,17 @@ int hf_choose(const char *repo, char *const *names, int n, const char *quant, em
     ember_seterr(err, "%s has %d GGUF files and none is Q4_K_M or Q8_0: choose one with %s:QUANT (%s)", repo, nc,
                  repo, list);
     return HF_CHOOSE_AMBIGUOUS;
+}
+
+int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err)
+{
+    /* on the heap: a listing can hold a million names */
+    int *idx = malloc(2 * ((size_t)(n > 0 ? n : 0) + 1) * sizeof *idx);
+    if (!idx) {
+        ember_seterr(err, "out of memory");
+        return HF_CHOOSE_NONE;
+    }
+    int r = choose(repo, names, n, quant, idx, idx + n + 1, err);
+    free(idx);
+    return r;
 }
