@@ -240,6 +240,7 @@ static int remove_model(const char *name)
     /* one name per file, whatever revisions hold it */
     char **names = calloc((size_t)n, sizeof *names);
     int nu = 0, k = -1;
+    if (!names) fprintf(stderr, "ember models: out of memory\n");
     for (int i = 0; names && i < n; i++)
         if (!nu || strcmp(names[nu - 1], c[i].file)) names[nu++] = c[i].file;
     for (int i = 0; i < nu; i++)
