@@ -1,5 +1,5 @@
 /* The Hub over HTTP: the endpoint, the token, a configured handle, errors,
-   and a repository's file listing. */
+   and fetching a repository's file listing (parsed by hf_listing.c). */
 #include "config.h"
 
 #include <ctype.h>
@@ -197,59 +197,36 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-/* 0 with the parsed JSON in *out; -1 with err. */
-static int get_json(const char *repo, const char *url, const char *what, json_t **out, char *commit, size_t ccap,
+/* 0 with the body in *b (NUL-terminated, free b->p); -1 with err. */
+static int get_body(const char *repo, const char *url, const char *what, membuf *b, char *commit, size_t ccap,
                     char *next, size_t ncap, ember_err *err)
 {
     hf_http h;
+    memset(b, 0, sizeof *b);
     if (hf_http_open(&h, url, err)) return -1;
-    membuf b = {0};
     /* a listing compresses well; a model file is fetched as stored (its size and Range count bytes) */
     curl_easy_setopt(h.curl, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h.curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h.curl, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h.curl, CURLOPT_WRITEDATA, b);
     CURLcode rc = curl_easy_perform(h.curl);
     long status = 0;
     curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &status);
     int r = 0;
-    if (rc != CURLE_OK || status >= 400) {
+    if (b->too_big) {
+        r = ember_seterr(err, "%s: the Hub's %s is over 64 MiB: not a listing", repo, what);
+    } else if (rc != CURLE_OK || status >= 400) {
         r = hf_http_error(&h, rc, status, repo, what, err);
     } else {
-        json_error_t je;
-        *out = b.p ? json_loadb(b.p, b.n, 0, &je) : NULL;
-        if (!*out) r = ember_seterr(err, "%s: the Hub's %s is not JSON (%s)", repo, what, b.p ? je.text : "empty");
         if (commit && h.repo_commit[0]) snprintf(commit, ccap, "%s", h.repo_commit);
         if (next) snprintf(next, ncap, "%s", h.next);
     }
-    free(b.p);
+    if (r) {
+        free(b->p);
+        b->p = NULL;
+    }
     hf_http_close(&h);
     return r;
 }
-
-/* A path from the listing becomes a path in the cache: nothing absolute,
-   no "." or ".." part, no control characters. */
-static bool path_ok(const char *p)
-{
-    if (!*p || *p == '/' || strlen(p) > 1000) return false;
-    for (const char *s = p; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == '\\') return false;
-    for (const char *s = p; *s;) {
-        size_t n = strcspn(s, "/");
-        if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return false;
-        s += n + (s[n] ? 1 : 0);
-    }
-    return true;
-}
-
-static bool hex_ok(const char *s, size_t want)
-{
-    if (strlen(s) != want) return false;
-    for (; *s; s++)
-        if (!isxdigit((unsigned char)*s) || isupper((unsigned char)*s)) return false;
-    return true;
-}
-
-static int add_page(const char *repo, hf_listing *l, json_t *arr, ember_err *err);
 
 int hf_list(const char *repo, hf_listing *l, ember_err *err)
 {
@@ -259,11 +236,13 @@ int hf_list(const char *repo, hf_listing *l, ember_err *err)
     /* the Hub pages a long listing (Link: rel="next"); the token only ever
        goes to the endpoint itself, whatever a page names */
     for (int page = 0; page < 1000; page++) {
-        json_t *arr = NULL;
-        int rc = get_json(repo, url, "file listing", &arr, l->rev, sizeof l->rev, next, sizeof next, err);
-        if (rc || add_page(repo, l, arr, err)) {
+        membuf b;
+        int rc = get_body(repo, url, "file listing", &b, l->rev, sizeof l->rev, next, sizeof next, err);
+        if (!rc && hf_listing_add(repo, l, b.p ? b.p : "", b.n, err)) rc = -1;
+        free(b.p);
+        if (rc) {
             hf_listing_free(l);
-            return rc ? rc : -1;
+            return rc;
         }
         const char *ep = hf_endpoint();
         size_t el = strlen(ep);
@@ -274,56 +253,16 @@ int hf_list(const char *repo, hf_listing *l, ember_err *err)
     /* the commit names the snapshot; without the header, ask the model's page */
     if (!l->rev[0]) {
         snprintf(url, sizeof url, "%s/api/models/%s", hf_endpoint(), repo);
-        json_t *info = NULL;
+        membuf b;
         ember_err ignored;
-        if (get_json(repo, url, "model info", &info, NULL, 0, NULL, 0, &ignored) == 0) {
+        if (get_body(repo, url, "model info", &b, NULL, 0, NULL, 0, &ignored) == 0 && b.p) {
+            json_t *info = json_loadb(b.p, b.n, 0, NULL);
             const char *sha = json_string_value(json_object_get(info, "sha"));
-            if (sha && hex_ok(sha, 40)) snprintf(l->rev, sizeof l->rev, "%s", sha);
+            if (sha && hf_hex_ok(sha, 40)) snprintf(l->rev, sizeof l->rev, "%s", sha);
             json_decref(info);
         }
+        free(b.p);
     }
-    if (!l->rev[0] || !path_ok(l->rev) || strchr(l->rev, '/')) snprintf(l->rev, sizeof l->rev, "main");
+    if (!l->rev[0] || !hf_path_ok(l->rev) || strchr(l->rev, '/')) snprintf(l->rev, sizeof l->rev, "main");
     return 0;
-}
-
-static int add_page(const char *repo, hf_listing *l, json_t *arr, ember_err *err)
-{
-    if (!json_is_array(arr)) {
-        json_decref(arr);
-        return ember_seterr(err, "%s: the Hub's file listing is not a JSON array", repo);
-    }
-    hf_entry *g = realloc(l->e, ((size_t)l->n + json_array_size(arr) + 1) * sizeof *g);
-    if (!g) {
-        json_decref(arr);
-        return ember_seterr(err, "out of memory");
-    }
-    l->e = g;
-    size_t i;
-    json_t *it;
-    json_array_foreach(arr, i, it) {
-        const char *type = json_string_value(json_object_get(it, "type"));
-        const char *path = json_string_value(json_object_get(it, "path"));
-        json_t *lfs = json_object_get(it, "lfs");
-        const char *oid = json_string_value(json_object_get(lfs ? lfs : it, "oid"));
-        json_t *size = json_object_get(lfs ? lfs : it, "size");
-        if (!type || strcmp(type, "file") || !path || !oid || !json_is_integer(size)) continue;
-        /* a hostile listing must not steer a write outside the cache */
-        if (!path_ok(path) || !hex_ok(oid, lfs ? 64 : 40) || json_integer_value(size) < 0) continue;
-        hf_entry *e = &l->e[l->n];
-        e->path = strdup(path);
-        if (!e->path) continue;
-        e->size = (uint64_t)json_integer_value(size);
-        e->lfs = lfs != NULL;
-        snprintf(e->oid, sizeof e->oid, "%s", oid);
-        l->n++;
-    }
-    json_decref(arr);
-    return 0;
-}
-
-void hf_listing_free(hf_listing *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->e[i].path);
-    free(l->e);
-    memset(l, 0, sizeof *l);
 }

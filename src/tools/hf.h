@@ -45,6 +45,13 @@ typedef struct hf_listing {
 enum { HF_UNREACHABLE = -2 };
 int hf_list(const char *repo, hf_listing *l, ember_err *err);
 void hf_listing_free(hf_listing *l);
+/* Appends the files of one page of the tree API (a JSON array) to l,
+   skipping folders and every entry whose path could leave the repository
+   (absolute, "." or "..", control characters) or whose id is not hex. */
+int hf_listing_add(const char *repo, hf_listing *l, const char *json, size_t len, ember_err *err);
+/* A repository path safe to become a path in the cache; a lower-case hex id of want digits. */
+bool hf_path_ok(const char *p);
+bool hf_hex_ok(const char *s, size_t want);
 
 /* Picks one GGUF among names (repository paths) for quant ("" = the
    default: Q4_K_M, else Q8_0, else the only one).  Split parts and mmproj
