@@ -83,6 +83,7 @@ int main(void)
     memset(&l, 0, sizeof l);
     tap_ok(add(&l, longp, &err) == 0 && l.n == 0, "a path over 1000 bytes is skipped");
     free(longp);
+    hf_listing_free(&l);
 
     memset(&l, 0, sizeof l);
     tap_ok(add(&l, "<html>rate limited</html>", &err) != 0 && strstr(err.msg, "not JSON"), "not JSON: an error");
