@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "cli.h"
 #include "cli_profile.h"
 #include "json.h"
+#include "model_arg.h"
 #include "numarg.h"
 #include "options.h"
 #include "run_report.h"
@@ -25,7 +27,7 @@ static void usage(FILE *out)
     fprintf(out,
         "Usage: ember bench -m MODEL [--strategy S | --profile P] [options]\n"
         "\n"
-        "  -m, --model FILE        GGUF model\n"
+        "  -m, --model FILE        GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
         "      --strategy S        eager | compressed | packed\n"
         "      --profile P         a profile name or file (ember-profile(5))\n"
         "  -p, --prompt-tokens N   prompt length for prefill (default 128)\n"
@@ -109,6 +111,9 @@ int cmd_bench(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* the children are handed the resolved file: the cache is looked up once */
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember bench", &b.model, hf_path, sizeof hf_path)) return 1;
     b.profile = profile_name;
     b.strategy = strategy;
     if (child) return bench_child(&b);

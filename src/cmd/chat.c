@@ -16,6 +16,7 @@
 #include "chatlog.h"
 #include "cli_profile.h"
 #include "keys.h"
+#include "model_arg.h"
 #include "options.h"
 #include "cli.h"
 #include "ember.h"
@@ -37,7 +38,7 @@ static void usage(FILE *out)
         "Opens the full-screen chat on a GGUF model (plain line mode when stdin or\n"
         "stdout is not a terminal, or TERM=dumb).\n"
         "\n"
-        "  -m, --model FILE       GGUF model\n"
+        "  -m, --model FILE       GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
         "      --profile NAME     YAML profile (name or path; default 'auto' when it is\n"
         "                         found and no --strategy is given); F2 cycles the others\n"
         "      --system TEXT      system prompt\n"
@@ -316,6 +317,8 @@ int cmd_chat(int argc, char **argv)
         status = 2;
         goto done;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember", &c.model, hf_path, sizeof hf_path)) return 1;
     if (!c.fake) {
         /* The model's own problems are reported as the model's, before any
            profile is looked at; its header is read here once. */

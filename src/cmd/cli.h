@@ -13,5 +13,7 @@ int cmd_chat(int argc, char **argv);
 int cmd_recache(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_chats(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
+int cmd_models(int argc, char **argv);
 
 #endif

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "ember.h"
 #include "cli_profile.h"
+#include "model_arg.h"
 #include "ids.h"
 #include "options.h"
 
@@ -66,6 +68,8 @@ int cmd_eval(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember eval", &model, hf_path, sizeof hf_path)) return 1;
     ember_err err;
     int np = 0, nf = 0;
     int32_t *ids = ids_read_file(ids_path, &np, &err), *force = NULL;

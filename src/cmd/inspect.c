@@ -3,12 +3,14 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "json.h"
+#include "model_arg.h"
 #include "cli_profile.h"
 #include "ember.h"
 #include "plan_print.h"
@@ -20,6 +22,7 @@ static void usage(FILE *out)
         "       ember inspect FILE --plan [--strategy S | --profile P] [--json]\n"
         "\n"
         "Shows a GGUF file's architecture, sizes, tokenizer and tensor inventory by dtype.\n"
+        "FILE may be hf:USER/REPO[:QUANT]: the cached file (ember pull), pulled if missing.\n"
         "\n"
         "  --tensors       list every tensor: name, dtype, shape, data offset, bytes\n"
         "  --meta          list every metadata key (arrays by type and length)\n"
@@ -461,6 +464,8 @@ int cmd_inspect(int argc, char **argv)
         fprintf(stderr, "ember inspect: --strategy and --profile go with --plan\n");
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember inspect", &path, hf_path, sizeof hf_path)) return 1;
     if (plan) return inspect_plan(path, strategy, profile_name, json);   /* always per tensor */
     ember_err err = {{0}};
     gguf_file *f = gguf_open(path, &err);

@@ -13,6 +13,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember [-m MODEL] [options]       open the chat on MODEL\n"
+        "                                        (a file, or hf:USER/REPO[:QUANT])\n"
         "       ember COMMAND [options]\n"
         "\n"
         "Commands:\n"
@@ -27,6 +28,8 @@ static void usage(FILE *out)
         "  bench      measure prefill / decode speed and memory\n"
         "  profiles   list and show YAML profiles\n"
         "  recache    re-read a model file into 2 MiB page-cache folios\n"
+        "  pull       download a GGUF from Hugging Face (USER/REPO[:QUANT])\n"
+        "  models     list the models in the Hugging Face cache and $EMBER_MODELS\n"
         "\n"
         "  -h, --help      this help;  ember COMMAND --help for a command's options\n"
         "  -V, --version   print the version\n"
@@ -66,6 +69,8 @@ static int dispatch(int argc, char **argv)
         {"bench", cmd_bench},
         {"recache", cmd_recache},
         {"chats", cmd_chats},
+        {"pull", cmd_pull},
+        {"models", cmd_models},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

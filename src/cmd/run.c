@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "cli_profile.h"
 #include "ember.h"
 #include "json.h"
+#include "model_arg.h"
 #include "options.h"
 #include "run_report.h"
 
@@ -35,7 +37,7 @@ static void usage(FILE *out)
     fprintf(out,
         "Usage: ember run -m MODEL -p TEXT [options]\n"
         "\n"
-        "  -m, --model FILE       GGUF model\n"
+        "  -m, --model FILE       GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
         "  -p, --prompt TEXT      the prompt (- reads stdin)\n"
         "      --chat             wrap the prompt in the model's chat template\n"
         "      --system TEXT      system prompt (with --chat)\n");
@@ -96,6 +98,8 @@ int cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember run", &ro.model, hf_path, sizeof hf_path)) return 1;
     ember_err err;
     in.model = ro.model;
     cli_resolved r;

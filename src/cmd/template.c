@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "cli.h"
 #include "ember.h"
+#include "model_arg.h"
 
 static void usage(FILE *out)
 {
@@ -176,6 +178,8 @@ int cmd_template(int argc, char **argv)
         fprintf(stderr, "ember template: give the template with exactly one of -m MODEL and --file T.jinja\n");
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember template", &model, hf_path, sizeof hf_path)) return 1;
     if (!messages) {
         fprintf(stderr, "ember template: no conversation given: use --messages M.json\n");
         return 2;

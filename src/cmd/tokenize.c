@@ -4,12 +4,14 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "ember.h"
+#include "model_arg.h"
 #include "read_all.h"
 
 static void usage(FILE *out)
@@ -92,6 +94,8 @@ int cmd_tokenize(int argc, char **argv)
         fprintf(stderr, "ember tokenize: no model given: use -m MODEL (try ember tokenize --help)\n");
         return 2;
     }
+    char hf_path[PATH_MAX];
+    if (model_arg_resolve("ember tokenize", &model, hf_path, sizeof hf_path)) return 1;
     if (optind != argc - 1) {
         fprintf(stderr, "ember tokenize: expected exactly one TEXT argument ('-' for standard input), got %d\n",
                 argc - optind);

@@ -1,0 +1,268 @@
+/* The Hub over HTTP: the endpoint, the token, a configured handle, errors,
+   and fetching a repository's file listing (parsed by hf_listing.c). */
+#include "config.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "hf.h"
+#include "hf_http.h"
+
+const char *hf_endpoint(void)
+{
+    static char buf[1024];
+    const char *e = getenv("HF_ENDPOINT");
+    if (!e || !*e) return "https://huggingface.co";
+    snprintf(buf, sizeof buf, "%s", e);
+    for (size_t n = strlen(buf); n && buf[n - 1] == '/'; n--) buf[n - 1] = 0;
+    return buf;
+}
+
+/* $HF_TOKEN, else the file `huggingface-cli login` writes */
+static const char *token(void)
+{
+    static char buf[512];
+    const char *t = getenv("HF_TOKEN");
+    if (!t || !*t) t = getenv("HUGGING_FACE_HUB_TOKEN");
+    if (t && *t) {
+        /* it goes into a header line: a line break would start another */
+        snprintf(buf, sizeof buf, "%s", t);
+        buf[strcspn(buf, "\r\n")] = 0;
+        return buf;
+    }
+    char path[PATH_MAX];
+    const char *p = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *x = getenv("XDG_CACHE_HOME"),
+               *h = getenv("HOME");
+    if (p && *p) snprintf(path, sizeof path, "%s", p);
+    else if (home && *home) snprintf(path, sizeof path, "%s/token", home);
+    else if (x && *x == '/') snprintf(path, sizeof path, "%s/huggingface/token", x);
+    else if (h && *h) snprintf(path, sizeof path, "%s/.cache/huggingface/token", h);
+    else return NULL;
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    buf[strcspn(buf, "\r\n \t")] = 0;
+    return buf[0] ? buf : NULL;
+}
+
+static void header_value(const char *line, size_t n, const char *name, char *out, size_t cap)
+{
+    size_t k = strlen(name);
+    if (n <= k || strncasecmp(line, name, k) || line[k] != ':') return;
+    const char *v = line + k + 1;
+    size_t vl = n - k - 1;
+    while (vl && (*v == ' ' || *v == '\t')) v++, vl--;
+    while (vl && isspace((unsigned char)v[vl - 1])) vl--;
+    if (vl >= cap) vl = cap - 1;
+    memcpy(out, v, vl);
+    out[vl] = 0;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
+{
+    hf_http *h = ud;
+    size_t n = size * nitems;
+    /* a redirect's headers come first: only the final response's count */
+    if (n >= 5 && !strncmp(line, "HTTP/", 5)) h->error_code[0] = 0;
+    header_value(line, n, "X-Repo-Commit", h->repo_commit, sizeof h->repo_commit);
+    header_value(line, n, "X-Error-Code", h->error_code, sizeof h->error_code);
+    char link[2048] = "";
+    header_value(line, n, "Link", link, sizeof link);
+    const char *lt = strchr(link, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+    if (gt && strstr(gt, "rel=\"next\"")) snprintf(h->next, sizeof h->next, "%.*s", (int)(gt - lt - 1), lt + 1);
+    return n;
+}
+
+int hf_http_open(hf_http *h, const char *url, ember_err *err)
+{
+    static bool inited;
+    memset(h, 0, sizeof *h);
+    if (!inited && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return ember_seterr(err, "cannot start libcurl");
+    inited = true;
+    h->curl = curl_easy_init();
+    if (!h->curl) return ember_seterr(err, "cannot start libcurl");
+    const char *t = token();
+    if (t) {
+        char auth[600];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
+        h->headers = curl_slist_append(NULL, auth);
+    }
+    CURL *c = h->curl;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "ember/" PACKAGE_VERSION);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+    /* the file lives on a CDN behind a signed redirect: the token is for
+       the Hub alone (libcurl keeps our Authorization off other hosts) */
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+    /* a connection that goes silent is dropped, not waited on forever */
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->curl_err);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+    return 0;
+}
+
+void hf_http_close(hf_http *h)
+{
+    if (h->curl) curl_easy_cleanup(h->curl);
+    curl_slist_free_all(h->headers);
+    h->curl = NULL;
+    h->headers = NULL;
+}
+
+int hf_http_error(const hf_http *h, CURLcode rc, long status, const char *repo, const char *what, ember_err *err)
+{
+    const char *ep = hf_endpoint();
+    bool tok = token() != NULL;
+    if (rc != CURLE_OK && status < 400) {
+        ember_seterr(err, "cannot reach %s (%s): %s", ep, what, h->curl_err[0] ? h->curl_err : curl_easy_strerror(rc));
+        return status ? -1 : HF_UNREACHABLE;
+    }
+    /* The Hub answers 401 for a repository that does not exist as for one
+       that is private, and says which in X-Error-Code. */
+    if (status == 404 || !strcmp(h->error_code, "RepositoryNotFound"))
+        return ember_seterr(err, "%s: no such repository on %s (HTTP %ld)%s", repo, ep, status,
+                            tok ? "" : "; a private one needs HF_TOKEN");
+    if (!strcmp(h->error_code, "EntryNotFound"))
+        return ember_seterr(err, "%s: %s is not in the repository (HTTP %ld)", repo, what, status);
+    if (status == 401 || status == 403) {
+        bool gated = !strcmp(h->error_code, "GatedRepo");
+        if (!tok)
+            return ember_seterr(err, "%s is %s (HTTP %ld): accept its terms at %s/%s and set HF_TOKEN to an "
+                                     "access token (%s/settings/tokens)", repo,
+                                gated ? "gated" : "gated or private", status, ep, repo, ep);
+        return ember_seterr(err, "%s: access refused with the HF_TOKEN given (HTTP %ld): accept the model's "
+                                 "terms at %s/%s, or use a token that can read it", repo, status, ep, repo);
+    }
+    if (status == 429) return ember_seterr(err, "%s: the Hub is rate-limiting requests (HTTP 429): try again later", repo);
+    return ember_seterr(err, "%s: the Hub answered HTTP %ld for %s", repo, status, what);
+}
+
+int hf_http_escape_path(const char *path, char *buf, size_t cap)
+{
+    size_t off = 0;
+    for (const char *s = path; *s;) {
+        size_t n = strcspn(s, "/");
+        char *e = curl_easy_escape(NULL, s, (int)n);
+        if (!e) return -1;
+        int w = snprintf(buf + off, cap - off, "%s%s", e, s[n] ? "/" : "");
+        curl_free(e);
+        if (w < 0 || (size_t)w >= cap - off) return -1;
+        off += (size_t)w;
+        s += n + (s[n] ? 1 : 0);
+    }
+    return 0;
+}
+
+/* ---- GET into memory ---------------------------------------------------- */
+
+typedef struct membuf {
+    char *p;
+    size_t n, cap;
+    bool too_big;
+} membuf;
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    membuf *b = ud;
+    size_t n = size * nmemb;
+    if (b->n + n + 1 > (64u << 20)) {   /* a listing is kilobytes: this is not one */
+        b->too_big = true;
+        return 0;
+    }
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = (b->n + n + 1) * 2;
+        char *g = realloc(b->p, nc);
+        if (!g) return 0;
+        b->p = g;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+    b->p[b->n] = 0;
+    return n;
+}
+
+/* 0 with the body in *b (NUL-terminated, free b->p); -1 with err. */
+static int get_body(const char *repo, const char *url, const char *what, membuf *b, char *commit, size_t ccap,
+                    char *next, size_t ncap, ember_err *err)
+{
+    hf_http h;
+    memset(b, 0, sizeof *b);
+    if (hf_http_open(&h, url, err)) return -1;
+    /* a listing compresses well; a model file is fetched as stored (its size and Range count bytes) */
+    curl_easy_setopt(h.curl, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(h.curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h.curl, CURLOPT_WRITEDATA, b);
+    CURLcode rc = curl_easy_perform(h.curl);
+    long status = 0;
+    curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &status);
+    int r = 0;
+    if (b->too_big) {
+        r = ember_seterr(err, "%s: the Hub's %s is over 64 MiB: not a listing", repo, what);
+    } else if (rc != CURLE_OK || status >= 400) {
+        r = hf_http_error(&h, rc, status, repo, what, err);
+    } else {
+        if (commit && h.repo_commit[0]) snprintf(commit, ccap, "%s", h.repo_commit);
+        if (next) snprintf(next, ncap, "%s", h.next);
+    }
+    if (r) {
+        free(b->p);
+        b->p = NULL;
+    }
+    hf_http_close(&h);
+    return r;
+}
+
+int hf_list(const char *repo, hf_listing *l, ember_err *err)
+{
+    memset(l, 0, sizeof *l);
+    char url[4200], next[2048];
+    snprintf(url, sizeof url, "%s/api/models/%s/tree/main?recursive=true", hf_endpoint(), repo);
+    /* the Hub pages a long listing (Link: rel="next"); the token only ever
+       goes to the endpoint itself, whatever a page names */
+    for (int page = 0; page < 1000; page++) {
+        membuf b;
+        int rc = get_body(repo, url, "file listing", &b, l->rev, sizeof l->rev, next, sizeof next, err);
+        if (!rc && hf_listing_add(repo, l, b.p ? b.p : "", b.n, err)) rc = -1;
+        free(b.p);
+        if (rc) {
+            hf_listing_free(l);
+            return rc;
+        }
+        const char *ep = hf_endpoint();
+        size_t el = strlen(ep);
+        if (next[0] == '/') snprintf(url, sizeof url, "%s%s", ep, next);
+        else if (!strncmp(next, ep, el) && next[el] == '/') snprintf(url, sizeof url, "%s", next);
+        else break;
+    }
+    /* the commit names the snapshot; without the header, ask the model's page */
+    if (!l->rev[0]) {
+        snprintf(url, sizeof url, "%s/api/models/%s", hf_endpoint(), repo);
+        membuf b;
+        ember_err ignored;
+        if (get_body(repo, url, "model info", &b, NULL, 0, NULL, 0, &ignored) == 0 && b.p) {
+            json_t *info = json_loadb(b.p, b.n, 0, NULL);
+            const char *sha = json_string_value(json_object_get(info, "sha"));
+            if (sha && hf_hex_ok(sha, 40)) snprintf(l->rev, sizeof l->rev, "%s", sha);
+            json_decref(info);
+        }
+        free(b.p);
+    }
+    if (!l->rev[0] || !hf_path_ok(l->rev) || strchr(l->rev, '/')) snprintf(l->rev, sizeof l->rev, "main");
+    return 0;
+}

@@ -1,0 +1,91 @@
+/* Getting a model from the Hugging Face Hub: a reference USER/REPO[:QUANT],
+   the repository's file list, the choice of one GGUF file, its download
+   (resumable, checksummed) into the Hub's own cache layout (hf_cache.h),
+   and the resolution of `-m hf:...` from that cache.
+
+   The server is $HF_ENDPOINT (default https://huggingface.co); $HF_TOKEN
+   (else the token file `huggingface-cli login` leaves) is sent as a bearer
+   token; proxies come from the usual environment variables (libcurl). */
+#ifndef EMBER_HF_H
+#define EMBER_HF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember.h"
+
+typedef struct hf_ref {
+    char repo[200];     /* USER/REPO */
+    char quant[64];     /* "" when not given */
+} hf_ref;
+
+/* "USER/REPO" or "USER/REPO:QUANT" (an "hf:" prefix is allowed).  Names
+   are checked for the characters the Hub allows, so a name can never
+   climb out of the cache directory. */
+int hf_ref_parse(const char *s, hf_ref *r, ember_err *err);
+
+/* One file of a repository's listing. */
+typedef struct hf_entry {
+    char *path;         /* inside the repository, '/'-separated */
+    uint64_t size;
+    char oid[72];       /* LFS: the content's sha256; else the git blob id */
+    bool lfs;
+} hf_entry;
+
+typedef struct hf_listing {
+    hf_entry *e;
+    int n;
+    char rev[64];       /* the commit the listing is of ("main" if unknown) */
+} hf_listing;
+
+/* GET the listing of the main branch; -1 with a message that says which
+   case it is (no such repository, gated or private), HF_UNREACHABLE when
+   no answer came at all (no network, no such host, a refused connection). */
+enum { HF_UNREACHABLE = -2 };
+int hf_list(const char *repo, hf_listing *l, ember_err *err);
+void hf_listing_free(hf_listing *l);
+/* Appends the files of one page of the tree API (a JSON array) to l,
+   skipping folders and every entry whose path could leave the repository
+   (absolute, "." or "..", control characters) or whose id is not hex. */
+int hf_listing_add(const char *repo, hf_listing *l, const char *json, size_t len, ember_err *err);
+/* A repository path safe to become a path in the cache; a lower-case hex id of want digits. */
+bool hf_path_ok(const char *p);
+bool hf_hex_ok(const char *s, size_t want);
+
+/* Picks one GGUF among names (repository paths) for quant ("" = the
+   default: Q4_K_M, else Q8_0, else the only one).  Split parts and mmproj
+   projectors are not candidates.  Returns the index, or HF_CHOOSE_NONE /
+   HF_CHOOSE_AMBIGUOUS with the message (listing the candidates) in err. */
+enum { HF_CHOOSE_NONE = -1, HF_CHOOSE_AMBIGUOUS = -2 };
+int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err);
+
+/* Downloads one file to dest (a ".incomplete" path), resuming what dest
+   already holds, verifying size and checksum against e, then renames it
+   to final (still holding the partial's lock).  progress: a bar
+   on stderr while it runs.  0, or -1 with err (the partial file kept
+   when a rerun can resume it, removed when its checksum is wrong). */
+typedef struct hf_dl_stats {
+    uint64_t resumed_from;   /* bytes that were already there */
+    uint64_t fetched;        /* bytes received this time */
+    double seconds;
+} hf_dl_stats;
+int hf_download(const char *repo, const hf_entry *e, const char *dest, const char *final, bool progress,
+                hf_dl_stats *st, ember_err *err);
+
+/* The whole of `ember pull`: list, choose, reuse a cached blob or download
+   it, link it into the snapshot, record the ref.  The local path (the
+   snapshot link) goes to path.  progress: as for hf_download; summary: a
+   one-line account on stderr at the end.  When the Hub cannot be reached
+   (or $HF_HUB_OFFLINE is set) a clear choice among the cached files is
+   taken instead, with a warning. */
+int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap, ember_err *err);
+
+/* `-m hf:...`: the cached file for r when the choice among the cached
+   files is clear, else hf_pull (unless $HF_HUB_OFFLINE is set). */
+int hf_resolve(const hf_ref *r, char *path, size_t cap, ember_err *err);
+
+/* $HF_ENDPOINT without a trailing slash, or the default. */
+const char *hf_endpoint(void);
+
+#endif

@@ -1,0 +1,32 @@
+/* What the Hub's listing (hf.c) and downloads (hf_download.c) share: one
+   configured curl handle, the response headers that matter, and the
+   reading of an HTTP failure as something a person can act on. */
+#ifndef EMBER_HF_HTTP_H
+#define EMBER_HF_HTTP_H
+
+#include <curl/curl.h>
+
+#include "ember.h"
+
+typedef struct hf_http {
+    CURL *curl;
+    struct curl_slist *headers;
+    char repo_commit[64];     /* X-Repo-Commit */
+    char error_code[64];      /* X-Error-Code: RepositoryNotFound, GatedRepo, ... */
+    char next[2048];          /* Link: <URL>; rel="next" (a listing's next page) */
+    char curl_err[CURL_ERROR_SIZE];
+} hf_http;
+
+/* A handle for url with the token, redirects, timeouts and header capture
+   set; -1 with err when curl cannot start. */
+int hf_http_open(hf_http *h, const char *url, ember_err *err);
+void hf_http_close(hf_http *h);
+
+/* The message for a finished request on repo that failed: status >= 400
+   (what: "listing", or the file's name) or a transport error rc. */
+int hf_http_error(const hf_http *h, CURLcode rc, long status, const char *repo, const char *what, ember_err *err);
+
+/* url-escapes each '/'-separated part of path into buf. */
+int hf_http_escape_path(const char *path, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,84 @@
+/* A repository's file listing, as the Hub's tree API gives it: only what
+   can safely name a file in the cache is kept. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "hf.h"
+
+bool hf_path_ok(const char *p)
+{
+    size_t len = strlen(p);
+    if (!len || *p == '/' || p[len - 1] == '/' || len > 1000) return false;
+    for (const char *s = p; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == '\\') return false;
+    for (const char *s = p; *s;) {
+        size_t n = strcspn(s, "/");
+        if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return false;
+        s += n + (s[n] ? 1 : 0);
+    }
+    return true;
+}
+
+bool hf_hex_ok(const char *s, size_t want)
+{
+    if (strlen(s) != want) return false;
+    for (; *s; s++)
+        if (!isxdigit((unsigned char)*s) || isupper((unsigned char)*s)) return false;
+    return true;
+}
+
+int hf_listing_add(const char *repo, hf_listing *l, const char *text, size_t len, ember_err *err)
+{
+    json_error_t je;
+    json_t *arr = json_loadb(text, len, 0, &je);
+    if (!arr) return ember_seterr(err, "%s: the Hub's file listing is not JSON (%s)", repo, len ? je.text : "empty");
+    if (!json_is_array(arr)) {
+        json_decref(arr);
+        return ember_seterr(err, "%s: the Hub's file listing is not a JSON array", repo);
+    }
+    if (json_array_size(arr) > (size_t)(1 << 24) - (size_t)l->n) {
+        json_decref(arr);
+        return ember_seterr(err, "%s: the Hub's file listing is too long", repo);
+    }
+    hf_entry *g = realloc(l->e, ((size_t)l->n + json_array_size(arr) + 1) * sizeof *g);
+    if (!g) {
+        json_decref(arr);
+        return ember_seterr(err, "out of memory");
+    }
+    l->e = g;
+    size_t i;
+    json_t *it;
+    json_array_foreach(arr, i, it) {
+        const char *type = json_string_value(json_object_get(it, "type"));
+        const char *path = json_string_value(json_object_get(it, "path"));
+        json_t *lfs = json_object_get(it, "lfs");
+        if (lfs && !json_is_object(lfs)) continue;
+        const char *oid = json_string_value(json_object_get(lfs ? lfs : it, "oid"));
+        json_t *size = json_object_get(lfs ? lfs : it, "size");
+        if (!type || strcmp(type, "file") || !path || !oid || !json_is_integer(size)) continue;
+        /* a hostile listing must not steer a write outside the cache */
+        if (!hf_path_ok(path) || !hf_hex_ok(oid, lfs ? 64 : 40) || json_integer_value(size) < 0) continue;
+        hf_entry *e = &l->e[l->n];
+        e->path = strdup(path);
+        if (!e->path) continue;
+        e->size = (uint64_t)json_integer_value(size);
+        e->lfs = lfs != NULL;
+        snprintf(e->oid, sizeof e->oid, "%s", oid);
+        l->n++;
+    }
+    json_decref(arr);
+    return 0;
+}
+
+void hf_listing_free(hf_listing *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->e[i].path);
+    free(l->e);
+    memset(l, 0, sizeof *l);
+}

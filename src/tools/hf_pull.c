@@ -1,0 +1,159 @@
+/* ember pull and -m hf:: list, choose, reuse or download, link. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "hf.h"
+#include "hf_cache.h"
+
+static void sync_dir(const char *path)
+{
+    char dir[PATH_MAX + 256];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *s = strrchr(dir, '/');
+    if (!s) return;
+    *s = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+static bool offline(void)
+{
+    const char *off = getenv("HF_HUB_OFFLINE");
+    return off && *off && strcmp(off, "0");
+}
+
+/* The cached file r means, when the choice among the cached ones is clear:
+   0, else HF_CHOOSE_NONE or HF_CHOOSE_AMBIGUOUS with err. */
+static int cache_pick(const hf_ref *r, const char *repo_dir, char *path, size_t cap, ember_err *err)
+{
+    char rev[64];
+    hf_cached *c = NULL;
+    int n = hf_cache_list(repo_dir, hf_cache_ref_get(repo_dir, rev, sizeof rev) ? NULL : rev, &c);
+    int usable = 0;
+    for (int i = 0; i < n; i++)
+        if (c[i].blob) c[usable++] = c[i];
+        else {
+            free(c[i].file);
+            free(c[i].path);
+        }
+    char **names = calloc((size_t)usable + 1, sizeof *names);
+    int k = HF_CHOOSE_NONE;
+    ember_seterr(err, "no file of %s is in the cache", r->repo);
+    if (names && usable) {
+        for (int i = 0; i < usable; i++) names[i] = c[i].file;
+        ember_err why;
+        k = hf_choose(r->repo, names, usable, r->quant, &why);
+        if (k < 0) ember_seterr(err, "in the cache, %s", why.msg);
+    }
+    if (k >= 0) snprintf(path, cap, "%s", c[k].path);
+    free(names);
+    hf_cached_free(c, usable);
+    return k >= 0 ? 0 : k;
+}
+
+int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap, ember_err *err)
+{
+    char root[PATH_MAX], repo_dir[PATH_MAX], blob[PATH_MAX + 80], part[PATH_MAX + 96];
+    if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
+        return -1;
+    hf_listing l;
+    int lr = offline() ? HF_UNREACHABLE : hf_list(r->repo, &l, err);
+    if (lr) {
+        ember_err why = *err;
+        if (offline()) snprintf(why.msg, sizeof why.msg, "HF_HUB_OFFLINE is set");
+        if (lr != HF_UNREACHABLE || cache_pick(r, repo_dir, path, cap, err)) {
+            if (lr == HF_UNREACHABLE) {
+                ember_err miss = *err;
+                ember_seterr(err, "%s; and %s", why.msg, miss.msg);
+            }
+            else *err = why;
+            return -1;
+        }
+        fprintf(stderr, "ember pull: %s: using the cached file\n", why.msg);
+        return 0;
+    }
+    char **names = calloc((size_t)l.n + 1, sizeof *names);
+    if (!names) {
+        hf_listing_free(&l);
+        return ember_seterr(err, "out of memory");
+    }
+    for (int i = 0; i < l.n; i++) names[i] = l.e[i].path;
+    int k = hf_choose(r->repo, names, l.n, r->quant, err);
+    free(names);
+    if (k < 0) {
+        hf_listing_free(&l);
+        return -1;
+    }
+    const hf_entry *e = &l.e[k];
+    int rc = -1;
+    snprintf(blob, sizeof blob, "%s/blobs/%s", repo_dir, e->oid);
+    snprintf(part, sizeof part, "%s.incomplete", blob);
+    struct stat st;
+    char size[32];
+    bytes_human(size, sizeof size, (double)e->size);
+    /* a blob is named by its checksum: one of the right size, whoever
+       fetched it (huggingface_hub, llama.cpp, an earlier pull), is the file */
+    bool cached = stat(blob, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size;
+    /* where links cannot be made huggingface_hub keeps the file itself in
+       the snapshot: that is the file too */
+    char snap[PATH_MAX + 256];
+    snprintf(snap, sizeof snap, "%s/snapshots/%s/%s", repo_dir, l.rev, e->path);
+    if (!cached && lstat(snap, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size) {
+        if (summary) fprintf(stderr, "ember pull: %s: %s (%s) is already in the cache\n", r->repo, e->path, size);
+        snprintf(path, cap, "%s", snap);
+        rc = hf_cache_ref_set(repo_dir, l.rev, err);
+        goto out;
+    }
+    if (!cached) {
+        snprintf(path, cap, "%s/blobs", repo_dir);
+        if (hf_cache_mkdirs(path, err)) goto out;
+        hf_dl_stats ds;
+        if (hf_download(r->repo, e, part, blob, progress, &ds, err)) goto out;
+        sync_dir(blob);
+        if (summary) {
+            char got[32], rate[32], before[64] = "";
+            bytes_human(got, sizeof got, (double)ds.fetched);
+            bytes_human(rate, sizeof rate, ds.seconds > 0 ? (double)ds.fetched / ds.seconds : 0);
+            if (ds.resumed_from) {
+                char had[32];
+                bytes_human(had, sizeof had, (double)ds.resumed_from);
+                snprintf(before, sizeof before, ", resumed after %s", had);
+            }
+            fprintf(stderr, "ember pull: %s: %s: %s in %.1f s (%s/s)%s, %s verified\n", r->repo, e->path, got,
+                    ds.seconds, rate, before, e->lfs ? "sha256" : "git blob id");
+        }
+    } else if (summary) {
+        fprintf(stderr, "ember pull: %s: %s (%s) is already in the cache\n", r->repo, e->path, size);
+    }
+    if (hf_cache_link(repo_dir, l.rev, e->path, e->oid, path, cap, err)) goto out;
+    if (hf_cache_ref_set(repo_dir, l.rev, err)) goto out;
+    rc = 0;
+out:
+    hf_listing_free(&l);
+    return rc;
+}
+
+int hf_resolve(const hf_ref *r, char *path, size_t cap, ember_err *err)
+{
+    char root[PATH_MAX], repo_dir[PATH_MAX];
+    if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
+        return -1;
+    ember_err cerr = {{0}};
+    int k = cache_pick(r, repo_dir, path, cap, &cerr);
+    if (k == 0) return 0;
+    if (k == HF_CHOOSE_AMBIGUOUS) return ember_seterr(err, "%s", cerr.msg);
+    if (offline()) return ember_seterr(err, "HF_HUB_OFFLINE is set and %s (%s)", cerr.msg, root);
+    return hf_pull(r, isatty(2), true, path, cap, err);
+}
