@@ -369,6 +369,45 @@ static void cmd_save(ui_host *h, const ui_slash *s)
 
 static void cmd_raw(ui_host *h, const ui_slash *s) { app_toggle_raw(host_app(h)); }
 
+/* /model NAME: the worker loads NAME under the profile in use; the
+   conversation stays and is prefilled again in the new model's template. */
+static void cmd_model(ui_host *h, const ui_slash *s)
+{
+    app *a = host_app(h);
+    ui_config *c = a->cfg;
+    if (!c->set_model || !c->model_names) {
+        note(a, TR_ERROR, "/model: this chat cannot load other models");
+        return;
+    }
+    if (!s->arg_len) {
+        char **names = NULL, msg[4096];
+        int n = c->model_names(c->ctx, &names);
+        size_t k = (size_t)snprintf(msg, sizeof msg, n > 0 ? "models (ember models):" : "no models found: "
+                                    "ember pull USER/REPO, or put GGUF files in a directory of $EMBER_MODELS");
+        for (int i = 0; i < n; i++) {
+            if (k < sizeof msg) k += (size_t)snprintf(msg + k, sizeof msg - k, " %s", names[i]);
+            free(names[i]);
+        }
+        free(names);
+        note(a, TR_INFO, msg);
+        return;
+    }
+    if (a->generating) {
+        set_flash(a, "a reply is running: press Esc first");
+        return;
+    }
+    char name[4096], err[4200];
+    snprintf(name, sizeof name, "%.*s", (int)s->arg_len, s->arg);
+    if (c->set_model(c->ctx, name, a->model_path, sizeof a->model_path, err, sizeof err) < 0) {
+        note(a, TR_ERROR, err);
+        return;
+    }
+    c->model_path = a->model_path;
+    a->model_switch = true;
+    int cur = c->cur_profile;
+    switch_profile(a, cur, cur >= 0 && cur < c->n_profiles ? c->profiles[cur] : "");
+}
+
 static void cmd_read(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
@@ -407,7 +446,7 @@ static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = cmd_clear, [SL_SYSTEM] = cmd_system, [SL_PROFILE] = cmd_profile,
     [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
     [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_NEW] = chats_cmd_new, [SL_LOAD] = chats_cmd_load,
-    [SL_CHATS] = chats_cmd_list, [SL_READ] = cmd_read, [SL_EDIT] = cmd_edit,
+    [SL_CHATS] = chats_cmd_list, [SL_MODEL] = cmd_model, [SL_READ] = cmd_read, [SL_EDIT] = cmd_edit,
 };
 
 static void app_say(ui_host *h, int level, const char *msg)
@@ -549,8 +588,13 @@ static void on_event(app *a, ember_event *ev)
         if (ev->seq == a->load_seq && a->load_seq) {
             snprintf(a->profile, sizeof a->profile, "%s", a->load_profile);
             a->cfg->cur_profile = a->load_index;
-            char msg[800];
-            snprintf(msg, sizeof msg, "profile %s: %s", a->load_profile, a->plan);
+            char msg[1024];
+            if (a->model_switch)
+                snprintf(msg, sizeof msg, "model %s loaded (%s%s): %s", a->model, a->load_profile[0] ? "profile " : "",
+                         a->load_profile[0] ? a->load_profile : "no profile", a->plan);
+            else
+                snprintf(msg, sizeof msg, "profile %s: %s", a->load_profile, a->plan);
+            a->model_switch = false;
             note(a, TR_NOTICE, msg);
         }
         break;

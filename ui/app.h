@@ -26,6 +26,13 @@ typedef struct ui_config {
                    char *err, size_t errcap);
     void *ctx;
     ember_worker_load load;        /* the first load (profile already applied) */
+    /* /model NAME: makes NAME (a path, a name `ember models` lists, hf:USER/REPO
+       already cached) the model the next resolve loads; its path into path.
+       0, or -1 with err.  NULL: no other models (the fake engine). */
+    int (*set_model)(void *ctx, const char *name, char *path, size_t pathcap, char *err, size_t errcap);
+    /* The names /model knows (for the list and Tab), malloc'd array of
+       malloc'd strings; the count. */
+    int (*model_names)(void *ctx, char ***names);
     ui_attach attach;              /* files (-f) for the first message; the front end takes them */
     const char *oneshot;           /* plain mode: send this one message, print the reply, exit */
     struct chatlog *resume;        /* a saved conversation to reopen (-c, --resume), or NULL */

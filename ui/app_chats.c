@@ -76,9 +76,12 @@ int chats_save_json(app *a, const char *path, char *err, size_t cap)
     return 0;
 }
 
+static void set_model(app *a);
+
 /* The template's name, from the plan summary's "..., NAME template". */
 void chats_model_loaded(app *a)
 {
+    set_model(a);   /* /model may have changed it */
     const char *p = a->plan, *t = strstr(p, " template");
     if (!t || t[9]) return;
     const char *b = t;

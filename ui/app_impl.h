@@ -41,6 +41,8 @@ typedef struct app {
     int cur_assist;                /* entry receiving tokens, -1 when idle */
     ui_attach attach;              /* /read files waiting for the next message */
     double resized_ms;             /* last KEY_RESIZE (0: none pending): laid out again once settled */
+    char model_path[4096];         /* the model /model loaded (cfg->model_path then points here) */
+    bool model_switch;             /* the load under way is /model's */
     bool switch_pending;           /* F2 during a reply: switch once it has stopped */
     int pending_index;
     char pending_profile[128];

@@ -153,10 +153,14 @@ static void complete(app *a)
     if (!t) return;
     char out[1024], list[1024];
     const char **ids = NULL;
-    int nid = !strncmp(t, "/load ", 6) ? chats_ids(&ids) : 0;
+    char **models = NULL;
+    int nm = !strncmp(t, "/model ", 7) && a->cfg->model_names ? a->cfg->model_names(a->cfg->ctx, &models) : 0;
+    if (nm > 0) ids = (const char **)models;
+    int nid = nm > 0 ? nm : !strncmp(t, "/load ", 6) ? chats_ids(&ids) : 0;
     int n = nid ? ui_slash_complete(t, ids, nid, out, sizeof out, list, sizeof list)
                 : ui_slash_complete(t, (const char *const *)a->cfg->profiles, a->cfg->n_profiles,
                                     out, sizeof out, list, sizeof list);
+    for (int i = 0; i < nm; i++) free(models[i]);
     free(ids);
     if (n >= 1) ui_input_set_text(a->in, out);
     if (n > 1) app_flash(a, list);

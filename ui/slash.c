@@ -36,6 +36,8 @@ const ui_command ui_commands[] = {
     {"/load", "ID", "reopen a saved conversation (a unique start of its id will do)", SL_LOAD,
      UI_ARG_REQUIRED, true, run_front},
     {"/chats", "", "list the saved conversations", SL_CHATS, UI_ARG_NONE, true, run_front},
+    {"/model", "[NAME]", "load another model, keeping the conversation (no name: list them)", SL_MODEL,
+     UI_ARG_OPTIONAL, false, run_front},
     {"/quit", "", "leave (also Ctrl-D)", SL_QUIT, UI_ARG_NONE, true, run_quit},
     {"/raw", "", "replies as raw text / as Markdown (also F4)", SL_RAW, UI_ARG_NONE, false, run_front},
     {"/copy", "[N|all]", "copy the last reply, its N-th code block, or the whole chat (OSC 52)", SL_COPY,
@@ -241,7 +243,8 @@ int ui_slash_complete(const char *line, const char *const *words, int n_words,
                 if (gen_opt_table[i].set_key) keys[nk++] = gen_opt_table[i].set_key;
             n = gather(word, strlen(word), keys, nk, cand, 64);
         }
-        else if (((cmd == 8 && !strncmp(line, "/profile", 8)) || (cmd == 5 && !strncmp(line, "/load", 5))) &&
+        else if (((cmd == 8 && !strncmp(line, "/profile", 8)) || (cmd == 5 && !strncmp(line, "/load", 5)) ||
+                  (cmd == 6 && !strncmp(line, "/model", 6))) &&
                  words)
             n = gather(word, strlen(word), words, n_words, cand, 64);
         else

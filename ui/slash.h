@@ -15,7 +15,7 @@ typedef enum {
     SL_HELP, SL_CLEAR, SL_SYSTEM, SL_SET, SL_PROFILE, SL_STATS, SL_REGEN, SL_SAVE, SL_QUIT,
     SL_RAW, SL_COPY,   /* SL_COPY: ival = 0 last reply, N its N-th code block, -1 all */
     SL_READ, SL_EDIT,
-    SL_NEW, SL_LOAD, SL_CHATS,
+    SL_NEW, SL_LOAD, SL_CHATS, SL_MODEL,
     SL_ERROR,          /* err says what is wrong */
     SL_COUNT
 } ui_slash_kind;

@@ -16,6 +16,7 @@
 #include "chatlog.h"
 #include "cli_profile.h"
 #include "keys.h"
+#include "model_list.h"
 #include "model_arg.h"
 #include "options.h"
 #include "cli.h"
@@ -65,11 +66,65 @@ static void usage(FILE *out)
 
 typedef struct chat_ctx {
     const char *model;
+    char model_buf[PATH_MAX];      /* the model /model chose (model then points here) */
     bool fake;
     ember_model_info info;         /* the model's header, read once */
     const char *strategy;          /* --strategy: applies to the first load only */
     gen_opts cli;                  /* the command line's values (cli.set says which) */
 } chat_ctx;
+
+/* ui_config.set_model: a path, a name `ember models` lists, or hf:NAME of
+   a cached model (the chat downloads nothing: ember pull does, with its
+   progress bar).  The header is read here, so a file that is not a model
+   is refused before anything unloads. */
+static int set_model(void *ctx, const char *name, char *path, size_t pathcap, char *err, size_t errcap)
+{
+    chat_ctx *c = ctx;
+    const char *want = !strncmp(name, "hf:", 3) ? name + 3 : name;
+    char found[PATH_MAX];
+    struct stat st;
+    if (want == name && stat(name, &st) == 0) {
+        snprintf(found, sizeof found, "%s", name);
+    } else {
+        model_rows t = {0};
+        char root[PATH_MAX];
+        model_list_gather(&t, root, sizeof root);
+        int amb = 0;
+        const model_row *r = model_list_find(&t, want, &amb);
+        if (r) snprintf(found, sizeof found, "%s", r->path);
+        model_rows_free(&t);
+        if (!r) {
+            if (amb) snprintf(err, errcap, "/model %s: %d models match; Tab lists them", name, amb);
+            else snprintf(err, errcap, "/model %s: no such file or model (ember models lists them; "
+                          "ember pull USER/REPO downloads one)", name);
+            return -1;
+        }
+    }
+    ember_model_info info;
+    ember_err e = {{0}};
+    if (ember_model_peek(found, &info, &e) < 0) {
+        snprintf(err, errcap, "/model %s: %s", name, e.msg);
+        return -1;
+    }
+    snprintf(c->model_buf, sizeof c->model_buf, "%s", found);
+    c->model = c->model_buf;
+    c->info = info;
+    snprintf(path, pathcap, "%s", found);
+    return 0;
+}
+
+static int model_names(void *ctx, char ***names)
+{
+    model_rows t = {0};
+    char root[PATH_MAX];
+    model_list_gather(&t, root, sizeof root);
+    *names = t.n ? calloc((size_t)t.n, sizeof **names) : NULL;
+    int n = 0;
+    for (int i = 0; *names && i < t.n; i++)
+        if (!t.r[i].error[0] && ((*names)[n] = strdup(t.r[i].name))) n++;
+    model_rows_free(&t);
+    return n;
+}
 
 /* ui_config.resolve: the one resolution path (cli_profile.h) for the
    first load and every profile switch.  *gen holds the values in use (so
@@ -344,6 +399,10 @@ int cmd_chat(int argc, char **argv)
     cfg.demo = demo;
     cfg.system = system;
     cfg.resolve = resolve;
+    if (!c.fake) {
+        cfg.set_model = set_model;
+        cfg.model_names = model_names;
+    }
     cfg.ctx = &c;
     cfg.cur_profile = -1;
     cfg.resume = resume ? &saved : NULL;

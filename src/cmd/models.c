@@ -17,6 +17,7 @@
 #include "hf.h"
 #include "hf_cache.h"
 #include "json.h"
+#include "model_list.h"
 
 static void usage(FILE *out)
 {
@@ -36,134 +37,18 @@ static void usage(FILE *out)
         "  -h, --help  this help\n");
 }
 
-typedef struct row {
-    char name[PATH_MAX];
-    char path[PATH_MAX];
-    char repo[200];          /* "" outside the cache */
-    char rev[64];
-    char arch[32], quant[16];
-    char error[sizeof(ember_err)];
-    uint64_t size;
-} row;
-
-typedef struct rows {
-    row *r;
-    int n, cap;
-} rows;
-
-static row *push(rows *t)
-{
-    if (t->n == t->cap) {
-        int nc = t->cap ? 2 * t->cap : 16;
-        row *g = realloc(t->r, (size_t)nc * sizeof *g);
-        if (!g) return NULL;
-        t->r = g;
-        t->cap = nc;
-    }
-    row *w = &t->r[t->n++];
-    memset(w, 0, sizeof *w);
-    return w;
-}
-
-/* architecture and quantization from the header alone */
-static void peek(row *w)
-{
-    ember_model_info info;
-    ember_err err = {{0}};
-    struct stat st;
-    if (stat(w->path, &st) == 0) w->size = (uint64_t)st.st_size;
-    if (ember_model_peek(w->path, &info, &err)) {
-        snprintf(w->error, sizeof w->error, "%s", err.msg);
-        snprintf(w->arch, sizeof w->arch, "?");
-        snprintf(w->quant, sizeof w->quant, "?");
-        return;
-    }
-    snprintf(w->arch, sizeof w->arch, "%s", info.arch);
-    snprintf(w->quant, sizeof w->quant, "%s", info.file_type[0] ? info.file_type : ember_dtype_name(info.dominant_dtype));
-}
-
-static void scan_cache(rows *t, const char *root)
-{
-    DIR *d = opendir(root);
-    if (!d) return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        char repo[200], dir[PATH_MAX];
-        if (hf_cache_repo_name(de->d_name, repo, sizeof repo)) continue;
-        if (snprintf(dir, sizeof dir, "%s/%s", root, de->d_name) >= (int)sizeof dir) continue;
-        hf_cached *c;
-        int n = hf_cache_list(dir, NULL, &c);
-        for (int i = 0; i < n; i++) {
-            if (!c[i].blob) continue;   /* a link whose blob is gone is nothing to open */
-            row *w = push(t);
-            if (!w) break;
-            snprintf(w->repo, sizeof w->repo, "%s", repo);
-            snprintf(w->rev, sizeof w->rev, "%s", c[i].rev);
-            snprintf(w->name, sizeof w->name, "%s:%s", repo, c[i].file);
-            snprintf(w->path, sizeof w->path, "%s", c[i].path);
-            peek(w);
-        }
-        if (n > 0) hf_cached_free(c, n);
-    }
-    closedir(d);
-}
-
-static void scan_dir(rows *t, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t n = strlen(de->d_name);
-        if (de->d_name[0] == '.' || n <= 5 || strcasecmp(de->d_name + n - 5, ".gguf")) continue;
-        char path[PATH_MAX];
-        struct stat st;
-        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path) continue;
-        if (stat(path, &st) || !S_ISREG(st.st_mode)) continue;
-        row *w = push(t);
-        if (!w) break;
-        snprintf(w->name, sizeof w->name, "%s", de->d_name);
-        snprintf(w->path, sizeof w->path, "%s", path);
-        peek(w);
-    }
-    closedir(d);
-}
-
-static int by_name(const void *a, const void *b)
-{
-    const row *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : strcmp(x->path, y->path);
-}
-
-static int gather(rows *t, char *root, size_t cap)
-{
-    ember_err err = {{0}};
-    if (hf_cache_root(root, cap, &err) == 0) scan_cache(t, root);
-    else root[0] = 0;
-    const char *em = getenv("EMBER_MODELS");
-    if (em && *em) {
-        char *copy = strdup(em), *save = NULL;
-        for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir; dir = strtok_r(NULL, ":", &save))
-            scan_dir(t, dir);
-        free(copy);
-    }
-    if (t->n) qsort(t->r, (size_t)t->n, sizeof *t->r, by_name);
-    return 0;
-}
-
 static int list(bool json)
 {
-    rows t = {0};
+    model_rows t = {0};
     char root[PATH_MAX];
-    gather(&t, root, sizeof root);
+    model_list_gather(&t, root, sizeof root);
     int rc = 0;
     if (json) {
         json_w j;
         json_init(&j, stdout, true);
         json_arr_begin(&j);
         for (int i = 0; i < t.n; i++) {
-            row *w = &t.r[i];
+            model_row *w = &t.r[i];
             json_obj_begin(&j);
             json_kv_str(&j, "name", w->name);
             json_kv_str(&j, "repo", w->repo[0] ? w->repo : NULL);
@@ -196,7 +81,7 @@ static int list(bool json)
                    t.r[i].path);
         }
     }
-    free(t.r);
+    model_rows_free(&t);
     return rc;
 }
 
@@ -211,13 +96,13 @@ static int remove_model(const char *name)
     hf_ref r;
     ember_err err = {{0}};
     if (!strchr(repo_s, '/') || hf_ref_parse(repo_s, &r, &err)) {
-        rows t = {0};
+        model_rows t = {0};
         char root[PATH_MAX];
-        gather(&t, root, sizeof root);
+        model_list_gather(&t, root, sizeof root);
         bool outside = false;
         for (int i = 0; i < t.n; i++)
             if (!t.r[i].repo[0] && !strcmp(t.r[i].name, name)) outside = true;
-        free(t.r);
+        model_rows_free(&t);
         if (outside)
             fprintf(stderr, "ember models: %s is in $EMBER_MODELS, not in the cache: ember removes only what "
                             "is cached; delete the file yourself\n", name);
