@@ -271,6 +271,10 @@ rc=$?
 "$BIN" run -m "$C/models--test--tiny/snapshots/$RT/tiny-Q8_0.gguf" -p hello -n 4 >"$T/b" 2>/dev/null
 [ $rc -eq 0 ] && cmp -s "$T/a" "$T/b" && [ "$(wc -l <"$T/log")" -eq "$before" ]
 ok $? "run -m hf:test/tiny:Q8_0: the cached file, no request, same output as the path ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" run --hf test/tiny:Q8_0 -p hello -n 4 >"$T/a3" 2>/dev/null && cmp -s "$T/a" "$T/a3" &&
+    "$BIN" bench --hf test/tiny:Q8_0 -p 4 -n 2 -r 1 -w 0 -t 1 2>/dev/null | grep -q "tiny-Q8_0.gguf" &&
+    printf 'hello\n' | "$BIN" --hf test/tiny:Q8_0 -n 4 >"$T/a4" 2>/dev/null && [ -s "$T/a4" ]
+ok $? "--hf USER/REPO:QUANT is -m hf:USER/REPO:QUANT for run, bench and the chat"
 "$BIN" inspect hf:test/tiny >"$T/out" 2>"$T/err" && grep -q "^architecture: *llama" "$T/out" &&
     [ "$(wc -l <"$T/log")" -eq "$before" ]
 ok $? "inspect hf:test/tiny: the cached default (Q4_K_M)"

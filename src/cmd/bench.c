@@ -28,6 +28,7 @@ static void usage(FILE *out)
         "Usage: ember bench -m MODEL [--strategy S | --profile P] [options]\n"
         "\n"
         "  -m, --model FILE        GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
+        "      --hf USER/REPO[:QUANT]   the same as -m hf:USER/REPO[:QUANT]\n"
         "      --strategy S        eager | compressed | packed\n"
         "      --profile P         a profile name or file (ember-profile(5))\n"
         "  -p, --prompt-tokens N   prompt length for prefill (default 128)\n"
@@ -66,7 +67,7 @@ int cmd_bench(int argc, char **argv)
         {"json", required_argument, 0, 'j'}, {"roofline", no_argument, 0, 'R'},
         {"lifecycle", no_argument, 0, 'L'}, {"modes", required_argument, 0, 'M'},
         {"child", no_argument, 0, 'C'}, {"mode", required_argument, 0, 'O'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"hf", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:p:n:r:w:t:h", lo, NULL)) != -1) {
@@ -75,6 +76,7 @@ int cmd_bench(int argc, char **argv)
         int bad = 0;
         switch (c) {
         case 'm': b.model = optarg; break;
+        case 'H': b.model = model_arg_hf(optarg); break;
         case 's':
             if (cli_strategy_arg("ember bench", optarg) < 0) return 2;
             strategy = optarg;

@@ -40,6 +40,7 @@ static void usage(FILE *out)
         "stdout is not a terminal, or TERM=dumb).\n"
         "\n"
         "  -m, --model FILE       GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
+        "      --hf USER/REPO[:QUANT]  the same as -m hf:USER/REPO[:QUANT]\n"
         "      --profile NAME     YAML profile (name or path; default 'auto' when it is\n"
         "                         found and no --strategy is given); F2 cycles the others\n"
         "      --system TEXT      system prompt\n"
@@ -273,9 +274,10 @@ int cmd_chat(int argc, char **argv)
         {"demo", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
         {"continue", no_argument, 0, 'c'}, {"resume", optional_argument, 0, 'R'},
         {"no-keep-screen", no_argument, 0, 'K'},
-        {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'}};
+        {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'},
+        {"hf", required_argument, 0, 'H'}};
     char shorts[40] = "m:hcp:f:";
-    gen_opts_getopt(lo, 11, GEN_OPT_ALL, shorts, sizeof shorts);
+    gen_opts_getopt(lo, 12, GEN_OPT_ALL, shorts, sizeof shorts);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -284,6 +286,7 @@ int cmd_chat(int argc, char **argv)
         if (t > 0) continue;
         switch (o) {
         case 'm': c.model = optarg; break;
+        case 'H': c.model = model_arg_hf(optarg); break;
         case 'P': profile_name = optarg; break;
         case 'S': system = optarg; break;
         case 's':

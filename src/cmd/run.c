@@ -38,6 +38,7 @@ static void usage(FILE *out)
         "Usage: ember run -m MODEL -p TEXT [options]\n"
         "\n"
         "  -m, --model FILE       GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
+        "      --hf USER/REPO[:QUANT]  the same as -m hf:USER/REPO[:QUANT]\n"
         "  -p, --prompt TEXT      the prompt (- reads stdin)\n"
         "      --chat             wrap the prompt in the model's chat template\n"
         "      --system TEXT      system prompt (with --chat)\n");
@@ -70,9 +71,10 @@ int cmd_run(int argc, char **argv)
         {"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
         {"chat", no_argument, 0, 'c'}, {"system", required_argument, 0, 'S'},
         {"strategy", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-        {"profile", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}};
+        {"profile", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {"hf", required_argument, 0, 'H'}};
     char shorts[32] = "m:p:h";
-    gen_opts_getopt(lo, 8, GEN_OPT_ALL, shorts, sizeof shorts);
+    gen_opts_getopt(lo, 9, GEN_OPT_ALL, shorts, sizeof shorts);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -81,6 +83,7 @@ int cmd_run(int argc, char **argv)
         if (t > 0) continue;
         switch (c) {
         case 'm': ro.model = optarg; break;
+        case 'H': ro.model = model_arg_hf(optarg); break;
         case 'p': prompt = optarg; break;
         case 'c': ro.chat = true; break;
         case 'S': ro.system = optarg; break;

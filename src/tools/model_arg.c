@@ -22,3 +22,10 @@ int model_arg_resolve(const char *prog, const char **model, char *buf, size_t ca
     *model = buf;
     return 0;
 }
+
+const char *model_arg_hf(const char *repo)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "hf:%s", repo);
+    return buf;
+}

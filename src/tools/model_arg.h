@@ -9,5 +9,8 @@
 /* *model unchanged when it is not an hf: reference; else resolved into buf
    and *model pointed at it.  0, or -1 after printing "PROG: why". */
 int model_arg_resolve(const char *prog, const char **model, char *buf, size_t cap);
+/* --hf USER/REPO[:QUANT]: the same as -m hf:USER/REPO[:QUANT] (the string
+   lives as long as the process). */
+const char *model_arg_hf(const char *repo);
 
 #endif
