@@ -5,7 +5,8 @@
 # behind (transcript, /save, TTFT) and comes back as the draft; Up / Down
 # and Ctrl-A / Ctrl-E work line by line in a draft of several lines;
 # /system alone says what it removed; the status bar keeps the model name
-# at 120 columns.  TAP; SKIP without tmux.
+# at 120 columns; /read, the external editor; plain mode at a keyboard with
+# stdout piped edits lines.  TAP; SKIP without tmux.
 name=input; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
@@ -147,4 +148,32 @@ $T send-keys -t ember C-a C-k
 $T send-keys -t ember '/quit' Enter
 sleep 0.5
 [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits 0"
+
+# 7. plain mode at a keyboard with stdout piped: line editing and history
+cat > "$tmp/pipe.sh" <<EOF2
+#!/bin/sh
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
+export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1
+"$EMBER_BIN" -m fake.gguf > "$tmp/piped.out"
+echo \$? > "$tmp/pipe.rc"
+sleep 30
+EOF2
+chmod +x "$tmp/pipe.sh"
+$T new-session -d -s pipe -x 100 -y 20 "$tmp/pipe.sh"
+wait_for '^> ' 10 pipe
+$T send-keys -t pipe 'helo' Left Left 'l'
+sleep 0.2
+$T send-keys -t pipe Enter
+i=0; while [ $i -lt 50 ] && ! grep -q 'You said' "$tmp/piped.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+grep -qx 'You said: hello' "$tmp/piped.out"
+ok $? "stdout piped, stdin a terminal: the line is edited with the arrow keys ($(cat "$tmp/piped.out" 2>/dev/null))"
+wait_for '^> $' 5 pipe
+$T send-keys -t pipe Up
+sleep 0.2
+[ "$(screen pipe | grep -c '^> hello$')" -ge 2 ]
+ok $? "and Up recalls the previous line"
+$T send-keys -t pipe C-u C-d
+i=0; while [ $i -lt 50 ] && [ ! -s "$tmp/pipe.rc" ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(cat "$tmp/pipe.rc" 2>/dev/null)" = 0 ] && ! grep -q 'tok/s' "$tmp/piped.out"
+ok $? "Ctrl-D ends it (exit 0); the numbers stay off stdout"
 tap_end

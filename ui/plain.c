@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "lineread.h"
 #include "chatlog.h"
 #include "slash.h"
 #include "statusbar.h"
@@ -316,13 +317,29 @@ int ui_plain_run(ui_config *cfg)
         goto done;
     }
     ssize_t n;
-    bool prompt = isatty(0);      /* TERM=dumb at a keyboard: show where to type */
+    /* at a keyboard (stdout piped, or TERM=dumb): line editing and history */
+    ui_lineread *lr = isatty(0) ? ui_lineread_open() : NULL;
+    bool prompt = isatty(0) && !lr;   /* without libedit: still show where to type */
     for (;;) {
         if (prompt) {
             fputs("> ", stderr);
             fflush(stderr);
         }
-        if (status || (n = getline(&line, &cap, stdin)) < 0) break;
+        if (status) break;
+        if (lr) {
+            const char *l = ui_lineread_get(lr);
+            if (!l) break;
+            n = (ssize_t)strlen(l);
+            if ((size_t)n + 1 > cap) {
+                char *g = realloc(line, (size_t)n + 1);
+                if (!g) break;
+                line = g;
+                cap = (size_t)n + 1;
+            }
+            memcpy(line, l, (size_t)n + 1);
+        } else if ((n = getline(&line, &cap, stdin)) < 0) {
+            break;
+        }
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
         if (!n) continue;
         ui_slash s;
@@ -340,6 +357,7 @@ int ui_plain_run(ui_config *cfg)
         if (rc == 0) failed = true;
     }
     if (failed && !status) status = 1;
+    ui_lineread_close(lr);
 done:
     free(line);
     ui_attach_clear(&pc.at);
