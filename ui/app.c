@@ -451,6 +451,11 @@ static void on_event(app *a, ember_event *ev)
         a->dropped = ev->i;
         break;
     }
+    case EMBER_EV_TEMPLATE:
+        snprintf(a->tmpl, sizeof a->tmpl, "%s", ev->text ? ev->text : "");
+        snprintf(a->arch, sizeof a->arch, "%s", ev->text2 ? ev->text2 : "");
+        a->n_ctx = ev->i;
+        break;
     case EMBER_EV_QUIT: break;
     }
     a->dirty = true;

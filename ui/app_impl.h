@@ -42,6 +42,8 @@ typedef struct app {
     int dropped;                   /* leading messages the worker dropped */
     /* status */
     char model[256], plan[512], profile[128], progress[256], flash[256];
+    char tmpl[768], arch[32];      /* the chat template in use, the architecture (/info) */
+    int n_ctx;                     /* the session's context */
     ui_status st;
     bool have_last;
     ember_stats last;              /* last finished turn */

@@ -286,6 +286,34 @@ int32_t ember_tok_find(const ember_tokenizer *t, const char *piece)
     return piece ? tok_map_get(&t->by_text, piece, strlen(piece)) : -1;
 }
 
+bool ember_tok_is_control(const ember_tokenizer *t, int32_t id)
+{
+    return id >= 0 && id < t->n_vocab && (t->tok[id].type == TOK_CONTROL || t->tok[id].type == TOK_UNKNOWN);
+}
+
+long ember_tok_find_control(const ember_tokenizer *t, const char *text, size_t len, size_t *n,
+                            int32_t *id)
+{
+    const char *best = NULL;
+    int32_t best_id = -1;
+    /* specials are sorted longest first: at equal offsets the first wins */
+    for (int si = 0; si < t->n_special; si++) {
+        const tok_entry *e = &t->tok[t->special[si]];
+        if (e->type == TOK_USER || e->len == 0 || e->len > len) continue;
+        size_t span = best ? (size_t)(best - text) + e->len - 1 : len;
+        if (span > len) span = len;
+        const char *hit = memmem(text, span, e->text, e->len);
+        if (hit && (!best || hit < best)) {
+            best = hit;
+            best_id = t->special[si];
+        }
+    }
+    if (!best) return -1;
+    if (n) *n = t->tok[best_id].len;
+    if (id) *id = best_id;
+    return (long)(best - text);
+}
+
 const char *ember_token_text(const ember_tokenizer *t, int32_t id)
 {
     return id >= 0 && id < t->n_vocab ? t->tok[id].text : NULL;

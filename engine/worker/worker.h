@@ -71,6 +71,10 @@ typedef struct ember_worker_backend {
     /* Optional: the same work done ahead, right after a load with no
        conversation to re-prefill, while the user types (not in the TTFT). */
     int (*prepare_ahead)(void *h, ember_err *err);
+    /* Optional: the chat template the last render used ("gguf (jinja)",
+       or the built-in fallback and why) and the model's architecture. */
+    const char *(*template_name)(void *h);
+    const char *(*arch)(void *h);
 } ember_worker_backend;
 
 /* The real engine (worker_engine.c). */
@@ -102,6 +106,8 @@ typedef enum {
     EMBER_EV_ERROR,        /* text: message */
     EMBER_EV_NOTICE,       /* text: message (e.g. context full) */
     EMBER_EV_DROPPED,      /* i: leading non-system messages now dropped */
+    EMBER_EV_TEMPLATE,     /* after a load and when it changes: text: the chat
+                              template in use; text2: architecture; i: context */
     EMBER_EV_QUIT,         /* the worker has stopped */
 } ember_event_kind;
 
