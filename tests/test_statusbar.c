@@ -115,6 +115,20 @@ int main(void)
     ui_status_format(&s, 200, true, out, sizeof out);
     tap_ok(strstr(out, "packed 2/7 proj, src resident") != NULL, "resident sources shown: '%s'", out);
 
+    /* the chat template: the family, and whether it is a stand-in; it goes
+       after the packing detail */
+    ui_status t = packed_status();
+    t.tmpl = "gguf (jinja)";
+    ui_status_format(&t, 200, true, out, sizeof out);
+    tap_ok(!strncmp(out, "llama-mini | tmpl gguf | packed-decode:", 39), "the GGUF template: '%s'", out);
+    t.tmpl = "chatml (fallback: the GGUF template failed: boom)";
+    ui_status_format(&t, 200, true, out, sizeof out);
+    tap_ok(!strncmp(out, "llama-mini | tmpl chatml fallback | packed-decode:", 50), "a fallback says so: '%s'", out);
+    ui_status_format(&t, 120, true, out, sizeof out);
+    tap_ok(!strcmp(out, "packed-decode: packed | 42.2 tok/s avg | TTFT 123 ms | ctx 312/4096 | "
+                        "RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
+           "narrow: the template goes before TTFT: '%s'", out);
+
     /* unreadable /proc: no memory numbers invented */
     s.st.mem.valid = false;
     ui_status_format(&s, 200, true, out, sizeof out);

@@ -13,11 +13,13 @@
 #include <unistd.h>
 
 #include "app_impl.h"
+#include "info.h"
 #include "markdown.h"
 #include "osc52.h"
 #include "keys.h"
 #include "slash.h"
 #include "terminal.h"
+#include "think.h"
 
 static void set_flash(app *a, const char *msg)
 {
@@ -328,12 +330,37 @@ static void cmd_save(ui_host *h, const ui_slash *s)
 }
 
 static void cmd_raw(ui_host *h, const ui_slash *s) { toggle_raw(host_app(h)); }
+
+static void show_info(app *a)
+{
+    char buf[2048];
+    ui_info in = {a->model, a->arch, a->tmpl, a->profile, a->plan, a->n_ctx,
+                  a->st.have_stats ? a->st.st.n_past : -1};
+    ui_info_text(&in, buf, sizeof buf);
+    note(a, TR_INFO, buf);
+}
+
+static void set_think(app *a, int show)
+{
+    a->show_think = show < 0 ? !a->show_think : show != 0;
+    /* the replies' layout starts at another byte now */
+    for (size_t i = 0; i < a->tr.n; i++) {
+        md_free(a->tr.e[i].md);
+        a->tr.e[i].md = NULL;
+    }
+    set_flash(a, a->show_think ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)");
+    a->dirty = true;
+}
+
+static void toggle_think(app *a) { set_think(a, -1); }
+static void cmd_info(ui_host *h, const ui_slash *s) { show_info(host_app(h)); }
+static void cmd_think(ui_host *h, const ui_slash *s) { set_think(host_app(h), (int)s->ival); }
 static void cmd_copy(ui_host *h, const ui_slash *s) { copy_to_clipboard(host_app(h), s->ival); }
 
 static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = cmd_clear, [SL_SYSTEM] = cmd_system, [SL_PROFILE] = cmd_profile,
     [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
-    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy,
+    [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_INFO] = cmd_info, [SL_THINK] = cmd_think,
 };
 
 static void app_say(ui_host *h, int level, const char *msg)
@@ -382,7 +409,12 @@ static void on_event(app *a, ember_event *ev)
     switch (ev->kind) {
     case EMBER_EV_TOKEN:
         if (!strncmp(a->progress, "prefill", 7)) a->progress[0] = 0;
-        if (a->cur_assist >= 0) tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
+        if (a->cur_assist >= 0) {
+            tr_entry *e = &a->tr.e[a->cur_assist];
+            size_t before = e->len;
+            tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
+            if (ui_think_counts(e->text, before, e->len)) e->think_tokens++;
+        }
         break;
     case EMBER_EV_STATS:
         a->st.st = ev->stats;
@@ -675,7 +707,7 @@ static void (*const key_actions[KA_COUNT])(app *) = {
     [KA_CTRL_D] = key_ctrl_d, [KA_HELP] = show_help, [KA_NEXT_PROFILE] = cycle_profile,
     [KA_MEMPANEL] = key_mempanel, [KA_PAGE_UP] = key_page_up, [KA_PAGE_DOWN] = key_page_down,
     [KA_SEARCH] = key_search, [KA_COMPLETE] = complete, [KA_REDRAW] = key_redraw,
-    [KA_SUSPEND] = key_suspend, [KA_RAW] = toggle_raw,
+    [KA_SUSPEND] = key_suspend, [KA_RAW] = toggle_raw, [KA_THINK] = toggle_think,
 };
 
 static void on_key(app *a, int r, wint_t ch)

@@ -34,6 +34,7 @@ typedef struct app {
     int rows, cols;
     bool color, ascii, show_mem, dirty;
     bool raw;                      /* replies as plain text, not Markdown (/raw, F4) */
+    bool show_think;               /* replies' <think> part unfolded (/think, F5) */
     /* conversation */
     char *system;
     int cur_assist;                /* entry receiving tokens, -1 when idle */

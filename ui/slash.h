@@ -14,6 +14,7 @@ typedef enum {
     SL_NONE = 0,       /* not a command: a message to send (arg = text) */
     SL_HELP, SL_CLEAR, SL_SYSTEM, SL_SET, SL_PROFILE, SL_STATS, SL_REGEN, SL_SAVE, SL_QUIT,
     SL_RAW, SL_COPY,   /* SL_COPY: ival = 0 last reply, N its N-th code block, -1 all */
+    SL_INFO, SL_THINK, /* SL_THINK: ival = 1 show, 0 hide, -1 toggle */
     SL_ERROR,          /* err says what is wrong */
     SL_COUNT
 } ui_slash_kind;

@@ -370,6 +370,12 @@ ember_chat_template *ember_chat_template_new(const ember_chat_template_opts *o)
     }
     int known = 0;
     t->kind = ember_chat_detect(o->jinja, &known);
+    if (!known && o->tok) {
+        /* a template we cannot read: the vocabulary's markers tell the family */
+        if (ember_tok_find(o->tok, "<|start_header_id|>") >= 0) t->kind = EMBER_CHAT_LLAMA3;
+        else if (ember_tok_find(o->tok, "<|im_start|>") >= 0) t->kind = EMBER_CHAT_CHATML;
+        else if (ember_tok_find(o->tok, "[INST]") >= 0) t->kind = EMBER_CHAT_LLAMA2;
+    }
     if (o->jinja) {
         t->jinja = dup_or_null(o->jinja);
         t->default_system = ember_chat_default_system(o->jinja);

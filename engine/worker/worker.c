@@ -563,9 +563,10 @@ static void do_load(ember_worker *w, cmd *c)
     w->be->set_sampling(h, &w->opts.sampling);
     char name[256], plan[512];
     w->be->describe(h, name, sizeof name, plan, sizeof plan);
-    emit_text(w, EMBER_EV_LOADED, c->seq, name, plan);
+    /* before LOADED: a front end that waits for it knows the template too */
     w->tmpl[0] = 0;
     report_template(w, c->seq, true);
+    emit_text(w, EMBER_EV_LOADED, c->seq, name, plan);
     emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
     if (w->n_conv) {
         /* Keep the conversation: bring the new session up to date now so the

@@ -106,8 +106,8 @@ typedef enum {
     EMBER_EV_ERROR,        /* text: message */
     EMBER_EV_NOTICE,       /* text: message (e.g. context full) */
     EMBER_EV_DROPPED,      /* i: leading non-system messages now dropped */
-    EMBER_EV_TEMPLATE,     /* after a load and when it changes: text: the chat
-                              template in use; text2: architecture; i: context */
+    EMBER_EV_TEMPLATE,     /* just before LOADED, and when it changes: text: the
+                              chat template in use; text2: architecture; i: context */
     EMBER_EV_QUIT,         /* the worker has stopped */
 } ember_event_kind;
 

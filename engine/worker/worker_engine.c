@@ -89,10 +89,10 @@ static void e_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
     ember_stats_get(e->s, &st);
     if (p)
         snprintf(plan, pc, "%s, %d tensors: eager %.1f MiB, compressed %.1f MiB, packed %.1f MiB"
-                 " (%d/%d packable packed), template %s",
+                 " (%d/%d packable packed)",
                  ember_strategy_name(st.strategy), p->n, p->bytes_by_rep[0] / 1048576.0,
                  p->bytes_by_rep[1] / 1048576.0, p->bytes_by_rep[2] / 1048576.0, p->packed,
-                 p->packable, ember_chat_template_name(e->tmpl));
+                 p->packable);
     else
         snprintf(plan, pc, "%s", ember_strategy_name(st.strategy));
 }
