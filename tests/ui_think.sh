@@ -49,10 +49,11 @@ wait_for() {   # REGEX SECONDS
     return 1
 }
 
-$T new-session -d -s ember -x 100 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
+$T new-session -d -s ember -x 160 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
 wait_for 'RSS' 20 || skip_all "the chat did not start"
-screen | grep -q 'tmpl fake'
+wait_for 'tmpl fake' 5
 ok $? "the status bar names the template"
+echo "# status: $(screen | grep 'RSS' | tail -n 1)"
 
 $T send-keys -t ember 'hi' Enter
 wait_for '^  thinking… \([0-9]+ tokens?\)' 10
