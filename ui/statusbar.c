@@ -117,17 +117,17 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
     int w = render(sg, sep, buf, sizeof buf);
     for (int step = 0; w > width && step < 8; step++) {
         switch (step) {
-        case 0:
+        case 0: sg[SEG_TMPL].hidden = true; break;   /* /info still says it */
+        case 1:
             if (s->demo) sg[SEG_MODEL].use_short = true;
             else sg[SEG_MODEL].hidden = true;
             break;
-        case 1: /* packing detail */
+        case 2: /* packing detail */
             if (*detail) {
                 if (prof) snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%.120s: %s", prof, strat);
                 else snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s", strat);
             }
             break;
-        case 2: sg[SEG_TMPL].hidden = true; break;
         case 3: sg[SEG_TTFT].hidden = true; break;
         case 4: sg[SEG_CTX].hidden = true; break;
         case 5: sg[SEG_RSS].hidden = true; break;
