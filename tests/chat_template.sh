@@ -47,6 +47,17 @@ ok $? "a template that does not parse: fallback named with the syntax error"
 [ $? = 1 ] && grep -q "cannot read the chat template '/nonexistent.jinja'" "$tmp/err"
 ok $? "synth: an unreadable template file is an error naming it"
 
+# ---- Gemma 2's template refuses a system role: it opens the first message
+G2=$S/templates/google-gemma-2-2b-it.jinja
+if [ -f "$G2" ]; then
+    "$EMBER_BIN" synth -q -o "$tmp/g2.gguf" --like tiny --chat-template "$G2" &&
+        $RUN -m "$tmp/g2.gguf" --chat --system 'Be brief.' -p hi -n 2 >/dev/null 2>"$tmp/err"
+    grep -q '^template: gguf (jinja; the system prompt opens the first message: System role not supported)$' "$tmp/err"
+    ok $? "Gemma 2: the system prompt goes into the first message, the template still renders ($(head -n 1 "$tmp/err"))"
+else
+    skip "fixture templates absent"
+fi
+
 # ---- chat-mini: the Llama 3 template from the file, the answer ends at EOT
 M=$S/models/chat-mini-Q8_0.gguf
 if [ -f "$M" ]; then

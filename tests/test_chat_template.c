@@ -154,6 +154,27 @@ static void test_fallback(void)
     free(want);
 }
 
+/* Gemma 2's kind: a template that refuses a system role gets the system
+   prompt at the start of the first user message, and still renders. */
+static void test_system_folded(void)
+{
+    ember_chat_template *t =
+        make("{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+             "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}", NULL, false);
+    ember_chat_msg m[] = {{"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Yo"}, {"user", "Again"}};
+    char *s = ember_chat_template_render(t, m, 4, true, NULL);
+    const char *name = ember_chat_template_name(t);
+    tap_ok(s && !strcmp(s, "<user>Be brief.\n\nHi<assistant>Yo<user>Again") && ember_chat_template_is_jinja(t) &&
+               !strcmp(name, "gguf (jinja; the system prompt opens the first message: System role not supported)"),
+           "a refused system role opens the first user message (%s)", name);
+    free(s);
+    s = ember_chat_template_render(t, m + 1, 3, true, NULL);
+    tap_ok(s && !strcmp(s, "<user>Hi<assistant>Yo<user>Again") && !strcmp(ember_chat_template_name(t), "gguf (jinja)"),
+           "without a system prompt the template renders as it is");
+    free(s);
+    ember_chat_template_free(t);
+}
+
 static void test_bos(void)
 {
     static const char tmpl[] = "{{ bos_token }}{% for m in messages %}[{{ m.content }}]{% endfor %}";
@@ -259,6 +280,7 @@ int main(void)
     test_jinja_used();
     test_mask();
     test_fallback();
+    test_system_folded();
     test_bos();
     test_fixtures();
     test_qwen3_thinking();

@@ -274,6 +274,32 @@ static char *render_builtin(ember_chat_template *t, const ember_chat_msg *msgs, 
     return s;
 }
 
+/* Templates that refuse a system role (Gemma 2: "System role not
+   supported") get it as the start of the first user message, as their
+   model cards advise: still the model's own format. */
+static char *render_folded(ember_chat_template *t, const ember_chat_msg *msgs, size_t n, bool gen,
+                           uint8_t **mask)
+{
+    if (n < 2 || !msgs[0].role || strcmp(msgs[0].role, "system") || !msgs[1].role || strcmp(msgs[1].role, "user"))
+        return NULL;
+    const char *sys = msgs[0].content ? msgs[0].content : "", *u = msgs[1].content ? msgs[1].content : "";
+    size_t ls = strlen(sys), lu = strlen(u);
+    char *merged = malloc(ls + lu + 3);
+    ember_chat_msg *m = calloc(n - 1, sizeof *m);
+    char *s = NULL, why[600];
+    if (merged && m) {
+        memcpy(merged, sys, ls);
+        memcpy(merged + ls, "\n\n", 2);
+        memcpy(merged + ls + 2, u, lu + 1);
+        m[0] = (ember_chat_msg){"user", merged};
+        if (n > 2) memcpy(m + 1, msgs + 2, (n - 2) * sizeof *m);
+        s = render_jinja(t, m, n - 1, gen, mask, why, sizeof why);
+    }
+    free(m);
+    free(merged);
+    return s;
+}
+
 char *ember_chat_template_render(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
                                  bool add_generation_prompt, uint8_t **user_mask)
 {
@@ -285,6 +311,11 @@ char *ember_chat_template_render(ember_chat_template *t, const ember_chat_msg *m
         if (s) {
             t->is_jinja = true;
             snprintf(t->name, sizeof t->name, "gguf (jinja)");
+            return s;
+        }
+        if ((s = render_folded(t, msgs, n, add_generation_prompt, user_mask))) {
+            t->is_jinja = true;
+            snprintf(t->name, sizeof t->name, "gguf (jinja; the system prompt opens the first message: %s)", why);
             return s;
         }
         snprintf(t->name, sizeof t->name, "%s (fallback: the GGUF template failed: %s)", fam, why);

@@ -43,7 +43,9 @@ char *ember_chat_template_render(ember_chat_template *t, const ember_chat_msg *m
 
 /* What the last render used (before any: what the probe at creation did),
    e.g. "gguf (jinja)", "chatml (fallback: the GGUF template failed: ...)",
-   "llama3 (built-in: the file has no chat template)". */
+   "llama3 (built-in: the file has no chat template)", or, for a template
+   that refuses a system role, "gguf (jinja; the system prompt opens the
+   first message: ...)" (it went into the first user message). */
 const char *ember_chat_template_name(const ember_chat_template *t);
 /* True when the last render was the GGUF template's own. */
 bool ember_chat_template_is_jinja(const ember_chat_template *t);
