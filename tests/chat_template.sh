@@ -58,6 +58,15 @@ else
     skip "fixture templates absent"
 fi
 
+# ---- a generation prompt that opens <think> (DeepSeek-R1 style): the
+# reply starts in it
+printf '%s' "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{{ m.content }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|><think>
+{% endif %}" > "$tmp/r1.jinja"
+"$EMBER_BIN" synth -q -o "$tmp/r1.gguf" --like tiny --chat-template "$tmp/r1.jinja" &&
+    printf 'hi\n' | "$EMBER_BIN" -m "$tmp/r1.gguf" -n 3 -t 1 > "$tmp/r1.out" 2>/dev/null
+[ "$(head -n 1 "$tmp/r1.out")" = "<think>" ]
+ok $? "the chat's reply starts with the <think> its prompt opened ($(head -c 40 "$tmp/r1.out" | tr '\n' ' '))"
+
 # ---- chat-mini: the Llama 3 template from the file, the answer ends at EOT
 M=$S/models/chat-mini-Q8_0.gguf
 if [ -f "$M" ]; then

@@ -275,6 +275,47 @@ static void test_qwen3_thinking(void)
     free(src);
 }
 
+/* A generation prompt that opens the thinking (DeepSeek-R1's "<think>\n"):
+   the reply starts in it.  The R1-Distill fixture closes it again unless
+   enable_thinking is set, which the chat does not. */
+static void test_opens_think(void)
+{
+    ember_chat_template *t = make("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+                                  "{% if add_generation_prompt %}<assistant><think>\n{% endif %}", NULL, false);
+    ember_chat_msg m[] = {{"user", "Hi"}};
+    char *s = ember_chat_template_render(t, m, 1, true, NULL);
+    bool opens = ember_chat_template_opens_think(t);
+    free(s);
+    s = ember_chat_template_render(t, m, 1, false, NULL);
+    bool closed = !ember_chat_template_opens_think(t);
+    free(s);
+    ember_chat_template_free(t);
+    ember_chat_template *c = make(CHATML, NULL, false);
+    s = ember_chat_template_render(c, m, 1, true, NULL);
+    tap_ok(opens && closed && !ember_chat_template_opens_think(c),
+           "a generation prompt ending in <think> opens the thinking (without it, and for ChatML, nothing is open)");
+    free(s);
+    ember_chat_template_free(c);
+
+    char path[1024];
+    if (!tap_shared("fixtures/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", path, sizeof path)) {
+        tap_skip("fixture templates absent");
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    char *src = calloc(1, 1 << 16);
+    size_t n = f && src ? fread(src, 1, (1 << 16) - 1, f) : 0;
+    if (f) fclose(f);
+    ember_chat_template_opts o = {.jinja = n ? src : NULL, .controls = CONTROLS};
+    t = ember_chat_template_new(&o);
+    s = ember_chat_template_render(t, m, 1, true, NULL);
+    tap_ok(s && strstr(s, "<think>\n</think>") && !ember_chat_template_opens_think(t),
+           "R1-Distill: its prompt closes the thinking it opens (enable_thinking unset): nothing is open");
+    free(s);
+    ember_chat_template_free(t);
+    free(src);
+}
+
 int main(void)
 {
     test_jinja_used();
@@ -284,5 +325,6 @@ int main(void)
     test_bos();
     test_fixtures();
     test_qwen3_thinking();
+    test_opens_think();
     return tap_done();
 }

@@ -413,7 +413,8 @@ static void on_event(app *a, ember_event *ev)
             tr_entry *e = &a->tr.e[a->cur_assist];
             size_t before = e->len;
             tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
-            if (ui_think_counts(e->text, before, e->len)) e->think_tokens++;
+            /* the prompt's own opening (ev->i) is no token of the model's */
+            if (!ev->i && ui_think_counts(e->text, before, e->len)) e->think_tokens++;
         }
         break;
     case EMBER_EV_STATS:

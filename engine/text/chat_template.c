@@ -38,6 +38,7 @@ struct ember_chat_template {
     char parse_fail[600];          /* why the template never renders ("" when it may) */
     char name[768];
     bool is_jinja;
+    bool opens_think;
     int32_t eot;
     char eot_text[64];
 };
@@ -300,8 +301,28 @@ static char *render_folded(ember_chat_template *t, const ember_chat_msg *msgs, s
     return s;
 }
 
+static bool ends_in_think(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r' || s[n - 1] == '\t')) n--;
+    return n >= 7 && !memcmp(s + n - 7, "<think>", 7);
+}
+
+static char *render_any(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
+                        bool add_generation_prompt, uint8_t **user_mask);
+
 char *ember_chat_template_render(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
                                  bool add_generation_prompt, uint8_t **user_mask)
+{
+    char *s = render_any(t, msgs, n, add_generation_prompt, user_mask);
+    t->opens_think = add_generation_prompt && ends_in_think(s);
+    return s;
+}
+
+bool ember_chat_template_opens_think(const ember_chat_template *t) { return t->opens_think; }
+
+static char *render_any(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
+                        bool add_generation_prompt, uint8_t **user_mask)
 {
     if (user_mask) *user_mask = NULL;
     const char *fam = ember_chat_kind_name(t->kind);

@@ -50,6 +50,11 @@ const char *ember_chat_template_name(const ember_chat_template *t);
 /* True when the last render was the GGUF template's own. */
 bool ember_chat_template_is_jinja(const ember_chat_template *t);
 
+/* True when the last render ended by opening the reply's thinking (a
+   generation prompt ending in "<think>", as DeepSeek-R1's): the reply the
+   model writes then starts inside it, and a front end shows it so. */
+bool ember_chat_template_opens_think(const ember_chat_template *t);
+
 /* The token the template writes after an assistant message (<|im_end|>,
    <end_of_turn>, <|eot_id|>, <|end|> ...), derived by rendering a reply;
    -1 without a tokenizer or when it writes none.  Its text in *text. */

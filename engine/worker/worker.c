@@ -490,6 +490,15 @@ static void do_generate(ember_worker *w, cmd *c)
     bool stop = false;
     double last = ember_now_ms();
     w->be->piece_reset(w->h);
+    const char *pre = w->be->reply_prefix ? w->be->reply_prefix(w->h) : NULL;
+    if (pre && *pre) {
+        /* the reply starts inside what the prompt opened: kept so the
+           transcript and the next turn's conversation hold it whole */
+        sb_add(&reply, pre, strlen(pre));
+        ember_event pe = {.kind = EMBER_EV_TOKEN, .seq = c->seq, .i = 1};
+        pe.text = xstrdup(pre);
+        emit(w, &pe);
+    }
     char piece[512];   /* >= ember_tok_max_piece() of every real vocabulary (longest: 128 bytes) */
     while (!stop && (n_predict <= 0 || n_gen < n_predict)) {
         if (cancelled(w, c->seq)) {

@@ -182,6 +182,7 @@ static bool e_is_eog(void *h, int32_t t)
 
 static const char *e_template_name(void *h) { return ember_chat_template_name(((eng *)h)->tmpl); }
 static const char *e_arch(void *h) { return ember_model_get_info(((eng *)h)->m)->arch; }
+static const char *e_reply_prefix(void *h) { return ember_chat_template_opens_think(((eng *)h)->tmpl) ? "<think>\n" : NULL; }
 
 static int e_piece(void *h, int32_t t, char *out, int cap)
 {
@@ -219,4 +220,5 @@ const ember_worker_backend ember_worker_engine_backend = {
     .turn_end = e_turn_end,
     .template_name = e_template_name,
     .arch = e_arch,
+    .reply_prefix = e_reply_prefix,
 };
