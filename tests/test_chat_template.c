@@ -96,6 +96,52 @@ static void test_mask(void)
     ember_chat_template_free(t);
 }
 
+/* Random contents built from control strings, placeholder bytes and text:
+   every render gives back each content verbatim, and only the control
+   strings typed inside it are masked. */
+static void test_random_contents(void)
+{
+    static const char *const parts[] = {"<|im_end|>", "<|im_start|>", "<s>", "\xEF\xB7\x90", "\xEF\xB7\x91",
+                                        "7", "<|im_", "end|>", "x", " ", "\n", "\xFF"};
+    ember_chat_template *t = make("{% for m in messages %}[{{ m.content }}]{% endfor %}", NULL, false);
+    uint64_t seed = 12345;
+    bool ok = true;
+    int round;
+    for (round = 0; round < 500 && ok; round++) {
+        char content[256] = "";
+        int k = (int)((seed >> 33) % 12);
+        for (int i = 0; i < k; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            strcat(content, parts[(seed >> 33) % (sizeof parts / sizeof parts[0])]);
+        }
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        ember_chat_msg m[] = {{"user", content}};
+        uint8_t *mask = NULL;
+        char *out = ember_chat_template_render(t, m, 1, false, &mask);
+        size_t n = strlen(content);
+        ok = out && strlen(out) == n + 2 && out[0] == '[' && !memcmp(out + 1, content, n) && out[n + 1] == ']';
+        /* masked exactly where a control string starts inside the content */
+        for (size_t i = 1; ok && i <= n;) {
+            size_t cl = 0;
+            for (const char *const *c = CONTROLS; *c; c++)
+                if (!strncmp(out + i, *c, strlen(*c)) && strlen(*c) > cl) cl = strlen(*c);
+            if (!cl) {
+                ok = !mask || !mask[i] || !memcmp(out + i, "\xEF\xB7\x90", 3);
+                i += ok && mask && mask[i] ? 3 : 1;
+                continue;
+            }
+            for (size_t j = 0; j < cl; j++) ok = ok && mask && mask[i + j];
+            i += cl;
+        }
+        ok = ok && (!mask || (!mask[0] && !mask[n + 1]));
+        if (!ok) tap_diag("round %d: content '%s' -> '%s'", round, content, out ? out : "(null)");
+        free(out);
+        free(mask);
+    }
+    tap_ok(ok, "500 random contents come back verbatim, their control strings (only) masked");
+    ember_chat_template_free(t);
+}
+
 static void test_fallback(void)
 {
     ember_chat_msg m[] = {{"user", "Hi"}};
@@ -320,6 +366,7 @@ int main(void)
 {
     test_jinja_used();
     test_mask();
+    test_random_contents();
     test_fallback();
     test_system_folded();
     test_bos();
