@@ -251,6 +251,7 @@ double ember_bandwidth_file(const char *path, int threads);
 #include "text/tokenizer.h"
 #include "text/sampler.h"
 #include "text/chat.h"
+#include "text/chat_template.h"
 #include "text/jinja.h"
 #include "sys/clock.h"
 #include "sys/pagecache.h"

@@ -63,6 +63,18 @@ int main(void)
     tap_ok(s.kind == SL_ERROR && strstr(s.err, "code block number"), "/copy 0 is an error: %s", s.err);
     ui_slash_parse("/copy 2x", &s);
     tap_ok(s.kind == SL_ERROR, "/copy 2x is an error");
+    ui_slash_parse("/think", &s);
+    tap_ok(s.kind == SL_THINK && s.ival == -1, "/think alone toggles");
+    ui_slash_parse("/think show", &s);
+    tap_ok(s.kind == SL_THINK && s.ival == 1, "/think show");
+    ui_slash_parse("/think hide", &s);
+    tap_ok(s.kind == SL_THINK && s.ival == 0, "/think hide");
+    ui_slash_parse("/think loud", &s);
+    tap_ok(s.kind == SL_ERROR && strstr(s.err, "show, hide"), "/think loud is an error: %s", s.err);
+    ui_slash_parse("/info", &s);
+    tap_ok(s.kind == SL_INFO, "/info");
+    ui_slash_parse("/info x", &s);
+    tap_ok(s.kind == SL_ERROR, "/info takes no argument");
 
     ui_slash_parse("/set temp 0.25", &s);
     tap_ok(s.kind == SL_SET && s.set_opt == OPT_TEMP && s.set_val.samp.temperature == 0.25f &&

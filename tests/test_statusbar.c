@@ -120,6 +120,20 @@ int main(void)
     ui_status_format(&s, 200, true, out, sizeof out);
     tap_ok(strstr(out, "packed 2/7 proj, src resident") != NULL, "resident sources shown: '%s'", out);
 
+    /* the chat template: the family, and whether it is a stand-in; it goes
+       first when the bar is narrow */
+    ui_status t = packed_status();
+    t.tmpl = "gguf (jinja)";
+    ui_status_format(&t, 200, true, out, sizeof out);
+    tap_ok(!strncmp(out, "llama-mini | tmpl gguf | packed-decode:", 39), "the GGUF template: '%s'", out);
+    t.tmpl = "chatml (fallback: the GGUF template failed: boom)";
+    ui_status_format(&t, 200, true, out, sizeof out);
+    tap_ok(!strncmp(out, "llama-mini | tmpl chatml fallback | packed-decode:", 50), "a fallback says so: '%s'", out);
+    ui_status_format(&t, 160, true, out, sizeof out);
+    tap_ok(!strcmp(out, "llama-mini | packed-decode: packed 6/7 proj, src evicted | 42.2 tok/s avg | "
+                        "TTFT 123 ms | ctx 312/4096 | RSS 1.24 GiB | PSS 900 MiB (file 50.5 MiB)"),
+           "narrow: the template goes first, before the model name: '%s'", out);
+
     /* unreadable /proc: no memory numbers invented */
     s.st.mem.valid = false;
     ui_status_format(&s, 200, true, out, sizeof out);

@@ -15,12 +15,14 @@
 
 #include "app_impl.h"
 #include "editor.h"
+#include "info.h"
 #include "markdown.h"
 #include "osc52.h"
 #include "keepscreen.h"
 #include "keys.h"
 #include "slash.h"
 #include "terminal.h"
+#include "think.h"
 
 static void set_flash(app *a, const char *msg)
 {
@@ -440,6 +442,32 @@ void app_edit_draft(app *a)
 }
 
 static void cmd_edit(ui_host *h, const ui_slash *s) { app_edit_draft(host_app(h)); }
+
+
+static void show_info(app *a)
+{
+    char buf[2048];
+    ui_info in = {a->model, a->arch, a->tmpl, a->profile, a->plan, a->n_ctx,
+                  a->st.have_stats ? a->st.st.n_past : -1};
+    ui_info_text(&in, buf, sizeof buf);
+    note(a, TR_INFO, buf);
+}
+
+static void set_think(app *a, int show)
+{
+    a->show_think = show < 0 ? !a->show_think : show != 0;
+    /* the replies' layout starts at another byte now */
+    for (size_t i = 0; i < a->tr.n; i++) {
+        md_free(a->tr.e[i].md);
+        a->tr.e[i].md = NULL;
+    }
+    set_flash(a, a->show_think ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)");
+    a->dirty = true;
+}
+
+void app_toggle_think(app *a) { set_think(a, -1); }
+static void cmd_info(ui_host *h, const ui_slash *s) { show_info(host_app(h)); }
+static void cmd_think(ui_host *h, const ui_slash *s) { set_think(host_app(h), (int)s->ival); }
 static void cmd_copy(ui_host *h, const ui_slash *s) { copy_to_clipboard(host_app(h), s->ival); }
 
 static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
@@ -447,6 +475,7 @@ static void (*const app_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_STATS] = cmd_stats, [SL_REGEN] = cmd_regen, [SL_SAVE] = cmd_save,
     [SL_RAW] = cmd_raw, [SL_COPY] = cmd_copy, [SL_NEW] = chats_cmd_new, [SL_LOAD] = chats_cmd_load,
     [SL_CHATS] = chats_cmd_list, [SL_MODEL] = cmd_model, [SL_READ] = cmd_read, [SL_EDIT] = cmd_edit,
+    [SL_INFO] = cmd_info, [SL_THINK] = cmd_think,
 };
 
 static void app_say(ui_host *h, int level, const char *msg)
@@ -527,7 +556,13 @@ static void on_event(app *a, ember_event *ev)
     switch (ev->kind) {
     case EMBER_EV_TOKEN:
         if (!strncmp(a->progress, "prefill", 7)) a->progress[0] = 0;
-        if (a->cur_assist >= 0) tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
+        if (a->cur_assist >= 0) {
+            tr_entry *e = &a->tr.e[a->cur_assist];
+            size_t before = e->len;
+            tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
+            /* the prompt's own opening (ev->i) is no token of the model's */
+            if (!ev->i && ui_think_counts(e->text, before, e->len)) e->think_tokens++;
+        }
         break;
     case EMBER_EV_STATS:
         a->st.st = ev->stats;
@@ -610,6 +645,11 @@ static void on_event(app *a, ember_event *ev)
         a->dropped = ev->i;
         break;
     }
+    case EMBER_EV_TEMPLATE:
+        snprintf(a->tmpl, sizeof a->tmpl, "%s", ev->text ? ev->text : "");
+        snprintf(a->arch, sizeof a->arch, "%s", ev->text2 ? ev->text2 : "");
+        a->n_ctx = ev->i;
+        break;
     case EMBER_EV_QUIT: break;
     }
     a->dirty = true;

@@ -36,6 +36,7 @@ typedef struct app {
     int rows, cols;
     bool color, ascii, show_mem, dirty;
     bool raw;                      /* replies as plain text, not Markdown (/raw, F4) */
+    bool show_think;               /* replies' <think> part unfolded (/think, F5) */
     /* conversation */
     char *system;
     int cur_assist;                /* entry receiving tokens, -1 when idle */
@@ -55,6 +56,8 @@ typedef struct app {
     bool save_failed;              /* the last save failed (said once) */
     /* status */
     char model[256], plan[512], profile[128], progress[256], flash[256];
+    char tmpl[768], arch[32];      /* the chat template in use, the architecture (/info) */
+    int n_ctx;                     /* the session's context */
     ui_status st;
     bool have_last;
     ember_stats last;              /* last finished turn */
@@ -90,6 +93,8 @@ void app_cycle_profile(app *a);
 void app_toggle_raw(app *a);
 /* Ctrl-X Ctrl-E and /edit: the draft through the external editor. */
 void app_edit_draft(app *a);
+/* F5 and /think: the replies' thinking folded or shown. */
+void app_toggle_think(app *a);
 /* A key read from curses (app_keys.c). */
 void app_on_key(app *a, int r, wint_t ch);
 

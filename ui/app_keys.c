@@ -252,6 +252,7 @@ static void (*const key_actions[KA_COUNT])(app *) = {
     [KA_MEMPANEL] = key_mempanel, [KA_PAGE_UP] = key_page_up, [KA_PAGE_DOWN] = key_page_down,
     [KA_SEARCH] = key_search, [KA_COMPLETE] = complete, [KA_REDRAW] = key_redraw,
     [KA_SUSPEND] = key_suspend, [KA_RAW] = app_toggle_raw, [KA_CTRL_X] = key_ctrl_x,
+    [KA_THINK] = app_toggle_think,
 };
 
 void app_on_key(app *a, int r, wint_t ch)

@@ -9,6 +9,7 @@
 
 #include "app_impl.h"
 #include "markdown.h"
+#include "think.h"
 #include "wrap.h"
 
 #define MEM_ROWS 5
@@ -175,12 +176,12 @@ static attr_t span_attr(app *a, const md_span *s, attr_t base)
 /* The reply laid out for this width; laid out again only when its text
    grew (streaming) or the width changed, so finished replies cost
    nothing per frame. */
-static md_doc *entry_md(app *a, tr_entry *te, int width)
+static md_doc *entry_md(app *a, tr_entry *te, size_t off, int width)
 {
     if (te->md && te->md->width == width && te->md_len == te->len) return te->md;
     md_free(te->md);
     md_opts o = {width, a->ascii, !a->color};
-    te->md = md_render(te->text, te->len, &o);
+    te->md = md_render(te->text + off, te->len - off, &o);
     te->md_len = te->len;
     return te->md;
 }
@@ -215,18 +216,23 @@ static void draw_transcript(app *a)
     ui_line tmp[256];
     for (int e = (int)a->tr.n - 1; e >= 0 && nv < want; e--) {
         tr_entry *te = &a->tr.e[e];
-        md_doc *md = te->role == TR_ASSISTANT && !a->raw ? entry_md(a, te, text_w) : NULL;
-        int n = md ? md->n : ui_wrap(te->text, te->len, text_w, NULL, 0);
+        /* a reply's thinking, folded: one line stands for it */
+        ui_think th = {false, false, 0};
+        if (te->role == TR_ASSISTANT && !a->show_think) ui_think_split(te->text, te->len, &th);
+        size_t off = th.has ? th.body : 0;
+        md_doc *md = te->role == TR_ASSISTANT && !a->raw ? entry_md(a, te, off, text_w) : NULL;
+        int n = md ? md->n : ui_wrap(te->text + off, te->len - off, text_w, NULL, 0);
         ui_line *lines = md || n <= 256 ? tmp : malloc((size_t)n * sizeof *lines);
         if (!lines) break;
-        if (!md) ui_wrap(te->text, te->len, text_w, lines, n);
+        if (!md) ui_wrap(te->text + off, te->len - off, text_w, lines, n);
         bool header = te->role != TR_INFO;
         /* bottom-up: blank separator, [stopped] footer, lines reversed, header */
         if (nv < want) vl[nv++] = (tline){e, -1, false, false, 0, 0};
         if (te->cancelled && nv < want) vl[nv++] = (tline){e, -2, false, false, 0, 0};
         for (int i = n - 1; i >= 0 && nv < want; i--)
             vl[nv++] = md ? (tline){e, i, false, true, 0, 0}
-                          : (tline){e, i, false, false, lines[i].off, lines[i].len};
+                          : (tline){e, i, false, false, off + lines[i].off, lines[i].len};
+        if (th.has && nv < want) vl[nv++] = (tline){e, -3, false, false, 0, 0};
         if (header && nv < want) vl[nv++] = (tline){e, -1, true, false, 0, 0};
         if (lines != tmp) free(lines);
     }
@@ -257,6 +263,15 @@ static void draw_transcript(app *a)
             wattroff(w, A_DIM);
             continue;
         }
+        if (v->line == -3) {
+            char fold[64];
+            ui_think_label(te->think_tokens, a->ascii, fold, sizeof fold);
+            wmove(w, row, 2);
+            wattron(w, A_DIM);
+            draw_utf8(w, fold, strlen(fold), text_w);
+            wattroff(w, A_DIM);
+            continue;
+        }
         if (v->line < 0) continue;
         wmove(w, row, 2);
         if (v->md && te->md && v->line < te->md->n) {
@@ -284,6 +299,7 @@ static void draw_status(app *a)
     ui_status s = a->st;
     s.model = a->model;
     s.profile = a->profile;
+    s.tmpl = a->tmpl;
     s.demo = a->cfg->demo;
     s.progress = a->flash[0] ? a->flash : a->progress[0] ? a->progress : NULL;
     s.live = a->generating;

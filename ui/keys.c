@@ -17,6 +17,7 @@ const ui_key ui_keys[] = {
     {"F2", "switch to the next profile (reloads the model; during a reply: stops it first)", KEY_F(2), true, KA_NEXT_PROFILE},
     {"F3", "show or hide the memory panel", KEY_F(3), true, KA_MEMPANEL},
     {"F4", "replies as raw text / as Markdown (as /raw)", KEY_F(4), true, KA_RAW},
+    {"F5", "unfold / fold the replies' thinking (as /think)", KEY_F(5), true, KA_THINK},
     {"PgUp", "scroll the transcript up", KEY_PPAGE, true, KA_PAGE_UP},
     {"PgDn", "scroll the transcript down", KEY_NPAGE, true, KA_PAGE_DOWN},
     {"Up", "the line above in a draft of several lines, else the previous history entry", 0, false, KA_EDIT},

@@ -11,7 +11,7 @@
 typedef enum {
     KA_EDIT = 0,       /* the input line (libedit) does it: listed, not dispatched */
     KA_ENTER, KA_ESCAPE, KA_CTRL_C, KA_CTRL_D, KA_HELP, KA_NEXT_PROFILE, KA_MEMPANEL,
-    KA_PAGE_UP, KA_PAGE_DOWN, KA_SEARCH, KA_COMPLETE, KA_REDRAW, KA_SUSPEND, KA_RAW, KA_CTRL_X,
+    KA_PAGE_UP, KA_PAGE_DOWN, KA_SEARCH, KA_COMPLETE, KA_REDRAW, KA_SUSPEND, KA_RAW, KA_CTRL_X, KA_THINK,
     KA_COUNT
 } ui_key_action;
 

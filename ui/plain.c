@@ -11,6 +11,7 @@
 #include "app.h"
 #include "lineread.h"
 #include "chatlog.h"
+#include "info.h"
 #include "slash.h"
 #include "statusbar.h"
 
@@ -57,6 +58,12 @@ static void conv_clear(conv *c, bool keep_system)
    both go to one terminal or file ("...lo wordember: context full"). */
 static bool reply_open;
 
+/* What /info reports, as the worker said it. */
+static struct {
+    char model[256], plan[512], tmpl[768], arch[32];
+    int n_ctx, n_past;
+} shown = {.n_past = -1};
+
 static void note(const char *text)
 {
     if (reply_open) {
@@ -101,7 +108,17 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
                 if (mine) ok = false;
                 break;
             case EMBER_EV_NOTICE: note(ev.text); break;
+            case EMBER_EV_LOADED:
+                snprintf(shown.model, sizeof shown.model, "%s", ev.text ? ev.text : "");
+                snprintf(shown.plan, sizeof shown.plan, "%s", ev.text2 ? ev.text2 : "");
+                break;
+            case EMBER_EV_TEMPLATE:
+                snprintf(shown.tmpl, sizeof shown.tmpl, "%s", ev.text ? ev.text : "");
+                snprintf(shown.arch, sizeof shown.arch, "%s", ev.text2 ? ev.text2 : "");
+                shown.n_ctx = ev.i;
+                break;
             case EMBER_EV_DONE:
+                if (ev.stats.n_ctx) shown.n_past = ev.stats.n_past;
                 if (st) *st = ev.stats;
                 if (n_tok) *n_tok = ev.i;
                 break;
@@ -233,11 +250,20 @@ static void plain_list(ui_host *h, const ui_slash *s)
     free(text);
 }
 
+static void plain_info(ui_host *h, const ui_slash *s)
+{
+    char buf[2048];
+    ui_info in = {shown.model, shown.arch, shown.tmpl, h->cfg->load.profile, shown.plan, shown.n_ctx,
+                  shown.n_past};
+    ui_info_text(&in, buf, sizeof buf);
+    note(buf);
+}
+
 /* The commands plain mode handles itself (the table's `plain` ones that
    act on the conversation). */
 static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = plain_clear, [SL_NEW] = plain_clear, [SL_LOAD] = plain_load, [SL_CHATS] = plain_list,
-    [SL_READ] = plain_read};
+    [SL_READ] = plain_read, [SL_INFO] = plain_info};
 
 /* One message and its reply, saved; 1, or 0 when it got an error instead
    (it is then taken back out of the conversation), -1 out of memory. */

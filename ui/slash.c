@@ -46,6 +46,10 @@ const ui_command ui_commands[] = {
      UI_ARG_REQUIRED, true, run_front},
     {"/edit", "", "edit the draft in $VISUAL or $EDITOR (also Ctrl-X Ctrl-E)", SL_EDIT, UI_ARG_NONE, false,
      run_front},
+    {"/info", "", "model, architecture, chat template, context and profile", SL_INFO, UI_ARG_NONE, true,
+     run_front},
+    {"/think", "[show|hide]", "unfold or fold the replies' thinking (alone: toggle; also F5)", SL_THINK,
+     UI_ARG_OPTIONAL, false, run_front},
     {NULL, NULL, NULL, SL_NONE, UI_ARG_NONE, false, NULL},
 };
 
@@ -130,6 +134,11 @@ void ui_slash_parse(const char *line, ui_slash *o)
             else if (n && (end != a + n || v < 1 || v > 1000000))
                 error(o, "/copy takes nothing, a code block number (1, 2, ...) or 'all', not '%.*s'", a, n);
             else o->ival = v;
+        } else if (c->kind == SL_THINK) {
+            if (!n) o->ival = -1;
+            else if (n == 4 && !strncmp(a, "show", 4)) o->ival = 1;
+            else if (n == 4 && !strncmp(a, "hide", 4)) o->ival = 0;
+            else error(o, "/think takes show, hide or nothing (toggle), not '%.*s'", a, n);
         }
         return;
     }

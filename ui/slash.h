@@ -16,6 +16,7 @@ typedef enum {
     SL_RAW, SL_COPY,   /* SL_COPY: ival = 0 last reply, N its N-th code block, -1 all */
     SL_READ, SL_EDIT,
     SL_NEW, SL_LOAD, SL_CHATS, SL_MODEL,
+    SL_INFO, SL_THINK, /* SL_THINK: ival = 1 show, 0 hide, -1 toggle */
     SL_ERROR,          /* err says what is wrong */
     SL_COUNT
 } ui_slash_kind;

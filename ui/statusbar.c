@@ -23,7 +23,7 @@ static const char *strategy_name(ember_strategy s)
     return (unsigned)s < 3 ? n[s] : "?";
 }
 
-enum { SEG_PROGRESS, SEG_MODEL, SEG_STRAT, SEG_TPS, SEG_TTFT, SEG_CTX, SEG_RSS, SEG_PSS, SEG_N };
+enum { SEG_PROGRESS, SEG_MODEL, SEG_TMPL, SEG_STRAT, SEG_TPS, SEG_TTFT, SEG_CTX, SEG_RSS, SEG_PSS, SEG_N };
 
 typedef struct {
     char full[256], shrt[128];
@@ -81,6 +81,11 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
         snprintf(sg[SEG_MODEL].full, sizeof sg[0].full, "no model");
     if (s->demo) snprintf(sg[SEG_MODEL].shrt, sizeof sg[0].shrt, "DEMO");
     else shorten(sg[SEG_MODEL].full, MODEL_SHORT_COLS, ascii, sg[SEG_MODEL].shrt, sizeof sg[0].shrt);
+    if (s->tmpl && *s->tmpl) {
+        /* the family, and whether it is the model's own or a stand-in */
+        const char *how = strstr(s->tmpl, "(fallback") ? " fallback" : strstr(s->tmpl, "(built-in") ? " built-in" : "";
+        snprintf(sg[SEG_TMPL].full, sizeof sg[0].full, "tmpl %.*s%s", (int)strcspn(s->tmpl, " "), s->tmpl, how);
+    }
 
     /* profile + strategy (+ packing state) */
     const char *prof = s->profile && *s->profile ? s->profile : NULL;
@@ -127,24 +132,25 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
     char buf[1024];
     /* Each step gives up one thing, least useful first. */
     int w = render(sg, sep, buf, sizeof buf);
-    for (int step = 0; w > width && step < 9; step++) {
+    for (int step = 0; w > width && step < 10; step++) {
         switch (step) {
-        case 0: /* packing detail */
+        case 0: sg[SEG_TMPL].hidden = true; break;   /* /info still says it */
+        case 1: /* packing detail */
             if (*detail) {
                 if (prof) snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%.120s: %s", prof, strat);
                 else snprintf(sg[SEG_STRAT].full, sizeof sg[0].full, "%s", strat);
             }
             break;
-        case 1: sg[SEG_MODEL].use_short = true; break;
-        case 2: if (*sg[SEG_PSS].shrt) sg[SEG_PSS].use_short = true; break;
-        case 3: sg[SEG_CTX].hidden = true; break;
-        case 4: sg[SEG_TTFT].hidden = true; break;
-        case 5: sg[SEG_RSS].hidden = true; break;
-        case 6: sg[SEG_STRAT].use_short = true; break;
-        case 7:
+        case 2: sg[SEG_MODEL].use_short = true; break;
+        case 3: if (*sg[SEG_PSS].shrt) sg[SEG_PSS].use_short = true; break;
+        case 4: sg[SEG_CTX].hidden = true; break;
+        case 5: sg[SEG_TTFT].hidden = true; break;
+        case 6: sg[SEG_RSS].hidden = true; break;
+        case 7: sg[SEG_STRAT].use_short = true; break;
+        case 8:
             if (!s->demo) shorten(sg[SEG_MODEL].full, MODEL_TINY_COLS, ascii, sg[SEG_MODEL].shrt, sizeof sg[0].shrt);
             break;
-        case 8: sg[SEG_MODEL].hidden = true; break;
+        case 9: sg[SEG_MODEL].hidden = true; break;
         }
         w = render(sg, sep, buf, sizeof buf);
     }

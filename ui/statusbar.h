@@ -12,6 +12,7 @@
 typedef struct ui_status {
     const char *model;             /* NULL or "" before a model is loaded */
     const char *profile;           /* NULL or "" without a profile */
+    const char *tmpl;              /* the chat template in use (worker's name), NULL: not shown */
     bool demo;                     /* random-weight demo model */
     bool have_stats;
     bool live;                     /* generating: tok/s is the running rate */
@@ -24,9 +25,9 @@ typedef struct ui_status {
 void ui_fmt_kb(long long kb, char *out, size_t cap);
 
 /* Writes the bar for `width` columns (NUL-terminated UTF-8, never wider
-   than width).  When it does not fit, parts go in this order: model
-   name (a demo keeps "DEMO"), packing detail, TTFT, context, RSS, the PSS file part, profile
-   name; then the text is cut.  ascii: plain separators for terminals
+   than width).  When it does not fit, parts go in this order: the
+   template, model name (a demo keeps "DEMO"), packing detail, TTFT, context, RSS, the
+   PSS file part, profile name; then the text is cut.  ascii: plain separators for terminals
    without UTF-8.  Returns the width used. */
 int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_t cap);
 

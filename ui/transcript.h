@@ -25,6 +25,7 @@ typedef struct tr_entry {
     struct md_doc *md;     /* the reply's Markdown as last drawn (ui/draw.c), owned */
     size_t md_len;         /* len it was laid out from; a streaming reply grows past it */
     tr_stats stats;        /* assistant replies */
+    int think_tokens;      /* tokens of the reply's <think> part (ui/think.h) */
 } tr_entry;
 
 typedef struct transcript {

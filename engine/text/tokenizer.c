@@ -199,6 +199,14 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
             t->special[t->n_special++] = i;
     }
     if (sort_specials(t)) return ember_seterr(err, "tokenizer: out of memory");
+    for (int si = 0; si < t->n_special; si++) {
+        const tok_entry *e = &t->tok[t->special[si]];
+        if (e->type == TOK_USER) continue;
+        t->ctl_first[(unsigned char)e->text[0]] = true;
+        if (t->n_ctl_lens && t->ctl_lens[t->n_ctl_lens - 1] == e->len) continue;
+        if (t->n_ctl_lens == (int)(sizeof t->ctl_lens / sizeof t->ctl_lens[0])) t->ctl_slow = true;
+        else t->ctl_lens[t->n_ctl_lens++] = e->len;
+    }
 
     int32_t cand[2 + sizeof EOG_NAMES / sizeof EOG_NAMES[0]];
     int nc = 0;
@@ -284,6 +292,49 @@ bool ember_tok_is_eog(const ember_tokenizer *t, int32_t id)
 int32_t ember_tok_find(const ember_tokenizer *t, const char *piece)
 {
     return piece ? tok_map_get(&t->by_text, piece, strlen(piece)) : -1;
+}
+
+bool ember_tok_is_control(const ember_tokenizer *t, int32_t id)
+{
+    return id >= 0 && id < t->n_vocab && (t->tok[id].type == TOK_CONTROL || t->tok[id].type == TOK_UNKNOWN);
+}
+
+long ember_tok_find_control(const ember_tokenizer *t, const char *text, size_t len, size_t *n,
+                            int32_t *id)
+{
+    if (!t->ctl_slow) {
+        /* at each byte a control token may start with, the longest one there */
+        for (size_t i = 0; i < len; i++) {
+            if (!t->ctl_first[(unsigned char)text[i]]) continue;
+            for (int k = 0; k < t->n_ctl_lens; k++) {
+                if (t->ctl_lens[k] > len - i) continue;
+                int32_t hit = tok_map_get(&t->by_text, text + i, t->ctl_lens[k]);
+                if (!ember_tok_is_control(t, hit)) continue;
+                if (n) *n = t->ctl_lens[k];
+                if (id) *id = hit;
+                return (long)i;
+            }
+        }
+        return -1;
+    }
+    const char *best = NULL;
+    int32_t best_id = -1;
+    /* specials are sorted longest first: at equal offsets the first wins */
+    for (int si = 0; si < t->n_special; si++) {
+        const tok_entry *e = &t->tok[t->special[si]];
+        if (e->type == TOK_USER || e->len == 0 || e->len > len) continue;
+        size_t span = best ? (size_t)(best - text) + e->len - 1 : len;
+        if (span > len) span = len;
+        const char *hit = memmem(text, span, e->text, e->len);
+        if (hit && (!best || hit < best)) {
+            best = hit;
+            best_id = t->special[si];
+        }
+    }
+    if (!best) return -1;
+    if (n) *n = t->tok[best_id].len;
+    if (id) *id = best_id;
+    return (long)(best - text);
 }
 
 const char *ember_token_text(const ember_tokenizer *t, int32_t id)

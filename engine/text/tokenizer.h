@@ -29,6 +29,14 @@ bool ember_tok_add_bos(const ember_tokenizer *t);
 bool ember_tok_is_eog(const ember_tokenizer *t, int32_t id);
 /* Id of an exact token string (e.g. "<|im_start|>"), or -1. */
 int32_t ember_tok_find(const ember_tokenizer *t, const char *piece);
+/* True for a control (or unknown) token: one only a template may write. */
+bool ember_tok_is_control(const ember_tokenizer *t, int32_t id);
+/* The earliest control-token string in text (len bytes), the longest one
+   there: its offset, with its length in *n and id in *id (either may be
+   NULL); -1 when the text holds none.  Chat templates use it to keep
+   message contents from making control tokens. */
+long ember_tok_find_control(const ember_tokenizer *t, const char *text, size_t len, size_t *n,
+                            int32_t *id);
 
 /* Tokenizes text (len bytes).  add_bos: prepend BOS when the vocabulary has
    one and wants it; parse_special: recognise control token strings in the

@@ -69,6 +69,13 @@ struct ember_tokenizer {
     int32_t byte_tok[256];       /* SPM <0xXX> tokens, -1 when absent */
     int32_t *special;            /* control/user/unknown ids, longest text first */
     int n_special;
+    /* control/unknown tokens for ember_tok_find_control: the bytes they
+       start with and their distinct lengths, longest first (more than
+       fit: ctl_slow, every special is searched) */
+    bool ctl_first[256];
+    uint32_t ctl_lens[32];
+    int n_ctl_lens;
+    bool ctl_slow;
     int32_t *eog;
     int n_eog;
     int max_piece;               /* longest decoded piece, bytes */

@@ -60,6 +60,7 @@ struct ember_worker {
     ember_worker_opts opts;
     ember_stats last_stats;
     bool have_stats;
+    char tmpl[768];                /* the template name last reported */
 };
 
 static char *xstrdup(const char *s)
@@ -379,6 +380,27 @@ static void sb_add(sbuf *b, const char *s, size_t n)
     b->p[b->n] = 0;
 }
 
+/* Reports the chat template in use when it is not what was last said
+   (after a load, or when a render fell back to the built-in one or came
+   back from it); a fallback is also a note in the transcript. */
+static void report_template(ember_worker *w, uint64_t seq, bool loaded)
+{
+    if (!w->be->template_name) return;
+    const char *name = w->be->template_name(w->h);
+    if (!name || (!loaded && !strcmp(name, w->tmpl))) return;
+    bool changed = strcmp(name, w->tmpl) != 0;
+    snprintf(w->tmpl, sizeof w->tmpl, "%s", name);
+    ember_event ev = {.kind = EMBER_EV_TEMPLATE, .seq = seq, .i = w->be->n_ctx(w->h)};
+    ev.text = xstrdup(name);
+    ev.text2 = xstrdup(w->be->arch ? w->be->arch(w->h) : "");
+    emit(w, &ev);
+    if (strstr(name, "(fallback:") || strstr(name, "(built-in:") || (changed && !loaded)) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "template: %s", name);
+        emit_text(w, EMBER_EV_NOTICE, seq, msg, NULL);
+    }
+}
+
 /* The one-off work a first prefill would start with (packing the weights)
    runs as a step of its own, so the front end shows it as what it is.
    ahead: right after a load, while the user types; its span is kept so a
@@ -428,6 +450,7 @@ static void do_generate(ember_worker *w, cmd *c)
         emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);
         return;
     }
+    report_template(w, c->seq, false);
     if (w->dropped != before) {
         char msg[160];
         snprintf(msg, sizeof msg, "context full: dropped the %d oldest message%s "
@@ -467,6 +490,15 @@ static void do_generate(ember_worker *w, cmd *c)
     bool stop = false;
     double last = ember_now_ms();
     w->be->piece_reset(w->h);
+    const char *pre = w->be->reply_prefix ? w->be->reply_prefix(w->h) : NULL;
+    if (pre && *pre) {
+        /* the reply starts inside what the prompt opened: kept so the
+           transcript and the next turn's conversation hold it whole */
+        sb_add(&reply, pre, strlen(pre));
+        ember_event pe = {.kind = EMBER_EV_TOKEN, .seq = c->seq, .i = 1};
+        pe.text = xstrdup(pre);
+        emit(w, &pe);
+    }
     char piece[512];   /* >= ember_tok_max_piece() of every real vocabulary (longest: 128 bytes) */
     while (!stop && (n_predict <= 0 || n_gen < n_predict)) {
         if (cancelled(w, c->seq)) {
@@ -590,6 +622,9 @@ static void do_load(ember_worker *w, cmd *c)
     w->be->set_sampling(h, &w->opts.sampling);
     char name[256], plan[512];
     w->be->describe(h, name, sizeof name, plan, sizeof plan);
+    /* before LOADED: a front end that waits for it knows the template too */
+    w->tmpl[0] = 0;
+    report_template(w, c->seq, true);
     emit_text(w, EMBER_EV_LOADED, c->seq, name, plan);
     emit_stats(w, EMBER_EV_STATS, c->seq, 0, false);
     if (w->n_conv) {

@@ -71,6 +71,14 @@ typedef struct ember_worker_backend {
     /* Optional: the same work done ahead, right after a load with no
        conversation to re-prefill, while the user types (not in the TTFT). */
     int (*prepare_ahead)(void *h, ember_err *err);
+    /* Optional: the chat template the last render used ("gguf (jinja)",
+       or the built-in fallback and why) and the model's architecture. */
+    const char *(*template_name)(void *h);
+    const char *(*arch)(void *h);
+    /* Optional: text the last rendered prompt already opened the reply with
+       ("<think>\n" after a generation prompt that starts the thinking), or
+       NULL: it is streamed and kept as the reply's start. */
+    const char *(*reply_prefix)(void *h);
 } ember_worker_backend;
 
 /* The real engine (worker_engine.c). */
@@ -95,13 +103,16 @@ void ember_worker_fake_script(const char *text);
 typedef enum {
     EMBER_EV_LOADED = 0,   /* text: model name; text2: plan summary */
     EMBER_EV_PROGRESS,     /* text: what the worker is doing */
-    EMBER_EV_TOKEN,        /* text: decoded text */
+    EMBER_EV_TOKEN,        /* text: decoded text; i: 1 when the prompt wrote it
+                              (reply_prefix), not the model */
     EMBER_EV_STATS,        /* stats: live numbers */
     EMBER_EV_PHASE,        /* text: phase name; i: ember_phase; stats.phase_mem[i] */
     EMBER_EV_DONE,         /* stats: final; i: tokens generated; cancelled */
     EMBER_EV_ERROR,        /* text: message */
     EMBER_EV_NOTICE,       /* text: message (e.g. context full) */
     EMBER_EV_DROPPED,      /* i: leading non-system messages now dropped */
+    EMBER_EV_TEMPLATE,     /* just before LOADED, and when it changes: text: the
+                              chat template in use; text2: architecture; i: context */
     EMBER_EV_QUIT,         /* the worker has stopped */
 } ember_event_kind;
 

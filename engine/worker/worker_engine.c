@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat.h"
 #include "ember.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -16,7 +15,8 @@ typedef struct eng {
     ember_model *m;
     ember_session *s;
     ember_tokenizer *tok;
-    ember_chat_kind kind;
+    ember_chat_template *tmpl;
+    int32_t eot;                   /* the template's end of turn, -1 */
     ember_sampler *smp;
     ember_sampler_opts so;
     float *logits;
@@ -30,6 +30,7 @@ static void e_close(void *h)
     eng *e = h;
     if (!e) return;
     ember_sampler_free(e->smp);
+    ember_chat_template_free(e->tmpl);
     ember_session_free(e->s);
     ember_model_free(e->m);
     free(e->logits);
@@ -53,8 +54,12 @@ static void *e_open(const ember_worker_load *l, ember_err *err)
                      ember_model_tokenizer_error(e->m));
         goto fail;
     }
-    int known = 1;
-    e->kind = ember_chat_detect(ember_model_chat_template(e->m), &known);
+    ember_chat_template_opts to = {.jinja = ember_model_chat_template(e->m), .tok = e->tok};
+    if (!(e->tmpl = ember_chat_template_new(&to))) {
+        ember_seterr(err, "out of memory");
+        goto fail;
+    }
+    e->eot = ember_chat_template_eot(e->tmpl, NULL);
     ember_session_opts so = {l->n_ctx, po.threads};
     if (!(e->s = ember_session_new(e->m, &so, err))) goto fail;
     e->n_vocab = ember_model_get_info(e->m)->n_vocab;
@@ -84,10 +89,10 @@ static void e_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
     ember_stats_get(e->s, &st);
     if (p)
         snprintf(plan, pc, "%s, %d tensors: eager %.1f MiB, compressed %.1f MiB, packed %.1f MiB"
-                 " (%d/%d packable packed), %s template",
+                 " (%d/%d packable packed)",
                  ember_strategy_name(st.strategy), p->n, p->bytes_by_rep[0] / 1048576.0,
                  p->bytes_by_rep[1] / 1048576.0, p->bytes_by_rep[2] / 1048576.0, p->packed,
-                 p->packable, ember_chat_kind_name(e->kind));
+                 p->packable);
     else
         snprintf(plan, pc, "%s", ember_strategy_name(st.strategy));
 }
@@ -96,7 +101,7 @@ static int e_n_ctx(void *h) { return ember_session_n_ctx(((eng *)h)->s); }
 
 static char *e_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen, uint8_t **user_mask)
 {
-    return ember_chat_render_masked(((eng *)h)->kind, m, n, add_gen, user_mask);
+    return ember_chat_template_render(((eng *)h)->tmpl, m, n, add_gen, user_mask);
 }
 
 static int e_tokenize(void *h, const char *text, const uint8_t *user_mask, int32_t **out,
@@ -169,7 +174,15 @@ static void e_set_sampling(void *h, const ember_sampler_opts *o)
     e->so = *o;
 }
 
-static bool e_is_eog(void *h, int32_t t) { return ember_tok_is_eog(((eng *)h)->tok, t); }
+static bool e_is_eog(void *h, int32_t t)
+{
+    eng *e = h;
+    return ember_tok_is_eog(e->tok, t) || (e->eot >= 0 && t == e->eot);
+}
+
+static const char *e_template_name(void *h) { return ember_chat_template_name(((eng *)h)->tmpl); }
+static const char *e_arch(void *h) { return ember_model_get_info(((eng *)h)->m)->arch; }
+static const char *e_reply_prefix(void *h) { return ember_chat_template_opens_think(((eng *)h)->tmpl) ? "<think>\n" : NULL; }
 
 static int e_piece(void *h, int32_t t, char *out, int cap)
 {
@@ -205,4 +218,7 @@ const ember_worker_backend ember_worker_engine_backend = {
     .piece_reset = e_piece_reset,
     .stats = e_stats,
     .turn_end = e_turn_end,
+    .template_name = e_template_name,
+    .arch = e_arch,
+    .reply_prefix = e_reply_prefix,
 };

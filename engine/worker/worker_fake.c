@@ -95,6 +95,10 @@ static void f_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
     snprintf(plan, pc, "%s (fake engine)", s < 3 ? sn[s] : "?");
 }
 
+/* No model file: the fake's "template" is its own byte format. */
+static const char *f_template_name(void *h) { (void)h; return "fake (echo)"; }
+static const char *f_arch(void *h) { (void)h; return "fake"; }
+
 static int f_n_ctx(void *h) { return ((fake *)h)->n_ctx; }
 
 static bool f_prepare_pending(void *h) { return ((fake *)h)->prepare_ms > 0; }
@@ -280,4 +284,6 @@ const ember_worker_backend ember_worker_fake_backend = {
     .prepare_pending = f_prepare_pending,
     .prepare = f_prepare,
     .prepare_ahead = f_prepare,
+    .template_name = f_template_name,
+    .arch = f_arch,
 };

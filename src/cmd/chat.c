@@ -348,6 +348,8 @@ int cmd_chat(int argc, char **argv)
         text[n] = 0;
         ember_worker_fake_script(f ? text : NULL);
     }
+    const char *fd = getenv("EMBER_FAKE_DELAY_MS");   /* per token: a reply that visibly streams */
+    if (c.fake && fd && *fd) ember_worker_fake_config(atoi(fd), 0);
     char demo_file[PATH_MAX];
     if (demo) {
         if (ember_xdg_path(EMBER_XDG_CACHE, "demo-tiny.gguf", true, demo_file, sizeof demo_file) < 0) {

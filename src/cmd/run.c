@@ -40,7 +40,9 @@ static void usage(FILE *out)
         "  -m, --model FILE       GGUF model, or hf:USER/REPO[:QUANT] (ember pull)\n"
         "      --hf USER/REPO[:QUANT]  the same as -m hf:USER/REPO[:QUANT]\n"
         "  -p, --prompt TEXT      the prompt (- reads stdin)\n"
-        "      --chat             wrap the prompt in the model's chat template\n"
+        "      --chat             wrap the prompt in the model's own chat template (its\n"
+        "                         Jinja tokenizer.chat_template; a named built-in one when\n"
+        "                         it is absent or fails); stderr says which\n"
         "      --system TEXT      system prompt (with --chat)\n");
     gen_opts_usage(out, GEN_OPT_ALL, &d, dflt_text);
     fprintf(out,

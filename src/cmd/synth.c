@@ -12,13 +12,14 @@
 #include "ember.h"
 #include "numarg.h"
 #include "options.h"
+#include "read_all.h"
 #include "synth.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember synth -o OUT --like SHAPE [--dtype DTYPE] [--vocab VOCAB.gguf]\n"
-        "                   [--seed S] [--threads N] [-q]\n"
+        "                   [--chat-template T.jinja] [--seed S] [--threads N] [-q]\n"
         "\n"
         "Writes a model with random weights and a real model's layout and metadata.\n"
         "\n"
@@ -31,6 +32,7 @@ static void usage(FILE *out)
         "                    Q6_K (mixes as the reference's quantizer makes them)\n"
         "  --vocab FILE      copy the tokenizer of this GGUF (else a built-in toy\n"
         "                    byte-level BPE vocabulary with the Llama 3 chat template)\n"
+        "  --chat-template FILE  write this Jinja text as tokenizer.chat_template\n"
         "  --seed S          random seed (default 0): same seed, same file\n"
         "  --threads N       worker threads (default: one per core)\n"
         "  -q, --quiet       no progress on stderr\n"
@@ -41,6 +43,7 @@ int cmd_synth(int argc, char **argv)
 {
     synth_opts o = {0};
     bool quiet = false;
+    const char *tmpl_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -51,7 +54,7 @@ int cmd_synth(int argc, char **argv)
             quiet = true;
             continue;
         }
-        const char *const with_value[] = {"-o", "--out", "--like", "--dtype", "--vocab", "--seed", "--threads"};
+        const char *const with_value[] = {"-o", "--out", "--like", "--dtype", "--vocab", "--chat-template", "--seed", "--threads"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             if (!strcmp(a, with_value[k])) known = true;
@@ -68,6 +71,7 @@ int cmd_synth(int argc, char **argv)
         else if (!strcmp(a, "--like")) o.like = val;
         else if (!strcmp(a, "--dtype")) o.dtype = val;
         else if (!strcmp(a, "--vocab")) o.vocab = val;
+        else if (!strcmp(a, "--chat-template")) tmpl_path = val;
         else if (!strcmp(a, "--seed")) {
             uint64_t seed;
             if (numarg_cli_u64("ember synth", a, val, &seed)) return 2;
@@ -85,10 +89,25 @@ int cmd_synth(int argc, char **argv)
         fprintf(stderr, "ember synth: -o OUT and --like SHAPE are required (try ember synth --help)\n");
         return 2;
     }
+    char *tmpl = NULL;
+    if (tmpl_path) {
+        FILE *f = fopen(tmpl_path, "rb");
+        tmpl = f ? read_all(f, NULL) : NULL;
+        int e = errno;
+        if (f) fclose(f);
+        if (!tmpl) {
+            fprintf(stderr, "ember synth: cannot read the chat template '%s': %s\n", tmpl_path,
+                    f ? "read error" : strerror(e));
+            return 1;
+        }
+        o.chat_template = tmpl;
+    }
     o.verbose = !quiet && isatty(2);
     double t0 = ember_now_ms();
     ember_err err = {{0}};
-    if (synth_write(&o, &err)) {
+    int rc = synth_write(&o, &err);
+    free(tmpl);
+    if (rc) {
         /* a write failure reads "ember: cannot write PATH: REASON" as everywhere */
         fprintf(stderr, "%s%s\n", strncmp(err.msg, "cannot write ", 13) ? "ember synth: " : "ember: ", err.msg);
         return 1;

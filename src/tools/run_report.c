@@ -22,7 +22,7 @@ void run_opts_default(run_opts *o)
     o->samp.repeat_last_n = 64;
 }
 
-static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember_err *err)
+static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, run_result *r, int *n, ember_err *err)
 {
     ember_tokenizer *tok = ember_model_tokenizer(m);
     if (!tok) {
@@ -33,19 +33,21 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
     uint8_t *user = NULL;      /* the prompt's bytes: never control tokens */
     bool special = false;
     if (o->chat) {
-        int known = 1;
-        ember_chat_kind k = ember_chat_detect(ember_model_chat_template(m), &known);
-        if (!known)
-            fprintf(stderr, "ember: the model's chat template is not recognised; using ChatML\n");
+        ember_chat_template_opts to = {.jinja = ember_model_chat_template(m), .tok = tok};
+        ember_chat_template *t = ember_chat_template_new(&to);
+        if (!t) {
+            ember_seterr(err, "out of memory");
+            return NULL;
+        }
         ember_chat_msg msgs[2];
         size_t nm = 0;
-        /* as the model's own template would: some (Qwen2.5) insert a
-           default system message when the conversation has none */
-        char *dflt = o->system ? NULL : ember_chat_default_system(ember_model_chat_template(m));
-        if (o->system || dflt) msgs[nm++] = (ember_chat_msg){"system", o->system ? o->system : dflt};
+        if (o->system) msgs[nm++] = (ember_chat_msg){"system", o->system};
         msgs[nm++] = (ember_chat_msg){"user", o->prompt};
-        text = ember_chat_render_masked(k, msgs, nm, 1, &user);
-        free(dflt);
+        text = ember_chat_template_render(t, msgs, nm, true, &user);
+        snprintf(r->template_name, sizeof r->template_name, "%s", ember_chat_template_name(t));
+        r->eot = ember_chat_template_eot(t, NULL);
+        ember_chat_template_free(t);
+        if (!o->json) fprintf(stderr, "template: %s\n", r->template_name);
         special = true;
     } else {
         text = strdup(o->prompt);
@@ -72,6 +74,7 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, int *n, ember
 int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
 {
     memset(r, 0, sizeof *r);
+    r->eot = -1;
     double t0 = ember_now_ms();
     ember_model *m = ember_model_open(o->model, &o->plan, err);
     if (!m) return -1;
@@ -90,7 +93,7 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
         if (!prompt) goto done;
         memcpy(prompt, o->prompt_ids, (size_t)o->n_prompt_ids * sizeof *prompt);
         np = o->n_prompt_ids;
-    } else if (!(prompt = tokenize_prompt(o, m, &np, err))) {
+    } else if (!(prompt = tokenize_prompt(o, m, r, &np, err))) {
         goto done;
     }
     if (np == 0) {
@@ -134,7 +137,7 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
                 else fflush(out);
             }
         }
-        if (!o->ignore_eos && tok && ember_tok_is_eog(tok, id)) break;
+        if (!o->ignore_eos && tok && (ember_tok_is_eog(tok, id) || (r->eot >= 0 && id == r->eot))) break;
         if (i + 1 < n_predict && ember_decode(s, id, logits, err)) goto done;
     }
     if (tok && !o->json && out) {
@@ -202,6 +205,7 @@ void run_report_json(const run_opts *o, const run_result *r, FILE *out)
     json_kv_str(&j, "model", o->model);
     json_kv_str(&j, "architecture", r->info.arch);
     json_kv_str(&j, "strategy", ember_strategy_name(st->strategy));
+    if (o->chat) json_kv_str(&j, "template", r->template_name);
     json_kv_i64(&j, "threads", o->plan.threads);
     json_kv_i64(&j, "prompt_tokens", st->n_prompt);
     json_kv_i64(&j, "generated_tokens", r->n_ids);

@@ -31,6 +31,8 @@ typedef struct {
     double load_ms;
     ember_model_info info;
     ember_plan plan_totals;    /* n, bytes_by_rep, packable, packed (no entries) */
+    char template_name[768];   /* --chat: the template used ("gguf (jinja)", a fallback) */
+    int32_t eot;               /* --chat: the template's end-of-turn token, -1 */
 } run_result;
 
 void run_opts_default(run_opts *o);

@@ -523,6 +523,7 @@ int synth_write(const synth_opts *o, ember_err *err)
         n_vocab = sh->n_vocab;
         if (synth_toy_vocab(w, &n_vocab, &sc.toy_words, err)) goto out;
     }
+    if (o->chat_template) gguf_w_str(w, "tokenizer.chat_template", o->chat_template);
     write_hparams(w, sh, n_vocab, fd, like);
 
     if (build_tensors(&l, &sc, fd->name, n_vocab, err)) goto out;

@@ -11,6 +11,7 @@ typedef struct {
     const char *like;     /* "tiny", "llama-3.2-1b", "qwen2.5-0.5b" */
     const char *dtype;    /* "F16", "Q8_0", "Q4_K_M", "Q6_K"; NULL = Q8_0 */
     const char *vocab;    /* GGUF whose tokenizer.* keys are copied, or NULL */
+    const char *chat_template; /* tokenizer.chat_template to write instead, or NULL */
     uint64_t seed;
     int threads;          /* <= 0: one per core */
     int verbose;          /* progress on stderr */

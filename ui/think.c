@@ -1,0 +1,59 @@
+/* Finding a reply's thinking (think.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "think.h"
+
+static const char OPEN[] = "<think>", CLOSE[] = "</think>";
+
+static bool blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+void ui_think_split(const char *text, size_t len, ui_think *out)
+{
+    *out = (ui_think){false, false, 0};
+    size_t i = 0;
+    while (i < len && blank(text[i])) i++;
+    size_t left = len - i, ol = sizeof OPEN - 1;
+    if (left == 0) return;
+    /* a reply streaming in may hold only the start of the tag so far:
+       folded already, so the tag never flashes on screen */
+    if (memcmp(text + i, OPEN, left < ol ? left : ol)) return;
+    out->has = true;
+    if (left <= ol) {
+        out->open = true;
+        out->body = len;
+        return;
+    }
+    const char *s = text + i + ol, *end = text + len;
+    const char *c = NULL;
+    for (const char *p = s; p + (sizeof CLOSE - 1) <= end; p++)
+        if (!memcmp(p, CLOSE, sizeof CLOSE - 1)) {
+            c = p;
+            break;
+        }
+    if (!c) {
+        out->open = true;
+        out->body = len;
+        return;
+    }
+    size_t b = (size_t)(c - text) + sizeof CLOSE - 1;
+    while (b < len && blank(text[b])) b++;
+    out->body = b;
+}
+
+bool ui_think_counts(const char *text, size_t before, size_t len)
+{
+    ui_think now, was;
+    ui_think_split(text, len, &now);
+    if (!now.has) return false;
+    if (now.open || before == 0) return true;
+    ui_think_split(text, before, &was);
+    return was.open;    /* the piece that closed it */
+}
+
+void ui_think_label(int tokens, bool ascii, char *out, size_t cap)
+{
+    snprintf(out, cap, "thinking%s (%d token%s)", ascii ? "..." : "\xe2\x80\xa6", tokens, tokens == 1 ? "" : "s");
+}
