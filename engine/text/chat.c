@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "chat.h"
+#include "mtext.h"
 
 ember_chat_kind ember_chat_detect(const char *jinja, int *known)
 {
@@ -40,18 +41,14 @@ const char *ember_chat_kind_name(ember_chat_kind k)
     return "unknown";
 }
 
-/* The rendered text and, byte for byte, whether it came from a message's
-   content (user) rather than the template: the tokenizer makes control
-   tokens only of template bytes. */
+/* The rendered text with its marks (mtext.h) and what put_n marks the
+   bytes it adds as. */
 typedef struct {
-    char *p;
-    uint8_t *m;
-    size_t n, cap;
-    bool oom;
-    bool user;             /* what put_n marks the bytes it adds as */
+    ember_mtext t;
+    bool user;
 } buf;
 
-static void put_n(buf *b, const char *s, size_t n)
+void ember_mtext_put(ember_mtext *b, const char *s, size_t n, uint8_t mark)
 {
     if (b->oom) return;
     if (b->n + n + 1 > b->cap) {
@@ -72,10 +69,19 @@ static void put_n(buf *b, const char *s, size_t n)
         b->cap = nc;
     }
     memcpy(b->p + b->n, s, n);
-    memset(b->m + b->n, b->user, n);
+    memset(b->m + b->n, mark, n);
     b->n += n;
     b->p[b->n] = 0;
 }
+
+void ember_mtext_free(ember_mtext *b)
+{
+    free(b->p);
+    free(b->m);
+    memset(b, 0, sizeof *b);
+}
+
+static void put_n(buf *b, const char *s, size_t n) { ember_mtext_put(&b->t, s, n, b->user); }
 
 static void put(buf *b, const char *s) { put_n(b, s, strlen(s)); }
 
@@ -128,10 +134,10 @@ static void render_llama2(buf *b, const ember_chat_msg *msgs, size_t n)
                 put(&tmp, content);
                 /* <<SYS>> is plain text in this vocabulary, so the whole
                    block may count as the user's */
-                if (tmp.oom) b->oom = true;
-                else put_content(b, tmp.p, true);
-                free(tmp.p);
-                free(tmp.m);
+                if (tmp.t.oom) b->t.oom = true;
+                else put_content(b, tmp.t.p, true);
+                free(tmp.t.p);
+                free(tmp.t.m);
             } else {
                 put_content(b, content, true);
             }
@@ -181,14 +187,14 @@ char *ember_chat_render_masked(ember_chat_kind k, const ember_chat_msg *msgs, si
         if (add_generation_prompt) put(&b, "<|im_start|>assistant\n");
         break;
     }
-    if (b.oom) {
-        free(b.p);
-        free(b.m);
+    if (b.t.oom) {
+        free(b.t.p);
+        free(b.t.m);
         return NULL;
     }
-    if (user_mask) *user_mask = b.m;
-    else free(b.m);
-    return b.p;
+    if (user_mask) *user_mask = b.t.m;
+    else free(b.t.m);
+    return b.t.p;
 }
 
 char *ember_chat_default_system(const char *jinja)

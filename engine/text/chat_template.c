@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "chat_template.h"
+#include "mtext.h"
 #include "ember.h"
 
 #define PH_OPEN "\xEF\xB7\x90"    /* U+FDD0 */
@@ -42,48 +43,6 @@ struct ember_chat_template {
     int32_t eot;
     char eot_text[64];
 };
-
-/* ---- text with a mask ------------------------------------------------ */
-
-typedef struct {
-    char *p;
-    uint8_t *m;
-    size_t n, cap;
-    bool oom;
-} mbuf;
-
-static void mb_put(mbuf *b, const char *s, size_t n, uint8_t user)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->n + n + 1) nc *= 2;
-        char *q = realloc(b->p, nc);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        uint8_t *qm = realloc(b->m, nc);
-        if (!qm) {
-            b->oom = true;
-            return;
-        }
-        b->m = qm;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, n);
-    memset(b->m + b->n, user, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void mb_free(mbuf *b)
-{
-    free(b->p);
-    free(b->m);
-    memset(b, 0, sizeof *b);
-}
 
 /* ---- placeholders ------------------------------------------------------ */
 
@@ -126,17 +85,17 @@ static long find_control(const ember_chat_template *t, const char *s, size_t len
 /* content with its control strings as placeholders (malloc'd). */
 static char *escape(const ember_chat_template *t, const char *content, spans *sp)
 {
-    mbuf b = {0};
+    ember_mtext b = {0};
     size_t len = strlen(content), at = 0;
-    mb_put(&b, "", 0, 0);
+    ember_mtext_put(&b, "", 0, 0);
     while (at < len && !b.oom) {
         size_t n = 0;
         long off = find_control(t, content + at, len - at, &n);
         if (off < 0) {
-            mb_put(&b, content + at, len - at, 0);
+            ember_mtext_put(&b, content + at, len - at, 0);
             break;
         }
-        mb_put(&b, content + at, (size_t)off, 0);
+        ember_mtext_put(&b, content + at, (size_t)off, 0);
         if (sp->n == sp->cap) {
             size_t nc = sp->cap ? sp->cap * 2 : 16;
             span *ns = realloc(sp->s, nc * sizeof *ns);
@@ -151,7 +110,7 @@ static char *escape(const ember_chat_template *t, const char *content, spans *sp
         char ph[32];
         int k = snprintf(ph, sizeof ph, PH_OPEN "%zu" PH_CLOSE, sp->n);
         sp->n++;
-        mb_put(&b, ph, (size_t)k, 0);
+        ember_mtext_put(&b, ph, (size_t)k, 0);
         at += (size_t)off + n;
     }
     free(b.m);
@@ -164,24 +123,24 @@ static char *escape(const ember_chat_template *t, const char *content, spans *sp
 
 /* The rendered text with the placeholders turned back into the user's
    bytes (marked); whatever else looks like one is the template's. */
-static bool unescape(const char *r, size_t len, const spans *sp, mbuf *out)
+static bool unescape(const char *r, size_t len, const spans *sp, ember_mtext *out)
 {
     size_t at = 0;
     while (at < len) {
         const char *ph = memmem(r + at, len - at, PH_OPEN, PH_LEN);
         if (!ph) {
-            mb_put(out, r + at, len - at, 0);
+            ember_mtext_put(out, r + at, len - at, 0);
             break;
         }
-        mb_put(out, r + at, (size_t)(ph - (r + at)), 0);
+        ember_mtext_put(out, r + at, (size_t)(ph - (r + at)), 0);
         const char *d = ph + PH_LEN, *end = r + len;
         size_t idx = 0, nd = 0;
         while (d < end && *d >= '0' && *d <= '9' && nd < 12) idx = idx * 10 + (size_t)(*d++ - '0'), nd++;
         if (nd && (size_t)(end - d) >= PH_LEN && !memcmp(d, PH_CLOSE, PH_LEN) && idx < sp->n) {
-            mb_put(out, sp->s[idx].p, sp->s[idx].n, 1);
+            ember_mtext_put(out, sp->s[idx].p, sp->s[idx].n, 1);
             at = (size_t)(d + PH_LEN - r);
         } else {
-            mb_put(out, ph, PH_LEN, 0);
+            ember_mtext_put(out, ph, PH_LEN, 0);
             at = (size_t)(ph + PH_LEN - r);
         }
     }
@@ -210,7 +169,7 @@ static char *render_jinja(ember_chat_template *t, const ember_chat_msg *msgs, si
     jinja_error e = {0};
     spans sp = {0};
     char *out = NULL, *text = NULL;
-    mbuf b = {0};
+    ember_mtext b = {0};
     jinja_msg *jm = calloc(n + 1, sizeof *jm);
     char **esc = calloc(n + 1, sizeof *esc);
     jinja_vars *v = jinja_vars_new();
@@ -238,7 +197,7 @@ static char *render_jinja(ember_chat_template *t, const ember_chat_msg *msgs, si
     /* the tokenizer adds BOS itself: a template's own would double it */
     size_t bl = t->bos ? strlen(t->bos) : 0;
     if (t->strip_bos && bl && len >= bl && !memcmp(text, t->bos, bl)) start += bl, len -= bl;
-    mb_put(&b, "", 0, 0);
+    ember_mtext_put(&b, "", 0, 0);
     if (!unescape(start, len, &sp, &b)) goto oom;
     out = b.p;
     if (mask) *mask = b.m;
@@ -249,7 +208,7 @@ static char *render_jinja(ember_chat_template *t, const ember_chat_msg *msgs, si
 oom:
     snprintf(why, why_cap, "out of memory");
 done:
-    mb_free(&b);
+    ember_mtext_free(&b);
     free(text);
     for (size_t i = 0; esc && i < n; i++) free(esc[i]);
     free(esc);
