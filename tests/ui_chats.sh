@@ -5,23 +5,7 @@
 # showing the old turns and appending to the same file (prefilling only
 # the new message), /chats, /save FILE.json, /new, /load, --no-keep-screen,
 # `ember chats rm`, a damaged file skipped.  TAP; SKIP without tmux.
-set -u
-EMBER_BIN=${EMBER_BIN:-./ember}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-
-command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-chats.XXXXXX") || skip_all "no temp dir"
-sock="ember-chats-$$"
-unset TMUX
-T="tmux -u -L $sock -f /dev/null"
-cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
-
-mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
+name=chats; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 env_line="export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
 export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1"
 eval "$env_line"
@@ -46,28 +30,18 @@ EOF
     chmod +x "$tmp/$name.sh"
     $T new-session -d -s "$name" -x 100 -y 30 "$tmp/$name.sh"
 }
-screen() { $T capture-pane -p -t "$1" 2>/dev/null; }
-wait_for() {   # SESSION REGEX SECONDS
-    i=0
-    while [ $i -lt $(($3 * 10)) ]; do
-        screen "$1" | grep -Eq -- "$2" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 turns_of() { grep -c '"role": "assistant"' "$1" 2>/dev/null; }
 
 start one -m fake.gguf || skip_all "tmux cannot start a session"
-wait_for one 'RSS' 20 || skip_all "the chat did not start"
+wait_for 'RSS' 20 one || skip_all "the chat did not start"
 $T send-keys -t one 'first question' Enter
-wait_for one 'You said: first question' 10
+wait_for 'You said: first question' 10 one
 ok $? "the first reply arrives"
 f=$(ls "$chats"/*.json 2>/dev/null | head -n 1)
 [ -n "$f" ] && [ "$(turns_of "$f")" = 1 ]
 ok $? "the conversation is saved after the first turn ($f)"
 $T send-keys -t one 'second question: ünïcödé 日本' Enter
-wait_for one 'You said: second question' 10
+wait_for 'You said: second question' 10 one
 sleep 0.3
 [ "$(turns_of "$f")" = 2 ] && grep -q 'ünïcödé 日本' "$f"
 ok $? "the second turn is saved to the same file, Unicode intact"
@@ -79,7 +53,7 @@ grep -q '"prompt_tokens"' "$f" && grep -q '"decode_tps"' "$f" && grep -q '"ttft_
 ok $? "the file has the version, id, model and per-turn stats"
 
 $T send-keys -t one C-d
-wait_for one '^--- ember ended' 10
+wait_for '^--- ember ended' 10 one
 ok $? "Ctrl-D quits"
 screen one > "$tmp/after.txt"
 grep -q 'You said: second question' "$tmp/after.txt" && grep -q 'first question' "$tmp/after.txt" &&
@@ -95,12 +69,12 @@ ok $? "ember chats lists it: id, model, turns, first line ($(tail -n 1 "$tmp/lis
 # -c: the old turns on screen, a new turn appended to the same file, and
 # only the new message prefilled (the worker was given the history)
 start two -c
-wait_for two 'reopened conversation' 10
+wait_for 'reopened conversation' 10 two
 ok $? "ember -c reopens the last conversation"
 screen two | grep -q 'first question' && screen two | grep -q 'You said: second question'
 ok $? "the old turns are shown"
 $T send-keys -t two 'third question' Enter
-wait_for two 'You said: third question' 10
+wait_for 'You said: third question' 10 two
 sleep 0.3
 [ "$(turns_of "$f")" = 3 ] && [ "$(ls "$chats" | wc -l)" = 1 ]
 ok $? "a new turn appends to the same file"
@@ -110,50 +84,50 @@ got=$(grep -o '"prompt_tokens": [0-9]*' "$f" | tail -n 1 | grep -o '[0-9]*$')
 ok $? "the model was re-prefilled with the history: the new turn prefilled only its message ($got = $want tokens)"
 
 $T send-keys -t two '/chats' Enter
-wait_for two "\\* $id .* 3 turns +first question" 5
+wait_for "\\* $id .* 3 turns +first question" 5 two
 ok $? "/chats lists the conversation, marked as the current one"
 
 $T send-keys -t two "/save $tmp/x.json" Enter
-wait_for two 'saved the transcript to .*x.json' 5
+wait_for 'saved the transcript to .*x.json' 5 two
 mkdir -p "$tmp/st2/ember/chats"
 cp "$tmp/x.json" "$tmp/st2/ember/chats/$id.json" 2>/dev/null
 XDG_STATE_HOME=$tmp/st2 "$EMBER_BIN" chats 2>&1 | grep -q "^$id .* 3  first question"
 ok $? "/save FILE.json writes the saved file's JSON (it reads back as the same conversation)"
 $T send-keys -t two "/save $tmp/x.md" Enter
-wait_for two 'saved the transcript to .*x.md' 5
+wait_for 'saved the transcript to .*x.md' 5 two
 grep -q '^## User' "$tmp/x.md" && grep -q 'You said: third question' "$tmp/x.md"
 ok $? "/save FILE.md still writes Markdown"
 
 $T send-keys -t two '/new' Enter
 sleep 0.3
 $T send-keys -t two 'a fresh talk' Enter
-wait_for two 'You said: a fresh talk' 10
+wait_for 'You said: a fresh talk' 10 two
 sleep 0.3
 [ "$(ls "$chats" | wc -l)" = 2 ] && [ "$(turns_of "$f")" = 3 ] && ! screen two | grep -q 'first question'
 ok $? "/new starts a second file; the first keeps its three turns"
 
 pre=$(echo "$id" | cut -c1-22)
 $T send-keys -t two "/load $pre" Tab
-wait_for two "> /load $id" 5
+wait_for "> /load $id" 5 two
 ok $? "Tab completes a /load id"
 $T send-keys -t two C-u "/load $pre" Enter
-wait_for two "reopened conversation $id" 5
+wait_for "reopened conversation $id" 5 two
 ok $? "/load with a unique id prefix reopens the first conversation"
 $T send-keys -t two 'fourth question' Enter
-wait_for two 'You said: fourth question' 10
+wait_for 'You said: fourth question' 10 two
 sleep 0.3
 [ "$(turns_of "$f")" = 4 ]
 ok $? "a turn after /load appends to that conversation"
 $T send-keys -t two '/load nosuchid' Enter
-wait_for two '/load: no saved conversation nosuchid' 5
+wait_for '/load: no saved conversation nosuchid' 5 two
 ok $? "/load of an unknown id says so"
 $T send-keys -t two '/quit' Enter
-wait_for two '^--- ember ended' 10
+wait_for '^--- ember ended' 10 two
 
 start three -c --no-keep-screen
-wait_for three 'reopened conversation' 10
+wait_for 'reopened conversation' 10 three
 $T send-keys -t three C-d
-wait_for three '^--- ember ended' 10
+wait_for '^--- ember ended' 10 three
 ! screen three | grep -q 'You said'
 ok $? "--no-keep-screen leaves nothing of the conversation behind"
 
@@ -163,20 +137,20 @@ printf 'Here:\n\n```c\nint main(void)\n{\n\treturn "\\"q\\"";\n}\n```\n' > "$tmp
 extra_env="export EMBER_FAKE_REPLY=$tmp/code.md"
 start four -m fake.gguf
 extra_env=
-wait_for four 'RSS' 10
+wait_for 'RSS' 10 four
 $T send-keys -t four 'code please' Enter
-wait_for four 'code 1: c' 10
+wait_for 'code 1: c' 10 four
 $T send-keys -t four "/save $tmp/code-out.md" Enter
-wait_for four 'saved the transcript to .*code-out.md' 5
+wait_for 'saved the transcript to .*code-out.md' 5 four
 $T send-keys -t four "/save $tmp/code-out.json" Enter
-wait_for four 'saved the transcript to .*code-out.json' 5
+wait_for 'saved the transcript to .*code-out.json' 5 four
 sed -n "/^## Assistant/,\$p" "$tmp/code-out.md" | sed 1,2d | head -n 8 > "$tmp/code-got.md"
 cmp -s "$tmp/code.md" "$tmp/code-got.md"
 ok $? "/save FILE.md keeps the reply's code block with its fences, byte for byte"
 grep -qF '"content": "Here:\n\n```c\nint main(void)\n{\n\treturn \"\\\"q\\\"\";\n}\n```\n"' "$tmp/code-out.json"
 ok $? "/save FILE.json holds it as one JSON string"
 $T send-keys -t four C-d
-wait_for four '^--- ember ended' 10
+wait_for '^--- ember ended' 10 four
 screen four | grep -q 'code 1: c' && screen four | grep -qF 'return "\"q\"";'
 ok $? "the kept screen shows the reply as laid out"
 
@@ -220,5 +194,4 @@ grep -q "^ember: saved conversations" "$tmp/p3.err" && grep -q "reopened convers
     [ "$(turns_of "$pf")" = 3 ] && [ "$(ls "$chats" | wc -l)" = 2 ] && grep -q 'You said: back again' "$tmp/p3.out"
 ok $? "plain mode has /new, /chats and /load too"
 
-echo "1..$n"
-exit $fail
+tap_end

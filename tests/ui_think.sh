@@ -4,22 +4,7 @@
 # thinking is folded to "thinking… (N tokens)" while it streams and after,
 # /think show|hide and F5 unfold and fold it, and /info names the model,
 # architecture, template, context and profile.  TAP; SKIP without tmux.
-set -u
-EMBER_BIN=${EMBER_BIN:-./ember}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-
-command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-[ -x "$EMBER_BIN" ] || skip_all "no ember binary at $EMBER_BIN"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-think.XXXXXX") || skip_all "no temp dir"
-sock="ember-think-$$"
-unset TMUX
-T="tmux -u -L $sock -f /dev/null"
-cleanup() { $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
-
+name=think; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 think='<think>
 The user greets me. I should answer kindly and briefly.
 </think>'
@@ -38,16 +23,6 @@ echo \$? > "\$0.rc"
 RUN
 chmod +x "$tmp/run.sh"
 
-screen() { $T capture-pane -p -t ember 2>/dev/null; }
-wait_for() {   # REGEX SECONDS
-    i=0
-    while [ $i -lt $(($2 * 10)) ]; do
-        screen | grep -Eq -- "$1" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 
 $T new-session -d -s ember -x 160 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
 wait_for 'RSS' 20 || skip_all "the chat did not start"
@@ -101,5 +76,4 @@ i=0
 while [ $i -lt 50 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]
 ok $? "Ctrl-D quits with status 0"
-echo "1..$n"
-exit $fail
+tap_end
