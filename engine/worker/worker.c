@@ -742,9 +742,10 @@ uint64_t ember_worker_load_model(ember_worker *w, const ember_worker_load *l)
     return push(w, c);
 }
 
-uint64_t ember_worker_generate(ember_worker *w, const ember_chat_msg *msgs, size_t n)
+/* A command that carries a copy of the conversation. */
+static uint64_t push_conv(ember_worker *w, cmd_kind kind, const ember_chat_msg *msgs, size_t n)
 {
-    cmd *c = new_cmd(CMD_GEN);
+    cmd *c = new_cmd(kind);
     if (!c) return 0;
     c->msgs = copy_msgs(msgs, n, 0);
     if (!c->msgs) {
@@ -753,6 +754,11 @@ uint64_t ember_worker_generate(ember_worker *w, const ember_chat_msg *msgs, size
     }
     c->n_msgs = n;
     return push(w, c);
+}
+
+uint64_t ember_worker_generate(ember_worker *w, const ember_chat_msg *msgs, size_t n)
+{
+    return push_conv(w, CMD_GEN, msgs, n);
 }
 
 uint64_t ember_worker_set_sampling(ember_worker *w, const ember_sampler_opts *o, int n_predict)
@@ -766,15 +772,7 @@ uint64_t ember_worker_set_sampling(ember_worker *w, const ember_sampler_opts *o,
 
 uint64_t ember_worker_set_conversation(ember_worker *w, const ember_chat_msg *msgs, size_t n)
 {
-    cmd *c = new_cmd(CMD_SET_CONV);
-    if (!c) return 0;
-    c->msgs = copy_msgs(msgs, n, 0);
-    if (!c->msgs) {
-        free(c);
-        return 0;
-    }
-    c->n_msgs = n;
-    return push(w, c);
+    return push_conv(w, CMD_SET_CONV, msgs, n);
 }
 
 uint64_t ember_worker_clear(ember_worker *w)
