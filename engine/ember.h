@@ -237,6 +237,10 @@ int ember_probe_threads(int threads);
 /* The same, reading the file at path through a read-only shared mapping
    (after one pass that maps its pages in): what compressed weights see. */
 double ember_bandwidth_file(const char *path, int threads);
+/* The int8 multiply-add peak in GMAC/s with `threads` threads (engine/kernels/
+   probe.c), in the instruction the prefill kernels use on this CPU; *how
+   names it.  The ceiling prefill is measured against (ember bench --compute). */
+double ember_compute_probe(int threads, const char **how);
 
 /* ---- the engine's public modules ----------------------------------------
    ember.h is the only engine header src/ and ui/ include (their include

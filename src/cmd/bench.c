@@ -37,6 +37,8 @@ static void usage(FILE *out)
         "  -w, --warmup W          unmeasured repetitions first (default 1)\n"
         "  -t, --threads T         threads (default: one per core)\n"
         "      --json OUT          also write all results as JSON to OUT\n"
+        "      --compute           measure the int8 multiply-add peak on the same threads\n"
+        "                          and report prefill's fraction of it\n"
         "      --roofline          measure memory read bandwidth and report the\n"
         "                          achieved fraction of it during decode\n"
         "      --lifecycle         compare the packing lifecycles (control, pack-before-\n"
@@ -65,6 +67,7 @@ int cmd_bench(int argc, char **argv)
         {"tokens", required_argument, 0, 'n'}, {"reps", required_argument, 0, 'r'},
         {"warmup", required_argument, 0, 'w'}, {"threads", required_argument, 0, 't'},
         {"json", required_argument, 0, 'j'}, {"roofline", no_argument, 0, 'R'},
+        {"compute", no_argument, 0, 'K'},
         {"lifecycle", no_argument, 0, 'L'}, {"modes", required_argument, 0, 'M'},
         {"child", no_argument, 0, 'C'}, {"mode", required_argument, 0, 'O'},
         {"hf", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -100,6 +103,7 @@ int cmd_bench(int argc, char **argv)
         }
         case 'j': b.json_out = optarg; break;
         case 'R': b.roofline = true; break;
+        case 'K': b.compute = true; break;
         case 'L': b.lifecycle = true; break;
         case 'M': b.modes = optarg; break;
         case 'C': child = true; break;

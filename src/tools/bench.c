@@ -347,6 +347,30 @@ int bench_simple(const bench_opts *b)
                bw, bwf, ember_probe_threads(b->threads), s[0].decode_bytes_per_token / 1048576, tg.med,
                s[0].decode_bytes_per_token / 1048576, rate / 1e9, 100 * frac, 100 * fracf);
     }
+    double peak = 0, mpt = 0, cfrac = 0;
+    const char *how = "";
+    if (b->compute) {
+        /* multiply-adds per prompt token: every weight matrix once, the LM
+           head aside (prefill needs its logits for the last token only) */
+        ember_err err;
+        ember_plan_opts po;
+        ember_plan_opts_default(&po);
+        ember_model *m = ember_model_open(b->model, &po, &err);
+        if (m) {
+            const ember_plan *pl = ember_model_plan(m);
+            for (int i = 0; i < pl->n; i++)
+                if (pl->e[i].kernel[0] && strcmp(pl->e[i].name, "output.weight") &&
+                    strcmp(pl->e[i].name, "token_embd.weight"))
+                    mpt += (double)pl->e[i].ne[0] * (double)pl->e[i].ne[1];
+            ember_model_free(m);
+        }
+        peak = ember_compute_probe(b->threads, &how);
+        cfrac = peak > 0 ? pp.med * mpt / (peak * 1e9) : 0;
+        printf("compute: %s peak %.1f GMAC/s (%d threads); prefill does %.0f M multiply-adds per\n"
+               "         token (the LM head aside): %.2f tok/s x %.0f M = %.1f GMAC/s = %.0f%% of the peak\n",
+               how, peak, ember_probe_threads(b->threads), mpt / 1e6, pp.med, mpt / 1e6, pp.med * mpt / 1e9,
+               100 * cfrac);
+    }
     if (b->json_out) {
         ember_err err;
         ember_file *f = ember_file_create(b->json_out, EMBER_MODE_PUBLIC, &err);
@@ -377,6 +401,12 @@ int bench_simple(const bench_opts *b)
         json_kv_str(&j, "hash", s[0].hash);
         json_kv_bool(&j, "hash_equal", same);
         json_kv_f64(&j, "file_pmd_kb", pmd);
+        if (b->compute) {
+            json_kv_f64(&j, "compute_peak_gmacs", peak);
+            json_kv_str(&j, "compute_instruction", how);
+            json_kv_f64(&j, "prefill_macs_per_token", mpt);
+            json_kv_f64(&j, "compute_fraction", cfrac);
+        }
         if (b->roofline) {
             json_kv_f64(&j, "bandwidth_gbs", bw);
             json_kv_f64(&j, "decode_bytes_per_token", s[0].decode_bytes_per_token);

@@ -10,6 +10,7 @@ typedef struct {
     const char *model, *profile, *strategy, *json_out, *modes, *mode;
     int prompt_tokens, tokens, reps, warmup, threads;
     bool roofline, lifecycle;
+    bool compute;              /* --compute: prefill against the int8 multiply-add peak */
 } bench_opts;
 
 /* One child's numbers. */
