@@ -125,7 +125,7 @@ else
   ok $? "and the plan does not claim it runs as compressed"
 fi
 if [ "$npk" = 0 ]; then
-  reason=$("$EMBER" inspect --plan --strategy packed --tensors "$m" | grep -o 'CPU lacks[^|]*\|EMBER_LLAMA_PACKED_Q8=0[^|]*' | head -1)
+  reason=$("$EMBER" inspect --plan --strategy packed --tensors "$m" | grep -o 'no packed kernel on this CPU[^|]*\|EMBER_LLAMA_PACKED_Q8=0[^|]*' | head -1)
   skip "nothing was packed (${reason:-no packed kernel in this build}): no release to measure"
   skip "nothing was packed: no re-eviction to measure"
   skip "nothing was packed: no decode after re-eviction to measure"

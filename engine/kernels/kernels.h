@@ -99,6 +99,9 @@ const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);
    NULL when none runs here (kernels_packed.c: Q8_0 in 16-row tiles needs
    AVX-512 VNNI). */
 const ember_kernel *ember_kernel_packed(int src_type, ember_isa isa);
+/* The AVX2 kernel of the Q8_0 tiles (kernels_packed_avx2.c), an ember_matmul_fn over tiles. */
+void ember_packed_matmul_avx2(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                              const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 /* True when some CPU has a packed kernel for src_type (the plan says why
    a tensor is not packed). */
 int ember_layout_exists(int src_type);

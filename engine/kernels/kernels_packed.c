@@ -373,11 +373,18 @@ int ember_layout_exists(int src_type)
 static const ember_layout q8_0x16 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
                                      ember_pack_q8_0_bytes, pack_q8_0_avx512};
 
+/* The same layout where AVX2 reads it (kernels_packed_avx2.c), packed by
+   the byte-by-byte packer. */
+static const ember_layout q8_0x16_avx2 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
+                                          ember_pack_q8_0_bytes, ember_pack_q8_0_ref};
+
 /* Activations are the compressed Q8_0 kernel's (same quantizer), so a
    packed and a compressed weight on one input share them. */
 static const ember_kernel table[] = {
     {"q8_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
      packed_matmul_vnni, &q8_0x16},
+    {"q8_0x16_avx2", EMBER_ISA_AVX2, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx2,
+     ember_packed_matmul_avx2, &q8_0x16_avx2},
 };
 #endif
 

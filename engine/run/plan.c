@@ -108,7 +108,7 @@ static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *re
     else if (env && !strcmp(env, "0"))
         snprintf(reason, cap, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
     else if (!(w->pack_kern = ember_kernel_packed(w->dtype, m->isa)))
-        snprintf(reason, cap, "CPU lacks AVX-512 VNNI: packed kernel unavailable");
+        snprintf(reason, cap, "no packed kernel on this CPU (it needs AVX2 or AVX-512 VNNI)");
 }
 
 int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
