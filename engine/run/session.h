@@ -20,8 +20,12 @@ struct ember_session {
     ember_model *m;
     ember_pool *pool;
     int n_ctx, n_past;
-    uint16_t *kcache, *vcache;  /* [layer][kv head][rows][head_dim] fp16: a head's rows are one stream */
-    size_t *kv_off;             /* per layer: where its rows start in kcache / vcache */
+    /* [layer][kv head][rows] of head_dim values as kv_type rows (kv.h):
+       a head's rows are one stream */
+    uint8_t *kcache, *vcache;
+    ember_kv_type kv_type;
+    size_t kv_bytes;            /* K and V */
+    size_t *kv_off;             /* per layer: the byte where its rows start in kcache / vcache */
     int *kv_cap;                /* per layer: rows per KV head (n_ctx, or 2 * ring) */
     /* Sliding-window layers keep a ring of `ring` = window + EMBER_UBATCH
        slots, each row stored twice (at slot and slot + ring) so that any
