@@ -237,9 +237,8 @@ static void att_run(void *ctx, int ith, int nth)
     const bool kq_gemm = s->batched && hd % 16 == 0, kqv_gemm = s->batched && hd % 4 == 0;
     const int ctx_pad = (s->n_ctx + 31) / 32 * 32;
     const bool q8 = s->kv_type == EMBER_KV_Q8_0;
-    /* the end of this thread's scratch: room for n_ctx rows (session.c) */
-    uint16_t *kq = (uint16_t *)(s->scratch + (size_t)(ith + 1) * s->scratch_stride) -
-                   (size_t)s->n_ctx * (size_t)s->m->max_head_dim;
+    /* q8_0: the end of this thread's scratch (session.c, kv.h) */
+    float *kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
     /* The q heads of a KV head share its K and V rows: an item is a run of
        them (for one token) and reads the rows once for the whole run.  Runs
        are split below the whole group only when there are fewer (token, KV
@@ -258,15 +257,13 @@ static void att_run(void *ctx, int ith, int nth)
         int npos = pos - first + 1;
         size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
         const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
-        const uint16_t *Kh = (const uint16_t *)Kr, *Vh = (const uint16_t *)Vr;
-        if (q8) {   /* read back as fp16 for the same steps (kv.c) */
-            ember_kv_q8_to_f16(kq, Kr, npos, hd);
-            Kh = kq;
-        }
         float mx[ng];
         for (int i = 0; i < ng; i++)
             ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
-        ember_ref_scores_f16_heads(sc, scs, Kh, (size_t)hd, qh, (size_t)hd, ng, npos, hd, kq_gemm, scale, mx);
+        /* q8_0 rows: read back as fp16 for the same steps (kv.c) */
+        if (q8) ember_kv_q8_scores(sc, scs, Kr, qh, ng, npos, hd, kq_gemm, scale, mx, kq);
+        else ember_ref_scores_f16_heads(sc, scs, (const uint16_t *)Kr, (size_t)hd, qh, (size_t)hd, ng, npos, hd,
+                                        kq_gemm, scale, mx);
         for (int i = 0; i < ng; i++) {
             float *si = sc + i * scs;
             double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
@@ -275,11 +272,9 @@ static void att_run(void *ctx, int ith, int nth)
         int n_kv = (npos + 31) / 32 * 32;
         if (n_kv > ctx_pad) n_kv = ctx_pad;
         float *o = s->att + (size_t)t * nh * hd + (size_t)h0 * hd;
-        if (q8) {
-            ember_kv_q8_to_f16(kq, Vr, npos, hd);
-            Vh = kq;
-        }
-        ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, Vh, (size_t)hd, npos, hd, n_kv, kqv_gemm, acc);
+        if (q8) ember_kv_q8_wsum(o, (size_t)hd, sc, scs, ng, Vr, npos, hd, n_kv, kqv_gemm, acc, kq);
+        else ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, (const uint16_t *)Vr, (size_t)hd, npos, hd, n_kv,
+                                      kqv_gemm, acc);
     }
 }
 

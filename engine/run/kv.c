@@ -84,6 +84,46 @@ void ember_kv_q8_to_f16(uint16_t *dst, const uint8_t *src, int nrows, int hd)
     q8_to_f16_scalar(dst, (const block_q8_0 *)src, nb);
 }
 
+size_t ember_kv_q8_scratch(int group, int hd)
+{
+    /* a chunk's fp16 rows, then nh partial sums */
+    return (size_t)EMBER_KV_CHUNK * (size_t)hd / 2 + (size_t)group * (size_t)hd + 16;
+}
+
+void ember_kv_q8_scores(float *sc, size_t sc_stride, const uint8_t *k, const uint16_t *q, int nh, int npos, int hd,
+                        int gemm, float scale, float *mx, float *scratch)
+{
+    uint16_t *rows = (uint16_t *)scratch;
+    const size_t rb = ember_kv_row_bytes(EMBER_KV_Q8_0, hd);
+    float cmx[nh];
+    for (int p0 = 0; p0 < npos; p0 += EMBER_KV_CHUNK) {
+        const int n = npos - p0 < EMBER_KV_CHUNK ? npos - p0 : EMBER_KV_CHUNK;
+        ember_kv_q8_to_f16(rows, k + (size_t)p0 * rb, n, hd);
+        ember_ref_scores_f16_heads(sc + p0, sc_stride, rows, (size_t)hd, q, (size_t)hd, nh, n, hd, gemm, scale,
+                                   p0 ? cmx : mx);
+        for (int i = 0; p0 && i < nh; i++)
+            if (cmx[i] > mx[i]) mx[i] = cmx[i];
+    }
+}
+
+void ember_kv_q8_wsum(float *out, size_t out_stride, const float *w, size_t w_stride, int nh, const uint8_t *v,
+                      int npos, int hd, int n_kv, int gemm, float *acc, float *scratch)
+{
+    uint16_t *rows = (uint16_t *)scratch;
+    float *part = scratch + (size_t)EMBER_KV_CHUNK * (size_t)hd / 2 + 8;
+    const size_t rb = ember_kv_row_bytes(EMBER_KV_Q8_0, hd);
+    for (int p0 = 0; p0 < npos; p0 += EMBER_KV_CHUNK) {
+        const int n = npos - p0 < EMBER_KV_CHUNK ? npos - p0 : EMBER_KV_CHUNK;
+        /* a whole chunk is whole 64-position lanes; the last pads as the run would */
+        const int nk = p0 + n < npos ? n : n_kv - p0;
+        ember_kv_q8_to_f16(rows, v + (size_t)p0 * rb, n, hd);
+        ember_ref_wsum_f16_heads(p0 ? part : out, p0 ? (size_t)hd : out_stride, w + p0, w_stride, nh, rows,
+                                 (size_t)hd, n, hd, nk, gemm, acc);
+        for (int i = 0; p0 && i < nh; i++)
+            for (int d = 0; d < hd; d++) out[(size_t)i * out_stride + (size_t)d] += part[(size_t)i * (size_t)hd + (size_t)d];
+    }
+}
+
 int ember_kv_ring(const ember_model *m, int n_ctx)
 {
     /* sliding layers in a ring where it is smaller than the context */

@@ -87,8 +87,9 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int l = 0; l < I->n_layer; l++)
         if ((size_t)(I->n_head / m->layers[l].n_head_kv) > group) group = (size_t)(I->n_head / m->layers[l].n_head_kv);
     s->scratch_stride = group * ((size_t)n_ctx + 16) + group * 64 * hdm + (group * hdm + 1) / 2 + 16;
-    /* q8_0: a KV head's run of rows read back as fp16 (kv.c) */
-    if (s->kv_type == EMBER_KV_Q8_0) s->scratch_stride += ((size_t)n_ctx * hdm + 1) / 2 + 16;
+    /* q8_0: a chunk of a KV head's rows read back as fp16 (kv.c) */
+    if (s->kv_type == EMBER_KV_Q8_0) s->kv_scratch = ember_kv_q8_scratch((int)group, (int)hdm);
+    s->scratch_stride += s->kv_scratch;
     s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %s %zu MiB)", n_ctx,

@@ -43,6 +43,7 @@ struct ember_session {
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
+    size_t kv_scratch;          /* of it, at the end: q8_0 rows read back (kv.h) */
     ember_stats st;
     bool prefilled_once;
     double prepack_ms;             /* ember_session_pack's time, counted in the next TTFT */
