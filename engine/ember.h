@@ -44,6 +44,13 @@ typedef enum {
     EMBER_PACK_AFTER_PREFILL = 2,
 } ember_pack_when;
 
+/* How the KV cache stores its rows: f16 (the reference's, the default) or
+   q8_0 (blocks of 32 int8 values and an fp16 scale: 34 bytes for 64). */
+typedef enum { EMBER_KV_F16 = 0, EMBER_KV_Q8_0 = 1 } ember_kv_type;
+#define EMBER_KV_TYPES 2
+const char *ember_kv_type_name(int t);         /* "f16", "q8_0"; NULL outside the types */
+int ember_kv_type_from_name(const char *s);    /* -1 when unknown */
+
 typedef struct ember_plan_opts {
     ember_strategy strategy;
     unsigned projections;          /* EMBER_PROJ_* mask for packed */
@@ -53,6 +60,7 @@ typedef struct ember_plan_opts {
     bool packed_prefill;           /* prefill runs on the packed tiles */
     bool allow_fallback;           /* dtype without kernel -> eager for that tensor */
     int threads;                   /* 0 = one per core */
+    ember_kv_type kv_cache;        /* the KV cache's row format */
 } ember_plan_opts;
 
 void ember_plan_opts_default(ember_plan_opts *o);  /* compressed, fallback on */
@@ -120,6 +128,9 @@ typedef struct ember_plan {
 } ember_plan;
 
 const ember_plan *ember_model_plan(const ember_model *m);
+/* Bytes of the KV cache (K and V) a session of n_ctx tokens allocates with
+   rows of type kv_type (ember_kv_type); n_ctx 0: the session's default. */
+size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type);
 
 /* ---- sessions -------------------------------------------------------- */
 
@@ -143,6 +154,8 @@ const char *ember_phase_name(ember_phase p);
 typedef struct ember_stats {
     ember_strategy strategy;
     int n_ctx, n_past;
+    ember_kv_type kv_type;         /* the KV cache's row format */
+    size_t kv_bytes;               /* its size (K and V, all layers) */
     int n_prompt;                  /* tokens in the last prefill */
     int n_decoded;                 /* tokens decoded since the last prefill */
     double prefill_ms, decode_ms, ttft_ms, pack_ms;

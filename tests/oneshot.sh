@@ -47,7 +47,10 @@ if [ -n "$SHARED" ] && [ -f "$M" ]; then
     "$EMBER_BIN" -m "$M" -t 2 -p 'What is 23 plus 48?' < /dev/null > "$tmp/o7" 2>/dev/null; r=$?
     [ $r = 0 ] && [ "$(wc -l < "$tmp/o7")" = 1 ] && grep -q '^23 plus 48 is [0-9]*\.$' "$tmp/o7"
     ok $? "chat-mini answers in its template and ends its turn: '$(cat "$tmp/o7")'"
+    grep -l '"template": "gguf (jinja)"' "$tmp/state/ember/chats/"*.json >/dev/null 2>&1
+    ok $? "the saved conversation names the template it ran in (the GGUF's Jinja)"
 else
+    skip "no ../shared/fixtures (chat-mini)"
     skip "no ../shared/fixtures (chat-mini)"
 fi
 echo "1..$n"

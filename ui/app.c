@@ -133,7 +133,7 @@ void app_show_help(app *a)
 
 static void show_stats(app *a)
 {
-    char buf[2048], r[32], p[32], f[32], an[32], hwm[32];
+    char buf[2048], r[32], p[32], f[32], an[32], hwm[32], kv[32];
     if (!a->have_last) {
         snprintf(buf, sizeof buf, "no finished turn yet\nplan: %s", a->plan);
         note(a, TR_INFO, buf);
@@ -145,14 +145,16 @@ static void show_stats(app *a)
     ui_fmt_kb(s->mem.pss_file_kb, f, sizeof f);
     ui_fmt_kb(s->mem.pss_anon_kb, an, sizeof an);
     ui_fmt_kb(s->mem.hwm_kb, hwm, sizeof hwm);
+    ui_fmt_kb((long long)(s->kv_bytes >> 10), kv, sizeof kv);
     snprintf(buf, sizeof buf,
              "last turn: %d prompt tokens prefilled in %.1f ms (%.1f tok/s), TTFT %.1f ms\n"
              "  %d tokens decoded in %.1f ms (%.2f tok/s); context %d/%d\n"
-             "memory: RSS %s (peak %s), PSS %s = file %s + anon %s\n"
+             "memory: RSS %s (peak %s), PSS %s = file %s + anon %s; KV %s %s\n"
              "packing: %d/%d tensors packed%s, pack time %.1f ms\n"
              "plan: %s",
              s->n_prompt, s->prefill_ms, s->prefill_tps, s->ttft_ms, s->n_decoded, s->decode_ms,
-             s->decode_tps, s->n_past, s->n_ctx, r, hwm, p, f, an, s->packed, s->packable,
+             s->decode_tps, s->n_past, s->n_ctx, r, hwm, p, f, an, ember_kv_type_name(s->kv_type), kv,
+             s->packed, s->packable,
              s->src_evicted ? ", sources evicted" : "", s->pack_ms, a->plan);
     note(a, TR_INFO, buf);
 }
@@ -649,6 +651,7 @@ static void on_event(app *a, ember_event *ev)
         snprintf(a->tmpl, sizeof a->tmpl, "%s", ev->text ? ev->text : "");
         snprintf(a->arch, sizeof a->arch, "%s", ev->text2 ? ev->text2 : "");
         a->n_ctx = ev->i;
+        chats_model_loaded(a);   /* the saved conversation names the template */
         break;
     case EMBER_EV_QUIT: break;
     }

@@ -78,17 +78,12 @@ int chats_save_json(app *a, const char *path, char *err, size_t cap)
 
 static void set_model(app *a);
 
-/* The template's name, from the plan summary's "..., NAME template". */
+/* The model (/model may have changed it) and the template in use, as the
+   worker's TEMPLATE event names it ("gguf (jinja)", "chatml (fallback: ...)"). */
 void chats_model_loaded(app *a)
 {
-    set_model(a);   /* /model may have changed it */
-    const char *p = a->plan, *t = strstr(p, " template");
-    if (!t || t[9]) return;
-    const char *b = t;
-    while (b > p && b[-1] != ' ') b--;
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(t - b), b);
-    chatlog_set(&a->log.tmpl, name);
+    set_model(a);
+    if (a->tmpl[0]) chatlog_set(&a->log.tmpl, a->tmpl);
 }
 
 static void set_model(app *a)

@@ -160,6 +160,7 @@ static void save_turn(plain_chat *p, const char *user, const char *reply, const 
 {
     chatlog_stats cs = {st->n_ctx > 0, st->n_prompt, nt, st->ttft_ms, st->decode_tps};
     ember_err e = {{0}};
+    if (shown.tmpl[0]) chatlog_set(&p->log.tmpl, shown.tmpl);   /* the template the turn ran in */
     if (chatlog_add(&p->log, "user", user, false, NULL) < 0 ||
         chatlog_add(&p->log, "assistant", reply, false, &cs) < 0)
         ember_seterr(&e, "out of memory");

@@ -11,6 +11,7 @@
 #include "dtype.h"
 #include "kernels.h"
 #include "refnum.h"
+#include "refnum_ops.h"
 #include "simd.h"
 
 float ember_ref_sum16(const float v[16])
@@ -46,12 +47,12 @@ float ember_ref_expf(float x)
     return ldexpf(j, (int)n);
 }
 
-static void exp16_scalar(float *y, const float *x, float sub)
+void ember_refnum_exp16_scalar(float *y, const float *x, float sub)
 {
     for (int l = 0; l < 16; l++) y[l] = ember_ref_expf(x[l] - sub);
 }
 
-static void silu16_scalar(float *g, const float *u)
+void ember_refnum_silu16_scalar(float *g, const float *u)
 {
     for (int l = 0; l < 16; l++) g[l] = g[l] / (1.0f + ember_ref_expf(0.0f - g[l])) * u[l];
 }
@@ -121,26 +122,26 @@ static float scores_scalar(float *sc, const uint16_t *k, size_t stride, const ui
     return mx;
 }
 
-static void scores_heads_scalar(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
-                                size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx)
+void ember_refnum_scores_heads_scalar(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
+                                      const uint16_t *q, size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx)
 {
     for (int h = 0; h < nh; h++)
         mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm, scale);
 }
 
-static void wsum_heads_scalar(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
-                              const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc)
+void ember_refnum_wsum_heads_scalar(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
+                                    const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc)
 {
     for (int i = 0; i < nh; i++)
         wsum_scalar(out + (size_t)i * out_stride, w + (size_t)i * w_stride, v, stride, npos, hd, n_kv, gemm, acc);
 }
 
-static void to_f16_scalar(uint16_t *dst, const float *src, int n)
+void ember_refnum_to_f16_scalar(uint16_t *dst, const float *src, int n)
 {
     for (int i = 0; i < n; i++) dst[i] = ember_f32_to_fp16(src[i]);
 }
 
-static void scale_f16r_scalar(float *x, float s, int n)
+void ember_refnum_scale_f16r_scalar(float *x, float s, int n)
 {
     for (int i = 0; i < n; i++) x[i] = ember_fp16_to_f32(ember_f32_to_fp16(x[i] * s));
 }
@@ -455,19 +456,9 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
 }
 #endif
 
-typedef struct {
-    void (*exp16)(float *y, const float *x, float sub);
-    void (*silu16)(float *g, const float *u);
-    void (*scores_heads)(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
-                         size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx);
-    void (*to_f16)(uint16_t *dst, const float *src, int n);
-    void (*scale_f16r)(float *x, float s, int n);
-    void (*wsum_heads)(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
-                       const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
-} refnum_ops;
 
-static refnum_ops ops = {exp16_scalar, silu16_scalar, scores_heads_scalar, to_f16_scalar, scale_f16r_scalar,
-                         wsum_heads_scalar};
+static refnum_ops ops = {ember_refnum_exp16_scalar, ember_refnum_silu16_scalar, ember_refnum_scores_heads_scalar,
+                         ember_refnum_to_f16_scalar, ember_refnum_scale_f16r_scalar, ember_refnum_wsum_heads_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
@@ -476,6 +467,8 @@ static void ops_pick(void)
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
         ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_heads_avx512, to_f16_avx512, scale_f16r_avx512,
                            wsum_heads_avx512};
+    else if (ember_cpu_isa() >= EMBER_ISA_AVX2)
+        ops = ember_refnum_avx2;
 #endif
 }
 

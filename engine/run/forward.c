@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtype.h"
+#include "kv.h"
 #include "refnum.h"
 #include "session.h"
 #include "simd.h"
@@ -186,12 +187,13 @@ typedef struct {
     int layer, nt, pos0;
 } att_job;
 
-/* KV head h's rows (kv_cap[l] of head_dim) in layer l of a cache laid out
-   [layer][kv head][row][head_dim] (session.h). */
-static uint16_t *kv_rows(const ember_session *s, uint16_t *cache, int l, int h)
+/* KV head h's rows (kv_cap[l] of head_dim, as kv_type rows) in layer l
+   of a cache laid out [layer][kv head][row] (session.h). */
+static uint8_t *kv_rows(const ember_session *s, uint8_t *cache, int l, int h)
 {
     l = s->m->layers[l].kv_src;   /* a shared-KV layer reads its source's rows */
-    return cache + s->kv_off[l] + (size_t)h * (size_t)s->kv_cap[l] * (size_t)s->m->layers[l].head_dim;
+    return cache + s->kv_off[l] +
+           (size_t)h * (size_t)s->kv_cap[l] * ember_kv_row_bytes(s->kv_type, s->m->layers[l].head_dim);
 }
 
 /* The row of position pos: the position itself, or its slot in a sliding
@@ -201,17 +203,18 @@ static size_t kv_row(const ember_session *s, int l, int pos)
     return s->ring && s->m->layers[l].swa ? (size_t)(pos % s->ring) : (size_t)pos;
 }
 
-/* Stores position pos's K and V rows (head h) as fp16. */
+/* Stores position pos's K and V rows (head h) in the cache's row format. */
 static void kv_write(ember_session *s, int l, int h, int pos, const float *k, const float *v)
 {
     const int hd = s->m->layers[l].head_dim;
-    size_t at = kv_row(s, l, pos) * (size_t)hd;
-    ember_ref_to_f16(kv_rows(s, s->kcache, l, h) + at, k, hd);
-    ember_ref_to_f16(kv_rows(s, s->vcache, l, h) + at, v, hd);
+    const size_t rb = ember_kv_row_bytes(s->kv_type, hd);
+    size_t at = kv_row(s, l, pos) * rb;
+    ember_kv_store(s->kv_type, kv_rows(s, s->kcache, l, h) + at, k, hd);
+    ember_kv_store(s->kv_type, kv_rows(s, s->vcache, l, h) + at, v, hd);
     if (s->ring && s->m->layers[l].swa) {
-        at += (size_t)s->ring * (size_t)hd;
-        ember_ref_to_f16(kv_rows(s, s->kcache, l, h) + at, k, hd);
-        ember_ref_to_f16(kv_rows(s, s->vcache, l, h) + at, v, hd);
+        at += (size_t)s->ring * rb;
+        ember_kv_store(s->kv_type, kv_rows(s, s->kcache, l, h) + at, k, hd);
+        ember_kv_store(s->kv_type, kv_rows(s, s->vcache, l, h) + at, v, hd);
     }
 }
 
@@ -233,6 +236,9 @@ static void att_run(void *ctx, int ith, int nth)
     uint16_t *qh = (uint16_t *)(acc + (size_t)group * 64 * hd);
     const bool kq_gemm = s->batched && hd % 16 == 0, kqv_gemm = s->batched && hd % 4 == 0;
     const int ctx_pad = (s->n_ctx + 31) / 32 * 32;
+    const bool q8 = s->kv_type == EMBER_KV_Q8_0;
+    /* q8_0: the end of this thread's scratch (session.c, kv.h) */
+    float *kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
     /* The q heads of a KV head share its K and V rows: an item is a run of
        them (for one token) and reads the rows once for the whole run.  Runs
        are split below the whole group only when there are fewer (token, KV
@@ -249,12 +255,15 @@ static void att_run(void *ctx, int ith, int nth)
            run of rows from the window's first position */
         int h0 = kvh * group + g0, pos = j->pos0 + t, first = L->swa && pos >= L->swa ? pos - L->swa + 1 : 0;
         int npos = pos - first + 1;
-        size_t r0 = kv_row(s, j->layer, first) * (size_t)hd;
-        const uint16_t *Kh = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vh = kv_rows(s, s->vcache, j->layer, kvh) + r0;
+        size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
+        const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
         float mx[ng];
         for (int i = 0; i < ng; i++)
             ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
-        ember_ref_scores_f16_heads(sc, scs, Kh, (size_t)hd, qh, (size_t)hd, ng, npos, hd, kq_gemm, scale, mx);
+        /* q8_0 rows: read back as fp16 for the same steps (kv.c) */
+        if (q8) ember_kv_q8_scores(sc, scs, Kr, qh, ng, npos, hd, kq_gemm, scale, mx, kq);
+        else ember_ref_scores_f16_heads(sc, scs, (const uint16_t *)Kr, (size_t)hd, qh, (size_t)hd, ng, npos, hd,
+                                        kq_gemm, scale, mx);
         for (int i = 0; i < ng; i++) {
             float *si = sc + i * scs;
             double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
@@ -263,7 +272,9 @@ static void att_run(void *ctx, int ith, int nth)
         int n_kv = (npos + 31) / 32 * 32;
         if (n_kv > ctx_pad) n_kv = ctx_pad;
         float *o = s->att + (size_t)t * nh * hd + (size_t)h0 * hd;
-        ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, Vh, (size_t)hd, npos, hd, n_kv, kqv_gemm, acc);
+        if (q8) ember_kv_q8_wsum(o, (size_t)hd, sc, scs, ng, Vr, npos, hd, n_kv, kqv_gemm, acc, kq);
+        else ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, (const uint16_t *)Vr, (size_t)hd, npos, hd, n_kv,
+                                      kqv_gemm, acc);
     }
 }
 

@@ -537,6 +537,20 @@ ember_model *ember_model_open(const char *path, const ember_plan_opts *opts, emb
         ember_model_free(m);
         return NULL;
     }
+    if ((unsigned)m->opts.kv_cache >= EMBER_KV_TYPES) {
+        ember_seterr(err, "KV cache type %d is not one of f16, q8_0", (int)m->opts.kv_cache);
+        ember_model_free(m);
+        return NULL;
+    }
+    /* q8_0 rows are whole blocks of 32: refused, not silently f16, so the
+       plan a user asked for is the plan that runs */
+    for (int l = 0; m->opts.kv_cache == EMBER_KV_Q8_0 && l < m->info.n_layer; l++)
+        if (m->layers[l].head_dim % 32) {
+            ember_seterr(err, "%s: kv_cache q8_0 needs a head dimension that is a multiple of 32, and layer %d's "
+                         "is %d: use kv_cache f16", path, l, m->layers[l].head_dim);
+            ember_model_free(m);
+            return NULL;
+        }
     m->tok = ember_tokenizer_load(m->f, &e2);   /* optional: eval works on ids */
     if (m->tok && ember_tok_check(m->tok, m->info.n_vocab, m->warnings, sizeof m->warnings, &e2)) {
         ember_tokenizer_free(m->tok);

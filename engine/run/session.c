@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "dtype.h"
+#include "kv.h"
 #include "lifecycle.h"
 #include "pagecache.h"
 
@@ -37,25 +38,25 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     const size_t hdm = (size_t)m->max_head_dim, kv_dim = (size_t)m->max_head_kv * hdm, F = (size_t)m->max_ff;
     size_t B = EMBER_UBATCH, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * hdm;
     bool ok = s->pool != NULL;
-    /* the KV layout (session.h): sliding layers in a ring where it is
-       smaller than the context */
-    if (m->n_swa && 2 * ((size_t)m->n_swa + EMBER_UBATCH) < (size_t)n_ctx) s->ring = m->n_swa + EMBER_UBATCH;
+    /* the KV layout (session.h, kv.c): sliding layers in a ring where it
+       is smaller than the context */
+    s->kv_type = m->opts.kv_cache;
+    s->ring = ember_kv_ring(m, n_ctx);
     s->kv_off = zalloc((size_t)I->n_layer * sizeof *s->kv_off, &ok);
     s->kv_cap = zalloc((size_t)I->n_layer * sizeof *s->kv_cap, &ok);
     s->ring_pos = zalloc((size_t)(s->ring ? s->ring : 1) * sizeof *s->ring_pos, &ok);
-    size_t kvn = 0;
+    size_t kvn = 0;   /* bytes of K (and of V) */
     for (int l = 0; ok && l < I->n_layer; l++) {
         const ember_layer *L = &m->layers[l];
-        /* a layer that shares another's KV keeps none */
-        s->kv_cap[l] = L->kv_src != l ? 0 : L->swa && s->ring ? 2 * s->ring : n_ctx;
+        s->kv_cap[l] = ember_kv_cap(m, l, s->ring, n_ctx);
         s->kv_off[l] = kvn;
-        kvn += (size_t)L->n_head_kv * (size_t)s->kv_cap[l] * (size_t)L->head_dim;
+        kvn += (size_t)L->n_head_kv * (size_t)s->kv_cap[l] * ember_kv_row_bytes(s->kv_type, L->head_dim);
     }
     for (int i = 0; ok && i < s->ring; i++) s->ring_pos[i] = -1;
     size_t maxk = HQ > E ? HQ : E;
     if (F > maxk) maxk = F;
-    s->kcache = zalloc(kvn * 2, &ok);
-    s->vcache = zalloc(kvn * 2, &ok);
+    s->kcache = zalloc(kvn, &ok);
+    s->vcache = zalloc(kvn, &ok);
     s->x = zalloc(B * E * 4, &ok);
     s->xn = zalloc(B * (E > HQ ? E : HQ) * 4, &ok);
     s->q = zalloc(B * HQ * 4, &ok);
@@ -86,9 +87,13 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int l = 0; l < I->n_layer; l++)
         if ((size_t)(I->n_head / m->layers[l].n_head_kv) > group) group = (size_t)(I->n_head / m->layers[l].n_head_kv);
     s->scratch_stride = group * ((size_t)n_ctx + 16) + group * 64 * hdm + (group * hdm + 1) / 2 + 16;
+    /* q8_0: a chunk of a KV head's rows read back as fp16 (kv.c) */
+    if (s->kv_type == EMBER_KV_Q8_0) s->kv_scratch = ember_kv_q8_scratch((int)group, (int)hdm);
+    s->scratch_stride += s->kv_scratch;
     s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
-        ember_seterr(err, "out of memory for a %d-token context (KV cache %zu MiB)", n_ctx, kvn * 4 >> 20);
+        ember_seterr(err, "out of memory for a %d-token context (KV cache %s %zu MiB)", n_ctx,
+                     ember_kv_type_name(s->kv_type), kvn * 2 >> 20);
         ember_session_free(s);
         return NULL;
     }
@@ -97,8 +102,9 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
        a 1B Llama's KV cache), where it should take none after the first
        token.  Like llama.cpp's cleared KV buffer, the whole context is
        resident from the start. */
-    ember_populate(s->kcache, kvn * 2, true);
-    ember_populate(s->vcache, kvn * 2, true);
+    ember_populate(s->kcache, kvn, true);
+    ember_populate(s->vcache, kvn, true);
+    s->kv_bytes = 2 * kvn;
     ember_populate(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, true);
     s->st.strategy = m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED
                                                                                          : m->opts.strategy;
@@ -240,6 +246,8 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
     const ember_model *m = s->m;
     st->n_past = s->n_past;
     st->n_ctx = s->n_ctx;
+    st->kv_type = s->kv_type;
+    st->kv_bytes = s->kv_bytes;
     /* what executes: a packed plan that packs nothing (no packed kernel on
        this CPU, no Q8_0 projection) runs the compressed kernels */
     st->strategy = m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED

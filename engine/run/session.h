@@ -20,8 +20,12 @@ struct ember_session {
     ember_model *m;
     ember_pool *pool;
     int n_ctx, n_past;
-    uint16_t *kcache, *vcache;  /* [layer][kv head][rows][head_dim] fp16: a head's rows are one stream */
-    size_t *kv_off;             /* per layer: where its rows start in kcache / vcache */
+    /* [layer][kv head][rows] of head_dim values as kv_type rows (kv.h):
+       a head's rows are one stream */
+    uint8_t *kcache, *vcache;
+    ember_kv_type kv_type;
+    size_t kv_bytes;            /* K and V */
+    size_t *kv_off;             /* per layer: the byte where its rows start in kcache / vcache */
     int *kv_cap;                /* per layer: rows per KV head (n_ctx, or 2 * ring) */
     /* Sliding-window layers keep a ring of `ring` = window + EMBER_UBATCH
        slots, each row stored twice (at slot and slot + ring) so that any
@@ -39,6 +43,7 @@ struct ember_session {
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
+    size_t kv_scratch;          /* of it, at the end: q8_0 rows read back (kv.h) */
     ember_stats st;
     bool prefilled_once;
     double prepack_ms;             /* ember_session_pack's time, counted in the next TTFT */

@@ -88,9 +88,9 @@ static void e_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
     ember_stats st;
     ember_stats_get(e->s, &st);
     if (p)
-        snprintf(plan, pc, "%s, %d tensors: eager %.1f MiB, compressed %.1f MiB, packed %.1f MiB"
+        snprintf(plan, pc, "%s, KV %s %.1f MiB, %d tensors: eager %.1f MiB, compressed %.1f MiB, packed %.1f MiB"
                  " (%d/%d packable packed)",
-                 ember_strategy_name(st.strategy), p->n, p->bytes_by_rep[0] / 1048576.0,
+                 ember_strategy_name(st.strategy), ember_kv_type_name(st.kv_type), (double)st.kv_bytes / 1048576, p->n, p->bytes_by_rep[0] / 1048576.0,
                  p->bytes_by_rep[1] / 1048576.0, p->bytes_by_rep[2] / 1048576.0, p->packed,
                  p->packable);
     else

@@ -36,6 +36,8 @@ static void usage(FILE *out)
         "  -r, --reps R            measured repetitions (default 3)\n"
         "  -w, --warmup W          unmeasured repetitions first (default 1)\n"
         "  -t, --threads T         threads (default: one per core)\n"
+        "      --ctx N             context size (default: prompt + tokens + 1)\n"
+        "      --kv-cache TYPE     KV cache rows: f16 (default) or q8_0\n"
         "      --json OUT          also write all results as JSON to OUT\n"
         "      --compute           measure the int8 multiply-add peak on the same threads\n"
         "                          and report prefill's fraction of it\n"
@@ -70,6 +72,7 @@ int cmd_bench(int argc, char **argv)
         {"compute", no_argument, 0, 'K'},
         {"lifecycle", no_argument, 0, 'L'}, {"modes", required_argument, 0, 'M'},
         {"child", no_argument, 0, 'C'}, {"mode", required_argument, 0, 'O'},
+        {"ctx", required_argument, 0, 'c'}, {"kv-cache", required_argument, 0, 'k'},
         {"hf", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -99,6 +102,20 @@ int cmd_bench(int argc, char **argv)
                 bad = -1;
             }
             b.threads = g.threads;
+            break;
+        }
+        case 'c':
+        case 'k': {
+            /* the ranges and names are the option table's */
+            gen_opts g;
+            gen_opts_default(&g);
+            char msg[256];
+            if (gen_opt_parse(c == 'c' ? OPT_CTX : OPT_KV_CACHE, optarg, &g, msg, sizeof msg) != NUMARG_OK) {
+                fprintf(stderr, "ember bench: %s: %s\n", opt, msg);
+                bad = -1;
+            }
+            if (c == 'c') b.n_ctx = g.n_ctx;
+            else b.kv_cache = optarg;
             break;
         }
         case 'j': b.json_out = optarg; break;

@@ -19,7 +19,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember inspect FILE [--tensors] [--meta] [--json]\n"
-        "       ember inspect FILE --plan [--strategy S | --profile P] [--json]\n"
+        "       ember inspect FILE --plan [--strategy S | --profile P] [--kv-cache T]\n"
+        "                     [--ctx N] [--json]\n"
         "\n"
         "Shows a GGUF file's architecture, sizes, tokenizer and tensor inventory by dtype.\n"
         "FILE may be hf:USER/REPO[:QUANT]: the cached file (ember pull), pulled if missing.\n"
@@ -33,6 +34,9 @@ static void usage(FILE *out)
         "                  representation\n"
         "  --strategy S    eager | compressed | packed (with --plan)\n"
         "  --profile P     a profile name or file (with --plan; see ember-profile(5))\n"
+        "  --kv-cache T    f16 | q8_0: the KV cache rows the plan reports (with --plan)\n"
+        "  --ctx N         the context its KV size is for (with --plan; default: the\n"
+        "                  profile's, else 4096 capped by the model's)\n"
         "  -h, --help      this help\n");
 }
 
@@ -377,7 +381,8 @@ static void print_vocab_check(const char *path)
 
 /* --plan: open the model under the strategy or profile and print the
    execution plan the engine built (representation, kernel, bytes per tensor). */
-static int inspect_plan(const char *path, const char *strategy, const char *profile_name, bool json)
+static int inspect_plan(const char *path, const char *strategy, const char *profile_name, const gen_opts *cli,
+                        bool json)
 {
     cli_resolve_in in;
     memset(&in, 0, sizeof in);
@@ -386,14 +391,15 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
     in.model = path;
     ember_plan_opts_default(&in.plan);
     gen_opts_default(&in.defaults);
-    in.cli = in.defaults;
-    in.cli.set = 0;
+    in.cli = *cli;
     cli_resolved r;
     ember_err err;
     if (cli_resolve(&in, &r, &err)) {
         fprintf(stderr, "ember inspect: %s\n", err.msg);
         return 1;
     }
+    /* the KV cache a session of the resolved context would allocate */
+    const int n_ctx = r.gen.set & GEN_OPT_BIT(OPT_CTX) ? r.gen.n_ctx : 0;
     ember_model *m = ember_model_open(path, &r.plan, &err);
     if (!m) {
         fprintf(stderr, "ember inspect: %s\n", err.msg);
@@ -408,12 +414,19 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         json_kv_str(&j, "file", path);
         json_kv_str(&j, "architecture", ember_model_get_info(m)->arch);
         if (r.matched[0]) json_kv_str(&j, "profile", r.matched);
+        json_kv_str(&j, "kv_cache", ember_kv_type_name(r.plan.kv_cache));
+        json_kv_u64(&j, "kv_bytes", ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache));
         plan_print_json(p, &r.plan, &j);
         json_obj_end(&j);
         rc = json_finish(&j) ? 1 : 0;
     } else {
         if (r.matched[0]) printf("%s\n", r.matched);
         plan_print_text(p, &r.plan, true, stdout);
+        const int info_ctx = ember_model_get_info(m)->n_ctx_train;
+        int shown = n_ctx > 0 ? n_ctx : info_ctx < 4096 ? info_ctx : 4096;
+        if (shown > info_ctx) shown = info_ctx;
+        printf("KV %s %.1f MiB at a %d-token context\n", ember_kv_type_name(r.plan.kv_cache),
+               (double)ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache) / 1048576, shown);
         print_warnings(ember_model_warnings(m));
         if (!ember_model_tokenizer(m)) printf("warning: no usable tokenizer: %s\n", ember_model_tokenizer_error(m));
     }
@@ -426,6 +439,9 @@ int cmd_inspect(int argc, char **argv)
     const char *path = NULL;
     bool tensors = false, json = false, meta = false, plan = false;
     const char *strategy = NULL, *profile_name = NULL;
+    gen_opts cli;   /* --kv-cache and --ctx: the option table's names and ranges */
+    gen_opts_default(&cli);
+    cli.set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -446,6 +462,16 @@ int cmd_inspect(int argc, char **argv)
             }
             if (a[2] == 's') strategy = argv[i];
             else profile_name = argv[i];
+        } else if (!strcmp(a, "--kv-cache") || !strcmp(a, "--ctx")) {
+            if (++i >= argc) {
+                fprintf(stderr, "ember inspect: %s needs a value\n", a);
+                return 2;
+            }
+            char msg[256];
+            if (gen_opt_parse(a[2] == 'k' ? OPT_KV_CACHE : OPT_CTX, argv[i], &cli, msg, sizeof msg) != NUMARG_OK) {
+                fprintf(stderr, "ember inspect: %s: %s\n", a, msg);
+                return 2;
+            }
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "ember inspect: unknown option '%s' (try ember inspect --help)\n", a);
             return 2;
@@ -460,13 +486,13 @@ int cmd_inspect(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if ((strategy || profile_name) && !plan) {
-        fprintf(stderr, "ember inspect: --strategy and --profile go with --plan\n");
+    if ((strategy || profile_name || cli.set) && !plan) {
+        fprintf(stderr, "ember inspect: --strategy, --profile, --kv-cache and --ctx go with --plan\n");
         return 2;
     }
     char hf_path[PATH_MAX];
     if (model_arg_resolve("ember inspect", &path, hf_path, sizeof hf_path)) return 1;
-    if (plan) return inspect_plan(path, strategy, profile_name, json);   /* always per tensor */
+    if (plan) return inspect_plan(path, strategy, profile_name, &cli, json);   /* always per tensor */
     ember_err err = {{0}};
     gguf_file *f = gguf_open(path, &err);
     if (!f) {

@@ -59,6 +59,8 @@ int cli_resolve(const cli_resolve_in *in, cli_resolved *r, ember_err *err)
     /* The thread count, decided here only: the command line, else the
        profile, else 0 (one per core). */
     r->plan.threads = r->gen.threads;
+    /* the KV row type likewise: the command line, else the profile, else f16 */
+    r->plan.kv_cache = (ember_kv_type)r->gen.kv_cache;
     return 0;
 }
 

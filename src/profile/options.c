@@ -37,7 +37,22 @@ const gen_opt gen_opt_table[OPT_COUNT] = {
                  AT(n_ctx), "context size in tokens"},
     [OPT_THREADS] = {"--threads", 't', "N", GEN_PROFILE_TOP, "threads", NULL, GEN_INT, RANGE(0, 1024), 0,
                      AT(threads), "threads; 0 = one per core"},
+    [OPT_KV_CACHE] = {"--kv-cache", 0, "TYPE", GEN_PROFILE_TOP, "kv_cache", NULL, GEN_WORD,
+                      RANGE(0, EMBER_KV_TYPES - 1), EMBER_KV_F16, AT(kv_cache),
+                      "KV cache rows; q8_0 takes 34/64 of f16's memory", ember_kv_type_name},
 };
+
+/* "f16, q8_0": the names of a GEN_WORD option */
+static void word_list(const gen_opt *o, char *buf, size_t cap)
+{
+    size_t k = 0;
+    if (cap) buf[0] = 0;
+    for (int i = 0; o->names(i) && k < cap; i++) {
+        int w = snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", o->names(i));
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+}
 
 static void *field(gen_opts *g, int id) { return (char *)g + gen_opt_table[id].offset; }
 static const void *cfield(const gen_opts *g, int id) { return (const char *)g + gen_opt_table[id].offset; }
@@ -48,7 +63,8 @@ void gen_opts_default(gen_opts *g)
     for (int i = 0; i < OPT_COUNT; i++) {
         const gen_opt *o = &gen_opt_table[i];
         switch (o->type) {
-        case GEN_INT: *(int *)field(g, i) = (int)o->dflt; break;
+        case GEN_INT:
+        case GEN_WORD: *(int *)field(g, i) = (int)o->dflt; break;
         case GEN_FLOAT: *(float *)field(g, i) = (float)o->dflt; break;
         case GEN_U64: *(uint64_t *)field(g, i) = (uint64_t)o->dflt; break;
         }
@@ -76,6 +92,20 @@ numarg_status gen_opt_parse(int id, const char *text, gen_opts *g, char *msg, si
         uint64_t v;
         st = numarg_u64(text, &v, msg, cap);
         if (st == NUMARG_OK) *(uint64_t *)field(g, id) = v;
+        break;
+    }
+    case GEN_WORD: {
+        int v = -1;
+        for (int i = 0; o->names(i); i++)
+            if (!strcmp(text, o->names(i))) v = i;
+        if (v < 0) {
+            char names[128];
+            word_list(o, names, sizeof names);
+            snprintf(msg, cap, "expected one of %s, got '%s'", names, text);
+            st = NUMARG_RANGE;
+        } else {
+            *(int *)field(g, id) = v;
+        }
         break;
     }
     }
@@ -118,6 +148,11 @@ void gen_opt_format(int id, const gen_opts *g, char *buf, size_t cap)
     case GEN_INT: snprintf(buf, cap, "%d", *(const int *)cfield(g, id)); break;
     case GEN_FLOAT: snprintf(buf, cap, "%g", (double)*(const float *)cfield(g, id)); break;
     case GEN_U64: snprintf(buf, cap, "%llu", (unsigned long long)*(const uint64_t *)cfield(g, id)); break;
+    case GEN_WORD: {
+        const char *n = gen_opt_table[id].names(*(const int *)cfield(g, id));
+        snprintf(buf, cap, "%s", n ? n : "?");
+        break;
+    }
     }
 }
 
@@ -217,6 +252,7 @@ void gen_opts_usage(FILE *out, uint32_t mask, const gen_opts *dflt, const char *
             gen_opt_format(i, dflt, v + 1, sizeof v - 1);
         }
         if (o->type == GEN_U64) snprintf(range, sizeof range, "0..18446744073709551615");
+        else if (o->type == GEN_WORD) word_list(o, range, sizeof range);
         else numarg_range_text(&o->range, o->type == GEN_INT, range, sizeof range);
         snprintf(tail, sizeof tail, "[%s; default%s]", range, v);
         /* the range and default on the same line when it fits 80 columns */

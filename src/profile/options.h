@@ -16,14 +16,15 @@
 
 typedef enum {
     OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED,
-    OPT_N_PREDICT, OPT_CTX, OPT_THREADS,
+    OPT_N_PREDICT, OPT_CTX, OPT_THREADS, OPT_KV_CACHE,
     OPT_COUNT
 } gen_opt_id;
 
 #define GEN_OPT_BIT(id) (1u << (id))
 #define GEN_OPT_ALL ((1u << OPT_COUNT) - 1)
 
-typedef enum { GEN_INT, GEN_FLOAT, GEN_U64 } gen_opt_type;
+/* GEN_WORD: an int given by name, the names being the engine's (names()) */
+typedef enum { GEN_INT, GEN_FLOAT, GEN_U64, GEN_WORD } gen_opt_type;
 /* Where a profile holds the key: top level or under `sampling:`. */
 typedef enum { GEN_PROFILE_NONE, GEN_PROFILE_TOP, GEN_PROFILE_SAMPLING } gen_opt_section;
 
@@ -33,6 +34,7 @@ typedef struct gen_opts {
     int n_predict;       /* per reply; -1: until the model stops or the context is full */
     int n_ctx;           /* context tokens; 0: the command's own default */
     int threads;         /* 0: one per core */
+    int kv_cache;        /* ember_kv_type */
     uint32_t set;        /* GEN_OPT_BIT(id): this layer gives option id */
 } gen_opts;
 
@@ -48,6 +50,7 @@ typedef struct gen_opt {
     double dflt;              /* the engine's and the chat's default */
     size_t offset;            /* in gen_opts */
     const char *help;
+    const char *(*names)(int);   /* GEN_WORD: value -> name, NULL past the last */
 } gen_opt;
 
 extern const gen_opt gen_opt_table[OPT_COUNT];

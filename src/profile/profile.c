@@ -418,7 +418,6 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
         if (k < 0) return -1;
         const ynode *v = root->kids[i + 1];
         int rc = 0;
-        char *kv = NULL;
         switch (k) {
         case 0:
             rc = want_string(c, v, keys[k], &p->name);
@@ -445,14 +444,18 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
             }
             break;
         case 4: rc = want_opt(c, v, keys[k], OPT_CTX, &p->vals); break;
-        case 5:
-            rc = want_string(c, v, keys[k], &kv);
-            if (!rc && strcmp(kv, "f16"))
-                rc = profile_seterr(c->err, PROFILE_E_UNSUPPORTED, c->label, v->line, v->col,
-                                    "kv_cache '%s' is not supported: the only KV cache type is f16",
-                                    kv);
-            free(kv);
+        case 5: {
+            /* the engine's KV row types (ember_kv_type_name), as the option table has them */
+            const char *words[EMBER_KV_TYPES];
+            for (int t = 0; t < EMBER_KV_TYPES; t++) words[t] = ember_kv_type_name(t);
+            int t = 0;
+            rc = want_word(c, v, keys[k], "kv_cache type", words, EMBER_KV_TYPES, &t);
+            if (!rc) {
+                p->vals.kv_cache = t;
+                p->vals.set |= GEN_OPT_BIT(OPT_KV_CACHE);
+            }
             break;
+        }
         case 6: rc = parse_sampling(c, v, p); break;
         case 7: rc = want_string(c, v, keys[k], &p->system); break;
         case 8:

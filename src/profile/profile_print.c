@@ -55,7 +55,8 @@ void profile_print(const profile *p, FILE *out)
     else fprintf(out, "threads: auto\n");
     if (p->vals.set & GEN_OPT_BIT(OPT_CTX)) fprintf(out, "context: %d\n", p->vals.n_ctx);
     else fprintf(out, "context: 4096    # default (capped by the model's training context)\n");
-    fprintf(out, "kv_cache: f16\n");
+    if (p->vals.set & GEN_OPT_BIT(OPT_KV_CACHE)) fprintf(out, "kv_cache: %s\n", ember_kv_type_name(p->vals.kv_cache));
+    else fprintf(out, "kv_cache: f16    # default\n");
     fprintf(out, "allow_fallback: %s\n", p->allow_fallback ? "true" : "false");
     /* unset sampling keys show the defaults of the option table, marked as such */
     gen_opts g;

@@ -62,7 +62,16 @@ int bench_child(const bench_opts *b)
     ro.ignore_eos = true;
     ro.json = true;
     ro.plan.threads = b->threads;
+    ro.n_ctx = b->n_ctx;
     ember_err err;
+    /* the option table's parse, as the command line was checked with */
+    gen_opts kv;
+    gen_opts_default(&kv);
+    char msg[256];
+    if (b->kv_cache && gen_opt_parse(OPT_KV_CACHE, b->kv_cache, &kv, msg, sizeof msg) != NUMARG_OK) {
+        fprintf(stderr, "ember bench: --kv-cache: %s\n", msg);
+        return 2;
+    }
     if (b->mode) {
         const mode_def *m = find_mode(b->mode);
         if (!m) {
@@ -75,6 +84,7 @@ int bench_child(const bench_opts *b)
         ro.plan.reevict_after_prefill = m->reevict;
         ro.plan.packed_prefill = m->packed_prefill;
         ro.plan.projections = m->proj;
+        ro.plan.kv_cache = (ember_kv_type)kv.kv_cache;
     } else {
         cli_resolve_in in;
         memset(&in, 0, sizeof in);
@@ -86,6 +96,8 @@ int bench_child(const bench_opts *b)
         in.defaults.threads = b->threads;
         in.cli = in.defaults;
         in.cli.set = b->threads ? GEN_OPT_BIT(OPT_THREADS) : 0;
+        in.cli.kv_cache = kv.kv_cache;
+        if (b->kv_cache) in.cli.set |= GEN_OPT_BIT(OPT_KV_CACHE);
         cli_resolved r;
         if (cli_resolve(&in, &r, &err)) {
             fprintf(stderr, "ember bench: %s\n", err.msg);
@@ -138,6 +150,8 @@ int bench_child(const bench_opts *b)
     json_kv_f64(&j, "pack_ms", st->pack_ms);
     json_kv_f64(&j, "load_ms", r.load_ms);
     json_kv_i64(&j, "peak_rss_kb", st->mem.hwm_kb);
+    json_kv_str(&j, "kv_cache", ember_kv_type_name(st->kv_type));
+    json_kv_i64(&j, "kv_bytes", (int64_t)st->kv_bytes);
     const ember_memstat *pf = &st->phase_mem[EMBER_PHASE_PREFILL_DONE];
     const ember_memstat *end = &st->phase_mem[EMBER_PHASE_DECODE_DONE];
     json_kv_i64(&j, "prefill_pss_file_kb", pf->pss_file_kb);
@@ -188,7 +202,8 @@ static void str(const char *js, const char *key, char *out, size_t cap)
 int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
 {
     memset(s, 0, sizeof *s);
-    char pt[16], nt[16], th[16];
+    char pt[16], nt[16], th[16], cx[16];
+    snprintf(cx, sizeof cx, "%d", b->n_ctx);
     snprintf(pt, sizeof pt, "%d", b->prompt_tokens);
     snprintf(nt, sizeof nt, "%d", b->tokens);
     snprintf(th, sizeof th, "%d", b->threads);
@@ -206,6 +221,8 @@ int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
     argv[k++] = "-t";
     argv[k++] = th;
     if (b->roofline) argv[k++] = "--roofline";
+    if (b->n_ctx) { argv[k++] = "--ctx"; argv[k++] = cx; }
+    if (b->kv_cache) { argv[k++] = "--kv-cache"; argv[k++] = b->kv_cache; }
     for (int i = 0; extra && extra[i] && k < 30; i++) argv[k++] = extra[i];
     argv[k] = NULL;
     int pfd[2];
@@ -249,6 +266,8 @@ int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
     if (num(buf, "packable", &v)) s->packable = (int)v;
     str(buf, "hash", s->hash, sizeof s->hash);
     str(buf, "strategy", s->strategy, sizeof s->strategy);
+    str(buf, "kv_cache", s->kv_cache, sizeof s->kv_cache);
+    num(buf, "kv_bytes", &s->kv_bytes);
     return s->ok ? 0 : -1;
 }
 
@@ -330,6 +349,8 @@ int bench_simple(const bench_opts *b)
     printf("%-14s %10.2f %10.2f %10.2f\n", "decode tok/s", tg.med, tg.min, tg.max);
     printf("%-14s %10.1f %10.1f %10.1f\n", "TTFT ms", tt.med, tt.min, tt.max);
     printf("%-14s %10.1f %10.1f %10.1f\n", "peak RSS MiB", rss.med / 1024, rss.min / 1024, rss.max / 1024);
+    printf("KV %s %.1f MiB (context %d)\n", s[0].kv_cache, s[0].kv_bytes / 1048576,
+           b->n_ctx ? b->n_ctx : b->prompt_tokens + b->tokens + 1);
     printf("hash %s%s\n", s[0].hash, same ? " (equal across repetitions)" : "  WARNING: hashes differ across repetitions");
     /* how much of the file the weights were read through 2 MiB mappings (ember recache) */
     double pmd = STAT(s, b->reps, end_file_pmd_kb).med;
@@ -384,6 +405,8 @@ int bench_simple(const bench_opts *b)
         json_obj_begin(&j);
         json_kv_str(&j, "model", b->model);
         json_kv_str(&j, "strategy", s[0].strategy);
+        json_kv_str(&j, "kv_cache", s[0].kv_cache);
+        json_kv_f64(&j, "kv_bytes", s[0].kv_bytes);
         json_kv_i64(&j, "threads", b->threads);
         json_kv_i64(&j, "prompt_tokens", b->prompt_tokens);
         json_kv_i64(&j, "tokens", b->tokens);

@@ -8,7 +8,9 @@
 
 typedef struct {
     const char *model, *profile, *strategy, *json_out, *modes, *mode;
+    const char *kv_cache;        /* --kv-cache as typed (checked), or NULL */
     int prompt_tokens, tokens, reps, warmup, threads;
+    int n_ctx;                   /* --ctx; 0: prompt + tokens + 1 */
     bool roofline, lifecycle;
     bool compute;              /* --compute: prefill against the int8 multiply-add peak */
 } bench_opts;
@@ -23,6 +25,8 @@ typedef struct {
     int packed, packable;
     char hash[32];
     char strategy[16];
+    char kv_cache[16];
+    double kv_bytes;
 } bench_sample;
 
 int bench_child(const bench_opts *b);

@@ -174,6 +174,8 @@ void run_report_text(const run_result *r, FILE *out)
     if (st->packed)
         fprintf(out, "packed %d/%d tensors in %.0f ms (%.0f ms of it faulting in fresh memory)%s\n",
                 st->packed, st->packable, st->pack_ms, st->prefault_ms, st->src_evicted ? ", sources evicted" : "");
+    fprintf(out, "KV %s %.1f MiB (context %d)\n", ember_kv_type_name(st->kv_type), (double)st->kv_bytes / 1048576,
+            st->n_ctx);
     fprintf(out, "peak RSS %.1f MiB, RSS %.1f MiB, Pss_File %.1f MiB, Pss_Anon %.1f MiB\n",
             st->mem.hwm_kb / 1024.0, st->mem.rss_kb / 1024.0, st->mem.pss_file_kb / 1024.0,
             st->mem.pss_anon_kb / 1024.0);
@@ -207,6 +209,9 @@ void run_report_json(const run_opts *o, const run_result *r, FILE *out)
     json_kv_str(&j, "strategy", ember_strategy_name(st->strategy));
     if (o->chat) json_kv_str(&j, "template", r->template_name);
     json_kv_i64(&j, "threads", o->plan.threads);
+    json_kv_str(&j, "kv_cache", ember_kv_type_name(st->kv_type));
+    json_kv_u64(&j, "kv_bytes", st->kv_bytes);
+    json_kv_i64(&j, "n_ctx", st->n_ctx);
     json_kv_i64(&j, "prompt_tokens", st->n_prompt);
     json_kv_i64(&j, "generated_tokens", r->n_ids);
     json_kv_f64(&j, "load_ms", r->load_ms);

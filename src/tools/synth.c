@@ -46,6 +46,8 @@ static const shape shapes[] = {
        head dims 64 / 128, window 8, per-layer inputs of 32 */
     {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
      3, 64, 3, 512, 32},
+    /* heads of 48 dims: not whole Q8_0 blocks (a q8_0 KV cache refuses them) */
+    {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
     {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 0, false, true, 0, 0, 0, 0, 0},
     {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
@@ -500,7 +502,7 @@ int synth_write(const synth_opts *o, ember_err *err)
     const char *like = o->like ? o->like : "tiny";
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
-    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, tiny-gemma3, tiny-gemma4, tiny-phi3, llama-3.2-1b, qwen2.5-0.5b, gemma-3-1b, gemma-4-e2b, phi-4-mini)", like);
+    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, tiny-gemma3, tiny-gemma4, tiny-hd48, tiny-phi3, llama-3.2-1b, qwen2.5-0.5b, gemma-3-1b, gemma-4-e2b, phi-4-mini)", like);
     for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
         if (!strcasecmp(dt, file_dtypes[i].name)) fd = &file_dtypes[i];
     if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K)", dt);
