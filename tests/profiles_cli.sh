@@ -59,5 +59,15 @@ if [ -f "$models/llama-mini-Q8_0.gguf" ] && [ -f "$models/qwen2-mini-Q4_K_M.gguf
 else
     skip "fixtures absent: ../shared not available"
 fi
+# a profile's system: prompt reaches the chat (plain mode here; the saved
+# conversation shows what the model was given); --system wins over it
+printf 'description: with a system prompt\nsystem: "You are a pirate."\nrules:\n  - match: {}\n    strategy: compressed\n' \
+    > "$tmp/config/ember/profiles/sysp.yaml"
+echo hi | XDG_STATE_HOME="$tmp/st1" EMBER_FAKE_ENGINE=1 "$bin" -m fake.gguf --profile sysp >/dev/null 2>"$tmp/e1"
+grep -qh '"system": "You are a pirate."' "$tmp/st1/ember/chats/"*.json 2>/dev/null
+ok $? "a profile's system: prompt is the chat's system prompt ($(head -c 200 "$tmp/e1"))"
+echo hi | XDG_STATE_HOME="$tmp/st2" EMBER_FAKE_ENGINE=1 "$bin" -m fake.gguf --profile sysp --system "Be brief." >/dev/null 2>&1
+grep -qh '"system": "Be brief."' "$tmp/st2/ember/chats/"*.json 2>/dev/null
+ok $? "--system wins over the profile's"
 echo "1..$n"
 exit $fail

@@ -29,6 +29,7 @@ static int apply_profile(const cli_resolve_in *in, const ember_model_info *info,
     }
     if (!rc) {
         gen_opts_overlay(&r->gen, &p->vals);
+        if (p->system) snprintf(r->system, sizeof r->system, "%s", p->system);
         snprintf(r->label, sizeof r->label, "%s", p->name ? p->name : in->profile);
         snprintf(r->matched, sizeof r->matched, "profile '%s' rule %d (line %d)", p->name, idx + 1,
                  idx >= 0 && idx < p->n_rules ? p->rules[idx].line : 0);

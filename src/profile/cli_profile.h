@@ -26,6 +26,7 @@ typedef struct {
     gen_opts gen;                   /* defaults < profile < command line */
     char label[128];                /* the profile's name, "" without one */
     char matched[160];              /* "profile 'auto' rule 1 (line 12)", "" without a profile */
+    char system[4096];              /* the profile's system prompt, "" without one */
 } cli_resolved;
 
 /* Prints nothing; returns 0 or -1 with err.  Errors of the model (cannot
