@@ -90,6 +90,13 @@ sleep 0.5
 $T show-buffer > "$tmp/got0" 2>/dev/null
 cmp -s "$tmp/got0" "$tmp/reply.md"
 ok $? "/copy carried the whole reply"
+$T send-keys -t ember '/copy all' Enter
+wait_for 'copied [0-9]+ bytes \(the conversation' 5
+$T show-buffer > "$tmp/gotall" 2>/dev/null
+$T send-keys -t ember "/save $tmp/all.md" Enter
+wait_for 'saved the transcript to .*all.md' 5
+[ -s "$tmp/gotall" ] && cmp -s "$tmp/gotall" "$tmp/all.md"
+ok $? "/copy all carried the whole conversation, the same bytes as /save FILE.md"
 $T send-keys -t ember '/copy 7' Enter
 wait_for 'has 1 code block' 5
 ok $? "/copy 7 says how many code blocks there are"
