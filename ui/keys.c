@@ -25,7 +25,7 @@ const ui_key ui_keys[] = {
     {"Ctrl-P", "previous history entry", 0, false, KA_EDIT},
     {"Ctrl-N", "next history entry", 0, false, KA_EDIT},
     {"Ctrl-R", "search the history (again: older match; Enter takes it)", 0x12, false, KA_SEARCH},
-    {"Tab", "complete a /command, a /set key, a /profile name or a /load id", '\t', false, KA_COMPLETE},
+    {"Tab", "complete a /command, a /set key, a /profile name, a /load id or a /model name", '\t', false, KA_COMPLETE},
     {"Ctrl-L", "redraw the screen", 0x0c, false, KA_REDRAW},
     {"Ctrl-Z", "suspend (fg resumes and redraws)", 0x1a, false, KA_SUSPEND},
     {"Ctrl-X Ctrl-E", "edit the draft in $VISUAL or $EDITOR (as /edit)", 0x18, false, KA_CTRL_X},
