@@ -13,37 +13,9 @@
 #include "dtype.h"
 #include "ember.h"
 #include "kernels.h"
+#include "golden_io.h"
 #include "logits_cmp.h"
 #include "tap.h"
-
-static float *read_f32(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *v = malloc((size_t)sz);
-    if (v && fread(v, 1, (size_t)sz, f) != (size_t)sz) {
-        free(v);
-        v = NULL;
-    }
-    fclose(f);
-    *n = (size_t)sz / 4;
-    return v;
-}
-
-static int32_t *read_ids(const char *path, int *n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    int32_t *v = malloc(4096 * sizeof *v);
-    int k = 0, x;
-    while (k < 4096 && fscanf(f, "%d", &x) == 1) v[k++] = x;
-    fclose(f);
-    *n = k;
-    return v;
-}
 
 /* Logits rows for prompt (batched) + forced ids (one at a time), in a
    context of n_ctx tokens (0: just enough). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ember.h"
+#include "golden_io.h"
 #include "logits_cmp.h"
 #include "tap.h"
 
@@ -108,35 +109,6 @@ static void synth_case(const char *bin, const char *like, const char *dir, doubl
     free(f16);
     free(q8);
     unlink(model);
-}
-
-static int32_t *read_ids(const char *path, int *n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    int32_t *v = malloc(4096 * sizeof *v);
-    int k = 0, x;
-    while (v && k < 4096 && fscanf(f, "%d", &x) == 1) v[k++] = x;
-    fclose(f);
-    *n = k;
-    return v;
-}
-
-static float *read_f32(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *v = sz > 0 ? malloc((size_t)sz) : NULL;
-    if (v && fread(v, 1, (size_t)sz, f) != (size_t)sz) {
-        free(v);
-        v = NULL;
-    }
-    fclose(f);
-    *n = sz > 0 ? (size_t)sz / 4 : 0;
-    return v;
 }
 
 /* n_ctx 4096 puts gemma3's sliding layers in a ring (session.h) */
