@@ -33,6 +33,9 @@ ok $? "a missing -f file: exit 1 and its name ($(cat "$tmp/e3"))"
 printf 'a\000b' | fake -p x > /dev/null 2> "$tmp/e4"; r=$?
 [ $r = 1 ] && grep -q 'stdin is not text' "$tmp/e4"
 ok $? "binary stdin is refused (rc $r)"
+head -c 4194305 /dev/zero | tr '\0' a | fake -p x > /dev/null 2> "$tmp/e4b"; r=$?
+[ $r = 1 ] && grep -q 'stdin: more than 4 MiB' "$tmp/e4b"
+ok $? "stdin over 4 MiB is refused (rc $r: $(cat "$tmp/e4b"))"
 fake -p x -f "$tmp" < /dev/null > /dev/null 2> "$tmp/e5"; r=$?
 [ $r = 1 ] && grep -q 'not a regular file' "$tmp/e5"
 ok $? "a directory as -f is refused"

@@ -2,6 +2,7 @@
    NUL-terminated, and NULL (not a truncated text) when the stream fails. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,14 @@ int main(void)
     s = read_all(f, NULL);
     tap_ok(s && strlen(s) == 10000 - 4092, "len may be NULL; reading starts where the stream is");
     free(s);
+    rewind(f);
+    s = read_all_max(f, 10000, &len);
+    tap_ok(s && len == 10000, "read_all_max: a stream of exactly max bytes is read whole");
+    free(s);
+    rewind(f);
+    errno = 0;
+    s = read_all_max(f, 9999, &len);
+    tap_ok(!s && errno == EFBIG, "read_all_max: one byte more than max gives NULL with EFBIG");
     fclose(f);
     /* A directory opens for reading on Linux, but reading it fails (EISDIR). */
     FILE *d = fopen("/", "r");

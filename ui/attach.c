@@ -31,8 +31,9 @@ static int fence_len(const char *s, size_t n)
     return longest >= 3 ? longest + 1 : 3;
 }
 
-static bool valid_utf8(const char *s, size_t n)
+bool ui_attach_is_text(const char *s, size_t n)
 {
+    if (memchr(s, 0, n)) return false;
     for (size_t i = 0; i < n;) {
         int k = ember_utf8_decode(s + i, n - i, NULL);
         if (k <= 0) return false;
@@ -105,7 +106,7 @@ char *ui_read_text_file(const char *path, size_t *len, char *err, size_t errcap)
     }
     close(fd);
     buf[got] = 0;
-    if (memchr(buf, 0, got) || !valid_utf8(buf, got)) {
+    if (!ui_attach_is_text(buf, got)) {
         set_err(err, errcap, "%s: %s", path, "not a text file (binary or not UTF-8)");
         free(buf);
         return NULL;

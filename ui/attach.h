@@ -4,6 +4,7 @@
 #ifndef EMBER_UI_ATTACH_H
 #define EMBER_UI_ATTACH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The largest file taken (the context would not hold more anyway). */
@@ -19,6 +20,8 @@ typedef struct {
    regular file, larger than UI_ATTACH_MAX, or not text (a NUL byte or
    invalid UTF-8).  Returns the file's size, or -1 with err. */
 long long ui_attach_file(ui_attach *at, const char *path, char *err, size_t errcap);
+/* Text a message may carry: no NUL byte, well-formed UTF-8. */
+bool ui_attach_is_text(const char *s, size_t n);
 /* The reading and the checks of ui_attach_file: the file's text (a string
    of *len bytes, malloc'd), or NULL with err. */
 char *ui_read_text_file(const char *path, size_t *len, char *err, size_t errcap);

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "ember.h"
 #include "profile.h"
+#include "read_all.h"
 #include "synth.h"
 
 static void usage(FILE *out)
@@ -172,43 +173,16 @@ static int attach_inputs(ui_config *cfg, const char *const *files, int n, bool o
 {
     char err[4200];
     if (oneshot && !isatty(0)) {   /* cat notes.txt | ember -m M -p "summarize" */
-        size_t len = 0, cap = 1 << 16;
-        char *buf = malloc(cap);
-        for (;;) {
-            if (!buf) {
-                fprintf(stderr, "ember: stdin: out of memory\n");
-                return -1;
-            }
-            if (len == cap) {
-                if (cap > UI_ATTACH_MAX) {
-                    fprintf(stderr, "ember: stdin: more than %u MiB: too long for a message\n",
-                            UI_ATTACH_MAX >> 20);
-                    free(buf);
-                    return -1;
-                }
-                char *b = realloc(buf, cap * 2);
-                if (!b) free(buf);
-                buf = b;
-                cap *= 2;
-                continue;
-            }
-            ssize_t r = read(0, buf + len, cap - len);
-            if (r < 0 && errno == EINTR) continue;
-            if (r < 0) {
-                fprintf(stderr, "ember: stdin: %s\n", strerror(errno));
-                free(buf);
-                return -1;
-            }
-            if (r == 0) break;
-            len += (size_t)r;
+        size_t len = 0;
+        char *buf = read_all_max(stdin, UI_ATTACH_MAX, &len);
+        if (!buf) {
+            if (errno == EFBIG)
+                fprintf(stderr, "ember: stdin: more than %u MiB: too long for a message\n", UI_ATTACH_MAX >> 20);
+            else
+                fprintf(stderr, "ember: stdin: %s\n", errno ? strerror(errno) : "out of memory");
+            return -1;
         }
-        bool text = !memchr(buf, 0, len);
-        for (size_t i = 0; text && i < len;) {
-            int k = ember_utf8_decode(buf + i, len - i, NULL);
-            text = k > 0;
-            i += k > 0 ? (size_t)k : 0;
-        }
-        if (!text) {
+        if (!ui_attach_is_text(buf, len)) {
             fprintf(stderr, "ember: stdin is not text (binary or not UTF-8)\n");
             free(buf);
             return -1;
