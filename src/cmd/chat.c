@@ -73,8 +73,7 @@ typedef struct chat_ctx {
     ember_model_info info;         /* the model's header, read once */
     const char *strategy;          /* --strategy: applies to the first load only */
     gen_opts cli;                  /* the command line's values (cli.set says which) */
-    char profile_system[4096];     /* the first profile's system: prompt ("" none) */
-    bool strategy_used;            /* the first resolve is done (profile_system is its) */
+    char profile_system[4096];     /* the last resolved profile's system: prompt ("" none) */
 } chat_ctx;
 
 /* ui_config.set_model: a path, a name `ember models` lists, or hf:NAME of
@@ -154,8 +153,7 @@ static int resolve(void *ctx, const char *name, ember_worker_load *out, gen_opts
         snprintf(err, cap, "%s", e.msg);
         return -1;
     }
-    if (!c->strategy_used) snprintf(c->profile_system, sizeof c->profile_system, "%s", r.system);
-    c->strategy_used = true;
+    snprintf(c->profile_system, sizeof c->profile_system, "%s", r.system);
     c->strategy = NULL;
     memset(out, 0, sizeof *out);
     snprintf(out->model_path, sizeof out->model_path, "%s", c->model);
@@ -418,9 +416,11 @@ int cmd_chat(int argc, char **argv)
         status = 1;
         goto out;
     }
-    /* the profile's system: prompt, unless --system (or the resumed
-       conversation) gave one */
-    if (!cfg.system && c.profile_system[0]) cfg.system = c.profile_system;
+    /* the first profile's system: prompt, unless --system (or the resumed
+       conversation) gave one; a profile switch later keeps the chat's */
+    char first_system[sizeof c.profile_system];   /* later resolves (F2, /model) rewrite c's */
+    snprintf(first_system, sizeof first_system, "%s", c.profile_system);
+    if (!cfg.system && first_system[0]) cfg.system = first_system;
     for (int i = 0; profile_name && i < cfg.n_profiles; i++)
         if (!strcmp(cfg.profiles[i], cfg.load.profile) || !strcmp(cfg.profiles[i], profile_name))
             cfg.cur_profile = i;
