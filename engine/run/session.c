@@ -21,6 +21,14 @@ static void *zalloc(size_t n, bool *ok)
     return p;
 }
 
+/* What executes: a packed plan that packs nothing (no packed kernel on
+   this CPU, no Q8_0 projection) runs the compressed kernels. */
+static ember_strategy running_strategy(const ember_model *m)
+{
+    return m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED
+                                                                            : m->opts.strategy;
+}
+
 ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, ember_err *err)
 {
     const ember_model_info *I = &m->info;
@@ -106,8 +114,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     ember_populate(s->vcache, kvn, true);
     s->kv_bytes = 2 * kvn;
     ember_populate(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, true);
-    s->st.strategy = m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED
-                                                                                         : m->opts.strategy;
+    s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
         ember_session_free(s);
@@ -248,10 +255,7 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
     st->n_ctx = s->n_ctx;
     st->kv_type = s->kv_type;
     st->kv_bytes = s->kv_bytes;
-    /* what executes: a packed plan that packs nothing (no packed kernel on
-       this CPU, no Q8_0 projection) runs the compressed kernels */
-    st->strategy = m->opts.strategy == EMBER_STRATEGY_PACKED && m->plan.packed == 0 ? EMBER_STRATEGY_COMPRESSED
-                                                                                      : m->opts.strategy;
+    st->strategy = running_strategy(m);
     ember_lifecycle_stats(s, st);
     ember_memstat_read(&st->mem);
 }
