@@ -370,6 +370,8 @@ int main(void)
         {17, 2048, 6},  {15, 512, 13}, {17, 1280, 1},
         {3, 257 * 256, 1},   /* decode past the AVX-512 pair layout's 256 blocks */
         {5, 129 * 256, 1},   /* and past Q3_K's kept activation pairs (128 blocks) */
+        {16, 2048, 31},      /* Q6_K prefill: a full 16-token group, then 15 (odd) */
+        {17, 33 * 256, 5},   /* past Q6_K prefill's kept unsigned activations (32 blocks) */
     };
     for (int f = 0; f < 5; f++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

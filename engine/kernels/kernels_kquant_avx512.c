@@ -533,6 +533,45 @@ INL __m512i q6_dot(const q6_dec *o, const block_q8_K *x, __m512i m32)
     return acc;
 }
 
+/* Prefill's form of q6_dot.  The multiply ports bound it, and q6_dot spends
+   three of their ops per 64 elements (two vpmaddubsw, one vpdpwssd).  With
+   the activation made unsigned (xu = x + 128, i.e. x ^ 0x80, once per token
+   group) and the weight signed (q - 32), one vpmaddubsw gives
+   (x + 128)(q - 32) per pair (|2 * 255 * 32| < 32767: exact), and the extra
+   128 (q - 32) terms, scaled, depend on the row only: wneg, made once per
+   decoded super-block for all its tokens, starts the sum.  So the lanes
+   hold q6_dot's integers exactly, at two ops per 64 elements. */
+typedef struct {
+    __m512i q[4];    /* chunk c: q - 32 as s8 */
+    __m512i wneg;    /* -sum_c sc * 128 (q - 32), as q6_dot's dwords */
+} q6_pre;
+
+INL void q6_prefill_weights(const q6_dec *o, q6_pre *w)
+{
+    const __m512i m32 = _mm512_set1_epi8(32), u128 = _mm512_set1_epi8((char)0x80);
+    __m512i wc = _mm512_setzero_si512();
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++) {
+        w->q[c] = _mm512_sub_epi8(o->q[c], m32);
+        wc = _mm512_dpwssd_epi32(wc, _mm512_maddubs_epi16(u128, w->q[c]), o->s[c]);
+    }
+    w->wneg = _mm512_sub_epi32(_mm512_setzero_si512(), wc);
+}
+
+INL __m512i q6_dot_pre(const q6_dec *o, const q6_pre *w, const __m512i *xu)
+{
+    __m512i acc = w->wneg;
+    #pragma GCC unroll 8
+    for (int c = 0; c < 4; c++)
+        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(_mm512_load_si512((const void *)(xu + c)), w->q[c]), o->s[c]);
+    return acc;
+}
+
+/* Prefill keeps the unsigned activations of 8 tokens for up to this many
+   super-blocks per thread (k = 8192, 128 KiB); longer rows take q6_dot. */
+#define XU_BLOCKS 32
+#define Q6_TOK 16
+
 T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
 {
     const int nb = (int)(k / QK_K);
@@ -556,34 +595,48 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
         }
         return;
     }
-    /* As for Q4_K: row blocks, up to 8 tokens per decoded super-block. */
+    /* As for Q4_K: row blocks, but up to 16 tokens per decoded super-block:
+       decoding a Q6_K super-block costs about as much as 8 tokens' dots. */
     for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
         int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
-        for (int t = 0; t < nt; t += 8) {
-            int cnt = nt - t < 8 ? nt - t : 8, two = cnt > 4;
-            const block_q8_K *x[8];
-            #pragma GCC unroll 8
-            for (int i = 0; i < 8; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+        for (int t = 0; t < nt; t += Q6_TOK) {
+            int cnt = nt - t < Q6_TOK ? nt - t : Q6_TOK, pairs = (cnt + 1) / 2;
+            const block_q8_K *x[Q6_TOK];
+            #pragma GCC unroll 16
+            for (int i = 0; i < Q6_TOK; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            static _Thread_local __m512i xu[Q6_TOK * XU_BLOCKS * 4];
+            const int pre = nb <= XU_BLOCKS;
+            if (pre)
+                for (int i = 0; i < 2 * pairs; i++)
+                    for (int b = 0; b < nb; b++)
+                        #pragma GCC unroll 8
+                        for (int c = 0; c < 4; c++)
+                            xu[(i * nb + b) * 4 + c] = _mm512_xor_si512(
+                                _mm512_loadu_si512((const void *)(x[i][b].qs + 64 * c)), _mm512_set1_epi8((char)0x80));
             for (int r = rb; r < re; r++) {
                 const block_q6_K *row = (const block_q6_K *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
-                __m512 acc[4];
+                __m512 acc[Q6_TOK / 2];
                 #pragma GCC unroll 8
-                for (int p = 0; p < 4; p++) acc[p] = _mm512_setzero_ps();
+                for (int p = 0; p < Q6_TOK / 2; p++) acc[p] = _mm512_setzero_ps();
                 for (int b = 0; b < nb; b++) {
                     q6_dec o;
                     q6_decode(row + b, &kc, &o);
-                    __m256 dx = _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d,
-                                               x[4][b].d, x[5][b].d, x[6][b].d, x[7][b].d);
-                    float d[8];
-                    _mm256_storeu_ps(d, _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(row[b].d))));
+                    q6_pre wp;
+                    if (pre) q6_prefill_weights(&o, &wp);
+                    float dw = _cvtsh_ss(row[b].d);
                     #pragma GCC unroll 8
-                    for (int p = 0; p < 4; p++) {
-                        if (p == 2 && !two) break;
-                        __m512i a0 = q6_dot(&o, x[2 * p] + b, m32), a1 = q6_dot(&o, x[2 * p + 1] + b, m32);
-                        acc[p] = _mm512_fmadd_ps(pair_bcast(d[2 * p], d[2 * p + 1]), lanes8x2(a0, a1), acc[p]);
+                    for (int p = 0; p < Q6_TOK / 2; p++) {
+                        if (p >= pairs) break;
+                        __m512i a0 = pre ? q6_dot_pre(&o, &wp, xu + ((2 * p) * nb + b) * 4)
+                                         : q6_dot(&o, x[2 * p] + b, m32);
+                        __m512i a1 = pre ? q6_dot_pre(&o, &wp, xu + ((2 * p + 1) * nb + b) * 4)
+                                         : q6_dot(&o, x[2 * p + 1] + b, m32);
+                        acc[p] = _mm512_fmadd_ps(pair_bcast(x[2 * p][b].d * dw, x[2 * p + 1][b].d * dw),
+                                                 lanes8x2(a0, a1), acc[p]);
                     }
                 }
-                store8(y, y_stride, t, r, cnt, acc, NULL, 0, 0);
+                store8(y, y_stride, t, r, cnt < 8 ? cnt : 8, acc, NULL, 0, 0);
+                if (cnt > 8) store8(y, y_stride, t + 8, r, cnt - 8, acc + 4, NULL, 0, 0);
             }
         }
     }
