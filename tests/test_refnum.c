@@ -1,9 +1,10 @@
 /* The attention steps of refnum.h (scores and weighted sums, one head or
-   several over the same rows, fp16 rounding)
-   on the SIMD path against the scalar definitions, bit for bit, over head
-   sizes, position counts around the 16-position blocks and the 64 lanes,
-   both product orders, and special values.  The scalar results come from a
-   child process started with EMBER_ISA=scalar before anything is chosen. */
+   several over the same rows, fp16 rounding) and the gated activations
+   (SiLU, tanh GELU) on each SIMD path against the scalar definitions, bit
+   for bit, over head sizes, position counts around the 16-position blocks
+   and the 64 lanes, both product orders, and special values.  The scalar
+   results (and, on an AVX-512 CPU, the AVX2 ones) come from child processes
+   started with EMBER_ISA set before anything is chosen. */
 #include "config.h"
 
 #include <math.h>
@@ -120,51 +121,89 @@ static void compute(buf *o)
     for (int i = 0; i < 37; i++)   /* NaN payloads aside, compare bits */
         if (isnan(r[i])) r[i] = NAN;
     put(o, r, sizeof r);
+    /* the gated activations over a row of 16-wide chunks and a tail: the
+       special values above, then inputs from -20 to 20 (GELU's exp leaves
+       the fast path past |a| ~ 88, its ratio is 1 past a > 30) */
+    enum { NG = 16 * 40 + 9 };
+    static float g[NG], u[NG], g2[NG];
+    for (int i = 0; i < NG; i++) {
+        g[i] = i < 37 ? sp[i] : -20.0f + 40.0f * (float)i / NG + 0.01f * unit();
+        u[i] = i % 7 == 3 ? -0.0f : 0.5f + unit();
+    }
+    memcpy(g2, g, sizeof g);
+    ember_ref_gelu_tanh_mul(g, u, NG);
+    ember_ref_silu_mul(g2, u, NG);
+    for (int i = 0; i < NG; i++) {
+        if (isnan(g[i])) g[i] = NAN;
+        if (isnan(g2[i])) g2[i] = NAN;
+    }
+    put(o, g, sizeof g);
+    put(o, g2, sizeof g2);
 }
 
-int main(void)
+/* compute() in a child with EMBER_ISA=isa, its bytes into *o. */
+static int child_compute(const char *isa, buf *o)
 {
     int fd[2];
-    if (pipe(fd) != 0) tap_skip_all("no pipe");
+    if (pipe(fd) != 0) return 0;
     pid_t pid = fork();
-    if (pid < 0) tap_skip_all("no fork");
+    if (pid < 0) return 0;
     if (pid == 0) {
         close(fd[0]);
-        setenv("EMBER_ISA", "scalar", 1);
-        buf o = {0};
-        compute(&o);
+        setenv("EMBER_ISA", isa, 1);
+        buf c = {0};
+        compute(&c);
         size_t off = 0;
-        while (off < o.n) {
-            ssize_t w = write(fd[1], o.b + off, o.n - off);
+        while (off < c.n) {
+            ssize_t w = write(fd[1], c.b + off, c.n - off);
             if (w <= 0) _exit(1);
             off += (size_t)w;
         }
         _exit(0);
     }
     close(fd[1]);
-    buf ref = {0};
     uint8_t chunk[65536];
     ssize_t r;
-    while ((r = read(fd[0], chunk, sizeof chunk)) > 0) put(&ref, chunk, (size_t)r);
+    while ((r = read(fd[0], chunk, sizeof chunk)) > 0) put(o, chunk, (size_t)r);
+    close(fd[0]);
     int st = 0;
     waitpid(pid, &st, 0);
-    tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && ref.n > 0, "scalar child computed %zu bytes", ref.n);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && o->n > 0;
+}
+
+static void compare(const buf *got, const buf *ref, const char *name)
+{
+    tap_ok(got->n == ref->n, "%s path gives as many results (%zu vs %zu bytes)", name, got->n, ref->n);
+    size_t first = got->n;
+    for (size_t i = 0; i < got->n && i < ref->n; i++)
+        if (got->b[i] != ref->b[i]) {
+            first = i;
+            break;
+        }
+    tap_ok(first == got->n, "%s attention steps and activations bit-identical to the scalar definitions "
+           "(first difference at byte %zu)", name, first);
+}
+
+int main(void)
+{
+    /* children first: a fork after this process picked its ISA or table
+       would inherit them.  (EMBER_ISA only lowers the ISA, so on a CPU
+       without AVX2 the "avx2" child computes the scalar bytes.) */
+    buf ref = {0}, a2 = {0};
+    int ok = child_compute("scalar", &ref), ok2 = child_compute("avx2", &a2);
+    tap_ok(ok, "scalar child computed %zu bytes", ref.n);
+    if (!ok) return tap_done();
     if (ember_cpu_isa() == EMBER_ISA_SCALAR) {
         tap_skip("this CPU or build has only the scalar path: nothing to compare");
         return tap_done();
     }
+    const int avx2_too = ember_cpu_isa() > EMBER_ISA_AVX2;   /* the AVX2 table too, where this CPU runs it */
+    if (avx2_too) tap_ok(ok2, "avx2 child computed %zu bytes", a2.n);
     buf got = {0};
     compute(&got);
-    tap_ok(got.n == ref.n, "%s path gives as many results (%zu vs %zu bytes)", ember_isa_name(ember_cpu_isa()),
-           got.n, ref.n);
-    size_t first = got.n;
-    for (size_t i = 0; i < got.n && i < ref.n; i++)
-        if (got.b[i] != ref.b[i]) {
-            first = i;
-            break;
-        }
-    tap_ok(first == got.n, "%s attention steps bit-identical to the scalar definitions (first difference at byte %zu)",
-           ember_isa_name(ember_cpu_isa()), first);
+    compare(&got, &ref, ember_isa_name(ember_cpu_isa()));
+    if (avx2_too) compare(&a2, &ref, "avx2");
+    free(a2.b);
     free(got.b);
     free(ref.b);
     return tap_done();

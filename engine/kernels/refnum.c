@@ -57,6 +57,24 @@ void ember_refnum_silu16_scalar(float *g, const float *u)
     for (int l = 0; l < 16; l++) g[l] = g[l] / (1.0f + ember_ref_expf(0.0f - g[l])) * u[l];
 }
 
+/* GELU's tanh form through the exp above: 0.5 (1 + tanh(a)) = e / (e + 1)
+   with e = exp(2a), 2a = (1 + A x^2) * (2C x); past 2a > 30 the ratio is 1
+   (e would overflow into inf / inf). */
+#define GELU_A 0.044715f
+#define GELU_2C 1.5957691216f   /* 2 * sqrt(2 / pi) */
+
+static float gelu_one(float x)
+{
+    float arg = fmaf(x, GELU_A * x, 1.0f) * (GELU_2C * x);
+    float e = ember_ref_expf(arg);
+    return x * (arg > 30.0f ? 1.0f : e / (e + 1.0f));
+}
+
+void ember_refnum_gelu16_scalar(float *g, const float *u)
+{
+    for (int l = 0; l < 16; l++) g[l] = gelu_one(g[l]) * u[l];
+}
+
 static float f16(uint16_t h) { return ember_fp16_to_f32(h); }
 
 static float dot_gemm_scalar(const uint16_t *a, const uint16_t *b, int n)
@@ -181,6 +199,18 @@ INLINE512 float sum16_avx512(__m512 v)
 static EMBER_TARGET_AVX512 void exp16_avx512(float *y, const float *x, float sub)
 {
     _mm512_storeu_ps(y, exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x), _mm512_set1_ps(sub))));
+}
+
+static EMBER_TARGET_AVX512 void gelu16_avx512(float *g, const float *u)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 x = _mm512_loadu_ps(g);
+    __m512 arg = _mm512_mul_ps(_mm512_fmadd_ps(x, _mm512_mul_ps(_mm512_set1_ps(GELU_A), x), one),
+                               _mm512_mul_ps(_mm512_set1_ps(GELU_2C), x));
+    __m512 e = exp_avx512(arg);
+    __m512 ratio = _mm512_div_ps(e, _mm512_add_ps(e, one));
+    __mmask16 big = _mm512_cmp_ps_mask(arg, _mm512_set1_ps(30.0f), _CMP_GT_OQ);
+    _mm512_storeu_ps(g, _mm512_mul_ps(_mm512_mul_ps(x, _mm512_mask_blend_ps(big, ratio, one)), _mm512_loadu_ps(u)));
 }
 
 static EMBER_TARGET_AVX512 void silu16_avx512(float *g, const float *u)
@@ -457,7 +487,8 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
 #endif
 
 
-static refnum_ops ops = {ember_refnum_exp16_scalar, ember_refnum_silu16_scalar, ember_refnum_scores_heads_scalar,
+static refnum_ops ops = {ember_refnum_exp16_scalar, ember_refnum_silu16_scalar, ember_refnum_gelu16_scalar,
+                         ember_refnum_scores_heads_scalar,
                          ember_refnum_to_f16_scalar, ember_refnum_scale_f16r_scalar, ember_refnum_wsum_heads_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
@@ -465,7 +496,7 @@ static void ops_pick(void)
 {
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
-        ops = (refnum_ops){exp16_avx512, silu16_avx512, scores_heads_avx512, to_f16_avx512, scale_f16r_avx512,
+        ops = (refnum_ops){exp16_avx512, silu16_avx512, gelu16_avx512, scores_heads_avx512, to_f16_avx512, scale_f16r_avx512,
                            wsum_heads_avx512};
     else if (ember_cpu_isa() >= EMBER_ISA_AVX2)
         ops = ember_refnum_avx2;
@@ -542,10 +573,10 @@ void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t st
 
 void ember_ref_gelu_tanh_mul(float *g, const float *u, int n)
 {
-    for (int i = 0; i < n; i++) {
-        float x = g[i];
-        g[i] = 0.5f * x * (1.0f + tanhf(0.7978845608f * x * (1.0f + 0.044715f * x * x))) * u[i];
-    }
+    const refnum_ops *o = get_ops();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) o->gelu16(g + i, u + i);
+    for (; i < n; i++) g[i] = gelu_one(g[i]) * u[i];
 }
 
 void ember_ref_softcap(float *x, size_t n, float cap)

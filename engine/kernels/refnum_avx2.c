@@ -76,6 +76,28 @@ static EMBER_TARGET_AVX2 void silu16_avx2(float *g, const float *u)
     _mm256_storeu_ps(g + 8, _mm256_mul_ps(_mm256_div_ps(x1, _mm256_add_ps(one, e1)), _mm256_loadu_ps(u + 8)));
 }
 
+/* refnum.c's gelu16 (GELU_A, GELU_2C there) */
+static EMBER_TARGET_AVX2 void gelu16_avx2(float *g, const float *u)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 x[2], arg[2], e[2];
+    for (int h = 0; h < 2; h++) {
+        x[h] = _mm256_loadu_ps(g + 8 * h);
+        arg[h] = _mm256_mul_ps(_mm256_fmadd_ps(x[h], _mm256_mul_ps(_mm256_set1_ps(0.044715f), x[h]), one),
+                               _mm256_mul_ps(_mm256_set1_ps(1.5957691216f), x[h]));
+        if (!exp8(arg[h], &e[h])) {
+            ember_refnum_gelu16_scalar(g, u);
+            return;
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        __m256 ratio = _mm256_div_ps(e[h], _mm256_add_ps(e[h], one));
+        __m256 big = _mm256_cmp_ps(arg[h], _mm256_set1_ps(30.0f), _CMP_GT_OQ);
+        _mm256_storeu_ps(g + 8 * h, _mm256_mul_ps(_mm256_mul_ps(x[h], _mm256_blendv_ps(ratio, one, big)),
+                                                  _mm256_loadu_ps(u + 8 * h)));
+    }
+}
+
 INLINE2 __m256 ldh8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 
 /* ember_ref_sum16 of the 16 lanes lo | hi */
@@ -272,6 +294,6 @@ static EMBER_TARGET_AVX2 void scale_f16r_avx2(float *x, float s, int n)
     if (i < n) ember_refnum_scale_f16r_scalar(x + i, s, n - i);
 }
 
-const refnum_ops ember_refnum_avx2 = {exp16_avx2, silu16_avx2, scores_heads_avx2, to_f16_avx2, scale_f16r_avx2,
+const refnum_ops ember_refnum_avx2 = {exp16_avx2, silu16_avx2, gelu16_avx2, scores_heads_avx2, to_f16_avx2, scale_f16r_avx2,
                                       wsum_heads_avx2};
 #endif

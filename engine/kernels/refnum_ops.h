@@ -10,6 +10,7 @@
 typedef struct {
     void (*exp16)(float *y, const float *x, float sub);
     void (*silu16)(float *g, const float *u);
+    void (*gelu16)(float *g, const float *u);
     void (*scores_heads)(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const uint16_t *q,
                          size_t q_stride, int nh, int npos, int hd, int gemm, float scale, float *mx);
     void (*to_f16)(uint16_t *dst, const float *src, int n);
@@ -20,6 +21,7 @@ typedef struct {
 
 void ember_refnum_exp16_scalar(float *y, const float *x, float sub);
 void ember_refnum_silu16_scalar(float *g, const float *u);
+void ember_refnum_gelu16_scalar(float *g, const float *u);
 void ember_refnum_scores_heads_scalar(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                       const uint16_t *q, size_t q_stride, int nh, int npos, int hd, int gemm,
                                       float scale, float *mx);
