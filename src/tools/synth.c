@@ -49,7 +49,9 @@ static const shape shapes[] = {
     /* heads of 48 dims: not whole Q8_0 blocks (a q8_0 KV cache refuses them) */
     {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
-    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 0, false, true, 0, 0, 0, 0, 0},
+    /* the phi shapes carry sliding_window 262144, as the converter writes
+       Phi-3.5/4-mini (the reference refuses a phi3 file without it) */
+    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 262144, false, true, 0, 0, 0, 0, 0},
     {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0},
@@ -57,7 +59,7 @@ static const shape shapes[] = {
        sharing, wider global heads); sizes approximate the published model */
     {"gemma-4-e2b", "gemma4", 1536, 35, 8, 1, 6144, 262144, 32768, 1000000.0, 1e-6, true, false, false, 512, 0, 512,
      true, false, 5, 256, 20, 12288, 256},
-    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 0, false, true, 0, 0, 0, 0, 0},
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0},
 };
 
 typedef struct {
