@@ -20,7 +20,7 @@
 #include "tap.h"
 
 #define MAXPOS 1100
-#define MAXHD 128
+#define MAXHD 576
 #define KVH 3   /* heads side by side in a row: stride 3 * hd */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -49,7 +49,7 @@ static void put(buf *o, const void *p, size_t n)
     o->n += n;
 }
 
-static const int hds[] = {16, 48, 64, 80, 128};
+static const int hds[] = {16, 48, 64, 80, 128, 256, 512, 576};   /* 512: Gemma 4 global heads; 576: past the SIMD rows */
 static const int nposs[] = {1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 200, 1000};
 #define NH (int)(sizeof hds / sizeof hds[0])
 #define NP (int)(sizeof nposs / sizeof nposs[0])

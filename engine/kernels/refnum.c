@@ -407,6 +407,10 @@ INLINE512 __m512 sum16x16(const __m512 v[16])
    of dot_gemm / dot_vec, then one sum16x16 for all of them; a tail of
    npos % 16 positions by dot_gemm / dot_vec.  nh queries share the rows:
    each row is converted once for all of them (up to HQ at a time). */
+/* Query and key rows of up to SCORES_MAXQ x 16 dims (512: Gemma 4's
+   global heads) take the AVX-512 path; wider ones the scalar one. */
+#define SCORES_MAXQ 32
+
 INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                   const __m512 *qv, int hn, int npos, int gemm, float scale, float *mx,
                                   const int nq)
@@ -423,10 +427,10 @@ INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k
             /* a KV head's rows are one stream, but the prefetchers alone
                leave it waiting on memory (2x the in-cache time) */
             for (int o = 0; o < nq * 32; o += 64) _mm_prefetch((const char *)(aj + ahead) + o, _MM_HINT_T0);
-            __m512 kv[16];
-            _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) kv[i] = i < nq ? ldh(aj + 16 * i) : _mm512_setzero_ps();
+            __m512 kv[SCORES_MAXQ];
+            _Pragma("GCC unroll 16") for (int i = 0; i < SCORES_MAXQ; i++) kv[i] = i < nq ? ldh(aj + 16 * i) : _mm512_setzero_ps();
             for (int h = 0; h < hn; h++) {
-                const __m512 *qh = qv + h * 16;
+                const __m512 *qh = qv + h * SCORES_MAXQ;
                 if (gemm) {
                     __m512 a = _mm512_setzero_ps();
                     _Pragma("GCC unroll 16") for (int i = 0; i < nq; i++) a = _mm512_fmadd_ps(kv[i], qh[i], a);
@@ -458,7 +462,7 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
                                                     int gemm, float scale, float *mx)
 {
     enum { HQ = 4 };
-    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 256) {
+    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 16 * SCORES_MAXQ) {
         for (int h = 0; h < nh; h++)
             mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm, scale);
         return;
@@ -466,9 +470,9 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
     const int nq = hd / 16, pe = npos & ~15;
     for (int h0 = 0; h0 < nh; h0 += HQ) {
         const int hn = nh - h0 < HQ ? nh - h0 : HQ;
-        __m512 qv[HQ * 16];   /* the queries, converted once */
+        __m512 qv[HQ * SCORES_MAXQ];   /* the queries, converted once */
         for (int h = 0; h < hn; h++)
-            for (int i = 0; i < nq; i++) qv[h * 16 + i] = ldh(q + (size_t)(h0 + h) * q_stride + 16 * i);
+            for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = ldh(q + (size_t)(h0 + h) * q_stride + 16 * i);
         float *sch = sc + (size_t)h0 * sc_stride;
         if (nq == 4) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 4);
         else if (nq == 8) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 8);

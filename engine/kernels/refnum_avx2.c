@@ -113,13 +113,16 @@ INLINE2 float sum16_avx2(__m256 lo, __m256 hi)
    registers each): the row is converted once for all of them.  gemm: 16
    lanes over hd; vec: 4 x 16 lanes over hd (hd % 64 == 0 here, so no
    double tail). */
+/* rows of up to SCORES_MAXQ8 x 8 dims (512: Gemma 4's global heads) */
+#define SCORES_MAXQ8 64
+
 INLINE2 void scores_row(float *sc, size_t sc_stride, int p, const uint16_t *k, const __m256 *qv, int hn,
                         int gemm, float scale, float *mx, const int nq8)
 {
-    __m256 kv[32];
+    __m256 kv[SCORES_MAXQ8];
     _Pragma("GCC unroll 16") for (int i = 0; i < nq8; i++) kv[i] = ldh8(k + 8 * i);
     for (int h = 0; h < hn; h++) {
-        const __m256 *qh = qv + h * 32;
+        const __m256 *qh = qv + h * SCORES_MAXQ8;
         float d;
         if (gemm) {
             __m256 lo = _mm256_setzero_ps(), hi = lo;
@@ -149,7 +152,7 @@ static EMBER_TARGET_AVX2 void scores_heads_avx2(float *sc, size_t sc_stride, con
                                                 int gemm, float scale, float *mx)
 {
     enum { HQ = 4 };
-    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 256) {
+    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 8 * SCORES_MAXQ8) {
         ember_refnum_scores_heads_scalar(sc, sc_stride, k, stride, q, q_stride, nh, npos, hd, gemm, scale, mx);
         return;
     }
@@ -157,10 +160,10 @@ static EMBER_TARGET_AVX2 void scores_heads_avx2(float *sc, size_t sc_stride, con
     const size_t ahead = (4096 / (stride * sizeof *k) + 1) * stride;   /* rows ~4 KiB ahead, as refnum.c */
     for (int h0 = 0; h0 < nh; h0 += HQ) {
         const int hn = nh - h0 < HQ ? nh - h0 : HQ;
-        __m256 qv[HQ * 32];
+        __m256 qv[HQ * SCORES_MAXQ8];
         for (int h = 0; h < hn; h++) {
             mx[h0 + h] = -INFINITY;
-            for (int i = 0; i < nq8; i++) qv[h * 32 + i] = ldh8(q + (size_t)(h0 + h) * q_stride + 8 * i);
+            for (int i = 0; i < nq8; i++) qv[h * SCORES_MAXQ8 + i] = ldh8(q + (size_t)(h0 + h) * q_stride + 8 * i);
         }
         float *sch = sc + (size_t)h0 * sc_stride;
         for (int p = 0; p < npos; p++) {
