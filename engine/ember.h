@@ -252,8 +252,11 @@ int ember_probe_threads(int threads);
 double ember_bandwidth_file(const char *path, int threads);
 /* The int8 multiply-add peak in GMAC/s with `threads` threads (engine/kernels/
    probe.c), in the instruction the prefill kernels use on this CPU; *how
-   names it.  The ceiling prefill is measured against (ember bench --compute). */
-double ember_compute_probe(int threads, const char **how);
+   names it.  *ordered (if not NULL): the same with the float convert + FMA
+   that the reference's order adds to each instruction for Q8_0, the ceiling
+   of a bit-identical Q8_0 GEMM.  What prefill is measured against (ember
+   bench --compute). */
+double ember_compute_probe(int threads, const char **how, double *ordered);
 
 /* ---- the engine's public modules ----------------------------------------
    ember.h is the only engine header src/ and ui/ include (their include

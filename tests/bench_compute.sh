@@ -29,8 +29,13 @@ assert b["prefill_macs_per_token"] == want, (b["prefill_macs_per_token"], want)
 assert b["compute_peak_gmacs"] > 0
 f = b["prefill_tps"]["median"] * want / (b["compute_peak_gmacs"] * 1e9)
 assert abs(b["compute_fraction"] - f) < 1e-9 * max(1, f), (b["compute_fraction"], f)
+o = b["prefill_tps"]["median"] * want / (b["compute_ordered_gmacs"] * 1e9)
+assert 0 < b["compute_ordered_gmacs"], b
+assert abs(b["compute_ordered_fraction"] - o) < 1e-9 * max(1, o), (b["compute_ordered_fraction"], o)
 PY
-ok $? "multiply-adds per token are the plan's matrices; the fraction is prefill x that / peak"
+ok $? "multiply-adds per token are the plan's matrices; the fractions are prefill x that / peak and / ordered peak"
+grep -q '^         ordered peak [0-9.]* GMAC/s' "$T/out"
+ok $? "it prints the ordered peak"
 EMBER_ISA=scalar "$BIN" bench -m "$T/tiny.gguf" -p 8 -n 2 -r 1 -w 0 -t 1 --compute 2>&1 | grep -q '^compute: scalar int8'
 ok $? "EMBER_ISA=scalar measures the scalar multiply-add"
 echo "1..$n"

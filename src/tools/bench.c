@@ -368,7 +368,7 @@ int bench_simple(const bench_opts *b)
                bw, bwf, ember_probe_threads(b->threads), s[0].decode_bytes_per_token / 1048576, tg.med,
                s[0].decode_bytes_per_token / 1048576, rate / 1e9, 100 * frac, 100 * fracf);
     }
-    double peak = 0, mpt = 0, cfrac = 0;
+    double peak = 0, ordered = 0, mpt = 0, cfrac = 0, ofrac = 0;
     const char *how = "";
     if (b->compute) {
         /* multiply-adds per prompt token: every weight matrix once, the LM
@@ -385,12 +385,15 @@ int bench_simple(const bench_opts *b)
                     mpt += (double)pl->e[i].ne[0] * (double)pl->e[i].ne[1];
             ember_model_free(m);
         }
-        peak = ember_compute_probe(b->threads, &how);
+        peak = ember_compute_probe(b->threads, &how, &ordered);
         cfrac = peak > 0 ? pp.med * mpt / (peak * 1e9) : 0;
+        ofrac = ordered > 0 ? pp.med * mpt / (ordered * 1e9) : 0;
         printf("compute: %s peak %.1f GMAC/s (%d threads); prefill does %.0f M multiply-adds per\n"
-               "         token (the LM head aside): %.2f tok/s x %.0f M = %.1f GMAC/s = %.0f%% of the peak\n",
+               "         token (the LM head aside): %.2f tok/s x %.0f M = %.1f GMAC/s = %.0f%% of the peak\n"
+               "         ordered peak %.1f GMAC/s (each instruction's float convert + FMA, as Q8_0's\n"
+               "         reference order needs them): prefill at %.0f%% of it\n",
                how, peak, ember_probe_threads(b->threads), mpt / 1e6, pp.med, mpt / 1e6, pp.med * mpt / 1e9,
-               100 * cfrac);
+               100 * cfrac, ordered, 100 * ofrac);
     }
     if (b->json_out) {
         ember_err err;
@@ -429,6 +432,8 @@ int bench_simple(const bench_opts *b)
             json_kv_str(&j, "compute_instruction", how);
             json_kv_f64(&j, "prefill_macs_per_token", mpt);
             json_kv_f64(&j, "compute_fraction", cfrac);
+            json_kv_f64(&j, "compute_ordered_gmacs", ordered);
+            json_kv_f64(&j, "compute_ordered_fraction", ofrac);
         }
         if (b->roofline) {
             json_kv_f64(&j, "bandwidth_gbs", bw);
