@@ -5,7 +5,8 @@
 # in memory, packed and written, or mapped from the file.  A changed model,
 # a truncated, corrupt or foreign file is a miss that rewrites it; another
 # set of packed tensors gets a file of its own; pack_cache: off / --pack-cache
-# off neither reads nor writes; an unwritable cache dir costs one note line;
+# off neither reads nor writes; an unwritable cache dir or a write cut short
+# costs one note line and leaves nothing; concurrent first loads both work;
 # ember cache list and clear.  A synth model, XDG_CACHE_HOME in a temp dir.
 # TAP; SKIP where the CPU (or EMBER_ISA) has no packed kernel.
 set -u
@@ -135,6 +136,26 @@ if [ "$(id -u)" != 0 ]; then
 else
     n=$((n + 1)); echo "ok $n # SKIP running as root: a 0500 directory is writable"
 fi
+
+# a write that fails half-way (a file size limit, as a full disk would):
+# one note, no temporary and no file left, the run goes on
+rm -f "$C"/*.pack
+(ulimit -f 64; run "$tmp/fz" --strategy packed); r=$?
+[ $r = 0 ] && [ "$(grep -c 'note' "$tmp/fz")" = 1 ] && [ "$(files)" = 0 ] && [ "$(temps)" = 0 ] &&
+    [ "$(hash_of "$tmp/fz")" = "$H" ]
+ok $? "a write cut short by a small file size limit (ulimit -f 64): one note, nothing left ($(grep note "$tmp/fz"))"
+
+# two processes missing at once: each writes a whole file, the last rename wins
+run "$tmp/w1" --strategy packed & p1=$!
+run "$tmp/w2" --strategy packed & p2=$!
+wait $p1; r1=$?
+wait $p2; r2=$?
+[ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(hash_of "$tmp/w1")" = "$H" ] && [ "$(hash_of "$tmp/w2")" = "$H" ] &&
+    [ "$(files)" = 1 ] && [ "$(temps)" = 0 ]
+ok $? "two concurrent first loads: both right, one file, no temporary"
+run "$tmp/w3" --strategy packed
+grep -q 'from cache' "$tmp/w3" && [ "$(hash_of "$tmp/w3")" = "$H" ]; ok $? "and the file they left is a hit"
+F=$(ls "$C"/*.pack)
 
 # ember cache list / clear
 "$EMBER_BIN" cache list > "$tmp/l" 2>&1
