@@ -261,7 +261,8 @@ size_t ember_text_clean(char *dst, size_t cap, const char *src, size_t n, unsign
    that call restore (async-signal-safe; NULL for none) and then die as the
    signal would, except that a SIGBUS inside a mapped model file (truncated
    or rewritten while in use) prints "the model file changed on disk while
-   in use" and exits with status 128 + SIGBUS.  Call again to change
+   in use" (inside a mapped pack cache file: "the pack cache file ...") and
+   exits with status 128 + SIGBUS.  Call again to change
    restore (a full-screen UI sets it while it owns the terminal). */
 void ember_fault_guard_install(void (*restore)(void));
 
