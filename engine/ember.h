@@ -61,9 +61,12 @@ typedef struct ember_plan_opts {
     bool allow_fallback;           /* dtype without kernel -> eager for that tensor */
     int threads;                   /* 0 = one per core */
     ember_kv_type kv_cache;        /* the KV cache's row format */
+    bool pack_cache;               /* keep the packed tiles in a cache file
+                                      (packcache.c); off in the defaults below,
+                                      on in the program's (profile key pack_cache) */
 } ember_plan_opts;
 
-void ember_plan_opts_default(ember_plan_opts *o);  /* compressed, fallback on */
+void ember_plan_opts_default(ember_plan_opts *o);  /* compressed, fallback on, no pack cache */
 
 /* Architecture summary of an opened model. */
 typedef struct ember_model_info {
@@ -151,6 +154,37 @@ typedef enum {
 
 const char *ember_phase_name(ember_phase p);
 
+/* The pack cache (engine/run/packcache.c): the packed tiles of a model
+   kept in $XDG_CACHE_HOME/ember/packed, mapped read-only on later loads. */
+typedef enum {
+    EMBER_PACK_CACHE_OFF = 0,      /* not asked for, or nothing packed yet */
+    EMBER_PACK_CACHE_HIT,          /* the tiles are the cache file's pages */
+    EMBER_PACK_CACHE_WRITTEN,      /* packed here, and the file written */
+    EMBER_PACK_CACHE_UNWRITTEN,    /* packed here; the file could not be written */
+} ember_pack_cache_state;
+const char *ember_pack_cache_state_name(ember_pack_cache_state s);   /* "off", "hit", "written", "unwritten" */
+
+/* One cache file, as `ember cache list` shows it. */
+typedef struct ember_pack_cache_file {
+    char path[4096];
+    char model[1024];              /* the model file it was made from */
+    char layout[16];
+    int layout_version;
+    int n_tensors;
+    uint64_t bytes;                /* the file's size */
+    int64_t created;               /* time_t when written */
+    bool valid;                    /* false: a foreign, corrupt or truncated file */
+} ember_pack_cache_file;
+
+/* The cache directory ("<XDG_CACHE_HOME or ~/.cache>/ember/packed"); -1 when
+   there is none. */
+int ember_pack_cache_dir(char *buf, size_t cap);
+/* Every file in the directory (n 0 when it is missing); *out is malloc'd. */
+int ember_pack_cache_list(ember_pack_cache_file **out, int *n, ember_err *err);
+/* Removes every cache file (and stray temporaries); *bytes and *files
+   freed.  -1 with err on the first that could not be removed. */
+int ember_pack_cache_clear(uint64_t *bytes, int *files, ember_err *err);
+
 typedef struct ember_stats {
     ember_strategy strategy;
     int n_ctx, n_past;
@@ -165,6 +199,9 @@ typedef struct ember_stats {
     int packed, packable;          /* tensors */
     unsigned packed_proj_mask;
     bool src_evicted;
+    ember_pack_cache_state pack_cache;   /* where the tiles came from / went */
+    double pack_cache_write_ms;    /* writing the cache file (not in pack_ms) */
+    char pack_cache_note[256];     /* why the cache could not be written, or "" */
     ember_memstat mem;             /* sampled at the call */
     ember_memstat phase_mem[EMBER_PHASE_COUNT];
     bool phase_seen[EMBER_PHASE_COUNT];
@@ -224,7 +261,8 @@ size_t ember_text_clean(char *dst, size_t cap, const char *src, size_t n, unsign
    that call restore (async-signal-safe; NULL for none) and then die as the
    signal would, except that a SIGBUS inside a mapped model file (truncated
    or rewritten while in use) prints "the model file changed on disk while
-   in use" and exits with status 128 + SIGBUS.  Call again to change
+   in use" (inside a mapped pack cache file: "the pack cache file ...") and
+   exits with status 128 + SIGBUS.  Call again to change
    restore (a full-screen UI sets it while it owns the terminal). */
 void ember_fault_guard_install(void (*restore)(void));
 

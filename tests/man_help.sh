@@ -8,7 +8,7 @@ n=0
 fails=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
 [ -f "$MAN" ] || { echo "1..0 # SKIP man/ember.1 not found"; exit 0; }
-for c in run eval inspect tokenize template synth bench profiles recache chat chats pull models; do
+for c in run eval inspect tokenize template synth bench profiles recache chat chats pull models cache; do
     out=$("$EMBER" $c --help 2>&1); r=$?
     ok $r "ember $c --help exits 0"
     missing=""
@@ -28,7 +28,7 @@ for k in $keys; do
 done
 [ "$nk" -ge 10 ] && [ -z "$missing" ]; ok $? "every key of the key table ($nk) is in ember(1) KEYS (missing:$missing)"
 # the option table: both commands that take it offer every option of it
-for o in --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n --seed --n-predict --ctx --threads; do
+for o in --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n --seed --n-predict --ctx --threads --kv-cache --pack-cache; do
     for c in run chat; do
         "$EMBER" $c --help | grep -q -- "$o " || missing="$missing $c:$o"
     done

@@ -13,6 +13,7 @@ unset EMBER_FAKE_ENGINE
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_STATE_HOME="$tmp/state"     # the chats it saves stay in here
+export XDG_CACHE_HOME="$tmp/cache"     # and the pack cache its packed chats write
 n=0
 fails=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }

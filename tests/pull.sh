@@ -51,7 +51,8 @@ while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 : >>"$T/log"
 HF_ENDPOINT=http://127.0.0.1:$(cat "$T/port")
 HF_HOME=$T/hf
-export HF_ENDPOINT HF_HOME
+XDG_CACHE_HOME=$T/cache   # the pack cache of the models it runs
+export HF_ENDPOINT HF_HOME XDG_CACHE_HOME
 # the stand-in is on 127.0.0.1: no proxy of the environment may stand between
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 no_proxy=127.0.0.1

@@ -119,6 +119,14 @@ int main(void)
     s.st.packed_proj_mask = EMBER_PROJ_Q | EMBER_PROJ_K;
     ui_status_format(&s, 200, true, out, sizeof out);
     tap_ok(strstr(out, "packed 2/7 proj, src resident") != NULL, "resident sources shown: '%s'", out);
+    /* tiles mapped from the pack cache: file pages, the sources never read
+       (eviction ran on pages nobody faulted in: "evicted" would mislead) */
+    s.st.src_evicted = true;
+    s.st.pack_cache = EMBER_PACK_CACHE_HIT;
+    ui_status_format(&s, 200, true, out, sizeof out);
+    tap_ok(strstr(out, "packed 2/7 proj, tiles file-backed") != NULL && !strstr(out, "evicted"),
+           "a pack cache hit shows file-backed tiles: '%s'", out);
+    s.st.pack_cache = EMBER_PACK_CACHE_OFF;
 
     /* the chat template: the family, and whether it is a stand-in; it goes
        first when the bar is narrow */

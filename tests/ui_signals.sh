@@ -1,6 +1,7 @@
 #!/bin/sh
 # The terminal is given back on every way out of the full-screen chat:
-# the model file truncated while mapped (SIGBUS), SIGSEGV / SIGTERM sent
+# the model file or the pack cache file truncated while mapped (SIGBUS),
+# SIGSEGV / SIGTERM sent
 # from outside, Ctrl-Z and fg.  Driven through tmux; TAP; SKIP without
 # tmux or the synth model.
 name=sig; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
@@ -15,7 +16,7 @@ export XDG_CACHE_HOME=$tmp/cache EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen
 stty -a > "$tmp/\$1.stty-before"
 # (a background job's stdin would be /dev/null: the pid is written by the
 # process that then becomes the chat)
-sh -c 'echo \$\$ > "\$0.pid"; exec "$EMBER_BIN" -m "\$0.gguf" --strategy compressed --threads 1 -n 24 2> "\$0.err"' "$tmp/\$1"
+sh -c 'echo \$\$ > "\$0.pid"; exec "$EMBER_BIN" -m "\$0.gguf" --strategy "\$1" --threads 1 -n 24 2> "\$0.err"' "$tmp/\$1" "\${2:-compressed}"
 echo \$? > "$tmp/\$1.rc"
 stty -a > "$tmp/\$1.stty-after"
 sleep 30
@@ -80,6 +81,27 @@ wait_file "$tmp/term.rc" 20
 rc=$(cat "$tmp/term.rc" 2>/dev/null)
 [ "$rc" = 143 ]; ok $? "SIGTERM: exit status 143 (got $rc)"
 modes_ok term; ok $? "SIGTERM: terminal modes restored"
+
+# 5. The pack cache file truncated under a chat whose packed tiles are its
+#    pages: SIGBUS on that mapping, named as the pack cache's.
+cp "$tmp/tiny.gguf" "$tmp/pcache.gguf"
+XDG_CACHE_HOME=$tmp/cache "$EMBER_BIN" run -m "$tmp/pcache.gguf" --strategy packed -p hi -n 1 -t 1 >/dev/null 2>&1
+pc=$(ls "$tmp"/cache/ember/packed/*.pack 2>/dev/null | head -n 1)
+if [ -n "$pc" ]; then
+    $T new-session -d -s pcache -x 200 -y 30 "$tmp/run.sh pcache packed" || skip_all "tmux cannot start a session"
+    wait_for 'tiles file-backed' 20 pcache
+    ok $? "chat on the pack cache: the status bar says the tiles are file-backed"
+    : > "$pc"
+    $T send-keys -t pcache 'hello there' Enter
+    wait_file "$tmp/pcache.rc" 20
+    rc=$(cat "$tmp/pcache.rc" 2>/dev/null)
+    [ "$rc" = 135 ]; ok $? "truncated pack cache: exit status 128+SIGBUS (got $rc)"
+    grep -q 'pack cache file changed on disk' "$tmp/pcache.err"
+    ok $? "truncated pack cache: says the pack cache file changed ($(cat "$tmp/pcache.err" | tail -n 1))"
+    modes_ok pcache; ok $? "truncated pack cache: terminal modes restored"
+else
+    for i in 1 2 3 4; do n=$((n + 1)); echo "ok $n # SKIP no pack cache file (no packed kernel here)"; done
+fi
 
 # 4. Ctrl-Z in a shell with job control, then fg.
 cp "$tmp/tiny.gguf" "$tmp/tstp.gguf"

@@ -150,12 +150,16 @@ static void show_stats(app *a)
              "last turn: %d prompt tokens prefilled in %.1f ms (%.1f tok/s), TTFT %.1f ms\n"
              "  %d tokens decoded in %.1f ms (%.2f tok/s); context %d/%d\n"
              "memory: RSS %s (peak %s), PSS %s = file %s + anon %s; KV %s %s\n"
-             "packing: %d/%d tensors packed%s, pack time %.1f ms\n"
+             "packing: %d/%d tensors packed%s, pack time %.1f ms%s\n"
              "plan: %s",
              s->n_prompt, s->prefill_ms, s->prefill_tps, s->ttft_ms, s->n_decoded, s->decode_ms,
              s->decode_tps, s->n_past, s->n_ctx, r, hwm, p, f, an, ember_kv_type_name(s->kv_type), kv,
              s->packed, s->packable,
-             s->src_evicted ? ", sources evicted" : "", s->pack_ms, a->plan);
+             s->src_evicted && s->pack_cache != EMBER_PACK_CACHE_HIT ? ", sources evicted" : "", s->pack_ms,
+             s->pack_cache == EMBER_PACK_CACHE_HIT ? " (mapped from the pack cache: file-backed tiles)"
+             : s->pack_cache == EMBER_PACK_CACHE_WRITTEN ? " (pack cache written)"
+             : s->pack_cache == EMBER_PACK_CACHE_UNWRITTEN ? " (pack cache not written)" : "",
+             a->plan);
     note(a, TR_INFO, buf);
 }
 
@@ -570,6 +574,11 @@ static void on_event(app *a, ember_event *ev)
         a->st.st = ev->stats;
         a->st.have_stats = true;
         mem_add(a, &ev->stats.mem);
+        /* a pack cache that could not be written: said once, the chat runs on */
+        if (ev->stats.pack_cache_note[0] && !a->pack_note_said) {
+            a->pack_note_said = true;
+            note(a, TR_INFO, ev->stats.pack_cache_note);
+        }
         break;
     case EMBER_EV_PHASE: {
         /* One sample per phase, from the engine's own snapshot. */

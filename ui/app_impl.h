@@ -54,6 +54,7 @@ typedef struct app {
     int dropped;                   /* leading messages the worker dropped */
     chatlog log;                   /* the saved file's id and metadata (app_chats.c) */
     bool save_failed;              /* the last save failed (said once) */
+    bool pack_note_said;           /* the pack cache's note was shown */
     /* status */
     char model[256], plan[512], profile[128], progress[256], flash[256];
     char tmpl[768], arch[32];      /* the chat template in use, the architecture (/info) */

@@ -69,9 +69,17 @@ void mem_draw(app *a, WINDOW *w)
         wattroff(w, A_DIM);
     }
     if (h >= 5) {
-        char top[32];
+        char top[32], line[256];
         ui_fmt_kb(max, top, sizeof top);
-        mvwprintw(w, 4, 0, "full bar = %s   O opened  P packed  E evicted  F prefill  "
-                  "R re-evicted  D decode done", top);
+        /* where the packed tiles are counted: tiles mapped from the pack
+           cache are file pages (in Pss_File, reclaimable, shared), packed
+           ones anonymous memory (in Pss_Anon) */
+        const ember_stats *st = &a->st.st;
+        const char *tiles = !a->st.have_stats || !st->packed ? ""
+                            : st->pack_cache == EMBER_PACK_CACHE_HIT ? "tiles: file-backed (pack cache)   "
+                                                                     : "tiles: anonymous   ";
+        snprintf(line, sizeof line, "full bar = %s   %sO opened  P packed  E evicted  F prefill  "
+                 "R re-evicted  D decode done", top, tiles);
+        mvwprintw(w, 4, 0, "%.*s", wd > 1 ? wd - 1 : 0, line);
     }
 }

@@ -94,9 +94,12 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
         snprintf(strat, sizeof strat, "%s", strategy_name(st->strategy));
         if (st->strategy == EMBER_STRATEGY_PACKED) {
             int np = __builtin_popcount(st->packed_proj_mask & EMBER_PROJ_ALL);
-            snprintf(detail, sizeof detail, " %d/7 proj%s%ssrc %s", np,
+            snprintf(detail, sizeof detail, " %d/7 proj%s%s%s", np,
                      st->packed_proj_mask & EMBER_PROJ_OUTPUT ? " + head" : "", dot,
-                     st->src_evicted ? "evicted" : "resident");
+                     /* tiles mapped from the pack cache: file pages, and the
+                        sources were never read (not "evicted") */
+                     st->pack_cache == EMBER_PACK_CACHE_HIT ? "tiles file-backed"
+                     : st->src_evicted ? "src evicted" : "src resident");
         }
     }
     if (prof && *strat)

@@ -405,7 +405,7 @@ gguf_file *gguf_open(const char *path, ember_err *err)
     }
     f->fd = fd;
     f->path = strdup(path);
-    ember_fault_guard_note_map(map, (size_t)fsize);
+    ember_fault_guard_note_map(map, (size_t)fsize, NULL);
     return f;
 }
 

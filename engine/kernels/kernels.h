@@ -55,6 +55,10 @@ typedef void (*ember_matmul_fn)(const void *w, size_t row_bytes, int64_t k,
    bytes(tile_rows, k), and r0 need not be a multiple of tile_rows. */
 typedef struct ember_layout {
     const char *name;        /* e.g. "q8_0x16" */
+    /* bumped whenever the bytes pack() writes change: the pack cache
+       (packcache.c) keys its files on name and version, so a file of an
+       older layout is never read as this one */
+    int version;
     int src_type;            /* the dtype whose rows it packs */
     int tile_rows;
     size_t record_bytes;     /* one tile's share of one source block */
@@ -110,6 +114,7 @@ int ember_layout_exists(int src_type);
 
 #define EMBER_PACK_ROWS 16
 #define EMBER_PACK_RECORD 544
+#define EMBER_PACK_Q8_0X16_VERSION 1
 
 /* Bytes of the packed form of a rows x k Q8_0 matrix (rows rounded up to 16). */
 size_t ember_pack_q8_0_bytes(int rows, int64_t k);

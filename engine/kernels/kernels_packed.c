@@ -370,12 +370,12 @@ int ember_layout_exists(int src_type)
 #ifdef EMBER_SIMD
 /* The layout as its AVX-512 kernel reads it, packed with AVX-512 shuffles
    (a layout is reached through its kernel's entry, so on that kernel's CPU). */
-static const ember_layout q8_0x16 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
+static const ember_layout q8_0x16 = {"q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
                                      ember_pack_q8_0_bytes, pack_q8_0_avx512};
 
 /* The same layout where AVX2 reads it (kernels_packed_avx2.c), packed by
    the byte-by-byte packer. */
-static const ember_layout q8_0x16_avx2 = {"q8_0x16", EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
+static const ember_layout q8_0x16_avx2 = {"q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
                                           ember_pack_q8_0_bytes, ember_pack_q8_0_ref};
 
 /* Activations are the compressed Q8_0 kernel's (same quantizer), so a

@@ -10,6 +10,7 @@
 
 #include "dtype.h"
 #include "model.h"
+#include "packcache.h"
 #include "plan.h"
 #include "tokenizer.h"
 
@@ -488,6 +489,7 @@ static void free_weight(ember_weight *w)
 void ember_model_free(ember_model *m)
 {
     if (!m) return;
+    ember_pack_cache_close(m);   /* before free_weight: tiles in the mapping are no arena */
     if (m->layers) {
         for (int l = 0; l < m->info.n_layer; l++) {
             ember_layer *L = &m->layers[l];

@@ -37,7 +37,8 @@ typedef struct ember_weight {
     float *f32;                 /* eager: out x in floats */
     const ember_kernel *kern;   /* the rows' kernel (F32's for eager) */
     const ember_kernel *pack_kern;   /* the packed kernel the plan chose, or NULL */
-    void *packed;               /* its tiles (anonymous memory), once packed */
+    void *packed;               /* its tiles, once packed: anonymous memory, or
+                                   the pack cache's read-only mapping (m->pack_map) */
     size_t packed_bytes;
     /* What a product runs for one token and for a batch: set by the plan,
        switched to the tiles by the lifecycle when it packs. */
@@ -101,6 +102,13 @@ struct ember_model {
     double pack_ms;
     double prefault_ms;   /* of pack_ms: faulting the fresh tile memory in */
     ember_memstat mem_packed, mem_evicted;   /* snapshots taken when it packed */
+    /* the pack cache (packcache.c): on a hit every packed weight's tiles
+       point into this one mapping, which no arena free may touch */
+    void *pack_map;
+    size_t pack_map_bytes;
+    ember_pack_cache_state pack_cache;
+    double pack_cache_write_ms;
+    char pack_cache_note[256];
 };
 
 /* Iterates every matrix weight of the model (layers, then output). */

@@ -24,14 +24,16 @@
 /* Written by the loading thread, read by the handler in any thread:
    lock-free atomics, no locks in a signal handler. */
 static _Atomic uintptr_t map_lo[MAX_MAPS], map_hi[MAX_MAPS];
+static const char *_Atomic map_msg[MAX_MAPS];   /* NULL: the model file's */
 static void (*_Atomic restore_fn)(void);
 
-void ember_fault_guard_note_map(const void *p, size_t n)
+void ember_fault_guard_note_map(const void *p, size_t n, const char *what)
 {
     if (!p || !n) return;
     for (int i = 0; i < MAX_MAPS; i++) {
         uintptr_t expect = 0;
         if (atomic_compare_exchange_strong(&map_lo[i], &expect, (uintptr_t)p)) {
+            atomic_store(&map_msg[i], what);
             atomic_store(&map_hi[i], (uintptr_t)p + n);
             return;
         }
@@ -47,13 +49,14 @@ void ember_fault_guard_forget_map(const void *p)
         }
 }
 
-static int in_model_map(uintptr_t a)
+/* The slot of the noted mapping holding a, or -1. */
+static int noted_map(uintptr_t a)
 {
     for (int i = 0; i < MAX_MAPS; i++) {
         uintptr_t lo = atomic_load(&map_lo[i]), hi = atomic_load(&map_hi[i]);
-        if (lo && a >= lo && a < hi) return 1;
+        if (lo && a >= lo && a < hi) return i;
     }
-    return 0;
+    return -1;
 }
 
 static void say(const char *s) { ssize_t r = write(2, s, strlen(s)); (void)r; }
@@ -63,9 +66,12 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     (void)uc;
     void (*restore)(void) = atomic_load(&restore_fn);
     if (restore) restore();
-    if (sig == SIGBUS && si && in_model_map((uintptr_t)si->si_addr)) {
-        say("ember: the model file changed on disk while in use (truncated or "
-            "rewritten in place); stopped\n");
+    int slot = sig == SIGBUS && si ? noted_map((uintptr_t)si->si_addr) : -1;
+    if (slot >= 0) {
+        const char *what = atomic_load(&map_msg[slot]);
+        say("ember: the ");
+        say(what ? what : "model file");
+        say(" changed on disk while in use (truncated or rewritten in place); stopped\n");
         _exit(128 + SIGBUS);
     }
     /* SA_RESETHAND put the default action back; the signal is blocked

@@ -15,5 +15,6 @@ int cmd_template(int argc, char **argv);
 int cmd_chats(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -30,6 +30,7 @@ static void usage(FILE *out)
         "  recache    re-read a model file into 2 MiB page-cache folios\n"
         "  pull       download a GGUF from Hugging Face (USER/REPO[:QUANT])\n"
         "  models     list the models in the Hugging Face cache and $EMBER_MODELS\n"
+        "  cache      list or clear the pack cache (packed tiles kept on disk)\n"
         "\n"
         "  -h, --help      this help;  ember COMMAND --help for a command's options\n"
         "  -V, --version   print the version\n"
@@ -71,6 +72,7 @@ static int dispatch(int argc, char **argv)
         {"chats", cmd_chats},
         {"pull", cmd_pull},
         {"models", cmd_models},
+        {"cache", cmd_cache},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

@@ -128,6 +128,7 @@ int cmd_run(int argc, char **argv)
     ro.prompt = prompt;
     run_result res;
     int rc = run_generate(&ro, stdout, &res, &err);
+    if (!rc && res.st.pack_cache_note[0]) fprintf(stderr, "ember run: note: %s\n", res.st.pack_cache_note);
     if (rc) {
         fprintf(stderr, "ember run: %s\n", err.msg);
     } else if (ro.json) {

@@ -62,6 +62,8 @@ int cli_resolve(const cli_resolve_in *in, cli_resolved *r, ember_err *err)
     r->plan.threads = r->gen.threads;
     /* the KV row type likewise: the command line, else the profile, else f16 */
     r->plan.kv_cache = (ember_kv_type)r->gen.kv_cache;
+    /* and the pack cache: the command line, else the profile, else on */
+    r->plan.pack_cache = r->gen.pack_cache != 0;
     return 0;
 }
 

@@ -10,6 +10,9 @@
 #define AT(field) offsetof(gen_opts, field)
 #define RANGE(lo, hi) {(lo), (hi), false, false, 0, NULL}
 
+/* The words of an on/off option, by value. */
+static const char *onoff_name(int v) { return v == 0 ? "off" : v == 1 ? "on" : NULL; }
+
 /* Ranges: what the sampler and the engine can honour, and small enough
    that no arithmetic on them overflows (n_predict + prompt fits an int;
    1024 threads is already far beyond any machine this runs on). */
@@ -40,6 +43,9 @@ const gen_opt gen_opt_table[OPT_COUNT] = {
     [OPT_KV_CACHE] = {"--kv-cache", 0, "TYPE", GEN_PROFILE_TOP, "kv_cache", NULL, GEN_WORD,
                       RANGE(0, EMBER_KV_TYPES - 1), EMBER_KV_F16, AT(kv_cache),
                       "KV cache rows; q8_0 takes 34/64 of f16's memory", ember_kv_type_name},
+    [OPT_PACK_CACHE] = {"--pack-cache", 0, "on|off", GEN_PROFILE_TOP, "pack_cache", NULL, GEN_WORD, RANGE(0, 1), 1,
+                        AT(pack_cache), "keep packed tiles in a cache file and map them on the next load",
+                        onoff_name},
 };
 
 /* "f16, q8_0": the names of a GEN_WORD option */

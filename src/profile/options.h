@@ -16,7 +16,7 @@
 
 typedef enum {
     OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED,
-    OPT_N_PREDICT, OPT_CTX, OPT_THREADS, OPT_KV_CACHE,
+    OPT_N_PREDICT, OPT_CTX, OPT_THREADS, OPT_KV_CACHE, OPT_PACK_CACHE,
     OPT_COUNT
 } gen_opt_id;
 
@@ -35,6 +35,7 @@ typedef struct gen_opts {
     int n_ctx;           /* context tokens; 0: the command's own default */
     int threads;         /* 0: one per core */
     int kv_cache;        /* ember_kv_type */
+    int pack_cache;      /* 0 off, 1 on: ember_plan_opts.pack_cache */
     uint32_t set;        /* GEN_OPT_BIT(id): this layer gives option id */
 } gen_opts;
 

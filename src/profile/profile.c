@@ -407,7 +407,8 @@ static int valid_name(const char *s)
 static int parse_top(ctx *c, const ynode *root, profile *p)
 {
     static const char *const keys[] = {"name", "description", "rules", "threads", "context",
-                                       "kv_cache", "sampling", "system", "allow_fallback"};
+                                       "kv_cache", "sampling", "system", "allow_fallback",
+                                       "pack_cache"};
     int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
     if (root->kind != YN_MAP)
         return profile_seterr(c->err, PROFILE_E_NOT_MAPPING, c->label, root->line, root->col,
@@ -462,6 +463,17 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
             rc = want_bool(c, v, keys[k], &p->allow_fallback);
             p->has_allow_fallback = true;
             break;
+        case 9: {
+            /* on, off: the option table's words */
+            const char *words[2] = {gen_opt_table[OPT_PACK_CACHE].names(0), gen_opt_table[OPT_PACK_CACHE].names(1)};
+            int t = 1;
+            rc = want_word(c, v, keys[k], "pack_cache value", words, 2, &t);
+            if (!rc) {
+                p->vals.pack_cache = t;
+                p->vals.set |= GEN_OPT_BIT(OPT_PACK_CACHE);
+            }
+            break;
+        }
         }
         if (rc) return -1;
     }

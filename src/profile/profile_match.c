@@ -88,6 +88,7 @@ static void rule_to_opts(const profile *p, const profile_rule *r, ember_plan_opt
     o->allow_fallback = p->allow_fallback;
     o->threads = p->vals.set & GEN_OPT_BIT(OPT_THREADS) ? p->vals.threads : 0;
     o->kv_cache = p->vals.set & GEN_OPT_BIT(OPT_KV_CACHE) ? (ember_kv_type)p->vals.kv_cache : EMBER_KV_F16;
+    o->pack_cache = p->vals.set & GEN_OPT_BIT(OPT_PACK_CACHE) ? p->vals.pack_cache != 0 : true;
 }
 
 int profile_match(const profile *p, const profile_target *t, ember_plan_opts *out,

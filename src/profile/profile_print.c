@@ -57,6 +57,8 @@ void profile_print(const profile *p, FILE *out)
     else fprintf(out, "context: 4096    # default (capped by the model's training context)\n");
     if (p->vals.set & GEN_OPT_BIT(OPT_KV_CACHE)) fprintf(out, "kv_cache: %s\n", ember_kv_type_name(p->vals.kv_cache));
     else fprintf(out, "kv_cache: f16    # default\n");
+    if (p->vals.set & GEN_OPT_BIT(OPT_PACK_CACHE)) fprintf(out, "pack_cache: %s\n", p->vals.pack_cache ? "on" : "off");
+    else fprintf(out, "pack_cache: on    # default\n");
     fprintf(out, "allow_fallback: %s\n", p->allow_fallback ? "true" : "false");
     /* unset sampling keys show the defaults of the option table, marked as such */
     gen_opts g;

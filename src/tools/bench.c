@@ -131,6 +131,7 @@ int bench_child(const bench_opts *b)
         return 1;
     }
     const ember_stats *st = &r.st;
+    if (st->pack_cache_note[0]) fprintf(stderr, "ember bench: note: %s\n", st->pack_cache_note);
     /* bytes a decode step reads: every matrix weight in its representation */
     ember_model *m = NULL;
     double bpt = 0;
@@ -148,6 +149,7 @@ int bench_child(const bench_opts *b)
     json_kv_f64(&j, "decode_tps", st->decode_tps);
     json_kv_f64(&j, "ttft_ms", st->ttft_ms);
     json_kv_f64(&j, "pack_ms", st->pack_ms);
+    json_kv_str(&j, "pack_cache", ember_pack_cache_state_name(st->pack_cache));
     json_kv_f64(&j, "load_ms", r.load_ms);
     json_kv_i64(&j, "peak_rss_kb", st->mem.hwm_kb);
     json_kv_str(&j, "kv_cache", ember_kv_type_name(st->kv_type));
@@ -266,6 +268,7 @@ int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
     if (num(buf, "packable", &v)) s->packable = (int)v;
     str(buf, "hash", s->hash, sizeof s->hash);
     str(buf, "strategy", s->strategy, sizeof s->strategy);
+    str(buf, "pack_cache", s->pack_cache, sizeof s->pack_cache);
     str(buf, "kv_cache", s->kv_cache, sizeof s->kv_cache);
     num(buf, "kv_bytes", &s->kv_bytes);
     return s->ok ? 0 : -1;
@@ -348,6 +351,14 @@ int bench_simple(const bench_opts *b)
     printf("%-14s %10.2f %10.2f %10.2f\n", "prefill tok/s", pp.med, pp.min, pp.max);
     printf("%-14s %10.2f %10.2f %10.2f\n", "decode tok/s", tg.med, tg.min, tg.max);
     printf("%-14s %10.1f %10.1f %10.1f\n", "TTFT ms", tt.med, tt.min, tt.max);
+    if (!strcmp(s[0].strategy, "packed")) {
+        trio pk = STAT(s, b->reps, pack_ms);
+        printf("%-14s %10.1f %10.1f %10.1f\n", "pack ms", pk.med, pk.min, pk.max);
+        /* per repetition: a hit took its tiles from the cache file, not from packing */
+        printf("pack cache");
+        for (int i = 0; i < b->reps; i++) printf(" %s", s[i].pack_cache[0] ? s[i].pack_cache : "?");
+        printf("\n");
+    }
     printf("%-14s %10.1f %10.1f %10.1f\n", "peak RSS MiB", rss.med / 1024, rss.min / 1024, rss.max / 1024);
     printf("KV %s %.1f MiB (context %d)\n", s[0].kv_cache, s[0].kv_bytes / 1048576,
            b->n_ctx ? b->n_ctx : b->prompt_tokens + b->tokens + 1);

@@ -25,6 +25,7 @@ typedef struct {
     int packed, packable;
     char hash[32];
     char strategy[16];
+    char pack_cache[16];         /* ember_pack_cache_state_name */
     char kv_cache[16];
     double kv_bytes;
 } bench_sample;

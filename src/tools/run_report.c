@@ -171,9 +171,13 @@ void run_report_text(const run_result *r, FILE *out)
             ember_strategy_name(st->strategy));
     fprintf(out, "TTFT %.1f ms, prefill %.1f tok/s, decode %.2f tok/s\n", st->ttft_ms,
             st->prefill_tps, st->decode_tps);
-    if (st->packed)
-        fprintf(out, "packed %d/%d tensors in %.0f ms (%.0f ms of it faulting in fresh memory)%s\n",
-                st->packed, st->packable, st->pack_ms, st->prefault_ms, st->src_evicted ? ", sources evicted" : "");
+    if (st->packed && st->pack_cache == EMBER_PACK_CACHE_HIT)
+        fprintf(out, "packed %d/%d tensors from cache in %.1f ms (the pack cache file mapped, file-backed)%s\n",
+                st->packed, st->packable, st->pack_ms, st->src_evicted ? ", sources not read" : "");
+    else if (st->packed)
+        fprintf(out, "packed %d/%d tensors in %.0f ms (%.0f ms of it faulting in fresh memory)%s%s\n",
+                st->packed, st->packable, st->pack_ms, st->prefault_ms, st->src_evicted ? ", sources evicted" : "",
+                st->pack_cache == EMBER_PACK_CACHE_WRITTEN ? ", pack cache written" : "");
     fprintf(out, "KV %s %.1f MiB (context %d)\n", ember_kv_type_name(st->kv_type), (double)st->kv_bytes / 1048576,
             st->n_ctx);
     fprintf(out, "peak RSS %.1f MiB, RSS %.1f MiB, Pss_File %.1f MiB, Pss_Anon %.1f MiB\n",
@@ -222,6 +226,8 @@ void run_report_json(const run_opts *o, const run_result *r, FILE *out)
     json_kv_f64(&j, "decode_tps", st->decode_tps);
     json_kv_f64(&j, "pack_ms", st->pack_ms);
     json_kv_f64(&j, "prefault_ms", st->prefault_ms);
+    json_kv_str(&j, "pack_cache", ember_pack_cache_state_name(st->pack_cache));
+    json_kv_f64(&j, "pack_cache_write_ms", st->pack_cache_write_ms);
     json_kv_i64(&j, "packed_tensors", st->packed);
     json_kv_i64(&j, "packable_tensors", st->packable);
     json_kv_bool(&j, "source_evicted", st->src_evicted);

@@ -1,0 +1,370 @@
+/* The pack cache (packcache.h).  One file per (model file, layout, set of
+   packed tensors), named from the model's real path, the layout's name and
+   the tensor set, so that a profile packing other tensors has a file of its
+   own and a changed model overwrites its old file instead of leaving it
+   behind.  The header holds everything the tiles depend on (the model's
+   size, mtime, inode and a hash of its GGUF header; the layout's version;
+   each tensor's name, shape, offset and size) under a checksum; it is read
+   with pread and checked in full before anything is mapped, so a file that
+   lies cannot make the kernels read past it.  The tiles are not hashed:
+   checking 1 GB would cost what packing costs.  The file is the user's own
+   (0600 in a 0700 directory), trusted like the model file itself. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faultguard.h"
+#include "packcache.h"
+#include "pagecache.h"
+
+#define PC_MAGIC "EMBERPK\n"
+#define PC_FORMAT 1
+#define PC_SUFFIX ".pack"
+#define PC_HEAD_MAX ((uint64_t)64 << 20)   /* no header is near this: a bound for corrupt ones */
+
+typedef struct {
+    char magic[8];
+    uint32_t format, layout_version;
+    char layout[16];
+    uint64_t model_size, model_ino;
+    int64_t mtime_s, mtime_ns;
+    uint64_t header_hash;      /* of the model's GGUF header (metadata and tensor table) */
+    uint64_t set_hash;         /* of the packed tensors' names and shapes */
+    int64_t created;
+    uint32_t n_tensors, page;  /* page: the sections' alignment */
+    uint64_t data_offset, file_bytes;
+    char model_path[1024];
+} pc_head;
+
+typedef struct {
+    char name[96];
+    uint64_t offset, bytes;
+    int64_t rows, k;
+} pc_entry;
+
+/* What a file must say to serve these weights. */
+typedef struct {
+    pc_head h;
+    char path[PATH_MAX];
+} pc_key;
+
+/* A fast 64-bit hash (not a cryptographic one: it detects accidents, the
+   file's mode keeps others out). */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (; n >= 8; b += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+    }
+    for (; n; n--) h = (h ^ *b++) * 0x100000001B3ull;
+    return h ^ (h >> 29);
+}
+
+static size_t head_bytes(uint32_t n) { return sizeof(pc_head) + (size_t)n * sizeof(pc_entry) + sizeof(uint64_t); }
+
+static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+int ember_pack_cache_dir(char *buf, size_t cap) { return ember_xdg_path(EMBER_XDG_CACHE, "packed", false, buf, cap); }
+
+static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
+{
+    struct stat st;
+    if (n <= 0 || m->f->fd < 0 || !m->f->path || fstat(m->f->fd, &st) != 0) return -1;
+    const ember_layout *L = ws[0]->pack_kern->layout;
+    memset(k, 0, sizeof *k);
+    pc_head *h = &k->h;
+    memcpy(h->magic, PC_MAGIC, 8);
+    h->format = PC_FORMAT;
+    h->layout_version = (uint32_t)L->version;
+    snprintf(h->layout, sizeof h->layout, "%s", L->name);
+    h->model_size = (uint64_t)st.st_size;
+    h->model_ino = (uint64_t)st.st_ino;
+    h->mtime_s = (int64_t)st.st_mtim.tv_sec;
+    h->mtime_ns = (int64_t)st.st_mtim.tv_nsec;
+    h->header_hash = mix(0, m->f->map, (size_t)m->f->data_offset);
+    uint64_t set = 0;
+    for (int i = 0; i < n; i++) {
+        /* one layout per file: a plan mixing layouts is not cached */
+        if (strcmp(ws[i]->pack_kern->layout->name, L->name) || ws[i]->pack_kern->layout->version != L->version)
+            return -1;
+        const char *nm = ws[i]->t->name_z;
+        int64_t shape[2] = {ws[i]->out, ws[i]->in};
+        set = mix(set, nm, strlen(nm) + 1);
+        set = mix(set, shape, sizeof shape);
+    }
+    h->set_hash = set;
+    h->n_tensors = (uint32_t)n;
+    h->page = (uint32_t)sysconf(_SC_PAGESIZE);
+    h->data_offset = round_up(head_bytes(h->n_tensors), h->page);
+    if (!realpath(m->f->path, h->model_path) && snprintf(h->model_path, sizeof h->model_path, "%s", m->f->path) < 0)
+        return -1;
+    char dir[PATH_MAX];
+    if (ember_pack_cache_dir(dir, sizeof dir)) return -1;
+    uint64_t name = mix(mix(set, h->model_path, strlen(h->model_path)), h->layout, sizeof h->layout);
+    int w = snprintf(k->path, sizeof k->path, "%s/%016llx-%s%s", dir, (unsigned long long)name, h->layout, PC_SUFFIX);
+    return w < 0 || (size_t)w >= sizeof k->path ? -1 : 0;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, off_t off)
+{
+    uint8_t *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return true;
+}
+
+/* Reads and checks a file's header block (magic, format, bounds, checksum):
+   a malloc'd block of data_offset bytes, or NULL. */
+static uint8_t *read_head(int fd, uint64_t file_bytes)
+{
+    pc_head h;
+    if (file_bytes < sizeof h || !pread_all(fd, &h, sizeof h, 0)) return NULL;
+    if (memcmp(h.magic, PC_MAGIC, 8) || h.format != PC_FORMAT || !h.page || h.page & (h.page - 1) ||
+        h.n_tensors > 65536 || h.data_offset > PC_HEAD_MAX || h.data_offset < head_bytes(h.n_tensors) ||
+        h.data_offset % h.page || h.file_bytes != file_bytes)
+        return NULL;
+    uint8_t *b = malloc(h.data_offset);
+    if (!b) return NULL;
+    size_t hb = head_bytes(h.n_tensors);
+    uint64_t sum;
+    if (!pread_all(fd, b, h.data_offset, 0) || (memcpy(&sum, b + hb - sizeof sum, sizeof sum), sum != mix(0, b, hb - sizeof sum))) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+bool ember_pack_cache_load(ember_model *m, ember_weight **ws, int n)
+{
+    pc_key k;
+    if (make_key(m, ws, n, &k)) return false;
+    int fd = open(k.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return false;
+    struct stat st;
+    uint8_t *b = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_head(fd, (uint64_t)st.st_size) : NULL;
+    const pc_head *h = (const pc_head *)b;
+    /* the key: every field but the creation time */
+    bool ok = b && h->page == k.h.page && h->n_tensors == k.h.n_tensors && h->layout_version == k.h.layout_version &&
+              !memcmp(h->layout, k.h.layout, sizeof h->layout) && h->model_size == k.h.model_size &&
+              h->model_ino == k.h.model_ino && h->mtime_s == k.h.mtime_s && h->mtime_ns == k.h.mtime_ns &&
+              h->header_hash == k.h.header_hash && h->set_hash == k.h.set_hash;
+    const pc_entry *e = ok ? (const pc_entry *)(b + sizeof *h) : NULL;
+    uint64_t end = ok ? h->data_offset : 0;
+    for (int i = 0; ok && i < n; i++) {
+        const ember_weight *w = ws[i];
+        uint64_t want = w->pack_kern->layout->bytes((int)w->out, w->in);
+        /* the sections in order, page-aligned, inside the file, each the
+           size this layout gives this shape */
+        ok = !strncmp(e[i].name, w->t->name_z, sizeof e[i].name) && e[i].rows == w->out && e[i].k == w->in &&
+             e[i].bytes == want && e[i].offset % h->page == 0 && e[i].offset >= end &&
+             e[i].offset <= h->file_bytes && e[i].bytes <= h->file_bytes - e[i].offset;
+        if (ok) end = e[i].offset + e[i].bytes;
+    }
+    void *map = ok ? ember_map_file(fd, (size_t)h->file_bytes) : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) {
+        free(b);
+        return false;
+    }
+    ember_fault_guard_note_map(map, (size_t)h->file_bytes, "pack cache file");
+    m->pack_map = map;
+    m->pack_map_bytes = (size_t)h->file_bytes;
+    for (int i = 0; i < n; i++) {
+        ws[i]->packed = (uint8_t *)map + e[i].offset;
+        ws[i]->packed_bytes = (size_t)e[i].bytes;
+    }
+    free(b);
+    return true;
+}
+
+static int write_zeros(ember_file *f, uint64_t n, ember_err *err)
+{
+    static const uint8_t z[4096];
+    for (; n; n -= n < sizeof z ? n : sizeof z)
+        if (ember_file_write(f, z, n < sizeof z ? (size_t)n : sizeof z, err)) return -1;
+    return 0;
+}
+
+static int store(ember_model *m, ember_weight **ws, int n, ember_err *err)
+{
+    pc_key k;
+    if (make_key(m, ws, n, &k)) return ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
+    char dir[PATH_MAX], base[PATH_MAX];
+    /* "<cache>/ember" and "packed" under it, both 0700 */
+    ember_pack_cache_dir(dir, sizeof dir);
+    errno = 0;
+    if (ember_xdg_path(EMBER_XDG_CACHE, NULL, true, base, sizeof base) || (mkdir(dir, 0700) != 0 && errno != EEXIST))
+        return ember_seterr(err, "cannot create the directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
+    size_t hb = head_bytes(k.h.n_tensors);
+    uint8_t *b = calloc(1, (size_t)k.h.data_offset);
+    if (!b) return ember_seterr(err, "out of memory");
+    pc_head *h = (pc_head *)b;
+    *h = k.h;
+    h->created = (int64_t)time(NULL);
+    pc_entry *e = (pc_entry *)(b + sizeof *h);
+    uint64_t off = h->data_offset;
+    for (int i = 0; i < n; i++) {
+        snprintf(e[i].name, sizeof e[i].name, "%s", ws[i]->t->name_z);
+        e[i].rows = ws[i]->out;
+        e[i].k = ws[i]->in;
+        e[i].offset = off;
+        e[i].bytes = ws[i]->packed_bytes;
+        off = round_up(off + e[i].bytes, h->page);
+    }
+    /* the last section ends the file: no padding after it */
+    h->file_bytes = n ? e[n - 1].offset + e[n - 1].bytes : off;
+    uint64_t sum = mix(0, b, hb - sizeof sum);
+    memcpy(b + hb - sizeof sum, &sum, sizeof sum);
+    ember_file *f = ember_file_create(k.path, EMBER_MODE_PRIVATE, err);
+    if (!f) {
+        free(b);
+        return -1;
+    }
+    int rc = ember_file_write(f, b, (size_t)h->data_offset, err);
+    for (int i = 0; !rc && i < n; i++) {
+        uint64_t pad = i + 1 < n ? e[i + 1].offset - e[i].offset - e[i].bytes : 0;
+        rc = ember_file_write(f, ws[i]->packed, ws[i]->packed_bytes, err) || write_zeros(f, pad, err);
+    }
+    free(b);
+    if (rc) {
+        ember_file_abort(f);
+        return -1;
+    }
+    return ember_file_commit(f, err);
+}
+
+void ember_pack_cache_store(ember_model *m, ember_weight **ws, int n)
+{
+    ember_err err;
+    if (store(m, ws, n, &err) == 0) {
+        m->pack_cache = EMBER_PACK_CACHE_WRITTEN;
+        return;
+    }
+    m->pack_cache = EMBER_PACK_CACHE_UNWRITTEN;
+    snprintf(m->pack_cache_note, sizeof m->pack_cache_note, "pack cache not written (%.180s); running packed from memory",
+             err.msg);
+}
+
+void ember_pack_cache_close(ember_model *m)
+{
+    if (!m->pack_map) return;
+    const uint8_t *lo = m->pack_map, *hi = lo + m->pack_map_bytes;
+    ember_weight *all[4096];
+    int n = ember_model_weights(m, all, 4096);
+    for (int i = 0; i < n; i++)
+        if ((const uint8_t *)all[i]->packed >= lo && (const uint8_t *)all[i]->packed < hi) all[i]->packed = NULL;
+    ember_fault_guard_forget_map(m->pack_map);
+    munmap(m->pack_map, m->pack_map_bytes);
+    m->pack_map = NULL;
+    m->pack_map_bytes = 0;
+}
+
+/* ---- the directory, for `ember cache` ------------------------------------ */
+
+const char *ember_pack_cache_state_name(ember_pack_cache_state s)
+{
+    static const char *const names[] = {"off", "hit", "written", "unwritten"};
+    return (unsigned)s < 4 ? names[s] : "?";
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a > b && !strcmp(s + a - b, suf);
+}
+
+int ember_pack_cache_list(ember_pack_cache_file **out, int *n, ember_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    char dir[PATH_MAX];
+    if (ember_pack_cache_dir(dir, sizeof dir)) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT || errno == ENOTDIR ? 0 : ember_seterr(err, "%s: %s", dir, strerror(errno));
+    struct dirent *de;
+    int cap = 0;
+    while ((de = readdir(d))) {
+        if (!has_suffix(de->d_name, PC_SUFFIX)) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            ember_pack_cache_file *g = realloc(*out, (size_t)cap * sizeof *g);
+            if (!g) {
+                closedir(d);
+                return ember_seterr(err, "out of memory");
+            }
+            *out = g;
+        }
+        ember_pack_cache_file *c = &(*out)[*n];
+        memset(c, 0, sizeof *c);
+        if (snprintf(c->path, sizeof c->path, "%.3800s/%.255s", dir, de->d_name) >= (int)sizeof c->path) continue;
+        int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            if (fd >= 0) close(fd);
+            continue;
+        }
+        c->bytes = (uint64_t)st.st_size;
+        c->created = (int64_t)st.st_mtime;
+        uint8_t *b = read_head(fd, c->bytes);
+        close(fd);
+        if (b) {
+            const pc_head *h = (const pc_head *)b;
+            c->valid = true;
+            snprintf(c->model, sizeof c->model, "%.*s", (int)sizeof h->model_path, h->model_path);
+            snprintf(c->layout, sizeof c->layout, "%.*s", (int)sizeof h->layout, h->layout);
+            c->layout_version = (int)h->layout_version;
+            c->n_tensors = (int)h->n_tensors;
+            c->created = h->created;
+            free(b);
+        }
+        (*n)++;
+    }
+    closedir(d);
+    return 0;
+}
+
+int ember_pack_cache_clear(uint64_t *bytes, int *files, ember_err *err)
+{
+    *bytes = 0;
+    *files = 0;
+    char dir[PATH_MAX], path[PATH_MAX + 512];
+    if (ember_pack_cache_dir(dir, sizeof dir)) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT || errno == ENOTDIR ? 0 : ember_seterr(err, "%s: %s", dir, strerror(errno));
+    struct dirent *de;
+    int rc = 0;
+    while (!rc && (de = readdir(d))) {
+        /* the files and the temporaries a killed writer left (NAME.pack.tmp.PID.X) */
+        if (!has_suffix(de->d_name, PC_SUFFIX) && !strstr(de->d_name, PC_SUFFIX ".tmp.")) continue;
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path) continue;
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (unlink(path) != 0) {
+            rc = ember_seterr(err, "cannot remove %s: %s", path, strerror(errno));
+            break;
+        }
+        *bytes += (uint64_t)st.st_size;
+        (*files)++;
+    }
+    closedir(d);
+    return rc;
+}

@@ -1,0 +1,21 @@
+/* The pack cache: a model's packed tiles kept in a file, so that a later
+   load maps them instead of packing (doc/DESIGN.md, "The pack cache").
+   The lifecycle asks it before packing and hands it the tiles after. */
+#ifndef EMBER_PACKCACHE_H
+#define EMBER_PACKCACHE_H
+
+#include "model.h"
+
+/* Points the n weights' tiles (ws[i]->packed, packed_bytes) into the cache
+   file made for exactly these weights of this model file, mapped read-only;
+   true on a hit.  A missing, stale, foreign, truncated or corrupt file is a
+   miss and leaves the weights untouched. */
+bool ember_pack_cache_load(ember_model *m, ember_weight **ws, int n);
+/* Writes the n weights' freshly packed tiles to the cache file (temporary
+   beside it, fsync, rename); on failure m->pack_cache_note says why. */
+void ember_pack_cache_store(ember_model *m, ember_weight **ws, int n);
+/* Unmaps the cache file and clears the weights' pointers into it, so the
+   arena frees that follow see NULL; a no-op without a mapping. */
+void ember_pack_cache_close(ember_model *m);
+
+#endif

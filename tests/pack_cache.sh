@@ -1,0 +1,176 @@
+#!/bin/sh
+# The pack cache (engine/run/packcache.c): the first packed load writes one
+# 0600 file and leaves no temporary, the next maps it ("from cache"), and the
+# generated tokens are the same whether the weights are compressed, packed
+# in memory, packed and written, or mapped from the file.  A changed model,
+# a truncated, corrupt or foreign file is a miss that rewrites it; another
+# set of packed tensors gets a file of its own; pack_cache: off / --pack-cache
+# off neither reads nor writes; an unwritable cache dir or a write cut short
+# costs one note line and leaves nothing; concurrent first loads both work;
+# ember cache list and clear.  A synth model, XDG_CACHE_HOME in a temp dir.
+# TAP; SKIP where the CPU (or EMBER_ISA) has no packed kernel.
+set -u
+EMBER_BIN=${EMBER_BIN:-./ember}
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+[ -x "$EMBER_BIN" ] || { echo "1..0 # SKIP no ember binary at $EMBER_BIN"; exit 0; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-pcache.XXXXXX") || exit 1
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+export XDG_STATE_HOME="$tmp/state" XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" LC_ALL=C.UTF-8
+C="$tmp/cache/ember/packed"
+M="$tmp/tiny.gguf"
+"$EMBER_BIN" synth -q -o "$M" --like tiny --dtype Q8_0 --threads 1 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
+
+# run OUT [options]: greedy, 8 tokens; the report (stderr) in OUT
+run() { out=$1; shift; "$EMBER_BIN" run -m "$M" -p "hello there" -n 8 --temp 0 -t 1 "$@" > "$out.txt" 2> "$out"; }
+hash_of() { sed -n 's/^hash //p' "$1"; }
+files() { ls "$C" 2>/dev/null | grep -c '\.pack$'; }
+temps() { ls -a "$C" 2>/dev/null | grep -c '\.tmp\.'; }
+
+run "$tmp/c" --strategy compressed; rc_c=$?
+H=$(hash_of "$tmp/c")
+run "$tmp/off" --strategy packed --pack-cache off
+if ! grep -q '^packed [1-9]' "$tmp/off"; then
+    echo "1..0 # SKIP no packed kernel here (nothing packed${EMBER_ISA:+ with EMBER_ISA=$EMBER_ISA})"
+    exit 0
+fi
+ok $rc_c "compressed run"
+[ "$(hash_of "$tmp/off")" = "$H" ] && [ ! -e "$C" ]
+ok $? "--pack-cache off: packed in memory, same tokens as compressed, no cache dir made"
+
+run "$tmp/miss" --strategy packed; r=$?
+[ $r = 0 ] && grep -q 'pack cache written' "$tmp/miss" && [ "$(files)" = 1 ] && [ "$(temps)" = 0 ]
+ok $? "first packed load: one cache file, no temporary left ($(grep '^packed' "$tmp/miss"))"
+F=$(ls "$C"/*.pack)
+[ "$(stat -c %a "$F")" = 600 ] && [ "$(stat -c %a "$C")" = 700 ]
+ok $? "the file is 0600 in a 0700 directory ($(stat -c %a "$F") in $(stat -c %a "$C"))"
+[ "$(hash_of "$tmp/miss")" = "$H" ]; ok $? "cache miss: same tokens as compressed"
+
+run "$tmp/hit" --strategy packed
+grep -q '^packed [0-9]*/[0-9]* tensors from cache' "$tmp/hit" && ! grep -q 'pack cache written' "$tmp/hit"
+ok $? "second load: a hit ($(grep '^packed' "$tmp/hit"))"
+[ "$(hash_of "$tmp/hit")" = "$H" ]; ok $? "cache hit: same tokens as compressed"
+run "$tmp/j" --strategy packed --json
+grep -q '"pack_cache": *"hit"' "$tmp/j.txt"; ok $? "run --json says pack_cache hit"
+# the tiles are the file's pages: packing costs nothing on a hit
+ms=$(sed -n 's/.*"pack_ms": *\([0-9.]*\).*/\1/p' "$tmp/j.txt")
+awk -v m="$ms" 'BEGIN { exit !(m != "" && m < 5) }'; ok $? "a hit's pack time is under 5 ms ($ms ms)"
+
+"$EMBER_BIN" bench -m "$M" --strategy packed -p 16 -n 8 -r 1 -w 0 -t 1 > "$tmp/b" 2>&1
+grep -q '^pack cache hit' "$tmp/b"; ok $? "ember bench reports the hit ($(grep '^pack cache' "$tmp/b"))"
+
+# a profile with pack_cache: off neither reads the file nor writes one
+printf 'name: nocache\nrules:\n  - match: {}\n    strategy: packed\npack_cache: off\n' > "$tmp/nocache.yaml"
+run "$tmp/p" --profile "$tmp/nocache.yaml"
+grep -q '^packed [1-9]' "$tmp/p" && ! grep -q 'from cache\|pack cache written' "$tmp/p" && [ "$(hash_of "$tmp/p")" = "$H" ]
+ok $? "pack_cache: off in a profile: packed in memory with a cache file present"
+"$EMBER_BIN" profiles show "$tmp/nocache.yaml" 2>&1 | grep -q '^pack_cache: off'
+ok $? "profiles show prints pack_cache: off"
+printf 'name: badcache\nrules:\n  - match: {}\n    strategy: packed\npack_cache: maybe\n' > "$tmp/bad.yaml"
+run "$tmp/pb" --profile "$tmp/bad.yaml"; r=$?
+[ $r != 0 ] && grep -q "pack_cache value 'maybe'.*off, on" "$tmp/pb"; ok $? "pack_cache: maybe refused ($(head -1 "$tmp/pb"))"
+run "$tmp/pc" --strategy packed --pack-cache maybe; r=$?
+[ $r = 2 ]; ok $? "--pack-cache maybe refused (rc $r)"
+
+# another set of packed tensors: a file of its own, the first one kept
+printf 'name: qk\nrules:\n  - match: {}\n    strategy: packed\n    pack: {projections: [q, k]}\n' > "$tmp/qk.yaml"
+run "$tmp/qk1" --profile "$tmp/qk.yaml"
+run "$tmp/qk2" --profile "$tmp/qk.yaml"
+run "$tmp/all2" --strategy packed
+[ "$(files)" = 2 ] && grep -q 'pack cache written' "$tmp/qk1" && grep -q 'from cache' "$tmp/qk2" &&
+    grep -q 'from cache' "$tmp/all2" && [ "$(hash_of "$tmp/qk2")" = "$H" ]
+ok $? "two tensor sets, two files, each a hit afterwards"
+rm -f "$C"/*.pack
+run "$tmp/miss" --strategy packed
+F=$(ls "$C"/*.pack)
+
+# the model changed (its mtime): a miss, and the same file rewritten
+touch -d '2001-01-01' "$M"
+run "$tmp/t" --strategy packed
+grep -q 'pack cache written' "$tmp/t" && [ "$(files)" = 1 ] && [ "$(hash_of "$tmp/t")" = "$H" ]
+ok $? "model touched: a miss, the file rewritten in place"
+run "$tmp/t2" --strategy packed
+grep -q 'from cache' "$tmp/t2"; ok $? "and a hit again after"
+
+# corrupt(file, offset): one byte of the header inverted
+corrupt() {
+    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    printf "$(printf '\\%03o' $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+for spec in "magic:0" "key:40" "model path:200" "tensor table:1200"; do
+    what=${spec%:*} off=${spec#*:}
+    corrupt "$F" "$off"
+    run "$tmp/x" --strategy packed
+    grep -q 'pack cache written' "$tmp/x" && [ "$(hash_of "$tmp/x")" = "$H" ] && [ "$(files)" = 1 ]
+    ok $? "a byte of the $what flipped: detected, not used, rewritten"
+done
+run "$tmp/x" --strategy packed
+grep -q 'from cache' "$tmp/x"; ok $? "the rewritten file is a hit"
+size=$(stat -c %s "$F")
+truncate -s $((size / 2)) "$F"
+run "$tmp/x" --strategy packed
+grep -q 'pack cache written' "$tmp/x" && [ "$(hash_of "$tmp/x")" = "$H" ] && [ "$(stat -c %s "$F")" = "$size" ]
+ok $? "truncated to half: a miss, rewritten to full size"
+truncate -s 10 "$F"
+run "$tmp/x" --strategy packed
+grep -q 'pack cache written' "$tmp/x"; ok $? "truncated to 10 bytes: a miss, rewritten"
+head -c "$size" /dev/urandom > "$F"
+run "$tmp/x" --strategy packed
+grep -q 'pack cache written' "$tmp/x" && [ "$(hash_of "$tmp/x")" = "$H" ]
+ok $? "a foreign file of the right size under the name: ignored, rewritten"
+chmod 600 "$F"
+
+# an unwritable cache dir: runs packed from memory, with one note line
+: > "$tmp/plainfile"
+XDG_CACHE_HOME="$tmp/plainfile/sub" run "$tmp/u" --strategy packed; r=$?
+[ $r = 0 ] && [ "$(grep -c 'note' "$tmp/u")" = 1 ] && grep -q 'pack cache not written' "$tmp/u" &&
+    [ "$(hash_of "$tmp/u")" = "$H" ]
+ok $? "cache dir under a regular file: runs, one note ($(grep note "$tmp/u"))"
+if [ "$(id -u)" != 0 ]; then
+    mkdir -p "$tmp/ro/ember/packed" && chmod 500 "$tmp/ro/ember/packed"
+    XDG_CACHE_HOME="$tmp/ro" run "$tmp/u2" --strategy packed; r=$?
+    [ $r = 0 ] && [ "$(grep -c 'note' "$tmp/u2")" = 1 ] && [ -z "$(ls -A "$tmp/ro/ember/packed")" ]
+    ok $? "read-only cache dir: runs, one note, nothing left in it"
+    chmod 700 "$tmp/ro/ember/packed"
+else
+    n=$((n + 1)); echo "ok $n # SKIP running as root: a 0500 directory is writable"
+fi
+
+# a write that fails half-way (a file size limit, as a full disk would):
+# one note, no temporary and no file left, the run goes on
+rm -f "$C"/*.pack
+(ulimit -f 64; run "$tmp/fz" --strategy packed); r=$?
+[ $r = 0 ] && [ "$(grep -c 'note' "$tmp/fz")" = 1 ] && [ "$(files)" = 0 ] && [ "$(temps)" = 0 ] &&
+    [ "$(hash_of "$tmp/fz")" = "$H" ]
+ok $? "a write cut short by a small file size limit (ulimit -f 64): one note, nothing left ($(grep note "$tmp/fz"))"
+
+# two processes missing at once: each writes a whole file, the last rename wins
+run "$tmp/w1" --strategy packed & p1=$!
+run "$tmp/w2" --strategy packed & p2=$!
+wait $p1; r1=$?
+wait $p2; r2=$?
+[ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(hash_of "$tmp/w1")" = "$H" ] && [ "$(hash_of "$tmp/w2")" = "$H" ] &&
+    [ "$(files)" = 1 ] && [ "$(temps)" = 0 ]
+ok $? "two concurrent first loads: both right, one file, no temporary"
+run "$tmp/w3" --strategy packed
+grep -q 'from cache' "$tmp/w3" && [ "$(hash_of "$tmp/w3")" = "$H" ]; ok $? "and the file they left is a hit"
+F=$(ls "$C"/*.pack)
+
+# ember cache list / clear
+"$EMBER_BIN" cache list > "$tmp/l" 2>&1
+grep -qF "$M" "$tmp/l" && grep -qF "$F" "$tmp/l" && grep -q 'q8_0x16 v1' "$tmp/l"
+ok $? "cache list names the model, the file and the layout"
+"$EMBER_BIN" cache list --json > "$tmp/lj" 2>&1
+grep -q '"valid": true' "$tmp/lj" && grep -qF "\"model\": \"$M\"" "$tmp/lj" && grep -q '"tensors": 12' "$tmp/lj"
+ok $? "cache list --json: model, validity, tensor count"
+"$EMBER_BIN" cache clear > "$tmp/cl" 2>&1; r=$?
+[ $r = 0 ] && grep -q '^removed 1 pack cache file, .* freed' "$tmp/cl" && [ "$(files)" = 0 ]
+ok $? "cache clear removes the file ($(cat "$tmp/cl"))"
+"$EMBER_BIN" cache > "$tmp/l2" 2>&1; r=$?
+[ $r = 0 ] && grep -q 'no pack cache files' "$tmp/l2"; ok $? "an empty cache lists nothing"
+"$EMBER_BIN" cache --help | grep -q 'Usage: ember cache'; ok $? "cache --help"
+"$EMBER_BIN" cache frob > /dev/null 2>&1; [ $? = 2 ]; ok $? "cache frob refused"
+
+echo "1..$n"
+exit $fail
