@@ -328,7 +328,7 @@ int cmd_chat(int argc, char **argv)
     if (c.fake && fd && *fd) ember_worker_fake_config(atoi(fd), 0);
     char demo_file[PATH_MAX];
     if (demo) {
-        if (ember_xdg_path(EMBER_XDG_CACHE, "demo-tiny.gguf", true, demo_file, sizeof demo_file) < 0) {
+        if (ember_place_path(EMBER_PLACE_DEMO, true, demo_file, sizeof demo_file) < 0) {
             fprintf(stderr, "ember: --demo: no cache directory (set XDG_CACHE_HOME or HOME)\n");
             return 1;
         }
