@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "slash.h"
 #include "terminal.h"
 #include "think.h"
+#include "wrap.h"
 
 static void set_flash(app *a, const char *msg)
 {
@@ -463,7 +463,7 @@ static void set_think(app *a, int show)
         md_free(a->tr.e[i].md);
         a->tr.e[i].md = NULL;
     }
-    set_flash(a, a->show_think ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)");
+    set_flash(a, ui_think_said(a->show_think));
     a->dirty = true;
 }
 
@@ -693,6 +693,7 @@ int ui_app_run(ui_config *cfg)
     else if (cfg->load.profile[0])
         snprintf(a->profile, sizeof a->profile, "%s", cfg->load.profile);
     ember_worker_load_model(a->w, &cfg->load);
+    a->show_think = cfg->show_think;
 
     const char *nc = getenv("NO_COLOR");
     ui_term_save();
@@ -708,8 +709,7 @@ int ui_app_run(ui_config *cfg)
     nonl();
     set_escdelay(25);
     a->color = has_colors() && !(nc && *nc);
-    const char *cs = setlocale(LC_CTYPE, NULL);
-    a->ascii = !(cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8")));
+    a->ascii = !ui_locale_utf8();
     if (a->color) {
         start_color();
         use_default_colors();

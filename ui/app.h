@@ -37,6 +37,7 @@ typedef struct ui_config {
     const char *oneshot;           /* plain mode: send this one message, print the reply, exit */
     struct chatlog *resume;        /* a saved conversation to reopen (-c, --resume), or NULL */
     bool keep_screen;              /* print the last screenful on leaving (--no-keep-screen) */
+    bool show_think;               /* replies' <think> part shown, not folded (--think show) */
 } ui_config;
 
 /* Full-screen chat; returns the exit status. */

@@ -3,6 +3,8 @@
    does not know the character. */
 #include "config.h"
 
+#include <locale.h>
+#include <string.h>
 #include <wchar.h>
 
 #include "ember.h"
@@ -141,4 +143,10 @@ int ui_wrap(const char *s, size_t n, int width, ui_line *out, int cap)
     }
     put(out, cap, &nl, start, n - start, w);
     return nl;
+}
+
+bool ui_locale_utf8(void)
+{
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    return cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
 }

@@ -3,6 +3,7 @@
 #ifndef EMBER_UI_WRAP_H
 #define EMBER_UI_WRAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,9 @@ typedef struct ui_line {
    to cap lines and returns how many there are (call again with more room
    when the result exceeds cap).  Empty text is one empty line. */
 int ui_wrap(const char *s, size_t n, int width, ui_line *out, int cap);
+
+/* Whether the locale's characters are UTF-8 (else the UI draws ASCII). */
+bool ui_locale_utf8(void);
 
 /* Bytes of s, laid out from the start of a line, that fit in `cols`
    columns (whole characters only). */

@@ -58,6 +58,9 @@ static void usage(FILE *out)
         "  -c, --continue         reopen the last saved conversation (its model unless -m)\n"
         "      --resume [ID]      reopen a saved conversation (a unique start of its id;\n"
         "                         none: the last); ember chats lists them\n"
+        "      --think show|hide  a reply's <think> part shown as it came, or folded to\n"
+        "                         'thinking... (N tokens)' (on stderr in plain mode)\n"
+        "                         [default hide; /think switches it]\n"
         "      --no-keep-screen   on leaving, do not print the conversation's last screen\n"
         "  -h, --help             this help\n"
         "\n"
@@ -238,22 +241,22 @@ int cmd_chat(int argc, char **argv)
     gen_opts_default(&c.cli);
     c.cli.set = 0;
     const char *profile_name = NULL, *system = NULL;
-    bool demo = false, resume = false, keep_screen = true;
+    bool demo = false, resume = false, keep_screen = true, show_think = false;
     const char *resume_id = NULL;
     const char *oneshot = NULL;
     enum { MAX_FILES = 64 };
     const char *files[MAX_FILES];
     int n_files = 0;
-    struct option lo[14 + OPT_COUNT + 1] = {
+    struct option lo[15 + OPT_COUNT + 1] = {
         {"model", required_argument, 0, 'm'}, {"profile", required_argument, 0, 'P'},
         {"system", required_argument, 0, 'S'}, {"strategy", required_argument, 0, 's'},
         {"demo", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
         {"continue", no_argument, 0, 'c'}, {"resume", optional_argument, 0, 'R'},
-        {"no-keep-screen", no_argument, 0, 'K'},
+        {"no-keep-screen", no_argument, 0, 'K'}, {"think", required_argument, 0, 'T'},
         {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'},
         {"hf", required_argument, 0, 'H'}};
     char shorts[40] = "m:hcp:f:";
-    gen_opts_getopt(lo, 12, GEN_OPT_ALL, shorts, sizeof shorts);
+    gen_opts_getopt(lo, 13, GEN_OPT_ALL, shorts, sizeof shorts);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -286,6 +289,13 @@ int cmd_chat(int argc, char **argv)
             resume_id = optarg;
             break;
         case 'K': keep_screen = false; break;
+        case 'T':
+            if (strcmp(optarg, "show") && strcmp(optarg, "hide")) {
+                fprintf(stderr, "ember: --think takes show or hide, not '%s'\n", optarg);
+                return 2;
+            }
+            show_think = !strcmp(optarg, "show");
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -388,6 +398,7 @@ int cmd_chat(int argc, char **argv)
     cfg.cur_profile = -1;
     cfg.resume = resume ? &saved : NULL;
     cfg.keep_screen = keep_screen;
+    cfg.show_think = show_think;
     gen_opts_default(&cfg.gen);
     cfg.oneshot = oneshot;
     if (attach_inputs(&cfg, files, n_files, oneshot != NULL) < 0) {
