@@ -15,6 +15,8 @@
 #include "app.h"
 #include "chatlog.h"
 #include "cli_profile.h"
+#include "bytes.h"
+#include "hf_fetch.h"
 #include "keys.h"
 #include "model_list.h"
 #include "model_arg.h"
@@ -77,11 +79,12 @@ typedef struct chat_ctx {
     const char *strategy;          /* --strategy: applies to the first load only */
     gen_opts cli;                  /* the command line's values (cli.set says which) */
     char profile_system[4096];     /* the last resolved profile's system: prompt ("" none) */
+    hf_fetch *fetch;               /* /model's download under way, or NULL */
 } chat_ctx;
 
 /* ui_config.set_model: a path, a name `ember models` lists, or hf:NAME of
-   a cached model (the chat downloads nothing: ember pull does, with its
-   progress bar).  The header is read here, so a file that is not a model
+   a cached model (one not cached: 1, and the chat fetches it with
+   fetch_start).  The header is read here, so a file that is not a model
    is refused before anything unloads. */
 static int set_model(void *ctx, const char *name, char *path, size_t pathcap, char *err, size_t errcap)
 {
@@ -99,6 +102,15 @@ static int set_model(void *ctx, const char *name, char *path, size_t pathcap, ch
         const model_row *r = model_list_find(&t, want, &amb);
         if (r) snprintf(found, sizeof found, "%s", r->path);
         model_rows_free(&t);
+        if (!r && !amb && want != name) {
+            hf_ref ref;
+            ember_err e = {{0}};
+            if (hf_ref_parse(want, &ref, &e) < 0) {
+                snprintf(err, errcap, "/model %s: %s", name, e.msg);
+                return -1;
+            }
+            return 1;
+        }
         if (!r) {
             if (amb) snprintf(err, errcap, "/model %s: %d models match; Tab lists them", name, amb);
             else snprintf(err, errcap, "/model %s: no such file or model (ember models lists them; "
@@ -117,6 +129,51 @@ static int set_model(void *ctx, const char *name, char *path, size_t pathcap, ch
     c->info = info;
     snprintf(path, pathcap, "%s", found);
     return 0;
+}
+
+/* ui_config.fetch_*: one download at a time, hf_fetch's thread doing it */
+static int fetch_start(void *ctx, const char *name, char *err, size_t errcap)
+{
+    chat_ctx *c = ctx;
+    hf_ref ref;
+    ember_err e = {{0}};
+    hf_fetch_free(c->fetch);
+    c->fetch = NULL;
+    if (hf_ref_parse(!strncmp(name, "hf:", 3) ? name + 3 : name, &ref, &e) < 0 ||
+        !(c->fetch = hf_fetch_start(&ref, &e))) {
+        snprintf(err, errcap, "/model %s: %s", name, e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int fetch_poll(void *ctx, char *status, size_t scap, char *path, size_t pcap, char *err, size_t ecap)
+{
+    chat_ctx *c = ctx;
+    if (!c->fetch) return -1;
+    hf_fetch_state st;
+    ember_err e = {{0}};
+    int r = hf_fetch_poll(c->fetch, &st, path, pcap, &e);
+    if (r == HF_FETCH_RUNNING) {
+        char have[32], total[32], rate[32];
+        bytes_human(have, sizeof have, (double)st.have);
+        bytes_human(total, sizeof total, (double)st.total);
+        bytes_human(rate, sizeof rate, st.bytes_per_s);
+        if (!st.file[0]) snprintf(status, scap, "downloading: asking the Hub... (Esc cancels)");
+        else snprintf(status, scap, "downloading %.120s: %d%% %s / %s, %s/s (Esc cancels)", st.file,
+                      st.total ? (int)(100.0 * (double)st.have / (double)st.total) : 0, have, total, rate);
+        return 0;
+    }
+    if (r == HF_FETCH_FAILED) snprintf(err, ecap, "%s", e.msg);
+    hf_fetch_free(c->fetch);
+    c->fetch = NULL;
+    return r == HF_FETCH_DONE ? 1 : -1;
+}
+
+static void fetch_cancel(void *ctx)
+{
+    chat_ctx *c = ctx;
+    if (c->fetch) hf_fetch_cancel(c->fetch);
 }
 
 static int model_names(void *ctx, char ***names)
@@ -393,6 +450,9 @@ int cmd_chat(int argc, char **argv)
     if (!c.fake) {
         cfg.set_model = set_model;
         cfg.model_names = model_names;
+        cfg.fetch_start = fetch_start;
+        cfg.fetch_poll = fetch_poll;
+        cfg.fetch_cancel = fetch_cancel;
     }
     cfg.ctx = &c;
     cfg.cur_profile = -1;
@@ -440,6 +500,7 @@ int cmd_chat(int argc, char **argv)
     if (oneshot || !isatty(0) || !isatty(1) || dumb) status = ui_plain_run(&cfg);
     else status = ui_app_run(&cfg);
 out:
+    hf_fetch_free(c.fetch);   /* left during a download: stopped, its partial kept */
     ui_attach_clear(&cfg.attach);
     for (int i = 0; i < cfg.n_profiles; i++) free(cfg.profiles[i]);
     free(cfg.profiles);
