@@ -2,7 +2,9 @@
 # /model in the full-screen chat, through tmux: the list of the models
 # `ember models` knows ($EMBER_MODELS here), Tab completion of a name,
 # loading another model with the conversation kept (its name in the status
-# bar), and the refusals (no such model, a file that is not a model).
+# bar), and the refusals (no such model, a file that is not a model);
+# /model hf: of a model not cached, downloaded from tests/hf_server.py
+# while the chat goes on, cancelled, resumed, and left mid-way.
 # TAP; SKIP without tmux.
 name=model; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 mkdir -p "$tmp/models"
@@ -14,9 +16,10 @@ echo "not a model" > "$tmp/notes.gguf"
 # test/tiny answers at once, test/slow sends 32 KiB every 50 ms
 HUB=
 if command -v python3 >/dev/null 2>&1; then
-    mkdir -p "$tmp/repos/test/tiny" "$tmp/repos/test/slow"
+    mkdir -p "$tmp/repos/test/tiny" "$tmp/repos/test/slow" "$tmp/repos/other/slow"
     cp "$tmp/models/alpha-tiny.gguf" "$tmp/repos/test/tiny/tiny-Q8_0.gguf"
     "$EMBER_BIN" synth -o "$tmp/repos/test/slow/slow-Q8_0.gguf" --like tiny-qwen2 -q >/dev/null 2>&1
+    cp "$tmp/repos/test/slow/slow-Q8_0.gguf" "$tmp/repos/other/slow/slow-Q8_0.gguf"
     python3 "$SRCDIR/tests/hf_server.py" "$tmp/repos" "$tmp/hub.log" > "$tmp/port" 2> "$tmp/hub.err" &
     HUB=$!
     trap '[ -n "$HUB" ] && kill $HUB 2>/dev/null; cleanup' EXIT INT TERM
@@ -105,4 +108,19 @@ fi
 $T send-keys -t ember '/quit' Enter
 sleep 0.5
 [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits 0"
+
+# leaving in the middle of a download stops it at once, the partial kept
+if [ -n "$HUB" ]; then
+    rm -f "$tmp/run.sh.rc"
+    $T new-session -d -s quit -x 140 -y 40 "$tmp/run.sh" && wait_for 'RSS' 20 quit
+    $T send-keys -t quit '/model hf:other/slow' Enter
+    wait_for 'downloading slow-Q8_0.gguf: [0-9]+% ' 10 quit
+    $T send-keys -t quit '/quit' Enter
+    i=0
+    while [ $i -lt 30 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ] && ls "$tmp"/hf/hub/models--other--slow/blobs/*.incomplete >/dev/null 2>&1
+    ok $? "/quit during a download exits 0 within 3 s, the partial kept"
+else
+    skip "python3 or the stand-in Hub is unavailable"
+fi
 tap_end
