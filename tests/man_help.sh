@@ -43,6 +43,12 @@ for row in $rows; do
 done
 IFS=$oldifs
 [ "$nc" -ge 15 ] && [ -z "$missing" ]; ok $? "every slash command of the table ($nc), with its arguments, is in ember(1) SLASH COMMANDS (missing:$missing)"
+# PLAIN LINE MODE names exactly the commands the table lets plain mode run
+plain=$(sed -n '/^\.SH PLAIN LINE MODE/,/^\.SH /p' "$MAN" | sed -n 's/^\.BR\{0,1\} \(\/[a-z]*\).*/\1/p' | sort -u)
+table=$(tr -d '\n' < "$SRC/ui/slash.c" |
+        grep -o '{"/[a-z]*", "[^"]*", "[^"]*", SL_[A-Z]*, *UI_ARG_[A-Z]*, *true' | sed 's/^{"\(\/[a-z]*\)".*/\1/' | sort -u)
+[ -n "$table" ] && [ "$plain" = "$table" ]
+ok $? "ember(1) PLAIN LINE MODE lists the plain-mode commands of the table (man: $(echo $plain); table: $(echo $table))"
 # the FILES section names every place the code keeps files in: Ember's own
 # (engine/sys/xdg.c's table, as $XDG_*_HOME/ember/NAME) and huggingface_hub's
 # (src/tools/hf_cache.c's tables, as $VAR/SUFFIX with $HOME as ~)
