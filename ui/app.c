@@ -410,7 +410,7 @@ static void cmd_model(ui_host *h, const ui_slash *s)
     snprintf(name, sizeof name, "%.*s", (int)s->arg_len, s->arg);
     int r = c->set_model(c->ctx, name, a->model_path, sizeof a->model_path, err, sizeof err);
     if (r == 1 && c->fetch_start) {
-        /* not in the cache: fetched off this thread, loaded when it is in (fetch_done) */
+        /* not in the cache: fetched off this thread, loaded once it is in (fetch_check) */
         if (c->fetch_start(c->ctx, name, err, sizeof err) < 0) {
             note(a, TR_ERROR, err);
             return;
