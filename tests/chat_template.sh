@@ -63,9 +63,14 @@ fi
 printf '%s' "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{{ m.content }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|><think>
 {% endif %}" > "$tmp/r1.jinja"
 "$EMBER_BIN" synth -q -o "$tmp/r1.gguf" --like tiny --chat-template "$tmp/r1.jinja" &&
-    printf 'hi\n' | "$EMBER_BIN" -m "$tmp/r1.gguf" -n 3 -t 1 > "$tmp/r1.out" 2>/dev/null
+    printf 'hi\n' | "$EMBER_BIN" -m "$tmp/r1.gguf" -n 3 -t 1 --think show > "$tmp/r1.out" 2>/dev/null
 [ "$(head -n 1 "$tmp/r1.out")" = "<think>" ]
 ok $? "the chat's reply starts with the <think> its prompt opened ($(head -c 40 "$tmp/r1.out" | tr '\n' ' '))"
+# folded (the default), the 3 tokens are all thinking: the tag the prompt
+# opened is not one of them
+printf 'hi\n' | "$EMBER_BIN" -m "$tmp/r1.gguf" -n 3 -t 1 > "$tmp/r1.out" 2>"$tmp/r1.err"
+[ "$(cat "$tmp/r1.out")" = "" ] && grep -q '^thinking.* (3 tokens)$' "$tmp/r1.err"
+ok $? "folded, that reply is its fold's line on stderr, counting the model's 3 tokens ($(grep thinking "$tmp/r1.err"))"
 
 # ---- chat-mini: the Llama 3 template from the file, the answer ends at EOT
 M=$S/models/chat-mini-Q8_0.gguf

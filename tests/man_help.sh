@@ -27,7 +27,43 @@ for k in $keys; do
     printf '%s\n' "$section" | grep -q -- "$k" || missing="$missing $k"
 done
 [ "$nk" -ge 10 ] && [ -z "$missing" ]; ok $? "every key of the key table ($nk) is in ember(1) KEYS (missing:$missing)"
+SRC=${EMBER_SRCDIR:-.}
+# the slash-command table (ui/slash.c): each command, with its arguments as
+# the table gives them, is an entry of the SLASH COMMANDS section
+section=$(sed -n '/^\.SH SLASH COMMANDS/,/^\.SH /p' "$MAN" | grep '^\.BI\{0,1\} /' |
+          sed 's/\\f[RPBI]//g; s/\\-/-/g; s/"//g; s/^\.BI\{0,1\} //; s/  */ /g; s/ $//')
+rows=$(sed -n 's/^ *{"\(\/[a-z]*\)", "\([^"]*\)",.*/\1 \2/p' "$SRC/ui/slash.c" | sed 's/ $//')
+missing=""; nc=0
+nl='
+'
+oldifs=$IFS; IFS=$nl
+for row in $rows; do
+    nc=$((nc + 1))
+    printf '%s\n' "$section" | grep -qxF -- "$row" || missing="$missing '$row'"
+done
+IFS=$oldifs
+[ "$nc" -ge 15 ] && [ -z "$missing" ]; ok $? "every slash command of the table ($nc), with its arguments, is in ember(1) SLASH COMMANDS (missing:$missing)"
+# PLAIN LINE MODE names exactly the commands the table lets plain mode run
+plain=$(sed -n '/^\.SH PLAIN LINE MODE/,/^\.SH /p' "$MAN" | sed -n 's/^\.BR\{0,1\} \(\/[a-z]*\).*/\1/p' | sort -u)
+table=$(tr -d '\n' < "$SRC/ui/slash.c" |
+        grep -o '{"/[a-z]*", "[^"]*", "[^"]*", SL_[A-Z]*, *UI_ARG_[A-Z]*, *true' | sed 's/^{"\(\/[a-z]*\)".*/\1/' | sort -u)
+[ -n "$table" ] && [ "$plain" = "$table" ]
+ok $? "ember(1) PLAIN LINE MODE lists the plain-mode commands of the table (man: $(echo $plain); table: $(echo $table))"
+# the FILES section names every place the code keeps files in: Ember's own
+# (engine/sys/xdg.c's table, as $XDG_*_HOME/ember/NAME) and huggingface_hub's
+# (src/tools/hf_cache.c's tables, as $VAR/SUFFIX with $HOME as ~)
+files=$(sed -n '/^\.SH FILES/,/^\.SH /p' "$MAN" | sed 's/\\f[RPBI]//g; s/\\-/-/g; s/\\(ti/~/g; s/\\ti/~/g')
+places=$(sed -n 's/^ *\[EMBER_PLACE_[A-Z]*\] = {EMBER_XDG_\([A-Z]*\), "\([^"]*\)"},$/$XDG_\1_HOME\/ember\/\2/p' \
+             "$SRC/engine/sys/xdg.c"
+         sed -n 's/^ *{"\([A-Z_]*\)", "\([^"]*\)"},$/$\1\2/p' "$SRC/src/tools/hf_cache.c" | sed 's/^\$HOME/~/')
+missing=""; np=0
+for p in $places; do
+    np=$((np + 1))
+    printf '%s\n' "$files" | grep -qF -- "$p" || missing="$missing $p"
+done
+[ "$np" -ge 12 ] && [ -z "$missing" ]; ok $? "ember(1) FILES names every place of the code's tables ($np) (missing:$missing)"
 # the option table: both commands that take it offer every option of it
+missing=""
 for o in --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n --seed --n-predict --ctx --threads --kv-cache --pack-cache; do
     for c in run chat; do
         "$EMBER" $c --help | grep -q -- "$o " || missing="$missing $c:$o"

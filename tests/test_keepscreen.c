@@ -56,6 +56,13 @@ int main(void)
     tap_ok(strstr(out, "some **bold** text") != NULL, "raw mode prints the text as written");
     free(out);
 
+    /* a tab: the blanks to its stop, as on screen, not the shell's own stops */
+    tr_clear(&t);
+    tr_add(&t, TR_USER, "a\tbc\td");
+    out = render(&t, 100, 80, false, &len);
+    tap_ok(!strcmp(out, "you\n  a   bc  d\n"), "a user line's tabs laid out as on screen ('%s')", out);
+    free(out);
+
     /* narrow: wrapped to the width minus the indent */
     tr_clear(&t);
     tr_add(&t, TR_USER, "aaaa bbbb cccc dddd");

@@ -174,6 +174,18 @@ static void test_code(void)
            "a numbered label above the block");
     int r = find(d, "return");
     tap_ok(r > 0 && !strcmp(L(d, r), "    return 0;   /* tab */"), "tabs shown as spaces to 4-column stops: '%s'", L(d, r));
+    {
+        /* a reply's own tabs, outside code, stop from its text's start as
+           the transcript's other lines do; under a quote, after the mark */
+        md_doc *t = R("a\tbc\td", 80);
+        tap_ok(t && t->n == 1 && !strcmp(L(t, 0), "a   bc  d") && max_width(t) == 9,
+               "a paragraph's tabs as blanks to the stops: '%s'", t ? L(t, 0) : "");
+        md_free(t);
+        t = R("> a\tbc\td", 80);
+        int q = t ? find(t, "bc") : -1;
+        tap_ok(q >= 0 && strstr(L(t, q), "a   bc  d") && max_width(t) >= 0, "under a quote too: '%s'", q >= 0 ? L(t, q) : "");
+        md_free(t);
+    }
     tap_ok(d->lines[r].block == 0 && style_of(d, r, "return", NULL) == MDS_BLOCK_KEYWORD &&
            style_of(d, r, "/* tab", NULL) == MDS_BLOCK_COMMENT && style_of(d, r, "0;", NULL) == MDS_BLOCK_NUMBER,
            "code lines are tagged with the block and highlighted");

@@ -152,6 +152,12 @@ int main(void)
     setenv("XDG_CONFIG_HOME", "./c", 1);
     tap_ok(ember_xdg_path(EMBER_XDG_CONFIG, "profiles", false, buf, sizeof buf) == 0 &&
            !strcmp(buf, "/home/someone/.config/ember/profiles"), "relative XDG_CONFIG_HOME ignored: %s", buf);
+    setenv("XDG_STATE_HOME", "/var/st", 1);
+    tap_ok(ember_place_path(EMBER_PLACE_CHATS, false, buf, sizeof buf) == 0 && !strcmp(buf, "/var/st/ember/chats"),
+           "the file table: chats under XDG_STATE_HOME: %s", buf);
+    tap_ok(ember_place_path(EMBER_PLACE_PROFILES, false, buf, sizeof buf) == 0 &&
+           !strcmp(buf, "/home/someone/.config/ember/profiles"), "the file table: profiles under the config base: %s", buf);
+    tap_ok(ember_place_path((ember_place)99, false, buf, sizeof buf) < 0, "a file not in the table: no path");
     unsetenv("HOME");
     tap_ok(ember_xdg_path(EMBER_XDG_CONFIG, "profiles", false, buf, sizeof buf) < 0, "no HOME, relative XDG: no path");
     setenv("XDG_CACHE_HOME", dir, 1);

@@ -33,6 +33,26 @@ static int max_width(const char *s, int width)
     return m;
 }
 
+/* Lays s out as ui_cell_width places it when its text starts at screen
+   column col0 (as the draft and draw_utf8 do): tabs become blanks. */
+static const char *cells(const char *s, int col0)
+{
+    static char buf[256];
+    size_t o = 0;
+    int col = col0;
+    for (size_t i = 0, n = strlen(s); i < n && o + 8 < sizeof buf;) {
+        uint32_t cp;
+        int k = ui_utf8_next(s + i, n - i, &cp);
+        int w = ui_cell_width(cp, col - col0);
+        if (cp == '\t') memset(buf + o, ' ', (size_t)w), o += (size_t)w;
+        else memcpy(buf + o, s + i, (size_t)k), o += (size_t)k;
+        col += w;
+        i += (size_t)k;
+    }
+    buf[o] = 0;
+    return buf;
+}
+
 int main(void)
 {
     if (!setlocale(LC_ALL, "C.UTF-8") && !setlocale(LC_ALL, "en_US.UTF-8"))
@@ -51,7 +71,22 @@ int main(void)
     tap_ok(ui_str_width("\xf0\x9f\x98\x80", 4) == 2, "emoji: two columns");
     tap_ok(ui_str_width("e\xcc\x81", 3) == 1, "combining acute: zero columns");
     tap_ok(ui_str_width("a\x01" "b\x7f", 4) == 2, "control characters take no column");
-    tap_ok(ui_str_width("a\tb", 3) == 2 + UI_TAB_COLS, "a tab (kept from a paste) takes UI_TAB_COLS columns");
+    tap_ok(ui_tab_width(0) == 4 && ui_tab_width(1) == 3 && ui_tab_width(3) == 1 && ui_tab_width(4) == 4,
+           "a tab runs to the next 4-column stop");
+    tap_ok(ui_str_width("a\tb", 3) == 5, "a tab after one column takes three (kept from a paste)");
+    /* The one layout both the draft and the transcript use: "a\tbc\td"
+       shows as "a   bc  d" wherever the line's text starts. */
+    tap_ok(!strcmp(cells("a\tbc\td", 0), "a   bc  d"), "a line's tabs from its start: '%s'", cells("a\tbc\td", 0));
+    tap_ok(!strcmp(cells("a\tbc\td", 2), "a   bc  d"),
+           "the draft's layout (text after the 2-column prompt) is the same: '%s'", cells("a\tbc\td", 2));
+    {
+        ui_line l[4];
+        int n = ui_wrap("a\tbc\td", 7, 80, l, 4);
+        tap_ok(n == 1 && l[0].width == 9, "the transcript's wrap measures it 9 columns (%d)", n ? l[0].width : -1);
+        n = ui_wrap("abc de\tf", 9, 5, l, 4);
+        tap_ok(n == 2 && l[1].width == 5, "on a wrapped line the stops count from that line's start (%d)",
+               n > 1 ? l[1].width : -1);
+    }
 
     tap_ok(!strcmp(wrapped("the quick brown fox", 10), "the quick|brown fox"),
            "breaks at spaces: %s", wrapped("the quick brown fox", 10));

@@ -50,17 +50,21 @@ wait_for 'You said: short one' 10
 ok $? "the next message is answered"
 
 # 2. a paste: tab and CRLF (-r: tmux sends the bytes as they are)
-printf 'a\tb\r\nc d' > "$tmp/paste"
+printf 'a\tbc\td\r\nc d' > "$tmp/paste"
 $T load-buffer "$tmp/paste"
 $T paste-buffer -p -r -t ember
-wait_for '^> a   b' 5
-ok $? "the pasted tab shows as blanks in the draft"
+wait_for '^> a   bc  d$' 5
+ok $? "the pasted tabs show as blanks to the 4-column stops in the draft"
 $T send-keys -t ember Enter
 wait_for 'You said: a' 10
 sleep 0.3
+screen | grep -q '^  a   bc  d$'
+ok $? "the transcript lays the tabs out as the draft did"
+screen | grep -q "^  You said: a bc  d"
+ok $? "so does the reply (Markdown: the echo, so the engine got the tabs), from its text's start"
 $T send-keys -t ember "/save $tmp/t1.md" Enter
 wait_for 'saved the transcript to .*t1.md' 5
-printf '## User\n\na\tb\nc d\n' > "$tmp/want1"
+printf '## User\n\na\tbc\td\nc d\n' > "$tmp/want1"
 grep -A3 '^## User' "$tmp/t1.md" | tail -n 4 > "$tmp/got1"
 cmp -s "$tmp/want1" "$tmp/got1"
 ok $? "the message keeps the tab and one line end for CRLF ($(od -c "$tmp/got1" | head -2 | tr -s ' ' | tr '\n' ' '))"

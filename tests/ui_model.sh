@@ -2,7 +2,9 @@
 # /model in the full-screen chat, through tmux: the list of the models
 # `ember models` knows ($EMBER_MODELS here), Tab completion of a name,
 # loading another model with the conversation kept (its name in the status
-# bar), and the refusals (no such model, a file that is not a model).
+# bar), and the refusals (no such model, a file that is not a model);
+# /model hf: of a model not cached, downloaded from tests/hf_server.py
+# while the chat goes on, cancelled, resumed, and left mid-way.
 # TAP; SKIP without tmux.
 name=model; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 mkdir -p "$tmp/models"
@@ -10,11 +12,28 @@ mkdir -p "$tmp/models"
     "$EMBER_BIN" synth -o "$tmp/models/beta-gemma.gguf" --like tiny-gemma3 -q >/dev/null 2>&1 ||
     skip_all "ember synth is unavailable"
 echo "not a model" > "$tmp/notes.gguf"
+# the stand-in Hub (tests/hf_server.py, 127.0.0.1 only) for /model hf:...:
+# test/tiny answers at once, test/slow sends 32 KiB every 50 ms
+HUB=
+if command -v python3 >/dev/null 2>&1; then
+    mkdir -p "$tmp/repos/test/tiny" "$tmp/repos/test/slow" "$tmp/repos/other/slow"
+    cp "$tmp/models/alpha-tiny.gguf" "$tmp/repos/test/tiny/tiny-Q8_0.gguf"
+    "$EMBER_BIN" synth -o "$tmp/repos/test/slow/slow-Q8_0.gguf" --like tiny-qwen2 -q >/dev/null 2>&1
+    cp "$tmp/repos/test/slow/slow-Q8_0.gguf" "$tmp/repos/other/slow/slow-Q8_0.gguf"
+    python3 "$SRCDIR/tests/hf_server.py" "$tmp/repos" "$tmp/hub.log" > "$tmp/port" 2> "$tmp/hub.err" &
+    HUB=$!
+    trap '[ -n "$HUB" ] && kill $HUB 2>/dev/null; cleanup' EXIT INT TERM
+    i=0
+    while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -s "$tmp/port" ] || { kill $HUB 2>/dev/null; HUB=; }
+fi
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
 export XDG_CACHE_HOME=$tmp/cache HF_HOME=$tmp/hf EMBER_MODELS=$tmp/models TERM=screen
-export EMBER_PROFILE_DIR=$SRCDIR/profiles
+export EMBER_PROFILE_DIR=$SRCDIR/profiles HF_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port" 2>/dev/null || echo 1)
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY HF_TOKEN HF_HUB_OFFLINE HF_HUB_CACHE
+export no_proxy=127.0.0.1 NO_PROXY=127.0.0.1
 "$EMBER_BIN" -m "$tmp/models/alpha-tiny.gguf" -t 1 -n 6
 echo \$? > "\$0.rc"
 EOF2
@@ -53,7 +72,55 @@ $T send-keys -t ember "/model $tmp/notes.gguf" Enter
 wait_for "/model $tmp/notes.gguf: " 5 && screen | grep -q '^ember-synth-tiny-gemma3'
 ok $? "a file that is not a model is refused and the model stays"
 
+# /model hf: not in the cache: downloaded off the UI thread, progress in
+# the status bar, Esc cancels (the partial kept), the next try resumes
+if [ -n "$HUB" ]; then
+    blobs=$tmp/hf/hub/models--test--slow/blobs
+    $T send-keys -t ember '/model hf:test/slow' Enter
+    wait_for 'downloading slow-Q8_0.gguf: [0-9]+% ' 10
+    ok $? "/model hf: of a model not cached downloads it, its progress in the status bar"
+    echo "# status: $(screen | grep 'downloading' | tail -n 1)"
+    $T send-keys -t ember 'typed meanwhile'
+    wait_for '^> typed meanwhile' 3 && screen | grep -q 'downloading slow-Q8_0.gguf'
+    ok $? "the chat takes keys while it downloads"
+    $T send-keys -t ember Escape
+    wait_for 'cancelled after .* the partial download is kept' 10
+    ok $? "Esc cancels the download and says the partial is kept"
+    part=$(ls "$blobs"/*.incomplete 2>/dev/null | head -n 1)
+    psize=$(if [ -n "$part" ]; then wc -c < "$part" | tr -d ' '; else echo 0; fi)
+    [ "$psize" -gt 0 ] && screen | grep 'RSS' | grep -q '^ember-synth-tiny-gemma3'
+    ok $? "the partial file stays in the cache ($psize bytes) and the model in use stays ($(screen | grep RSS | cut -c1-60))"
+    $T send-keys -t ember C-u
+    $T send-keys -t ember '/model hf:test/slow' Enter
+    wait_for 'model ember-synth-tiny-qwen2[^ ]* loaded' 30
+    ok $? "the next /model hf:test/slow finishes the download and loads the model"
+    grep -q "^GET /cdn/test/slow/slow-Q8_0.gguf bytes=$psize- 206" "$tmp/hub.log" && ! ls "$blobs"/*.incomplete >/dev/null 2>&1
+    ok $? "it resumed from byte $psize (a Range request), no partial left"
+    wait_for '^ember-synth-tiny-qwen2' 10
+    ok $? "the status bar names the downloaded model"
+    $T send-keys -t ember '/model hf:test/none' Enter
+    wait_for '/model hf:test/none: .*no such repository' 10
+    ok $? "a repository the Hub does not have is reported"
+else
+    skip "python3 or the stand-in Hub is unavailable"
+fi
+
 $T send-keys -t ember '/quit' Enter
 sleep 0.5
 [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]; ok $? "/quit exits 0"
+
+# leaving in the middle of a download stops it at once, the partial kept
+if [ -n "$HUB" ]; then
+    rm -f "$tmp/run.sh.rc"
+    $T new-session -d -s quit -x 140 -y 40 "$tmp/run.sh" && wait_for 'RSS' 20 quit
+    $T send-keys -t quit '/model hf:other/slow' Enter
+    wait_for 'downloading slow-Q8_0.gguf: [0-9]+% ' 10 quit
+    $T send-keys -t quit '/quit' Enter
+    i=0
+    while [ $i -lt 30 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ] && ls "$tmp"/hf/hub/models--other--slow/blobs/*.incomplete >/dev/null 2>&1
+    ok $? "/quit during a download exits 0 within 3 s, the partial kept"
+else
+    skip "python3 or the stand-in Hub is unavailable"
+fi
 tap_end

@@ -72,5 +72,31 @@ printf 'hi\n' | "$EMBER_BIN" --demo -n 4 > "$tmp/out" 2> "$tmp/err"; r=$?
 [ $r -eq 0 ] && [ -s "$tmp/cache/ember/demo-tiny.gguf" ]; ok $? "--demo synthesizes its model under XDG_CACHE_HOME"
 grep -q 'DEMO' "$tmp/err"; ok $? "--demo says it is a random-weight demo"
 
+# A reasoning reply piped on (the fake engine scripted, a byte per token):
+# the answer alone on stdout, the fold's line on stderr; --think show and
+# /think print what the model said; the saved chat keeps all of it.
+think='<think>
+The user greets me.
+</think>'
+printf '%s\n\nHello! Nice to meet you.' "$think" > "$tmp/reply.txt"
+n_think=$(printf '%s' "$think" | wc -c | tr -d ' ')
+fake() { EMBER_FAKE_ENGINE=1 EMBER_FAKE_REPLY="$tmp/reply.txt" "$EMBER_BIN" -m fake.gguf "$@"; }
+fake -p hi > "$tmp/o" 2> "$tmp/e"; r=$?
+[ $r -eq 0 ] && [ "$(cat "$tmp/o")" = "Hello! Nice to meet you." ] && grep -qx "thinking… ($n_think tokens)" "$tmp/e"
+ok $? "-p piped: stdout is the answer without the thinking, stderr says 'thinking… ($n_think tokens)' ($(head -c 60 "$tmp/o" | tr '\n' ' '))"
+fake -p hi --think show > "$tmp/o" 2> "$tmp/e"
+[ "$(head -n 1 "$tmp/o")" = "<think>" ] && grep -q 'greets me' "$tmp/o" && grep -q '^Hello! Nice' "$tmp/o" &&
+    ! grep -q 'thinking…' "$tmp/e"
+ok $? "--think show: stdout has what the model said, thinking included"
+fake -p hi --think maybe > "$tmp/o" 2> "$tmp/e"; r=$?
+[ $r -eq 2 ] && grep -q 'show or hide' "$tmp/e"
+ok $? "--think takes show or hide (rc $r)"
+printf 'hi\n/think\nhi\n/think hide\nhi\n' | fake > "$tmp/o" 2> "$tmp/e"
+[ "$(grep -c 'greets me' "$tmp/o")" = 1 ] && [ "$(grep -c '^Hello! Nice' "$tmp/o")" = 3 ] &&
+    [ "$(grep -c '^thinking… (' "$tmp/e")" = 2 ] && grep -q 'thinking unfolded' "$tmp/e" && grep -q 'thinking folded' "$tmp/e"
+ok $? "plain lines: /think unfolds the next reply, /think hide folds again"
+grep -q 'greets me' "$tmp"/state/ember/chats/*.json
+ok $? "the saved conversation keeps the thinking the screen folded"
+
 echo "1..$n"
 exit $fail

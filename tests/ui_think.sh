@@ -3,7 +3,9 @@
 # scripted to answer "<think>...</think> answer", streaming slowly): the
 # thinking is folded to "thinking… (N tokens)" while it streams and after,
 # /think show|hide and F5 unfold and fold it, and /info names the model,
-# architecture, template, context and profile.  TAP; SKIP without tmux.
+# architecture, template, context and profile; --think show starts it
+# unfolded; plain line mode on a terminal folds it too.  TAP; SKIP without
+# tmux.
 name=think; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 think='<think>
 The user greets me. I should answer kindly and briefly.
@@ -18,7 +20,7 @@ cat > "$tmp/run.sh" <<RUN
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
 export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1 EMBER_FAKE_REPLY=$tmp/reply.txt
 export EMBER_FAKE_DELAY_MS=40
-"$EMBER_BIN" -m fake.gguf
+"$EMBER_BIN" -m fake.gguf "\$@"
 echo \$? > "\$0.rc"
 RUN
 chmod +x "$tmp/run.sh"
@@ -76,4 +78,31 @@ i=0
 while [ $i -lt 50 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]
 ok $? "Ctrl-D quits with status 0"
+
+# --think show: the full-screen chat starts unfolded
+$T new-session -d -s shown -x 160 -y 40 "$tmp/run.sh --think show" || skip "tmux cannot start a session"
+wait_for_in() { i=0; while [ $i -lt $(($2 * 10)) ]; do $T capture-pane -p -t "$3" | grep -Eq "$1" && return 0; sleep 0.1; i=$((i + 1)); done; return 1; }
+wait_for_in 'RSS' 20 shown
+$T send-keys -t shown 'hi' Enter
+wait_for_in 'Nice to meet you' 30 shown && $T capture-pane -p -t shown | grep -q 'greets me' &&
+    ! $T capture-pane -p -t shown | grep -q '^  thinking… ('
+ok $? "--think show: the full-screen chat shows the thinking from the start"
+$T kill-session -t shown 2>/dev/null
+
+# plain line mode on a terminal (TERM=dumb): the fold's line stands where
+# the thinking was, /think show prints it
+sed 's/TERM=screen/TERM=dumb/' "$tmp/run.sh" > "$tmp/dumb.sh" && chmod +x "$tmp/dumb.sh"
+$T new-session -d -s dumb -x 160 -y 40 "$tmp/dumb.sh; sleep 30" || skip "tmux cannot start a session"
+sleep 1
+$T send-keys -t dumb 'hi' Enter
+wait_for_in 'tok/s' 30 dumb
+$T capture-pane -p -t dumb > "$tmp/dumb.txt"
+grep -q "^thinking… ($n_think tokens)\$" "$tmp/dumb.txt" && grep -q '^Hello! Nice to meet you.$' "$tmp/dumb.txt" &&
+    ! grep -q 'greets me' "$tmp/dumb.txt"
+ok $? "plain mode on a terminal: 'thinking… ($n_think tokens)' then the answer, the thinking not shown"
+echo "# plain screen:"; sed -n '/thinking/,/tok\/s/p' "$tmp/dumb.txt" | sed 's/^/#   /'
+$T send-keys -t dumb '/think show' Enter 'again' Enter
+wait_for_in 'greets me' 30 dumb
+ok $? "plain mode: /think show prints the next reply's thinking"
+$T kill-session -t dumb 2>/dev/null
 tap_end

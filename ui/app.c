@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "slash.h"
 #include "terminal.h"
 #include "think.h"
+#include "wrap.h"
 
 static void set_flash(app *a, const char *msg)
 {
@@ -377,6 +377,8 @@ static void cmd_save(ui_host *h, const ui_slash *s)
 
 static void cmd_raw(ui_host *h, const ui_slash *s) { app_toggle_raw(host_app(h)); }
 
+static void load_model(app *a);
+
 /* /model NAME: the worker loads NAME under the profile in use; the
    conversation stays and is prefilled again in the new model's template. */
 static void cmd_model(ui_host *h, const ui_slash *s)
@@ -404,16 +406,83 @@ static void cmd_model(ui_host *h, const ui_slash *s)
         set_flash(a, "a reply is running: press Esc first");
         return;
     }
+    if (a->fetching) {
+        set_flash(a, "a download is running: press Esc to cancel it first");
+        return;
+    }
     char name[4096], err[4200];
     snprintf(name, sizeof name, "%.*s", (int)s->arg_len, s->arg);
-    if (c->set_model(c->ctx, name, a->model_path, sizeof a->model_path, err, sizeof err) < 0) {
+    int r = c->set_model(c->ctx, name, a->model_path, sizeof a->model_path, err, sizeof err);
+    if (r == 1 && c->fetch_start) {
+        /* not in the cache: fetched off this thread, loaded once it is in (fetch_check) */
+        if (c->fetch_start(c->ctx, name, err, sizeof err) < 0) {
+            note(a, TR_ERROR, err);
+            return;
+        }
+        a->fetching = true;
+        snprintf(a->fetch_name, sizeof a->fetch_name, "%s", name);
+        snprintf(a->progress, sizeof a->progress, "downloading %.200s... (Esc cancels)", name);
+        a->dirty = true;
+        return;
+    }
+    if (r == 1) snprintf(err, sizeof err, "/model %s: not in the cache (ember pull downloads it)", name);
+    if (r != 0) {
         note(a, TR_ERROR, err);
         return;
     }
+    load_model(a);
+}
+
+/* The model set_model chose replaces the one in use, the profile kept. */
+static void load_model(app *a)
+{
+    ui_config *c = a->cfg;
     c->model_path = a->model_path;
     a->model_switch = true;
     int cur = c->cur_profile;
     switch_profile(a, cur, cur >= 0 && cur < c->n_profiles ? c->profiles[cur] : "");
+}
+
+/* The download /model started: its progress in the status bar, then the
+   model loaded as /model loads one, or what went wrong. */
+static void fetch_check(app *a)
+{
+    ui_config *c = a->cfg;
+    char status[256], err[1200], msg[1400];
+    int r = c->fetch_poll(c->ctx, status, sizeof status, a->model_path, sizeof a->model_path, err, sizeof err);
+    if (r == 0) {
+        if (strcmp(status, a->progress)) {
+            snprintf(a->progress, sizeof a->progress, "%s", status);
+            a->dirty = true;
+        }
+        return;
+    }
+    a->fetching = false;
+    a->progress[0] = 0;
+    a->flash[0] = 0;              /* "cancelling...": the transcript says how it ended */
+    a->dirty = true;
+    if (r < 0) {
+        snprintf(msg, sizeof msg, "/model %.200s: %.1100s", a->fetch_name, err);
+        note(a, TR_ERROR, msg);
+        return;
+    }
+    /* now cached: set_model reads its header as for any other name */
+    char got[sizeof a->model_path];
+    snprintf(got, sizeof got, "%s", a->model_path);
+    if (c->set_model(c->ctx, got, a->model_path, sizeof a->model_path, err, sizeof err) != 0) {
+        note(a, TR_ERROR, err);
+        return;
+    }
+    snprintf(msg, sizeof msg, "downloaded %.200s to %.1100s", a->fetch_name, a->model_path);
+    note(a, TR_NOTICE, msg);
+    load_model(a);
+}
+
+void app_cancel_fetch(app *a)
+{
+    if (!a->fetching) return;
+    a->cfg->fetch_cancel(a->cfg->ctx);
+    set_flash(a, "cancelling the download...");
 }
 
 static void cmd_read(ui_host *h, const ui_slash *s)
@@ -467,7 +536,7 @@ static void set_think(app *a, int show)
         md_free(a->tr.e[i].md);
         a->tr.e[i].md = NULL;
     }
-    set_flash(a, a->show_think ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)");
+    set_flash(a, ui_think_said(a->show_think));
     a->dirty = true;
 }
 
@@ -702,6 +771,7 @@ int ui_app_run(ui_config *cfg)
     else if (cfg->load.profile[0])
         snprintf(a->profile, sizeof a->profile, "%s", cfg->load.profile);
     ember_worker_load_model(a->w, &cfg->load);
+    a->show_think = cfg->show_think;
 
     const char *nc = getenv("NO_COLOR");
     ui_term_save();
@@ -717,8 +787,7 @@ int ui_app_run(ui_config *cfg)
     nonl();
     set_escdelay(25);
     a->color = has_colors() && !(nc && *nc);
-    const char *cs = setlocale(LC_CTYPE, NULL);
-    a->ascii = !(cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8")));
+    a->ascii = !ui_locale_utf8();
     if (a->color) {
         start_color();
         use_default_colors();
@@ -767,7 +836,7 @@ int ui_app_run(ui_config *cfg)
         }
         if (a->dirty) draw_all(a);
         struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = ember_worker_fd(a->w), .events = POLLIN}};
-        int pr = poll(p, 2, a->resized_ms ? 50 : 250);
+        int pr = poll(p, 2, a->resized_ms || a->fetching ? 50 : 250);
         if (pr < 0 && errno != EINTR) break;
         if (p[0].revents & (POLLHUP | POLLERR)) break;
         wtimeout(a->wi, 0);
@@ -779,6 +848,7 @@ int ui_app_run(ui_config *cfg)
             on_event(a, &ev);
             ember_event_clear(&ev);
         }
+        if (a->fetching) fetch_check(a);
     }
     ember_worker_free(a->w);
     ui_term_disarm();

@@ -28,15 +28,26 @@ typedef struct ui_config {
     ember_worker_load load;        /* the first load (profile already applied) */
     /* /model NAME: makes NAME (a path, a name `ember models` lists, hf:USER/REPO
        already cached) the model the next resolve loads; its path into path.
-       0, or -1 with err.  NULL: no other models (the fake engine). */
+       0, 1 when NAME is an hf: reference the cache lacks (fetch_start gets
+       it), or -1 with err.  NULL: no other models (the fake engine). */
     int (*set_model)(void *ctx, const char *name, char *path, size_t pathcap, char *err, size_t errcap);
     /* The names /model knows (for the list and Tab), malloc'd array of
        malloc'd strings; the count. */
     int (*model_names)(void *ctx, char ***names);
+    /* /model hf:USER/REPO[:QUANT] not in the cache (set_model returned 1):
+       its download, on a thread of its own.  fetch_start: 0, or -1 with
+       err.  fetch_poll: 0 while it runs (status: a line for the status
+       bar), 1 done (the file's path), -1 failed or cancelled (err).
+       fetch_cancel: stop it (the partial file is kept for a resume).
+       NULL: no downloads. */
+    int (*fetch_start)(void *ctx, const char *name, char *err, size_t errcap);
+    int (*fetch_poll)(void *ctx, char *status, size_t scap, char *path, size_t pcap, char *err, size_t ecap);
+    void (*fetch_cancel)(void *ctx);
     ui_attach attach;              /* files (-f) for the first message; the front end takes them */
     const char *oneshot;           /* plain mode: send this one message, print the reply, exit */
     struct chatlog *resume;        /* a saved conversation to reopen (-c, --resume), or NULL */
     bool keep_screen;              /* print the last screenful on leaving (--no-keep-screen) */
+    bool show_think;               /* replies' <think> part shown, not folded (--think show) */
 } ui_config;
 
 /* Full-screen chat; returns the exit status. */

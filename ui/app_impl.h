@@ -44,6 +44,8 @@ typedef struct app {
     double resized_ms;             /* last KEY_RESIZE (0: none pending): laid out again once settled */
     char model_path[4096];         /* the model /model loaded (cfg->model_path then points here) */
     bool model_switch;             /* the load under way is /model's */
+    bool fetching;                 /* /model's download runs (cfg->fetch_poll) */
+    char fetch_name[4096];         /* what /model was given for it */
     bool switch_pending;           /* F2 during a reply: switch once it has stopped */
     int pending_index;
     char pending_profile[128];
@@ -96,6 +98,8 @@ void app_toggle_raw(app *a);
 void app_edit_draft(app *a);
 /* F5 and /think: the replies' thinking folded or shown. */
 void app_toggle_think(app *a);
+/* Esc during /model's download: stop it (the partial file is kept). */
+void app_cancel_fetch(app *a);
 /* A key read from curses (app_keys.c). */
 void app_on_key(app *a, int r, wint_t ch);
 
@@ -119,7 +123,8 @@ void draw_init_colors(void);
 void draw_layout(app *a);
 void mem_add(app *a, const ember_memstat *m);
 void mem_draw(app *a, WINDOW *w);
-/* Draws n bytes of UTF-8 at the cursor, at most maxcols columns. */
+/* Draws n bytes of UTF-8 at the cursor, at most maxcols columns; s starts
+   a line of text (its tabs stop from there, ui_tab_width). */
 void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols);
 
 #endif

@@ -71,6 +71,7 @@ static void on_escape(app *a)
     int r = key_soon(a, &ch, 30);
     if (r == ERR) {                      /* a lone Esc */
         if (a->searching) a->searching = false;
+        else if (a->fetching) app_cancel_fetch(a);
         else cancel_generation(a);
         return;
     }

@@ -22,7 +22,7 @@ void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols)
         uint32_t cp;
         int k = ui_utf8_next(s + i, n - i, &cp);
         i += (size_t)k;
-        int cw = ui_cp_width(cp);
+        int cw = ui_cell_width(cp, used);
         if (cp == '\t') {
             if (used + cw > maxcols) break;
             waddnstr(w, "        ", cw);
@@ -37,13 +37,9 @@ void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols)
     }
 }
 
-/* A draft cell's width at column col (after the 2-column prompt): a tab
-   (kept from a paste) runs to the next multiple of 4. */
-static int draft_width(wchar_t c, int col)
-{
-    if (c == L'\t') return 4 - (col - 2) % 4;
-    return ui_cp_width((uint32_t)c);
-}
+/* A draft cell's width at screen column col: the row's text starts after
+   the 2-column prompt, where the tab stops count from. */
+static int draft_width(wchar_t c, int col) { return ui_cell_width((uint32_t)c, col - 2); }
 
 /* Rows the input needs: the buffer wrapped at cols with the 2-column
    prompt; also where the cursor lands. */

@@ -57,7 +57,7 @@ static void drain(ui_input *in)
 
 int ui_history_path(char *buf, size_t cap)
 {
-    return ember_xdg_path(EMBER_XDG_STATE, "history", true, buf, cap);
+    return ember_place_path(EMBER_PLACE_HISTORY, true, buf, cap);
 }
 
 /* Through the safe writer, private: H_SAVE would rewrite the file in place

@@ -16,7 +16,9 @@ typedef struct {
 
 /* Keeps a copy of s (n bytes) with every control character (C0, DEL,
    C1) dropped and stray bytes shown as U+FFFD: a reply's ESC must not
-   reach the shell's terminal, nor a lone 0x9B (CSI) one that reads it so. */
+   reach the shell's terminal, nor a lone 0x9B (CSI) one that reads it so.
+   A tab becomes the blanks to its stop, as on screen (ui_tab_width): the
+   shell's terminal would put its own stops elsewhere. */
 static int push(lines *l, const char *prefix, const char *s, size_t n)
 {
     if (l->n == l->cap) {
@@ -27,14 +29,22 @@ static int push(lines *l, const char *prefix, const char *s, size_t n)
         l->cap = cap;
     }
     size_t pl = n ? strlen(prefix) : 0;   /* an empty line stays empty: no trailing blanks */
-    char *d = malloc(pl + 3 * n + 1);
+    char *d = malloc(pl + 4 * n + 1);   /* a byte becomes at most 4: U+FFFD, or a tab's blanks */
     if (!d) return -1;
     memcpy(d, prefix, pl);
     size_t k = pl;
+    int col = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         int u = ui_utf8_next(s + i, n - i, &cp);
         if (u < 1) u = 1;
+        int w = ui_cell_width(cp, col);
+        col += w;
+        if (cp == '\t') {
+            memset(d + k, ' ', (size_t)w), k += (size_t)w;
+            i += (size_t)u;
+            continue;
+        }
         bool ctl = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
         bool bad = cp == 0xFFFD && (u != 3 || memcmp(s + i, "\xEF\xBF\xBD", 3));
         if (bad) memcpy(d + k, "\xEF\xBF\xBD", 3), k += 3;

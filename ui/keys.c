@@ -10,7 +10,7 @@
 const ui_key ui_keys[] = {
     {"Enter", "send the message (after a trailing \\: a new line)", '\r', false, KA_ENTER},
     {"Alt-Enter", "a new line", 0, false, KA_EDIT},
-    {"Esc", "stop the reply; leave the history search", 0x1b, false, KA_ESCAPE},
+    {"Esc", "stop the reply; leave the history search; cancel /model's download", 0x1b, false, KA_ESCAPE},
     {"Ctrl-C", "stop the reply; clear the line; twice on an empty line: quit", 3, false, KA_CTRL_C},
     {"Ctrl-D", "quit on an empty line (else delete the character)", 4, false, KA_CTRL_D},
     {"F1", "the commands and keys (as /help)", KEY_F(1), true, KA_HELP},

@@ -17,7 +17,6 @@
 #include "wrap.h"
 
 #define MAX_NEST 32          /* containers drawn; deeper ones are parsed but not indented */
-#define TAB_STOP 4           /* code-block tabs, for display only */
 
 enum { C_QUOTE, C_LIST, C_ITEM };
 
@@ -41,6 +40,7 @@ typedef struct render {
     container c[MAX_NEST];
     int depth;               /* may exceed MAX_NEST */
     bool pending_blank;
+    int text_col;            /* the current line's column where its text starts (after the prefix) */
     /* inline run */
     char *rt;
     size_t rlen, rcap;
@@ -93,9 +93,28 @@ static void line_begin(render *r, int block)
     if (!GROW(r, d->lines, cap, (size_t)d->n + 1)) return;
     d->cap = (int)cap;
     d->lines[d->n++] = (md_line){d->nspans, 0, 0, block};
+    r->text_col = 0;
 }
 
+static void put_bytes(render *r, const char *s, size_t n, int style, int flags);
+
+/* A tab becomes blanks to its stop, counted from where the line's text
+   starts, as ui_wrap laid it out: the rendered text holds no tab, so a
+   span drawn on its own cannot put one elsewhere. */
 static void put(render *r, const char *s, size_t n, int style, int flags)
+{
+    const char *tab;
+    while (n && (tab = memchr(s, '\t', n))) {
+        put_bytes(r, s, (size_t)(tab - s), style, flags);
+        int col = r->d->n ? r->d->lines[r->d->n - 1].width - r->text_col : 0;
+        put_bytes(r, "    ", (size_t)ui_tab_width(col), style, flags);
+        n -= (size_t)(tab - s) + 1;
+        s = tab + 1;
+    }
+    put_bytes(r, s, n, style, flags);
+}
+
+static void put_bytes(render *r, const char *s, size_t n, int style, int flags)
 {
     md_doc *d = r->d;
     if (n == 0 || d->n == 0 || r->oom) return;
@@ -234,6 +253,7 @@ static void flush_run(render *r)
     for (int i = 0; i < n && !r->oom; i++) {
         line_begin(r, -1);
         prefix(r, false);
+        r->text_col = r->d->n ? r->d->lines[r->d->n - 1].width : 0;
         put_run_range(r, wl[i].off, wl[i].off + wl[i].len, &cur);
     }
     free(wl);
@@ -285,7 +305,7 @@ static int code_width(const char *s, size_t n)
     int col = 0;
     for (size_t i = 0; i < n;) {
         if (s[i] == '\t') {
-            col += TAB_STOP - col % TAB_STOP;
+            col += ui_tab_width(col);
             i++;
             continue;
         }
@@ -302,7 +322,7 @@ static bool code_put(render *r, const char *p, size_t n, int style, int *col, in
 {
     while (n) {
         if (*p == '\t') {
-            int sp = TAB_STOP - *col % TAB_STOP;
+            int sp = ui_tab_width(*col);
             if (*col + sp > limit) return false;
             put_repeat(r, " ", sp, style);
             *col += sp;

@@ -14,6 +14,8 @@
 #include "info.h"
 #include "slash.h"
 #include "statusbar.h"
+#include "think.h"
+#include "wrap.h"
 
 typedef struct {
     ember_chat_msg *m;
@@ -74,10 +76,25 @@ static void note(const char *text)
     fprintf(stderr, "ember: %s\n", text);
 }
 
-/* Waits for events until one of kind `until` for seq; streams tokens.
-   Returns false when the worker reported an error for seq. */
+/* Whether replies' thinking is printed as it came (--think show, /think). */
+static bool show_think;
+
+/* The fold's line goes where the numbers go, stderr: a reply piped on
+   (ember -p ... | less) is the answer alone, on a terminal the line stands
+   where the thinking was. */
+static void fold_line(int tokens)
+{
+    char label[64];
+    ui_think_label(tokens, !ui_locale_utf8(), label, sizeof label);
+    fflush(stdout);
+    fprintf(stderr, "%s\n", label);
+}
+
+/* Waits for events until one of kind `until` for seq; streams tokens
+   (with fold, the reply's thinking folded: it needs reply).  Returns
+   false when the worker reported an error for seq. */
 static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **reply,
-                 ember_stats *st, int *n_tok)
+                 ember_stats *st, int *n_tok, ui_think_stream *fold)
 {
     bool ok = true;
     size_t len = 0;
@@ -89,20 +106,26 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
             bool mine = ev.seq == seq;
             ember_event_kind k = ev.kind;
             switch (k) {
-            case EMBER_EV_TOKEN:
-                fputs(ev.text, stdout);
+            case EMBER_EV_TOKEN: {
+                size_t n = strlen(ev.text), before = len;
+                char *r = reply ? realloc(*reply, len + n + 1) : NULL;
+                if (r) {
+                    memcpy(r + len, ev.text, n + 1);
+                    len += n;
+                    *reply = r;
+                }
+                if (fold && r) {
+                    size_t from;
+                    /* the prompt's own opening (ev.i) is no token of the model's */
+                    if (ui_think_feed(fold, r, before, len, !ev.i, &from)) fold_line(fold->tokens);
+                    fwrite(r + from, 1, len - from, stdout);
+                } else {
+                    fputs(ev.text, stdout);
+                }
                 ember_stdout_flush();   /* a failure is reported at exit (main) */
                 reply_open = true;
-                if (reply) {
-                    size_t n = strlen(ev.text);
-                    char *r = realloc(*reply, len + n + 1);
-                    if (r) {
-                        memcpy(r + len, ev.text, n + 1);
-                        len += n;
-                        *reply = r;
-                    }
-                }
                 break;
+            }
             case EMBER_EV_ERROR:
                 note(ev.text);
                 if (mine) ok = false;
@@ -251,6 +274,12 @@ static void plain_list(ui_host *h, const ui_slash *s)
     free(text);
 }
 
+static void plain_think(ui_host *h, const ui_slash *s)
+{
+    show_think = s->ival < 0 ? !show_think : s->ival != 0;
+    note(ui_think_said(show_think));
+}
+
 static void plain_info(ui_host *h, const ui_slash *s)
 {
     char buf[2048];
@@ -264,7 +293,7 @@ static void plain_info(ui_host *h, const ui_slash *s)
    act on the conversation). */
 static void (*const plain_ops[SL_COUNT])(ui_host *, const ui_slash *) = {
     [SL_CLEAR] = plain_clear, [SL_NEW] = plain_clear, [SL_LOAD] = plain_load, [SL_CHATS] = plain_list,
-    [SL_READ] = plain_read, [SL_INFO] = plain_info};
+    [SL_READ] = plain_read, [SL_INFO] = plain_info, [SL_THINK] = plain_think};
 
 /* One message and its reply, saved; 1, or 0 when it got an error instead
    (it is then taken back out of the conversation), -1 out of memory. */
@@ -278,7 +307,9 @@ static int turn(plain_chat *pc, ember_worker *w, const char *text)
     memset(&st, 0, sizeof st);
     int nt = 0, rc = 1;
     reply_open = true;          /* the reply's line ends below */
-    bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt);
+    ui_think_stream fold = {0, 0, false};
+    bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt, show_think ? NULL : &fold);
+    if (!show_think && reply && ui_think_end(&fold, reply, strlen(reply))) fold_line(fold.tokens);
     if (reply_open) fputc('\n', stdout);
     reply_open = false;
     ember_stdout_flush();
@@ -314,7 +345,8 @@ int ui_plain_run(ui_config *cfg)
         return 1;
     }
     uint64_t ls = ember_worker_load_model(w, &cfg->load);
-    if (!pump(w, ls, EMBER_EV_LOADED, NULL, NULL, NULL)) {
+    show_think = cfg->show_think;
+    if (!pump(w, ls, EMBER_EV_LOADED, NULL, NULL, NULL, NULL)) {
         ember_worker_free(w);
         return 1;
     }

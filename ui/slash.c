@@ -49,7 +49,7 @@ const ui_command ui_commands[] = {
     {"/info", "", "model, architecture, chat template, context and profile", SL_INFO, UI_ARG_NONE, true,
      run_front},
     {"/think", "[show|hide]", "unfold or fold the replies' thinking (alone: toggle; also F5)", SL_THINK,
-     UI_ARG_OPTIONAL, false, run_front},
+     UI_ARG_OPTIONAL, true, run_front},
     {NULL, NULL, NULL, SL_NONE, UI_ARG_NONE, false, NULL},
 };
 

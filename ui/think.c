@@ -57,3 +57,35 @@ void ui_think_label(int tokens, bool ascii, char *out, size_t cap)
 {
     snprintf(out, cap, "thinking%s (%d token%s)", ascii ? "..." : "\xe2\x80\xa6", tokens, tokens == 1 ? "" : "s");
 }
+
+const char *ui_think_said(bool show)
+{
+    return show ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)";
+}
+
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t len, bool model, size_t *from)
+{
+    ui_think th;
+    ui_think_split(text, len, &th);
+    if (model && ui_think_counts(text, before, len)) s->tokens++;
+    *from = len;
+    if (th.has && th.open) return false;      /* still thinking (or maybe the tag): hold it */
+    bool mark = false;
+    if (th.has) {
+        mark = !s->marked;
+        s->marked = true;
+        if (s->shown < th.body) s->shown = th.body;
+    }
+    if (s->shown < len) *from = s->shown;
+    s->shown = len;
+    return mark;
+}
+
+bool ui_think_end(ui_think_stream *s, const char *text, size_t len)
+{
+    ui_think th;
+    ui_think_split(text, len, &th);
+    bool mark = th.has && !s->marked;
+    s->marked = true;
+    return mark;
+}

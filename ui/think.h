@@ -19,5 +19,25 @@ void ui_think_split(const char *text, size_t len, ui_think *out);
 bool ui_think_counts(const char *text, size_t before, size_t len);
 /* The folded line: "thinking... (N tokens)" (an ellipsis unless ascii). */
 void ui_think_label(int tokens, bool ascii, char *out, size_t cap);
+/* What /think (or F5) says it did. */
+const char *ui_think_said(bool show);
+
+/* A reply printed as it streams (plain mode) with its thinking folded:
+   the thinking is held back, the fold's line is due once it closes (or
+   the reply ends inside it), then the answer follows. */
+typedef struct ui_think_stream {
+    size_t shown;          /* bytes of the reply dealt with: printed or folded */
+    int tokens;            /* thinking tokens so far */
+    bool marked;           /* the fold's line was due already */
+} ui_think_stream;
+
+/* The reply grew from `before` to `len` bytes by one token (model: false
+   for the prompt's own opening, which is no token of the model's).  Sets
+   *from: the bytes [*from, len) to print now; returns true when the fold's
+   line is due before them. */
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t len, bool model, size_t *from);
+/* At the reply's end: true when the fold's line is still due (it never
+   closed its thinking). */
+bool ui_think_end(ui_think_stream *s, const char *text, size_t len);
 
 #endif

@@ -3,6 +3,8 @@
    does not know the character. */
 #include "config.h"
 
+#include <locale.h>
+#include <string.h>
 #include <wchar.h>
 
 #include "ember.h"
@@ -21,7 +23,7 @@ static int in(uint32_t c, uint32_t a, uint32_t b) { return c >= a && c <= b; }
 
 int ui_cp_width(uint32_t cp)
 {
-    if (cp == '\t') return UI_TAB_COLS;   /* kept in the text, shown as blanks */
+    if (cp == '\t') return UI_TAB_STOP;
     if (cp < 0x20 || in(cp, 0x7F, 0x9F)) return 0;
     if (cp < 0x7F) return 1;
     int w = wcwidth((wchar_t)cp);
@@ -39,13 +41,17 @@ int ui_cp_width(uint32_t cp)
     return 1;
 }
 
+int ui_tab_width(int col) { return UI_TAB_STOP - (col < 0 ? 0 : col) % UI_TAB_STOP; }
+
+int ui_cell_width(uint32_t cp, int col) { return cp == '\t' ? ui_tab_width(col) : ui_cp_width(cp); }
+
 int ui_str_width(const char *s, size_t n)
 {
     int w = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         i += (size_t)ui_utf8_next(s + i, n - i, &cp);
-        w += ui_cp_width(cp);
+        w += ui_cell_width(cp, w);
     }
     return w;
 }
@@ -57,7 +63,7 @@ size_t ui_fit(const char *s, size_t n, int cols, int *used)
     while (i < n) {
         uint32_t cp;
         int k = ui_utf8_next(s + i, n - i, &cp);
-        int cw = ui_cp_width(cp);
+        int cw = ui_cell_width(cp, w);
         if (w + cw > cols) break;
         w += cw;
         i += (size_t)k;
@@ -91,7 +97,7 @@ int ui_wrap(const char *s, size_t n, int width, ui_line *out, int cap)
             start = i, w = 0, has_brk = 0;
             continue;
         }
-        int cw = ui_cp_width(cp);
+        int cw = ui_cell_width(cp, w);
         if (cp == ' ') {
             if (!has_brk || brk_next != i) {    /* a new run of spaces */
                 brk_end = i;
@@ -137,4 +143,10 @@ int ui_wrap(const char *s, size_t n, int width, ui_line *out, int cap)
     }
     put(out, cap, &nl, start, n - start, w);
     return nl;
+}
+
+bool ui_locale_utf8(void)
+{
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    return cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
 }

@@ -3,6 +3,7 @@
 #ifndef EMBER_UI_WRAP_H
 #define EMBER_UI_WRAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,10 +12,18 @@
    one byte, so callers always make progress. */
 int ui_utf8_next(const char *s, size_t n, uint32_t *cp);
 /* Columns a character takes: 0 for combining marks and controls, 2 for
-   wide ones, else 1. */
-/* Columns a tab takes where text is shown (draw_utf8 writes blanks). */
-#define UI_TAB_COLS 4
+   wide ones, else 1; a tab, whose width depends on where it is, takes
+   UI_TAB_STOP here (see ui_cell_width). */
 int ui_cp_width(uint32_t cp);
+/* Tabs stop every UI_TAB_STOP columns from the start of the line's text,
+   in the draft and the transcript alike (the text keeps the tab; only the
+   screen shows blanks): a tab at column col runs to the next stop. */
+#define UI_TAB_STOP 4
+int ui_tab_width(int col);
+/* Columns cp takes at column col of its line: ui_tab_width for a tab,
+   else ui_cp_width.  Every layout of text on screen goes through it. */
+int ui_cell_width(uint32_t cp, int col);
+/* Columns of s laid out from the start of a line. */
 int ui_str_width(const char *s, size_t n);
 
 typedef struct ui_line {
@@ -29,7 +38,11 @@ typedef struct ui_line {
    when the result exceeds cap).  Empty text is one empty line. */
 int ui_wrap(const char *s, size_t n, int width, ui_line *out, int cap);
 
-/* Bytes of s that fit in `cols` columns (whole characters only). */
+/* Whether the locale's characters are UTF-8 (else the UI draws ASCII). */
+bool ui_locale_utf8(void);
+
+/* Bytes of s, laid out from the start of a line, that fit in `cols`
+   columns (whole characters only). */
 size_t ui_fit(const char *s, size_t n, int cols, int *used);
 
 #endif

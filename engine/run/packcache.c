@@ -77,7 +77,7 @@ static size_t head_bytes(uint32_t n) { return sizeof(pc_head) + (size_t)n * size
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-int ember_pack_cache_dir(char *buf, size_t cap) { return ember_xdg_path(EMBER_XDG_CACHE, "packed", false, buf, cap); }
+int ember_pack_cache_dir(char *buf, size_t cap) { return ember_place_path(EMBER_PLACE_PACKED, false, buf, cap); }
 
 static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
 {

@@ -15,6 +15,8 @@
 #include "app.h"
 #include "chatlog.h"
 #include "cli_profile.h"
+#include "bytes.h"
+#include "hf_fetch.h"
 #include "keys.h"
 #include "model_list.h"
 #include "model_arg.h"
@@ -58,6 +60,9 @@ static void usage(FILE *out)
         "  -c, --continue         reopen the last saved conversation (its model unless -m)\n"
         "      --resume [ID]      reopen a saved conversation (a unique start of its id;\n"
         "                         none: the last); ember chats lists them\n"
+        "      --think show|hide  a reply's <think> part shown as it came, or folded to\n"
+        "                         'thinking... (N tokens)' (on stderr in plain mode)\n"
+        "                         [default hide; /think switches it]\n"
         "      --no-keep-screen   on leaving, do not print the conversation's last screen\n"
         "  -h, --help             this help\n"
         "\n"
@@ -74,11 +79,12 @@ typedef struct chat_ctx {
     const char *strategy;          /* --strategy: applies to the first load only */
     gen_opts cli;                  /* the command line's values (cli.set says which) */
     char profile_system[4096];     /* the last resolved profile's system: prompt ("" none) */
+    hf_fetch *fetch;               /* /model's download under way, or NULL */
 } chat_ctx;
 
 /* ui_config.set_model: a path, a name `ember models` lists, or hf:NAME of
-   a cached model (the chat downloads nothing: ember pull does, with its
-   progress bar).  The header is read here, so a file that is not a model
+   a cached model (one not cached: 1, and the chat fetches it with
+   fetch_start).  The header is read here, so a file that is not a model
    is refused before anything unloads. */
 static int set_model(void *ctx, const char *name, char *path, size_t pathcap, char *err, size_t errcap)
 {
@@ -96,6 +102,15 @@ static int set_model(void *ctx, const char *name, char *path, size_t pathcap, ch
         const model_row *r = model_list_find(&t, want, &amb);
         if (r) snprintf(found, sizeof found, "%s", r->path);
         model_rows_free(&t);
+        if (!r && !amb && want != name) {
+            hf_ref ref;
+            ember_err e = {{0}};
+            if (hf_ref_parse(want, &ref, &e) < 0) {
+                snprintf(err, errcap, "/model %s: %s", name, e.msg);
+                return -1;
+            }
+            return 1;
+        }
         if (!r) {
             if (amb) snprintf(err, errcap, "/model %s: %d models match; Tab lists them", name, amb);
             else snprintf(err, errcap, "/model %s: no such file or model (ember models lists them; "
@@ -114,6 +129,51 @@ static int set_model(void *ctx, const char *name, char *path, size_t pathcap, ch
     c->info = info;
     snprintf(path, pathcap, "%s", found);
     return 0;
+}
+
+/* ui_config.fetch_*: one download at a time, hf_fetch's thread doing it */
+static int fetch_start(void *ctx, const char *name, char *err, size_t errcap)
+{
+    chat_ctx *c = ctx;
+    hf_ref ref;
+    ember_err e = {{0}};
+    hf_fetch_free(c->fetch);
+    c->fetch = NULL;
+    if (hf_ref_parse(!strncmp(name, "hf:", 3) ? name + 3 : name, &ref, &e) < 0 ||
+        !(c->fetch = hf_fetch_start(&ref, &e))) {
+        snprintf(err, errcap, "/model %s: %s", name, e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int fetch_poll(void *ctx, char *status, size_t scap, char *path, size_t pcap, char *err, size_t ecap)
+{
+    chat_ctx *c = ctx;
+    if (!c->fetch) return -1;
+    hf_fetch_state st;
+    ember_err e = {{0}};
+    int r = hf_fetch_poll(c->fetch, &st, path, pcap, &e);
+    if (r == HF_FETCH_RUNNING) {
+        char have[32], total[32], rate[32];
+        bytes_human(have, sizeof have, (double)st.have);
+        bytes_human(total, sizeof total, (double)st.total);
+        bytes_human(rate, sizeof rate, st.bytes_per_s);
+        if (!st.file[0]) snprintf(status, scap, "downloading: asking the Hub... (Esc cancels)");
+        else snprintf(status, scap, "downloading %.120s: %d%% %s / %s, %s/s (Esc cancels)", st.file,
+                      st.total ? (int)(100.0 * (double)st.have / (double)st.total) : 0, have, total, rate);
+        return 0;
+    }
+    if (r == HF_FETCH_FAILED) snprintf(err, ecap, "%s", e.msg);
+    hf_fetch_free(c->fetch);
+    c->fetch = NULL;
+    return r == HF_FETCH_DONE ? 1 : -1;
+}
+
+static void fetch_cancel(void *ctx)
+{
+    chat_ctx *c = ctx;
+    if (c->fetch) hf_fetch_cancel(c->fetch);
 }
 
 static int model_names(void *ctx, char ***names)
@@ -238,22 +298,22 @@ int cmd_chat(int argc, char **argv)
     gen_opts_default(&c.cli);
     c.cli.set = 0;
     const char *profile_name = NULL, *system = NULL;
-    bool demo = false, resume = false, keep_screen = true;
+    bool demo = false, resume = false, keep_screen = true, show_think = false;
     const char *resume_id = NULL;
     const char *oneshot = NULL;
     enum { MAX_FILES = 64 };
     const char *files[MAX_FILES];
     int n_files = 0;
-    struct option lo[14 + OPT_COUNT + 1] = {
+    struct option lo[15 + OPT_COUNT + 1] = {
         {"model", required_argument, 0, 'm'}, {"profile", required_argument, 0, 'P'},
         {"system", required_argument, 0, 'S'}, {"strategy", required_argument, 0, 's'},
         {"demo", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
         {"continue", no_argument, 0, 'c'}, {"resume", optional_argument, 0, 'R'},
-        {"no-keep-screen", no_argument, 0, 'K'},
+        {"no-keep-screen", no_argument, 0, 'K'}, {"think", required_argument, 0, 'T'},
         {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'},
         {"hf", required_argument, 0, 'H'}};
     char shorts[40] = "m:hcp:f:";
-    gen_opts_getopt(lo, 12, GEN_OPT_ALL, shorts, sizeof shorts);
+    gen_opts_getopt(lo, 13, GEN_OPT_ALL, shorts, sizeof shorts);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
@@ -286,6 +346,13 @@ int cmd_chat(int argc, char **argv)
             resume_id = optarg;
             break;
         case 'K': keep_screen = false; break;
+        case 'T':
+            if (strcmp(optarg, "show") && strcmp(optarg, "hide")) {
+                fprintf(stderr, "ember: --think takes show or hide, not '%s'\n", optarg);
+                return 2;
+            }
+            show_think = !strcmp(optarg, "show");
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -328,7 +395,7 @@ int cmd_chat(int argc, char **argv)
     if (c.fake && fd && *fd) ember_worker_fake_config(atoi(fd), 0);
     char demo_file[PATH_MAX];
     if (demo) {
-        if (ember_xdg_path(EMBER_XDG_CACHE, "demo-tiny.gguf", true, demo_file, sizeof demo_file) < 0) {
+        if (ember_place_path(EMBER_PLACE_DEMO, true, demo_file, sizeof demo_file) < 0) {
             fprintf(stderr, "ember: --demo: no cache directory (set XDG_CACHE_HOME or HOME)\n");
             return 1;
         }
@@ -383,11 +450,15 @@ int cmd_chat(int argc, char **argv)
     if (!c.fake) {
         cfg.set_model = set_model;
         cfg.model_names = model_names;
+        cfg.fetch_start = fetch_start;
+        cfg.fetch_poll = fetch_poll;
+        cfg.fetch_cancel = fetch_cancel;
     }
     cfg.ctx = &c;
     cfg.cur_profile = -1;
     cfg.resume = resume ? &saved : NULL;
     cfg.keep_screen = keep_screen;
+    cfg.show_think = show_think;
     gen_opts_default(&cfg.gen);
     cfg.oneshot = oneshot;
     if (attach_inputs(&cfg, files, n_files, oneshot != NULL) < 0) {
@@ -429,6 +500,7 @@ int cmd_chat(int argc, char **argv)
     if (oneshot || !isatty(0) || !isatty(1) || dumb) status = ui_plain_run(&cfg);
     else status = ui_app_run(&cfg);
 out:
+    hf_fetch_free(c.fetch);   /* left during a download: stopped, its partial kept */
     ui_attach_clear(&cfg.attach);
     for (int i = 0; i < cfg.n_profiles; i++) free(cfg.profiles[i]);
     free(cfg.profiles);

@@ -66,7 +66,7 @@ int cmd_pull(int argc, char **argv)
         return 2;
     }
     char path[PATH_MAX];
-    if (hf_pull(&r, !quiet && isatty(2), !quiet, path, sizeof path, &err)) {
+    if (hf_pull(&r, !quiet && isatty(2), !quiet, NULL, path, sizeof path, &err)) {
         fprintf(stderr, "ember pull: %s\n", err.msg);
         return 1;
     }

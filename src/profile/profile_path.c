@@ -32,7 +32,7 @@ static int fits(int n, size_t cap) { return n > 0 && (size_t)n < cap ? 0 : -1; }
 
 int profile_user_dir(char *buf, size_t cap)
 {
-    return ember_xdg_path(EMBER_XDG_CONFIG, "profiles", false, buf, cap);
+    return ember_place_path(EMBER_PLACE_PROFILES, false, buf, cap);
 }
 
 int profile_shipped_dir(char *buf, size_t cap)

@@ -149,7 +149,7 @@ void chatlog_fmt_time(int64_t t, char *buf, size_t cap)
 
 int chatlog_dir(char *buf, size_t cap, bool create, ember_err *err)
 {
-    if (ember_xdg_path(EMBER_XDG_STATE, "chats", create, buf, cap) < 0)
+    if (ember_place_path(EMBER_PLACE_CHATS, create, buf, cap) < 0)
         return ember_seterr(err, "no place for saved conversations (set XDG_STATE_HOME or HOME)");
     if (create && mkdir(buf, 0700) < 0 && errno != EEXIST)
         return ember_seterr(err, "cannot create %s: %s", buf, strerror(errno));

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "hf.h"
+#include "hf_cache.h"
 #include "hf_http.h"
 
 const char *hf_endpoint(void)
@@ -38,13 +39,7 @@ static const char *token(void)
         return buf;
     }
     char path[PATH_MAX];
-    const char *p = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *x = getenv("XDG_CACHE_HOME"),
-               *h = getenv("HOME");
-    if (p && *p) snprintf(path, sizeof path, "%s", p);
-    else if (home && *home) snprintf(path, sizeof path, "%s/token", home);
-    else if (x && *x == '/') snprintf(path, sizeof path, "%s/huggingface/token", x);
-    else if (h && *h) snprintf(path, sizeof path, "%s/.cache/huggingface/token", h);
-    else return NULL;
+    if (hf_token_path(path, sizeof path) < 0) return NULL;
     FILE *f = fopen(path, "r");
     if (!f) return NULL;
     size_t n = fread(buf, 1, sizeof buf - 1, f);

@@ -60,26 +60,38 @@ bool hf_hex_ok(const char *s, size_t want);
 enum { HF_CHOOSE_NONE = -1, HF_CHOOSE_AMBIGUOUS = -2 };
 int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err);
 
+/* Someone other than a terminal watching a download (the chat's status
+   line): fn is called from the downloading thread every 100 ms or so with
+   the file, the bytes there and in all, and the rate; a nonzero return
+   stops the transfer, the partial kept as on Ctrl-C.  With a watch no
+   signal handler is set: the signals are the caller's. */
+typedef struct hf_watch {
+    int (*fn)(void *ctx, const char *file, uint64_t have, uint64_t total, double bytes_per_s);
+    void *ctx;
+} hf_watch;
+
 /* Downloads one file to dest (a ".incomplete" path), resuming what dest
    already holds, verifying size and checksum against e, then renames it
    to final (still holding the partial's lock).  progress: a bar
-   on stderr while it runs.  0, or -1 with err (the partial file kept
-   when a rerun can resume it, removed when its checksum is wrong). */
+   on stderr while it runs; watch (or NULL): see above.  0, or -1 with err
+   (the partial file kept when a rerun can resume it, removed when its
+   checksum is wrong). */
 typedef struct hf_dl_stats {
     uint64_t resumed_from;   /* bytes that were already there */
     uint64_t fetched;        /* bytes received this time */
     double seconds;
 } hf_dl_stats;
 int hf_download(const char *repo, const hf_entry *e, const char *dest, const char *final, bool progress,
-                hf_dl_stats *st, ember_err *err);
+                const hf_watch *watch, hf_dl_stats *st, ember_err *err);
 
 /* The whole of `ember pull`: list, choose, reuse a cached blob or download
    it, link it into the snapshot, record the ref.  The local path (the
    snapshot link) goes to path.  progress: as for hf_download; summary: a
-   one-line account on stderr at the end.  When the Hub cannot be reached
-   (or $HF_HUB_OFFLINE is set) a clear choice among the cached files is
-   taken instead, with a warning. */
-int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap, ember_err *err);
+   one-line account on stderr at the end; watch: as for hf_download.  When
+   the Hub cannot be reached (or $HF_HUB_OFFLINE is set) a clear choice
+   among the cached files is taken instead, with a warning (with summary). */
+int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch, char *path, size_t cap,
+            ember_err *err);
 
 /* `-m hf:...`: the cached file for r when the choice among the cached
    files is clear, else hf_pull (unless $HF_HUB_OFFLINE is set). */

@@ -15,24 +15,45 @@
 
 static int fits(int n, size_t cap) { return n >= 0 && (size_t)n < cap ? 0 : -1; }
 
-static const char *env_abs(const char *name)
+/* Where huggingface_hub keeps its cache and its token: the first variable
+   set to an absolute path, plus the suffix.  man/ember.1 FILES names every
+   row (tests/man_help.sh reads these tables). */
+typedef struct { const char *var, *suffix; } hf_place;
+static const hf_place hub_places[] = {
+    {"HF_HUB_CACHE", ""},
+    {"HUGGINGFACE_HUB_CACHE", ""},
+    {"HF_HOME", "/hub"},
+    {"XDG_CACHE_HOME", "/huggingface/hub"},
+    {"HOME", "/.cache/huggingface/hub"},
+    {NULL, NULL},
+};
+static const hf_place token_places[] = {
+    {"HF_TOKEN_PATH", ""},
+    {"HF_HOME", "/token"},
+    {"XDG_CACHE_HOME", "/huggingface/token"},
+    {"HOME", "/.cache/huggingface/token"},
+    {NULL, NULL},
+};
+
+/* 1 with the path, 0 when no variable is set, -1 when it does not fit */
+static int place_path(const hf_place *p, char *buf, size_t cap)
 {
-    const char *v = getenv(name);
-    return v && v[0] == '/' ? v : NULL;
+    for (; p->var; p++) {
+        const char *v = getenv(p->var);
+        if (v && v[0] == '/') return fits(snprintf(buf, cap, "%s%s", v, p->suffix), cap) ? -1 : 1;
+    }
+    return 0;
 }
 
 int hf_cache_root(char *buf, size_t cap, ember_err *err)
 {
-    const char *v;
-    int n;
-    if ((v = env_abs("HF_HUB_CACHE")) || (v = env_abs("HUGGINGFACE_HUB_CACHE"))) n = snprintf(buf, cap, "%s", v);
-    else if ((v = env_abs("HF_HOME"))) n = snprintf(buf, cap, "%s/hub", v);
-    else if ((v = env_abs("XDG_CACHE_HOME"))) n = snprintf(buf, cap, "%s/huggingface/hub", v);
-    else if ((v = env_abs("HOME"))) n = snprintf(buf, cap, "%s/.cache/huggingface/hub", v);
-    else return ember_seterr(err, "no cache directory: set HF_HOME or HOME");
-    if (fits(n, cap)) return ember_seterr(err, "the cache directory's path is too long");
+    int r = place_path(hub_places, buf, cap);
+    if (r == 0) return ember_seterr(err, "no cache directory: set HF_HOME or HOME");
+    if (r < 0) return ember_seterr(err, "the cache directory's path is too long");
     return 0;
 }
+
+int hf_token_path(char *buf, size_t cap) { return place_path(token_places, buf, cap) == 1 ? 0 : -1; }
 
 int hf_cache_repo_dir(const char *root, const char *repo, char *buf, size_t cap, ember_err *err)
 {

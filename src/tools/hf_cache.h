@@ -17,6 +17,10 @@
 #include "ember.h"
 
 int hf_cache_root(char *buf, size_t cap, ember_err *err);
+/* The token file `huggingface-cli login` writes: $HF_TOKEN_PATH, else
+   $HF_HOME/token, else $XDG_CACHE_HOME/huggingface/token, else
+   ~/.cache/huggingface/token.  0, or -1 when there is none. */
+int hf_token_path(char *buf, size_t cap);
 /* <root>/models--USER--REPO */
 int hf_cache_repo_dir(const char *root, const char *repo, char *buf, size_t cap, ember_err *err);
 /* The repository name of a "models--USER--REPO" directory entry; -1 if not one. */

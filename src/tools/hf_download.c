@@ -33,8 +33,10 @@ typedef struct dl {
     long status;
     int write_errno;
     bool progress;
-    double t0, last_draw;
+    double t0, last_draw, last_watch;
     const char *label;
+    const hf_watch *watch;
+    bool watch_stop;        /* the watcher asked to stop */
 } dl;
 
 static void clock_text(char *buf, size_t cap, double s)
@@ -109,8 +111,16 @@ static void restore_stops(const struct sigaction *old)
 
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
-    draw(ud, false);
-    return stop_sig ? 1 : 0;
+    dl *s = ud;
+    draw(s, false);
+    double now = ember_now_ms();
+    if (s->watch && now - s->last_watch >= 100) {
+        s->last_watch = now;
+        double secs = (now - s->t0) / 1e3;
+        double rate = secs > 0.2 ? (double)(s->have - s->start) / secs : 0;
+        if (s->watch->fn(s->watch->ctx, s->label, s->have, s->total, rate)) s->watch_stop = true;
+    }
+    return (stop_sig && !s->watch) || s->watch_stop ? 1 : 0;
 }
 
 /* Looks at the status once, before the first byte is kept: a 200 to a
@@ -168,7 +178,7 @@ static void done_line(dl *s)
 }
 
 int hf_download(const char *repo, const hf_entry *e, const char *dest, const char *final, bool progress,
-                hf_dl_stats *st, ember_err *err)
+                const hf_watch *watch, hf_dl_stats *st, ember_err *err)
 {
     memset(st, 0, sizeof *st);
     int fd = open(dest, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -183,7 +193,7 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         close(fd);
         return ember_seterr(err, "%s: %s is being downloaded by another process (%s)", repo, e->path, dest);
     }
-    dl s = {.fd = fd, .total = e->size, .progress = progress, .label = e->path};
+    dl s = {.fd = fd, .total = e->size, .progress = progress, .label = e->path, .watch = watch};
     s.d = digest_new(!e->lfs, e->size);
     if (!s.d) {
         close(fd);
@@ -236,9 +246,9 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         s.t0 = ember_now_ms();
         if (progress) draw(&s, true);
         struct sigaction old[2];
-        catch_stops(old);
+        if (!watch) catch_stops(old);
         CURLcode cr = curl_easy_perform(h.curl);
-        restore_stops(old);
+        if (!watch) restore_stops(old);
         long status = 0;
         curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &status);
         done_line(&s);
@@ -248,7 +258,11 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         char a[32], b[32];
         bytes_human(a, sizeof a, (double)s.have);
         bytes_human(b, sizeof b, (double)e->size);
-        if (stop_sig) {
+        if (s.watch_stop) {
+            rc = ember_seterr(err, "%s: %s: cancelled after %s of %s; the partial download is kept and the next "
+                                   "try resumes it", repo, e->path, a, b);
+            goto out;
+        } else if (stop_sig && !watch) {
             rc = ember_seterr(err, "%s: %s: interrupted after %s of %s. The partial download is kept: run the "
                                    "same command again to resume", repo, e->path, a, b);
             goto out;

@@ -63,7 +63,8 @@ static int cache_pick(const hf_ref *r, const char *repo_dir, char *path, size_t 
     return k >= 0 ? 0 : k;
 }
 
-int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap, ember_err *err)
+int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch, char *path, size_t cap,
+            ember_err *err)
 {
     char root[PATH_MAX], repo_dir[PATH_MAX], blob[PATH_MAX + 80], part[PATH_MAX + 96];
     if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
@@ -81,7 +82,7 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap
             else *err = why;
             return -1;
         }
-        fprintf(stderr, "ember pull: %s: using the cached file\n", why.msg);
+        if (summary) fprintf(stderr, "ember pull: %s: using the cached file\n", why.msg);
         return 0;
     }
     char **names = calloc((size_t)l.n + 1, sizeof *names);
@@ -120,7 +121,7 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, char *path, size_t cap
         snprintf(path, cap, "%s/blobs", repo_dir);
         if (hf_cache_mkdirs(path, err)) goto out;
         hf_dl_stats ds;
-        if (hf_download(r->repo, e, part, blob, progress, &ds, err)) goto out;
+        if (hf_download(r->repo, e, part, blob, progress, watch, &ds, err)) goto out;
         sync_dir(blob);
         if (summary) {
             char got[32], rate[32], before[64] = "";
@@ -155,5 +156,5 @@ int hf_resolve(const hf_ref *r, char *path, size_t cap, ember_err *err)
     if (k == 0) return 0;
     if (k == HF_CHOOSE_AMBIGUOUS) return ember_seterr(err, "%s", cerr.msg);
     if (offline()) return ember_seterr(err, "HF_HUB_OFFLINE is set and %s (%s)", cerr.msg, root);
-    return hf_pull(r, isatty(2), true, path, cap, err);
+    return hf_pull(r, isatty(2), true, NULL, path, cap, err);
 }
