@@ -30,6 +30,19 @@ typedef struct {
 
 #define CHECK_EVERY 4096      /* iterations between clock reads */
 
+/* The sums only have to stay alive: their bits, never C arithmetic on the
+   values (the int32 lanes wrap by design, and a float may not fit a
+   uint32_t: both would be undefined). */
+static uint32_t sink_bits(const void *v, size_t n)
+{
+    uint32_t w, h = 0;
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+        memcpy(&w, (const uint8_t *)v + i, 4);
+        h ^= w;
+    }
+    return h;
+}
+
 #ifdef EMBER_SIMD
 EMBER_TARGET_AVX512 static void run_vnni512(probe_arg *p)
 {
@@ -46,7 +59,7 @@ EMBER_TARGET_AVX512 static void run_vnni512(probe_arg *p)
     } while (ember_now_ms() - t0 < p->ms);
     __m512i s = acc[0];
     for (int i = 1; i < 8; i++) s = _mm512_add_epi32(s, acc[i]);
-    p->sink = (uint32_t)_mm512_reduce_add_epi32(s);
+    p->sink = sink_bits(&s, sizeof s);
     p->macs = it * 8 * 64;
 }
 
@@ -74,7 +87,7 @@ EMBER_TARGET_AVX512 static void run_vnni512_ordered(probe_arg *p)
     } while (ember_now_ms() - t0 < p->ms);
     __m512 t = f[0];
     for (int i = 1; i < 6; i++) t = _mm512_add_ps(t, f[i]);
-    p->sink = (uint32_t)_mm512_reduce_add_ps(t);
+    p->sink = sink_bits(&t, sizeof t);
     p->macs = it * 6 * 64;
 }
 
@@ -98,9 +111,7 @@ EMBER_TARGET_AVX2 static void run_avx2_ordered(probe_arg *p)
     } while (ember_now_ms() - t0 < p->ms);
     __m256 t = f[0];
     for (int i = 1; i < 6; i++) t = _mm256_add_ps(t, f[i]);
-    float o[8];
-    _mm256_storeu_ps(o, t);
-    p->sink = (uint32_t)o[0];
+    p->sink = sink_bits(&t, sizeof t);
     p->macs = it * 6 * 32;
 }
 
@@ -120,7 +131,7 @@ EMBER_TARGET_AVX2 static void run_avx2(probe_arg *p)
     } while (ember_now_ms() - t0 < p->ms);
     __m256i s = acc[0];
     for (int i = 1; i < 8; i++) s = _mm256_add_epi32(s, acc[i]);
-    p->sink = (uint32_t)_mm256_extract_epi32(s, 0);
+    p->sink = sink_bits(&s, sizeof s);
     p->macs = it * 8 * 32;
 }
 #endif
@@ -129,18 +140,18 @@ static void run_scalar(probe_arg *p)
 {
     volatile int8_t va = 3, vb = -2;
     int8_t a = va, b = vb;
-    int32_t acc[8] = {0};
+    uint32_t acc[8] = {0};   /* wraps by design: unsigned, so defined */
     double t0 = ember_now_ms();
     uint64_t it = 0;
     do {
         for (int r = 0; r < CHECK_EVERY; r++) {
-            for (int i = 0; i < 8; i++) acc[i] += (int32_t)a * b;
+            for (int i = 0; i < 8; i++) acc[i] += (uint32_t)((int32_t)a * b);
             __asm__ volatile("" : "+r"(a));
         }
         it += CHECK_EVERY;
     } while (ember_now_ms() - t0 < p->ms);
     uint32_t s = 0;
-    for (int i = 0; i < 8; i++) s += (uint32_t)acc[i];
+    for (int i = 0; i < 8; i++) s += acc[i];
     p->sink = s;
     p->macs = it * 8;
 }
