@@ -6,9 +6,7 @@
 # consistency is checked, never a speed.  TAP.
 set -u
 BIN=${EMBER_BIN:-./ember}
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 [ -x "$BIN" ] || { echo "1..0 # SKIP $BIN not built"; exit 0; }
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 is not installed"; exit 0; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/ember-compute.XXXXXX") || exit 1

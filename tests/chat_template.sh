@@ -8,9 +8,7 @@
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
 S=${EMBER_SHARED:-../shared}/fixtures
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 needed to read --json"; exit 0; }
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }

@@ -7,9 +7,7 @@ EMBER=${EMBER_BIN:-./ember}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME="$tmp/cache"
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 if ! command -v python3 >/dev/null; then echo "1..0 # SKIP python3 needed to read --json"; exit 0; fi
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }

@@ -7,9 +7,7 @@
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
 SRCDIR=${EMBER_SRCDIR:-.}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; return "$1"; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 # says what happened when a check fails
 show() { echo "# rc=$1; stderr: $(head -c 300 "$2" | tr '\n' ' ')"; }

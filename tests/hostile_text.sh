@@ -6,9 +6,7 @@
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
 SRCDIR=${EMBER_SRCDIR:-.}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 [ -x "$EMBER_BIN" ] || { echo "1..0 # SKIP no ember binary"; exit 0; }
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 is not installed"; exit 0; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-htext.XXXXXX") || exit 1

@@ -4,9 +4,7 @@
 # and the refusals naming the allowed values.  TAP.
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 [ -x "$EMBER_BIN" ] || { echo "1..0 # SKIP no ember binary at $EMBER_BIN"; exit 0; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-kvcli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT

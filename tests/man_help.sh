@@ -4,9 +4,7 @@
 set -u
 EMBER=${EMBER_BIN:-./ember}
 MAN=${EMBER_SRCDIR:-.}/man/ember.1
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 [ -f "$MAN" ] || { echo "1..0 # SKIP man/ember.1 not found"; exit 0; }
 for c in run eval inspect tokenize template synth bench profiles recache chat chats pull models cache; do
     out=$("$EMBER" $c --help 2>&1); r=$?

@@ -14,9 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_STATE_HOME="$tmp/state"     # the chats it saves stay in here
 export XDG_CACHE_HOME="$tmp/cache"     # and the pack cache its packed chats write
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 
 m="$tmp/tiny.gguf"
 "$EMBER" synth -o "$m" --like tiny --dtype Q8_0 --seed 7 -q

@@ -11,9 +11,7 @@
 # TAP; SKIP where the CPU (or EMBER_ISA) has no packed kernel.
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 [ -x "$EMBER_BIN" ] || { echo "1..0 # SKIP no ember binary at $EMBER_BIN"; exit 0; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-pcache.XXXXXX") || exit 1
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -2,9 +2,7 @@
 # `ember profiles`: listing, shadowing, invalid files, show -m on fixtures.
 bin=${EMBER_BIN:-./ember}
 src=${EMBER_SRCDIR:-..}
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 if [ ! -x "$bin" ]; then echo "1..0 # SKIP no ember binary at $bin"; exit 0; fi

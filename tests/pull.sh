@@ -7,9 +7,7 @@
 set -u
 BIN=${EMBER_BIN:-./ember}
 SRC=${EMBER_SRCDIR:-.}
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 
 if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN not built"; exit 0; fi
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 absent (the stand-in Hub)"; exit 0; }

@@ -6,9 +6,7 @@
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
 M=${EMBER_SHARED:-../shared}/fixtures/models/chat-mini-Q8_0.gguf
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 [ -f "$M" ] || { echo "1..0 # SKIP fixture chat-mini-Q8_0.gguf absent"; exit 0; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-special.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT

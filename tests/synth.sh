@@ -4,9 +4,7 @@
 set -u
 BIN=${EMBER_BIN:-./ember}
 SHARED=${EMBER_SHARED:-}
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "${EMBER_SRCDIR:-.}/tests/tap_lib.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN not built"; exit 0; fi
