@@ -22,18 +22,7 @@ float ember_ref_sum16(const float v[16])
     return (u[0] + u[2]) + (u[1] + u[3]);
 }
 
-/* Polynomial coefficients and range reduction of the reference's exp
-   (an Arm optimized-routines design): n = round(x / ln 2), b = x - n ln 2
-   in two parts, exp(b) by a degree-5 polynomial in b and b^2, times 2^n. */
-#define EXP_SHIFT 0x1.8p23f
-#define EXP_INVLN2 0x1.715476p+0f
-#define EXP_LN2_HI 0x1.62e4p-1f
-#define EXP_LN2_LO 0x1.7f7d1cp-20f
-#define EXP_C1 0x1.0e4020p-7f
-#define EXP_C2 0x1.573e2ep-5f
-#define EXP_C3 0x1.555e66p-3f
-#define EXP_C4 0x1.fffdb6p-2f
-#define EXP_C5 0x1.ffffecp-1f
+/* The reference's exp (EXP_* in refnum_ops.h). */
 
 float ember_ref_expf(float x)
 {
@@ -57,11 +46,7 @@ void ember_refnum_silu16_scalar(float *g, const float *u)
     for (int l = 0; l < 16; l++) g[l] = g[l] / (1.0f + ember_ref_expf(0.0f - g[l])) * u[l];
 }
 
-/* GELU's tanh form through the exp above: 0.5 (1 + tanh(a)) = e / (e + 1)
-   with e = exp(2a), 2a = (1 + A x^2) * (2C x); past 2a > 30 the ratio is 1
-   (e would overflow into inf / inf). */
-#define GELU_A 0.044715f
-#define GELU_2C 1.5957691216f   /* 2 * sqrt(2 / pi) */
+/* GELU's tanh form through the exp above (GELU_* in refnum_ops.h). */
 
 static float gelu_one(float x)
 {

@@ -19,17 +19,6 @@
 #ifdef EMBER_SIMD
 #define INLINE2 static inline __attribute__((always_inline)) EMBER_TARGET_AVX2
 
-/* as refnum.c's EXP_* (the reference's exp polynomial) */
-#define EXP_SHIFT 0x1.8p23f
-#define EXP_INVLN2 0x1.715476p+0f
-#define EXP_LN2_HI 0x1.62e4p-1f
-#define EXP_LN2_LO 0x1.7f7d1cp-20f
-#define EXP_C1 0x1.0e4020p-7f
-#define EXP_C2 0x1.573e2ep-5f
-#define EXP_C3 0x1.555e66p-3f
-#define EXP_C4 0x1.fffdb6p-2f
-#define EXP_C5 0x1.ffffecp-1f
-
 /* exp of 8 lanes; false when a lane's 2^n is outside -125..127, where the
    scalar ldexpf rounds into subnormals or saturates (and for NaN): the
    caller then takes the scalar path.  Inside, j * 2^n is exact. */
@@ -76,15 +65,15 @@ static EMBER_TARGET_AVX2 void silu16_avx2(float *g, const float *u)
     _mm256_storeu_ps(g + 8, _mm256_mul_ps(_mm256_div_ps(x1, _mm256_add_ps(one, e1)), _mm256_loadu_ps(u + 8)));
 }
 
-/* refnum.c's gelu16 (GELU_A, GELU_2C there) */
+/* refnum.c's gelu16 */
 static EMBER_TARGET_AVX2 void gelu16_avx2(float *g, const float *u)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 x[2], arg[2], e[2];
     for (int h = 0; h < 2; h++) {
         x[h] = _mm256_loadu_ps(g + 8 * h);
-        arg[h] = _mm256_mul_ps(_mm256_fmadd_ps(x[h], _mm256_mul_ps(_mm256_set1_ps(0.044715f), x[h]), one),
-                               _mm256_mul_ps(_mm256_set1_ps(1.5957691216f), x[h]));
+        arg[h] = _mm256_mul_ps(_mm256_fmadd_ps(x[h], _mm256_mul_ps(_mm256_set1_ps(GELU_A), x[h]), one),
+                               _mm256_mul_ps(_mm256_set1_ps(GELU_2C), x[h]));
         if (!exp8(arg[h], &e[h])) {
             ember_refnum_gelu16_scalar(g, u);
             return;

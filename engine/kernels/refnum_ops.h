@@ -7,6 +7,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Polynomial coefficients and range reduction of the reference's exp
+   (an Arm optimized-routines design): n = round(x / ln 2), b = x - n ln 2
+   in two parts, exp(b) by a degree-5 polynomial in b and b^2, times 2^n. */
+#define EXP_SHIFT 0x1.8p23f
+#define EXP_INVLN2 0x1.715476p+0f
+#define EXP_LN2_HI 0x1.62e4p-1f
+#define EXP_LN2_LO 0x1.7f7d1cp-20f
+#define EXP_C1 0x1.0e4020p-7f
+#define EXP_C2 0x1.573e2ep-5f
+#define EXP_C3 0x1.555e66p-3f
+#define EXP_C4 0x1.fffdb6p-2f
+#define EXP_C5 0x1.ffffecp-1f
+
+/* GELU's tanh form through that exp: 0.5 (1 + tanh(a)) = e / (e + 1) with
+   e = exp(2a), 2a = (1 + A x^2) * (2C x); past 2a > 30 the ratio is 1 (e
+   would overflow into inf / inf). */
+#define GELU_A 0.044715f
+#define GELU_2C 1.5957691216f   /* 2 * sqrt(2 / pi) */
+
 typedef struct {
     void (*exp16)(float *y, const float *x, float sub);
     void (*silu16)(float *g, const float *u);
