@@ -56,14 +56,20 @@ static int columns(void)
     return ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20 ? ws.ws_col : 80;
 }
 
+/* Bytes per second so far; the first fraction of a second says little
+   about the rate, so 0 then (unless force, for the last line). */
+static double rate_at(const dl *s, double now, bool force)
+{
+    double secs = (now - s->t0) / 1e3;
+    return secs > 0.2 || (force && secs > 0) ? (double)(s->have - s->start) / secs : 0;
+}
+
 static void draw(dl *s, bool force)
 {
     double now = ember_now_ms();
     if (!s->progress || (!force && now - s->last_draw < 100)) return;
     s->last_draw = now;
-    double secs = (now - s->t0) / 1e3, got = (double)(s->have - s->start);
-    /* the first fraction of a second says little about the rate */
-    double rate = secs > 0.2 || (force && secs > 0) ? got / secs : 0;
+    double rate = rate_at(s, now, force);
     char a[32], b[32], r[32], eta[32], stats[160];
     bytes_human(a, sizeof a, (double)s->have);
     bytes_human(b, sizeof b, (double)s->total);
@@ -116,9 +122,7 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     double now = ember_now_ms();
     if (s->watch && now - s->last_watch >= 100) {
         s->last_watch = now;
-        double secs = (now - s->t0) / 1e3;
-        double rate = secs > 0.2 ? (double)(s->have - s->start) / secs : 0;
-        if (s->watch->fn(s->watch->ctx, s->label, s->have, s->total, rate)) s->watch_stop = true;
+        if (s->watch->fn(s->watch->ctx, s->label, s->have, s->total, rate_at(s, now, false))) s->watch_stop = true;
     }
     return (stop_sig && !s->watch) || s->watch_stop ? 1 : 0;
 }
