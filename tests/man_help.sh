@@ -16,14 +16,21 @@ for c in run eval inspect tokenize template synth bench profiles recache chat ch
     [ -z "$missing" ]; ok $? "ember $c: every --help option is in ember(1) (missing:$missing)"
     grep -q "^\.SS ember $c\|^\.B ember chat\|^\.SH CHAT" "$MAN"; ok $? "ember(1) has a section for ember $c"
 done
+# lacking TEXT GREP-FLAGS ITEM...: the items TEXT has no line for (grep
+# GREP-FLAGS, "" for none), quoted, in $missing, and how many were asked in $count
+lacking() {
+    text=$1 flags=$2
+    shift 2
+    missing="" count=0
+    for item; do
+        count=$((count + 1))
+        printf '%s\n' "$text" | grep -q $flags -- "$item" || missing="$missing '$item'"
+    done
+}
 # the key table (ui/keys.c), as `ember chat --help` prints it, is in the KEYS section
 keys=$("$EMBER" chat --help | sed -n '/^Keys:/,/^[^ ]/p' | sed -n 's/^  \([^ ][^ ]*\) .*/\1/p' | grep -v '^editing$')
 section=$(sed -n '/^\.SH KEYS/,/^\.SH /p' "$MAN" | sed 's/\\-/-/g')
-missing=""; nk=0
-for k in $keys; do
-    nk=$((nk + 1))
-    printf '%s\n' "$section" | grep -q -- "$k" || missing="$missing $k"
-done
+lacking "$section" "" $keys; nk=$count
 [ "$nk" -ge 10 ] && [ -z "$missing" ]; ok $? "every key of the key table ($nk) is in ember(1) KEYS (missing:$missing)"
 SRC=${EMBER_SRCDIR:-.}
 # the slash-command table (ui/slash.c): each command, with its arguments as
@@ -31,14 +38,10 @@ SRC=${EMBER_SRCDIR:-.}
 section=$(sed -n '/^\.SH SLASH COMMANDS/,/^\.SH /p' "$MAN" | grep '^\.BI\{0,1\} /' |
           sed 's/\\f[RPBI]//g; s/\\-/-/g; s/"//g; s/^\.BI\{0,1\} //; s/  */ /g; s/ $//')
 rows=$(sed -n 's/^ *{"\(\/[a-z]*\)", "\([^"]*\)",.*/\1 \2/p' "$SRC/ui/slash.c" | sed 's/ $//')
-missing=""; nc=0
 nl='
 '
 oldifs=$IFS; IFS=$nl
-for row in $rows; do
-    nc=$((nc + 1))
-    printf '%s\n' "$section" | grep -qxF -- "$row" || missing="$missing '$row'"
-done
+lacking "$section" -xF $rows; nc=$count
 IFS=$oldifs
 [ "$nc" -ge 15 ] && [ -z "$missing" ]; ok $? "every slash command of the table ($nc), with its arguments, is in ember(1) SLASH COMMANDS (missing:$missing)"
 # PLAIN LINE MODE names exactly the commands the table lets plain mode run
@@ -54,11 +57,7 @@ files=$(sed -n '/^\.SH FILES/,/^\.SH /p' "$MAN" | sed 's/\\f[RPBI]//g; s/\\-/-/g
 places=$(sed -n 's/^ *\[EMBER_PLACE_[A-Z]*\] = {EMBER_XDG_\([A-Z]*\), "\([^"]*\)"},$/$XDG_\1_HOME\/ember\/\2/p' \
              "$SRC/engine/sys/xdg.c"
          sed -n 's/^ *{"\([A-Z_]*\)", "\([^"]*\)"},$/$\1\2/p' "$SRC/src/tools/hf_cache.c" | sed 's/^\$HOME/~/')
-missing=""; np=0
-for p in $places; do
-    np=$((np + 1))
-    printf '%s\n' "$files" | grep -qF -- "$p" || missing="$missing $p"
-done
+lacking "$files" -F $places; np=$count
 [ "$np" -ge 12 ] && [ -z "$missing" ]; ok $? "ember(1) FILES names every place of the code's tables ($np) (missing:$missing)"
 # the option table: both commands that take it offer every option of it
 missing=""
