@@ -107,10 +107,10 @@ const char *ember_model_chat_template(const ember_model *m);
 typedef enum {
     EMBER_REP_EAGER_F32 = 0,
     EMBER_REP_COMPRESSED = 1,
-    EMBER_REP_PACKED_Q8X16 = 2,
+    EMBER_REP_PACKED = 2,
 } ember_rep;
 
-const char *ember_rep_name(ember_rep r);   /* "eager-f32", "compressed", "packed-q8x16" */
+const char *ember_rep_name(ember_rep r);   /* "eager-f32", "compressed", "packed" */
 
 typedef struct ember_plan_entry {
     char name[96];

@@ -155,7 +155,7 @@ static void evict_sources(ember_model *m)
     ember_weight *all[4096];
     int n = ember_model_weights(m, all, 4096);
     for (int i = 0; i < n; i++)
-        if (all[i]->rep == EMBER_REP_PACKED_Q8X16 && all[i]->packed) evict_weight(m, all[i]);
+        if (all[i]->rep == EMBER_REP_PACKED && all[i]->packed) evict_weight(m, all[i]);
     m->evicted = true;
 }
 
@@ -165,7 +165,7 @@ static void evict_sources(ember_model *m)
 static void use_tiles(ember_model *m, ember_weight *w)
 {
     ember_wview tiles = {w->pack_kern, w->packed, w->pack_kern->layout->bytes(w->pack_kern->layout->tile_rows, w->in)};
-    w->rep = EMBER_REP_PACKED_Q8X16;
+    w->rep = EMBER_REP_PACKED;
     w->one = tiles;
     if (m->opts.packed_prefill) w->many = tiles;
     m->plan.e[w->plan_index].reason[0] = '\0';
@@ -313,7 +313,7 @@ void ember_lifecycle_stats(const ember_session *s, ember_stats *st)
     ember_weight *all[4096];
     int n = ember_model_weights((ember_model *)m, all, 4096);
     for (int i = 0; i < n; i++)
-        if (all[i]->rep == EMBER_REP_PACKED_Q8X16) {
+        if (all[i]->rep == EMBER_REP_PACKED) {
             st->packed++;
             st->packed_proj_mask |= (unsigned)all[i]->proj;
         }

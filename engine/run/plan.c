@@ -15,7 +15,7 @@
 
 static const char *const strategy_names[] = {"eager", "compressed", "packed"};
 static const char *const proj_names[EMBER_PROJ_NAMES] = {"q", "k", "v", "o", "gate", "up", "down", "output"};
-static const char *const rep_names[] = {"eager-f32", "compressed", "packed-q8x16"};
+static const char *const rep_names[] = {"eager-f32", "compressed", "packed"};
 
 const char *ember_strategy_name(ember_strategy s)
 {
@@ -102,13 +102,13 @@ static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *re
     if (!(o->projections & (unsigned)w->proj))
         snprintf(reason, cap, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
     else if (!L)
-        snprintf(reason, cap, "packing needs Q8_0, tensor is %s", ember_dtype_name(w->dtype));
+        snprintf(reason, cap, "no packed layout for %s (packed: Q8_0, Q4_K)", ember_dtype_name(w->dtype));
     else if (has_bias)
         snprintf(reason, cap, "has a bias: not eligible for packing");
     else if (env && !strcmp(env, "0"))
         snprintf(reason, cap, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
     else if (!(w->pack_kern = ember_kernel_packed(w->dtype, m->isa)))
-        snprintf(reason, cap, "no packed kernel on this CPU (it needs AVX2 or AVX-512 VNNI)");
+        snprintf(reason, cap, "no packed %s kernel on this CPU (Q8_0 needs AVX2 or AVX-512 VNNI, Q4_K AVX-512)", ember_dtype_name(w->dtype));
 }
 
 int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
@@ -138,7 +138,7 @@ int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err 
     if (o->strategy == EMBER_STRATEGY_PACKED && w->proj) choose_pack(m, w, has_bias, reason, sizeof reason);
     const ember_kernel *k = w->pack_kern ? w->pack_kern : w->kern;
     uint64_t bytes = w->pack_kern ? k->layout->bytes((int)w->out, w->in) : w->t->nbytes;
-    w->plan_index = ember_plan_add(m, w->t, w->pack_kern ? EMBER_REP_PACKED_Q8X16 : EMBER_REP_COMPRESSED,
+    w->plan_index = ember_plan_add(m, w->t, w->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED,
                              k->name, ember_isa_name(k->isa), bytes,
                              w->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD ? "packed at the phase the profile sets" : reason);
     if (w->pack_kern) m->plan.packed++;

@@ -29,7 +29,7 @@ static void usage(FILE *out)
         "  --meta          list every metadata key (arrays by type and length)\n"
         "  --json          print one JSON object instead of text\n"
         "  --plan          load the model and print the execution plan: per tensor the\n"
-        "                  representation (eager-f32, compressed, packed-q8x16), kernel,\n"
+        "                  representation (eager-f32, compressed, packed), kernel,\n"
         "                  ISA, resident bytes and any fallback reason; totals by\n"
         "                  representation\n"
         "  --strategy S    eager | compressed | packed (with --plan)\n"

@@ -1,0 +1,344 @@
+/* Packed Q4_K: 16-row tiles for a broadcast-and-multiply GEMM (doc/DESIGN.md,
+   "Packed Q4_K layout"), bit-identical to the compressed Q4_K kernels.
+ *
+ * Why a tile: the compressed kernel reads one row's super-block and spends
+ * about as many shuffles, converts and horizontal adds per row as it does
+ * multiply-adds (each row's 8 reference lanes sit in one register and must
+ * be folded, its scales expanded, its min term paired).  In a tile the
+ * dword r of every vector is row r, so each instruction does the same step
+ * for 16 rows: lane l of sub-block j is one vector of 16 rows x 4 quants,
+ * multiplied by one broadcast dword of activations, its scale one vector of
+ * 16 rows' scales, and the float work per super-block (8 converts, 8 FMAs,
+ * the mins) is per 16 rows instead of per row.
+ *
+ * Record (one per super-block per tile, Q4X_RECORD bytes):
+ *   qs  [0, 2048):   32 chunks of 64 bytes, chunk 4j + h (sub-block j,
+ *                    h = 0..3): row r's 4 bytes at r * 4, byte i holding
+ *                    element 32j + 4h + i in its low nibble and element
+ *                    32j + 4(h + 4) + i in its high nibble, so one load
+ *                    and a mask / a shift give lanes h and h + 4;
+ *   sc  [2048, 2176): sub-block j's 6-bit scale of row r at 16j + r;
+ *   mn  [2176, 2304): pairs: byte 32k + 2r + e = min 2k + e of row r, so
+ *                    that widened to words a dword is (m_2k, m_2k+1);
+ *   d   [2304, 2336): row r's fp16 d;  dmin [2336, 2368): its fp16 dmin.
+ * 148 bytes a row per super-block against the file's 144: the scales and
+ * mins decoded out of their 12-byte form.  Rows past the matrix are zero.
+ *
+ * Numerics (kernels_kquant_impl.h): lane[l] = sum_j sc_j * dot4 in int32,
+ * P[k] = m_2k q8s_2k + m_2k+1 q8s_2k+1, then per super-block
+ * acc[l] = fmaf(dx * d_w, lane[l], acc[l]) and accm[k] = fmaf(-dx * dmin_w,
+ * P[k], accm[k]), y = sum8(acc) + ((accm0 + accm2) + (accm1 + accm3)).
+ * The integer parts are exact, so any grouping of them is the same. */
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels.h"
+#include "kernels_kquant_impl.h"
+#include "simd.h"
+
+#define QS 0
+#define SC 2048
+#define MN 2176
+#define DW 2304
+#define DM 2336
+#define ROWS EMBER_PACK_ROWS
+#define REC EMBER_PACK_Q4_K_RECORD
+
+_Static_assert(DM + 2 * ROWS == REC, "record size");
+
+size_t ember_pack_q4_K_bytes(int rows, int64_t k)
+{
+    if (rows <= 0 || k <= 0) return 0;
+    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC;
+}
+
+/* Element e of a Q4_K block's quants (0..15). */
+static int q4k_quant(const block_q4_K *b, int e)
+{
+    int c = e / 64, l = e % 32;
+    return (e % 64) < 32 ? b->qs[32 * c + l] & 0x0f : b->qs[32 * c + l] >> 4;
+}
+
+/* The oracle: element by element, as the comment at the top lays it out. */
+void ember_pack_q4_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    int64_t nb = k / QK_K;
+    int ntiles = (rows + ROWS - 1) / ROWS;
+    if (t0 < 0) t0 = 0;
+    if (t1 > ntiles) t1 = ntiles;
+    for (int t = t0; t < t1; t++) {
+        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
+        for (int64_t b = 0; b < nb; b++, rec += REC) {
+            memset(rec, 0, REC);
+            for (int r = 0; r < ROWS; r++) {
+                int row = t * ROWS + r;
+                if (row >= rows) break;
+                const block_q4_K *blk = (const block_q4_K *)(const void *)
+                    ((const uint8_t *)src + (size_t)row * row_bytes) + b;
+                for (int j = 0; j < 8; j++)
+                    for (int h = 0; h < 4; h++)
+                        for (int i = 0; i < 4; i++)
+                            rec[QS + (4 * j + h) * 64 + r * 4 + i] =
+                                (uint8_t)(q4k_quant(blk, 32 * j + 4 * h + i) |
+                                          q4k_quant(blk, 32 * j + 4 * (h + 4) + i) << 4);
+                for (int j = 0; j < 8; j++) {
+                    int sc, m;
+                    ember_scale_min_k4(j, blk->scales, &sc, &m);
+                    rec[SC + 16 * j + r] = (uint8_t)sc;
+                    rec[MN + 32 * (j / 2) + 2 * r + j % 2] = (uint8_t)m;
+                }
+                memcpy(rec + DW + 2 * r, &blk->d, 2);
+                memcpy(rec + DM + 2 * r, &blk->dmin, 2);
+            }
+        }
+    }
+}
+
+/* The same bytes a word at a time: the packer the lifecycle runs (a 1B
+   model's Q4_K projections are ~0.7 GB; element by element takes seconds).
+   Sub-block j's quants are the low (j even) or high (j odd) nibbles of
+   qs[32 (j / 2) ..+32]; its lane h and h + 4 dwords are words h and h + 4
+   of those 32 bytes. */
+static void pack_q4_K_words(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    int64_t nb = k / QK_K;
+    int ntiles = (rows + ROWS - 1) / ROWS;
+    if (t0 < 0) t0 = 0;
+    if (t1 > ntiles) t1 = ntiles;
+    for (int t = t0; t < t1; t++) {
+        if (rows - t * ROWS < ROWS) {   /* a tail tile: the oracle pads it */
+            ember_pack_q4_K_ref(src, row_bytes, rows, k, dst, t, t + 1);
+            continue;
+        }
+        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
+        for (int64_t b = 0; b < nb; b++, rec += REC)
+            for (int r = 0; r < ROWS; r++) {
+                const block_q4_K *blk = (const block_q4_K *)(const void *)
+                    ((const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes) + b;
+                uint32_t q[32];
+                memcpy(q, blk->qs, sizeof q);
+                for (int j = 0; j < 8; j++)
+                    for (int h = 0; h < 4; h++) {
+                        uint32_t lo = q[8 * (j / 2) + h], hi = q[8 * (j / 2) + h + 4];
+                        uint32_t v = j % 2 ? ((lo >> 4) & 0x0f0f0f0fu) | (hi & 0xf0f0f0f0u)
+                                           : (lo & 0x0f0f0f0fu) | (hi & 0x0f0f0f0fu) << 4;
+                        memcpy(rec + QS + (4 * j + h) * 64 + r * 4, &v, 4);
+                    }
+                for (int j = 0; j < 8; j++) {
+                    int sc, m;
+                    ember_scale_min_k4(j, blk->scales, &sc, &m);
+                    rec[SC + 16 * j + r] = (uint8_t)sc;
+                    rec[MN + 32 * (j / 2) + 2 * r + j % 2] = (uint8_t)m;
+                }
+                memcpy(rec + DW + 2 * r, &blk->d, 2);
+                memcpy(rec + DM + 2 * r, &blk->dmin, 2);
+            }
+    }
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+void ember_packed_q4_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
+{
+    int64_t nb = k / QK_K;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
+        int lane = r % ROWS;
+        for (int t = 0; t < nt; t++) {
+            const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride);
+            float acc[8] = {0}, accm[4] = {0};
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *rec = tile + (size_t)b * REC;
+                int32_t lanes[8] = {0}, p[4] = {0};
+                for (int j = 0; j < 8; j++)
+                    for (int l = 0; l < 8; l++)
+                        for (int i = 0; i < 4; i++) {
+                            uint8_t byte = rec[QS + (4 * j + l % 4) * 64 + lane * 4 + i];
+                            int q = l < 4 ? byte & 0x0f : byte >> 4;
+                            lanes[l] += rec[SC + 16 * j + lane] * q * x[b].qs[32 * j + 4 * l + i];
+                        }
+                for (int j = 0; j < 8; j++)
+                    p[j / 2] += rec[MN + 32 * (j / 2) + 2 * lane + j % 2] * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+                float d = x[b].d * ember_fp16_to_f32(rd16(rec + DW + 2 * lane));
+                float dmin = -x[b].d * ember_fp16_to_f32(rd16(rec + DM + 2 * lane));
+                for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
+                for (int q = 0; q < 4; q++) accm[q] = fmaf(dmin, (float)p[q], accm[q]);
+            }
+            y[(size_t)t * y_stride + (size_t)r] = ember_sum8(acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]));
+        }
+    }
+}
+
+#ifdef EMBER_SIMD
+#define INL512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
+
+/* Reading ahead in the tile stream, as the Q8_0 tiles do (kernels_packed.c). */
+#define PF_L1 (2 * 1024)
+#define PF_L2 (8 * 1024)
+
+/* Tokens per pass over a tile's super-block: each decoded lane vector is
+   used TB times.  More do not pay: 3 or 4 spill the lane sums (TB 2: 83
+   GMAC/s, 3: 79, 4: 69 on one Zen 4 core, 2048 x 2048, 128 tokens), and
+   the quants' decode is not what limits (leaving it out: +2%).  What does
+   is the multiply pipe: vpmaddubsw + vpdpwssd per 64 quants, and the
+   float work of each super-block (+17% without it).  Packing two
+   sub-blocks' dots into one dword's words (vpdpbusd, shift, vpdpbusd,
+   one vpdpwssd: 3 multiplies for 2 groups) measured slower, 98 against
+   109 GMAC/s for the integer part alone: the shifts share those pipes. */
+#define TB 2
+
+static inline __mmask16 tile_mask(int r, int r0, int r1)
+{
+    unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
+    unsigned hi = r1 - r < ROWS ? (unsigned)(r1 - r) : ROWS;
+    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+INL512 __m512 sum8x16(const __m512 a[8])
+{
+    return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
+                         _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
+}
+
+static inline int32_t rd32(const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* nti (1 or 2) tiles, tile_bytes apart, against tb (1..TB) tokens over
+   all nb super-blocks; accumulator u = i * tb + t is tile i's with token t.
+   The int32 lane sums of a super-block live in registers (8 per pair);
+   the float sums across super-blocks, touched once per super-block, in
+   L1.  Decode takes two tiles at a time: two streams of tiles keep more
+   lines in flight than one (as for the Q8_0 tiles). */
+INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int64_t nb,
+                      const block_q8_K *const x[TB], const int tb, float *y, size_t y_stride, const __mmask16 m[2])
+{
+    __m512 acc[TB][12];   /* 8 lanes, then the 4 min lanes */
+    const int nu = nti * tb;
+    _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+        _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = _mm512_setzero_ps();
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; b++, rec += REC) {
+        __m512i is[TB][8];
+        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) is[u][l] = _mm512_setzero_si512();
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {
+            _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++) {
+                const uint8_t *ri = rec + (size_t)i * tile_bytes;
+                /* (sc, sc) words per row: vpdpwssd scales both halves of a
+                   vpmaddubsw dword by it */
+                __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(ri + SC + 16 * j)));
+                s = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
+                _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++) {
+                    const uint8_t *c = ri + QS + (4 * j + h) * 64;
+                    _mm_prefetch((const char *)c + PF_L1, _MM_HINT_T0);
+                    _mm_prefetch((const char *)c + PF_L2, _MM_HINT_T1);
+                    __m512i v = _mm512_loadu_si512((const void *)c);
+                    __m512i wl = _mm512_and_si512(v, low4);
+                    __m512i wh = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+                    _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
+                        const int8_t *qs = x[t][b].qs + 32 * j + 4 * h;
+                        const int u = i * tb + t;
+                        is[u][h] = _mm512_dpwssd_epi32(is[u][h], _mm512_maddubs_epi16(wl, _mm512_set1_epi32(rd32(qs))), s);
+                        is[u][h + 4] = _mm512_dpwssd_epi32(
+                            is[u][h + 4], _mm512_maddubs_epi16(wh, _mm512_set1_epi32(rd32(qs + 16))), s);
+                    }
+                }
+            }
+        }
+        _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++) {
+        const uint8_t *ri = rec + (size_t)i * tile_bytes;
+        _mm_prefetch((const char *)ri + SC + PF_L1, _MM_HINT_T0);
+        _mm_prefetch((const char *)ri + SC + 64 + PF_L1, _MM_HINT_T0);
+        _mm_prefetch((const char *)ri + MN + PF_L1, _MM_HINT_T0);
+        _mm_prefetch((const char *)ri + MN + 64 + PF_L1, _MM_HINT_T0);
+        _mm_prefetch((const char *)ri + DW + PF_L1, _MM_HINT_T0);
+        __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DW)));
+        __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DM)));
+        __m512i mn[4];
+        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+            mn[q] = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(ri + MN + 32 * q)));
+        _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
+            const int u = i * tb + t;
+            const block_q8_K *xb = x[t] + b;
+            __m512 d = _mm512_mul_ps(_mm512_set1_ps(xb->d), dw);
+            __m512 dmin = _mm512_mul_ps(_mm512_set1_ps(-xb->d), dm);
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
+                acc[u][l] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(is[u][l]), acc[u][l]);
+            /* q8s_j = bsums[2j] + bsums[2j+1] as words, dword q = (q8s_2q, q8s_2q+1) */
+            __m128i q8s = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)(const void *)xb->bsums),
+                                         _mm_loadu_si128((const __m128i *)(const void *)(xb->bsums + 8)));
+            int32_t qd[4];
+            _mm_storeu_si128((__m128i *)(void *)qd, q8s);
+            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                acc[u][8 + q] = _mm512_fmadd_ps(dmin, _mm512_cvtepi32_ps(_mm512_madd_epi16(mn[q], _mm512_set1_epi32(qd[q]))),
+                                                acc[u][8 + q]);
+        }
+        }
+    }
+    _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
+        const int i = u / tb, t = u % tb;
+        __m512 mins = _mm512_add_ps(_mm512_add_ps(acc[u][8], acc[u][10]), _mm512_add_ps(acc[u][9], acc[u][11]));
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], _mm512_add_ps(sum8x16(acc[u]), mins));
+    }
+}
+
+/* Prefill keeps the activations of this many bytes of tokens in L2 while
+   a tile (k = 2048: 19 KiB, 8192: 74 KiB) is read from memory once for
+   all of them. */
+#define ACT_CHUNK (512 * 1024)
+
+EMBER_TARGET_AVX512 void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k,
+                                                         int r0, int r1, const void *xq, size_t xq_stride,
+                                                         int nt, float *y, size_t y_stride)
+{
+    int64_t nb = k / QK_K;
+    if (r0 >= r1 || nb <= 0) return;
+    if (nt == 1) {
+        const block_q8_K *x[TB];
+        for (int t = 0; t < TB; t++) x[t] = (const block_q8_K *)xq;
+        int r = r0 - r0 % ROWS;
+        for (; r + ROWS < r1; r += 2 * ROWS) {
+            __mmask16 m[2] = {tile_mask(r, r0, r1), tile_mask(r + ROWS, r0, r1)};
+            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, 1, y + r, y_stride, m);
+        }
+        if (r < r1) {
+            __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
+            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, 1, y + r, y_stride, m);
+        }
+        return;
+    }
+    int chunk = (int)(ACT_CHUNK / ((size_t)nb * sizeof(block_q8_K)));
+    chunk = chunk < TB ? TB : chunk - chunk % TB;
+    for (int c0 = 0; c0 < nt; c0 += chunk) {
+        int c1 = nt - c0 < chunk ? nt : c0 + chunk;
+        for (int r = r0 - r0 % ROWS; r < r1; r += ROWS) {
+            __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
+            const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
+            for (int t0 = c0; t0 < c1; t0 += TB) {
+                const block_q8_K *x[TB];
+                int tb = c1 - t0 < TB ? c1 - t0 : TB;
+                for (int t = 0; t < TB; t++)
+                    x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + (t < tb ? t : 0)) * xq_stride);
+                float *yt = y + (size_t)t0 * y_stride + r;
+                if (tb == TB) tile_pass(tile, tile_bytes, 1, nb, x, TB, yt, y_stride, m);
+                else tile_pass(tile, tile_bytes, 1, nb, x, 1, yt, y_stride, m);
+            }
+        }
+    }
+}
+
+const ember_layout ember_layout_q4_Kx16 = {"q4_Kx16", EMBER_PACK_Q4_KX16_VERSION, EMBER_Q4_K, ROWS, REC,
+                                           ember_pack_q4_K_bytes, pack_q4_K_words};
+#endif

@@ -1,0 +1,216 @@
+/* Packed K-quant tiles (kernels_packed_q4_K.c): the record layout on a
+   hand-built block, the layout's packer against the element-by-element
+   oracle, and packed == compressed bit for bit (the scalar oracle over the
+   tiles and this CPU's packed kernel against the scalar compressed kernel)
+   over a battery of shapes, row sub-ranges and token counts, with extreme
+   quants, scales and activations. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels.h"
+#include "tap.h"
+
+static uint64_t rng = 0x243f6a8885a308d3ULL;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* One packed K-quant layout under test: its oracles and block size. */
+typedef struct {
+    int dtype;
+    size_t block;
+    size_t record;
+    size_t (*bytes)(int rows, int64_t k);
+    void (*pack_ref)(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+    ember_matmul_fn matmul_ref;
+} kq_layout;
+
+static const kq_layout layouts[] = {
+    {EMBER_Q4_K, sizeof(block_q4_K), EMBER_PACK_Q4_K_RECORD, ember_pack_q4_K_bytes, ember_pack_q4_K_ref,
+     ember_packed_q4_K_matmul_ref},
+};
+
+/* Random blocks of the layout's dtype; every fifth block extreme (all
+   quants and scales at their maximum), fp16 scales finite. */
+static void fill_blocks(const kq_layout *L, uint8_t *w, size_t row_bytes, int rows, int64_t nb)
+{
+    for (int r = 0; r < rows; r++)
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *blk = w + (size_t)r * row_bytes + (size_t)b * L->block;
+            for (size_t i = 0; i < L->block; i++) blk[i] = (uint8_t)next();
+            if ((r + b) % 5 == 0) memset(blk + 4, 0xff, L->block - 4);
+            uint16_t d = (uint16_t)(0x1000 + next() % 0x2800), dm = (uint16_t)(0x1000 + next() % 0x2800);
+            if ((r + b) % 7 == 3) d |= 0x8000;   /* a negative scale */
+            memcpy(blk, &d, 2);
+            memcpy(blk + 2, &dm, 2);
+        }
+}
+
+static void test_record(void)
+{
+    /* one Q4_K block with known contents, in row 17 of a 20-row matrix */
+    enum { ROWS = 20, K = 256 };
+    block_q4_K m[ROWS];
+    memset(m, 0, sizeof m);
+    for (int r = 0; r < ROWS; r++) {
+        m[r].d = (uint16_t)(0x3c00 + r);
+        m[r].dmin = (uint16_t)(0x3800 + r);
+        for (int i = 0; i < 128; i++) m[r].qs[i] = (uint8_t)(r * 7 + i * 3);
+        for (int i = 0; i < 12; i++) m[r].scales[i] = (uint8_t)(r * 11 + i * 29);
+    }
+    size_t bytes = ember_pack_q4_K_bytes(ROWS, K);
+    tap_ok(bytes == 2 * 2368, "20 x 256 Q4_K packs into 2 tiles x 1 record of 2368 bytes (%zu)", bytes);
+    uint8_t *p = malloc(bytes);
+    memset(p, 0xaa, bytes);
+    ember_pack_q4_K_ref(m, sizeof m[0], ROWS, K, p, 1, 2);
+    int untouched = 1;
+    for (size_t i = 0; i < 2368; i++) untouched &= p[i] == 0xaa;
+    tap_ok(untouched, "packing tiles [1,2) leaves tile 0 alone");
+    const uint8_t *rec = p + 2368;   /* tile 1: rows 16..19, lane 1 = row 17 */
+    /* element 32*3 + 4*1 + 2 = 102 of row 17: qs chunk 1 (elements 64..127),
+       high nibble (102 % 64 >= 32) of qs[32 + 102 % 32 = 38]; element
+       32*3 + 4*5 + 2 = 118: high nibble of qs[32 + 22 = 54] */
+    int e102 = m[17].qs[38] >> 4, e118 = m[17].qs[54] >> 4;
+    tap_ok(rec[(4 * 3 + 1) * 64 + 1 * 4 + 2] == (uint8_t)(e102 | e118 << 4),
+           "chunk 4j+h of row r at r*4: element 32j+4h+i low nibble, 32j+4(h+4)+i high (hand-computed)");
+    int sc, mn;
+    ember_scale_min_k4(5, m[17].scales, &sc, &mn);
+    tap_ok(rec[2048 + 16 * 5 + 1] == sc && rec[2176 + 32 * 2 + 2 * 1 + 1] == mn,
+           "scale j of row r at 2048 + 16j + r, min 2k+e at 2176 + 32k + 2r + e");
+    tap_ok(!memcmp(rec + 2304 + 2, &m[17].d, 2) && !memcmp(rec + 2336 + 2, &m[17].dmin, 2),
+           "fp16 d at 2304 + 2r, dmin at 2336 + 2r");
+    int pad = 1;
+    for (int r = 4; r < 16; r++) {
+        for (int c = 0; c < 32; c++)
+            for (int i = 0; i < 4; i++) pad &= rec[c * 64 + r * 4 + i] == 0;
+        pad &= rec[2304 + 2 * r] == 0 && rec[2336 + 2 * r + 1] == 0 && rec[2048 + 16 * 7 + r] == 0;
+    }
+    tap_ok(pad, "the tail tile's rows past the matrix are zero");
+    free(p);
+}
+
+typedef struct {
+    int runs, ref_bad, kern_bad, pack_bad;
+} stats_t;
+
+static void run_case(const kq_layout *L, const ember_kernel *kc, const ember_kernel *kp, int rows, int64_t k,
+                     int nt, int r0, int r1, stats_t *st)
+{
+    int64_t nb = k / 256;
+    size_t row_bytes = (size_t)nb * L->block + 8;   /* a padded stride */
+    uint8_t *w = malloc(row_bytes * (size_t)rows);
+    fill_blocks(L, w, row_bytes, rows, nb);
+    size_t xs = ember_act_bytes(kc->act_type, k) + 4;
+    uint8_t *xq = malloc(xs * (size_t)nt);
+    float *xf = malloc(sizeof(float) * (size_t)k);
+    for (int t = 0; t < nt; t++) {
+        for (int64_t i = 0; i < k; i++) xf[i] = (float)((int64_t)(next() % 2001) - 1000) * 1e-3f;
+        if (t % 3 == 1)
+            for (int i = 0; i < 256; i++) xf[i] = i & 1 ? -1.0f : 1.0f;   /* the extremes, +-127 */
+        (kp ? kp : kc)->quantize_act(xf, xq + (size_t)t * xs, k);
+    }
+    size_t pbytes = L->bytes(rows, k);
+    int ntiles = (rows + 15) / 16;
+    uint8_t *pr = malloc(pbytes), *pk = malloc(pbytes);
+    memset(pr, 0x5a, pbytes);
+    L->pack_ref(w, row_bytes, rows, k, pr, 0, ntiles);
+    if (kp) {
+        memset(pk, 0xa5, pbytes);
+        kp->layout->pack(w, row_bytes, rows, k, pk, 0, ntiles / 2);
+        kp->layout->pack(w, row_bytes, rows, k, pk, ntiles / 2, ntiles);
+        if (memcmp(pk, pr, pbytes) && !st->pack_bad++)
+            tap_diag("packer differs from the oracle: rows=%d k=%lld", rows, (long long)k);
+    }
+    size_t ys = (size_t)rows + 3, yl = ys * (size_t)nt;
+    float *yc = malloc(yl * 4), *yr = malloc(yl * 4), *yk = malloc(yl * 4);
+    for (size_t i = 0; i < yl; i++) yc[i] = yr[i] = yk[i] = -3.0f;
+    ember_matmul_fn scalar = ember_kernel_find(L->dtype, EMBER_ISA_SCALAR)->matmul;
+    scalar(w, row_bytes, k, r0, r1, xq, xs, nt, yc, ys);
+    size_t tile_bytes = L->bytes(16, k);
+    L->matmul_ref(pr, tile_bytes, k, r0, r1, xq, xs, nt, yr, ys);
+    st->runs++;
+    if (memcmp(yr, yc, yl * 4) && !st->ref_bad++)
+        tap_diag("oracle differs: rows=%d k=%lld nt=%d r0=%d r1=%d", rows, (long long)k, nt, r0, r1);
+    if (kp) {
+        kp->matmul(pk, tile_bytes, k, r0, r1, xq, xs, nt, yk, ys);
+        if (memcmp(yk, yc, yl * 4) && !st->kern_bad++)
+            for (size_t i = 0; i < yl; i++)
+                if (memcmp(&yk[i], &yc[i], 4)) {
+                    tap_diag("%s differs: rows=%d k=%lld nt=%d r0=%d r1=%d y[%zu] %.9g vs %.9g", kp->name, rows,
+                             (long long)k, nt, r0, r1, i, yk[i], yc[i]);
+                    break;
+                }
+    }
+    free(w);
+    free(xq);
+    free(xf);
+    free(pr);
+    free(pk);
+    free(yc);
+    free(yr);
+    free(yk);
+}
+
+int main(void)
+{
+    test_record();
+    static const int rows_list[] = {1, 7, 16, 17, 40};
+    static const int64_t k_list[] = {256, 512, 2304};
+    for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
+        const kq_layout *L = &layouts[li];
+        const char *dn = ember_dtype_name(L->dtype);
+        tap_ok(ember_layout_exists(L->dtype), "%s has a packed layout", dn);
+        const ember_kernel *kc = ember_kernel_find(L->dtype, EMBER_ISA_SCALAR);
+        const ember_kernel *kp = ember_kernel_packed(L->dtype, ember_cpu_isa());
+        const ember_kernel *kn = ember_kernel_find(L->dtype, ember_cpu_isa());
+        if (kp)
+            tap_ok(kp->wtype == L->dtype && kp->layout && kp->layout->src_type == L->dtype &&
+                       kp->layout->tile_rows == 16 && kp->layout->record_bytes == L->record &&
+                       kp->layout->bytes == L->bytes && kp->act_type == kn->act_type &&
+                       kp->quantize_act == kn->quantize_act,
+                   "%s: the entry %s names its layout %s (16-row tiles, %zu-byte records) and shares the compressed "
+                   "kernel's activations", dn, kp->name, kp->layout->name, L->record);
+        else
+            tap_skip("no packed kernel for this dtype on this CPU");
+        stats_t st = {0};
+        for (size_t ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++)
+            for (size_t ki = 0; ki < sizeof k_list / sizeof k_list[0]; ki++)
+                for (int nt = 1; nt <= 9; nt++) {
+                    int rows = rows_list[ri];
+                    int64_t k = k_list[ki];
+                    if (k > 512 && nt % 4 != 1) continue;
+                    run_case(L, kc, kp, rows, k, nt, 0, rows, &st);
+                    if (rows > 16) {
+                        run_case(L, kc, kp, rows, k, nt, 16, rows, &st);    /* r0 on a tile boundary */
+                        run_case(L, kc, kp, rows, k, nt, 5, rows - 3, &st); /* both ends inside tiles */
+                        run_case(L, kc, kp, rows, k, nt, 16, 17, &st);      /* one row */
+                    }
+                }
+        /* k = 8192 (a down projection) decode and prefill; 35 tokens end on
+           a lone token; and enough tokens at a long k to take two of the
+           kernel's activation chunks */
+        run_case(L, kc, kp, 33, 8192, 1, 0, 33, &st);
+        run_case(L, kc, kp, 33, 8192, 35, 3, 33, &st);
+        run_case(L, kc, kp, 18, 65536, 37, 0, 18, &st);
+        tap_ok(st.ref_bad == 0, "%s: the tile oracle == scalar compressed bit for bit (%d of %d cases differ)", dn,
+               st.ref_bad, st.runs);
+        if (kp) {
+            tap_ok(st.pack_bad == 0, "%s: the layout's packer == the oracle's bytes (%d of %d cases differ)", dn,
+                   st.pack_bad, st.runs);
+            tap_ok(st.kern_bad == 0, "%s: %s == scalar compressed bit for bit (%d of %d cases differ)", dn, kp->name,
+                   st.kern_bad, st.runs);
+        } else {
+            tap_skip("no packed kernel for this dtype on this CPU");
+            tap_skip("no packed kernel for this dtype on this CPU");
+        }
+    }
+    return tap_done();
+}
