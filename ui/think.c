@@ -63,11 +63,64 @@ const char *ui_think_said(bool show)
     return show ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)";
 }
 
-bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t len, bool model, size_t *from)
+/* The scan's phases, in the order a reply goes through them. */
+enum { SCAN_LEAD, SCAN_TAG, SCAN_OPEN, SCAN_CLOSED, SCAN_BODY, SCAN_NONE };
+
+/* Brings s->th to ui_think_split(text, len) from where the last call left
+   it: each phase resumes at s->at, so no byte is looked at twice except
+   the last few a </think> cut by a token boundary may start in. */
+static void scan(ui_think_stream *s, const char *text, size_t len)
 {
-    ui_think th;
-    ui_think_split(text, len, &th);
-    if (model && ui_think_counts(text, before, len)) s->tokens++;
+    size_t ol = sizeof OPEN - 1, cl = sizeof CLOSE - 1;
+    switch (s->phase) {
+    case SCAN_LEAD:
+        while (s->at < len && blank(text[s->at])) s->at++;
+        if (s->at == len) return;           /* blanks alone: nothing yet */
+        s->phase = SCAN_TAG;
+        /* fall through */
+    case SCAN_TAG: {
+        size_t left = len - s->at;
+        if (memcmp(text + s->at, OPEN, left < ol ? left : ol)) {
+            s->phase = SCAN_NONE;
+            s->th = (ui_think){false, false, 0};
+            return;
+        }
+        s->th = (ui_think){true, true, len};
+        if (left <= ol) return;
+        s->at += ol;
+        s->phase = SCAN_OPEN;
+    }
+        /* fall through */
+    case SCAN_OPEN: {
+        size_t p = s->at;
+        for (; p + cl <= len; p++)
+            if (text[p] == '<' && !memcmp(text + p, CLOSE, cl)) break;
+        if (p + cl > len) {
+            s->at = p;                      /* a </think> may yet start here */
+            s->th.body = len;
+            return;
+        }
+        s->at = p + cl;
+        s->phase = SCAN_CLOSED;
+        s->th.open = false;
+    }
+        /* fall through */
+    case SCAN_CLOSED:
+        while (s->at < len && blank(text[s->at])) s->at++;
+        s->th.body = s->at;
+        if (s->at < len) s->phase = SCAN_BODY;
+        return;
+    default: return;                        /* SCAN_BODY, SCAN_NONE: settled */
+    }
+}
+
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model, size_t *from)
+{
+    bool was_closed = s->th.has && !s->th.open;
+    scan(s, text, len);
+    ui_think th = s->th;
+    /* the tag, the thinking and the piece that closes it count */
+    if (model && th.has && !was_closed) s->tokens++;
     *from = len;
     if (th.has && th.open) return false;      /* still thinking (or maybe the tag): hold it */
     bool mark = false;
@@ -83,9 +136,8 @@ bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t l
 
 bool ui_think_end(ui_think_stream *s, const char *text, size_t len)
 {
-    ui_think th;
-    ui_think_split(text, len, &th);
-    bool mark = th.has && !s->marked;
+    scan(s, text, len);
+    bool mark = s->th.has && !s->marked;
     s->marked = true;
     return mark;
 }

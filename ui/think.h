@@ -24,18 +24,24 @@ const char *ui_think_said(bool show);
 
 /* A reply printed as it streams (plain mode) with its thinking folded:
    the thinking is held back, the fold's line is due once it closes (or
-   the reply ends inside it), then the answer follows. */
+   the reply ends inside it), then the answer follows.  It reads each byte
+   once (and the few before it a split </think> can straddle), so a long
+   thinking costs in proportion to its length, not to its square. */
 typedef struct ui_think_stream {
     size_t shown;          /* bytes of the reply dealt with: printed or folded */
     int tokens;            /* thinking tokens so far */
     bool marked;           /* the fold's line was due already */
+    /* the scan: ui_think_split of the bytes fed so far, found incrementally */
+    ui_think th;
+    int phase;             /* where the scan is (think.c) */
+    size_t at;             /* the next byte the phase looks at */
 } ui_think_stream;
 
-/* The reply grew from `before` to `len` bytes by one token (model: false
-   for the prompt's own opening, which is no token of the model's).  Sets
-   *from: the bytes [*from, len) to print now; returns true when the fold's
-   line is due before them. */
-bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t len, bool model, size_t *from);
+/* The reply grew to `len` bytes by one token (model: false for the
+   prompt's own opening, which is no token of the model's); text is the
+   same reply each time, only longer.  Sets *from: the bytes [*from, len)
+   to print now; returns true when the fold's line is due before them. */
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model, size_t *from);
 /* At the reply's end: true when the fold's line is still due (it never
    closed its thinking). */
 bool ui_think_end(ui_think_stream *s, const char *text, size_t len);
