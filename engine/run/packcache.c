@@ -53,10 +53,11 @@ typedef struct {
 } pc_entry;
 
 /* What a file must say to serve these weights. */
-typedef struct {
+struct ember_pack_key {
     pc_head h;
     char path[PATH_MAX];
-} pc_key;
+};
+typedef ember_pack_key pc_key;
 
 /* A fast 64-bit hash (not a cryptographic one: it detects accidents, the
    file's mode keeps others out). */
@@ -79,6 +80,8 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 int ember_pack_cache_dir(char *buf, size_t cap) { return ember_place_path(EMBER_PLACE_PACKED, false, buf, cap); }
 
+/* Hashing the GGUF header (megabytes for a large vocabulary) is the cost:
+   one key serves the look-up and, on a miss, the write. */
 static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
 {
     struct stat st;
@@ -118,6 +121,18 @@ static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
     return w < 0 || (size_t)w >= sizeof k->path ? -1 : 0;
 }
 
+ember_pack_key *ember_pack_cache_key(const ember_model *m, ember_weight **ws, int n)
+{
+    pc_key *k = malloc(sizeof *k);
+    if (k && make_key(m, ws, n, k)) {
+        free(k);
+        k = NULL;
+    }
+    return k;
+}
+
+void ember_pack_key_free(ember_pack_key *k) { free(k); }
+
 static bool pread_all(int fd, void *buf, size_t n, off_t off)
 {
     uint8_t *p = buf;
@@ -153,20 +168,20 @@ static uint8_t *read_head(int fd, uint64_t file_bytes)
     return b;
 }
 
-bool ember_pack_cache_load(ember_model *m, ember_weight **ws, int n)
+bool ember_pack_cache_load(ember_model *m, const ember_pack_key *key, ember_weight **ws, int n)
 {
-    pc_key k;
-    if (make_key(m, ws, n, &k)) return false;
-    int fd = open(k.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (!key) return false;
+    const pc_key *k = key;
+    int fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return false;
     struct stat st;
     uint8_t *b = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_head(fd, (uint64_t)st.st_size) : NULL;
     const pc_head *h = (const pc_head *)b;
     /* the key: every field but the creation time */
-    bool ok = b && h->page == k.h.page && h->n_tensors == k.h.n_tensors && h->layout_version == k.h.layout_version &&
-              !memcmp(h->layout, k.h.layout, sizeof h->layout) && h->model_size == k.h.model_size &&
-              h->model_ino == k.h.model_ino && h->mtime_s == k.h.mtime_s && h->mtime_ns == k.h.mtime_ns &&
-              h->header_hash == k.h.header_hash && h->set_hash == k.h.set_hash;
+    bool ok = b && h->page == k->h.page && h->n_tensors == k->h.n_tensors && h->layout_version == k->h.layout_version &&
+              !memcmp(h->layout, k->h.layout, sizeof h->layout) && h->model_size == k->h.model_size &&
+              h->model_ino == k->h.model_ino && h->mtime_s == k->h.mtime_s && h->mtime_ns == k->h.mtime_ns &&
+              h->header_hash == k->h.header_hash && h->set_hash == k->h.set_hash;
     const pc_entry *e = ok ? (const pc_entry *)(b + sizeof *h) : NULL;
     uint64_t end = ok ? h->data_offset : 0;
     for (int i = 0; ok && i < n; i++) {
@@ -204,21 +219,21 @@ static int write_zeros(ember_file *f, uint64_t n, ember_err *err)
     return 0;
 }
 
-static int store(ember_model *m, ember_weight **ws, int n, ember_err *err)
+static int store(const pc_key *key, ember_weight **ws, int n, ember_err *err)
 {
-    pc_key k;
-    if (make_key(m, ws, n, &k)) return ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
+    if (!key) return ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
+    const pc_key *k = key;
     char dir[PATH_MAX], base[PATH_MAX];
     /* "<cache>/ember" and "packed" under it, both 0700 */
     ember_pack_cache_dir(dir, sizeof dir);
     errno = 0;
     if (ember_xdg_path(EMBER_XDG_CACHE, NULL, true, base, sizeof base) || (mkdir(dir, 0700) != 0 && errno != EEXIST))
         return ember_seterr(err, "cannot create the directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
-    size_t hb = head_bytes(k.h.n_tensors);
-    uint8_t *b = calloc(1, (size_t)k.h.data_offset);
+    size_t hb = head_bytes(k->h.n_tensors);
+    uint8_t *b = calloc(1, (size_t)k->h.data_offset);
     if (!b) return ember_seterr(err, "out of memory");
     pc_head *h = (pc_head *)b;
-    *h = k.h;
+    *h = k->h;
     h->created = (int64_t)time(NULL);
     pc_entry *e = (pc_entry *)(b + sizeof *h);
     uint64_t off = h->data_offset;
@@ -234,7 +249,7 @@ static int store(ember_model *m, ember_weight **ws, int n, ember_err *err)
     h->file_bytes = n ? e[n - 1].offset + e[n - 1].bytes : off;
     uint64_t sum = mix(0, b, hb - sizeof sum);
     memcpy(b + hb - sizeof sum, &sum, sizeof sum);
-    ember_file *f = ember_file_create(k.path, EMBER_MODE_PRIVATE, err);
+    ember_file *f = ember_file_create(k->path, EMBER_MODE_PRIVATE, err);
     if (!f) {
         free(b);
         return -1;
@@ -252,10 +267,10 @@ static int store(ember_model *m, ember_weight **ws, int n, ember_err *err)
     return ember_file_commit(f, err);
 }
 
-void ember_pack_cache_store(ember_model *m, ember_weight **ws, int n)
+void ember_pack_cache_store(ember_model *m, const ember_pack_key *k, ember_weight **ws, int n)
 {
     ember_err err;
-    if (store(m, ws, n, &err) == 0) {
+    if (store(k, ws, n, &err) == 0) {
         m->pack_cache = EMBER_PACK_CACHE_WRITTEN;
         return;
     }
