@@ -181,6 +181,12 @@ typedef struct ember_pack_cache_file {
 int ember_pack_cache_dir(char *buf, size_t cap);
 /* Every file in the directory (n 0 when it is missing); *out is malloc'd. */
 int ember_pack_cache_list(ember_pack_cache_file **out, int *n, ember_err *err);
+/* What packing m would find, without packing (ember inspect --plan): 1 a
+   valid file for this model file and set of packed tensors at path, 0 no
+   such file (path: where packing would write it), -1 no file can serve m
+   (pack cache off, not the packed strategy, nothing to pack, no cache
+   directory; path untouched). */
+int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap);
 /* Removes every cache file (and stray temporaries); *bytes and *files
    freed.  -1 with err on the first that could not be removed. */
 int ember_pack_cache_clear(uint64_t *bytes, int *files, ember_err *err);

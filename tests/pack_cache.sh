@@ -7,6 +7,7 @@
 # set of packed tensors gets a file of its own; pack_cache: off / --pack-cache
 # off neither reads nor writes; an unwritable cache dir or a write cut short
 # costs one note line and leaves nothing; concurrent first loads both work;
+# inspect --plan says what a load would find, bench --json each run's state;
 # ember cache list and clear.  A synth model, XDG_CACHE_HOME in a temp dir.
 # TAP; SKIP where the CPU (or EMBER_ISA) has no packed kernel.
 set -u
@@ -36,11 +37,24 @@ fi
 ok $rc_c "compressed run"
 [ "$(hash_of "$tmp/off")" = "$H" ] && [ ! -e "$C" ]
 ok $? "--pack-cache off: packed in memory, same tokens as compressed, no cache dir made"
+# inspect --plan says what a load would find, without packing or writing
+"$EMBER_BIN" inspect "$M" --plan --strategy packed > "$tmp/i0" 2>&1
+grep -q "^pack cache: on; no valid file for this model and tensor set yet: the first load writes $C/[0-9a-f]*-q8_0x16\.pack\$" "$tmp/i0" &&
+    [ "$(files)" = 0 ]
+ok $? "inspect --plan before the first load: no valid file yet, and where it goes; nothing written ($(grep '^pack cache' "$tmp/i0"))"
+"$EMBER_BIN" inspect "$M" --plan > "$tmp/i2" 2>&1
+grep -q '^pack cache: not used (strategy compressed)$' "$tmp/i2"; ok $? "inspect --plan, compressed: the pack cache is not used"
 
 run "$tmp/miss" --strategy packed; r=$?
 [ $r = 0 ] && grep -q 'pack cache written' "$tmp/miss" && [ "$(files)" = 1 ] && [ "$(temps)" = 0 ]
 ok $? "first packed load: one cache file, no temporary left ($(grep '^packed' "$tmp/miss"))"
 F=$(ls "$C"/*.pack)
+"$EMBER_BIN" inspect "$M" --plan --strategy packed > "$tmp/i1" 2>&1
+grep -qxF "pack cache: on; a valid file for this model and tensor set: $F" "$tmp/i1"
+ok $? "inspect --plan after it: the valid file, by its path"
+"$EMBER_BIN" inspect "$M" --plan --strategy packed --json > "$tmp/i1j" 2>&1
+tr -d ' \n' < "$tmp/i1j" | grep -qF "\"pack_cache\":{\"on\":true,\"file_state\":\"valid\",\"path\":\"$F\"}"
+ok $? "inspect --plan --json: pack_cache on, file_state valid, the path"
 [ "$(stat -c %a "$F")" = 600 ] && [ "$(stat -c %a "$C")" = 700 ]
 ok $? "the file is 0600 in a 0700 directory ($(stat -c %a "$F") in $(stat -c %a "$C"))"
 [ "$(hash_of "$tmp/miss")" = "$H" ]; ok $? "cache miss: same tokens as compressed"
@@ -57,6 +71,12 @@ awk -v m="$ms" 'BEGIN { exit !(m != "" && m < 5) }'; ok $? "a hit's pack time is
 
 "$EMBER_BIN" bench -m "$M" --strategy packed -p 16 -n 8 -r 1 -w 0 -t 1 > "$tmp/b" 2>&1
 grep -q '^pack cache hit' "$tmp/b"; ok $? "ember bench reports the hit ($(grep '^pack cache' "$tmp/b"))"
+# bench --json: each repetition's pack cache state, pack and write times
+XDG_CACHE_HOME="$tmp/bcache" "$EMBER_BIN" bench -m "$M" --strategy packed -p 16 -n 4 -r 2 -w 0 -t 1 --json "$tmp/bj" > /dev/null 2>&1
+runs=$(tr -d ' \n' < "$tmp/bj" | sed -n 's/.*"runs":\[\([^]]*\)\].*/\1/p')
+echo "$runs" | grep -Eq '^\{"pack_ms":[0-9.e-]+,"pack_cache":"written","pack_cache_write_ms":[0-9.e-]+\},\{"pack_ms":[0-9.e-]+,"pack_cache":"hit","pack_cache_write_ms":0\}$' &&
+    ! echo "$runs" | grep -q '"written","pack_cache_write_ms":0}'
+ok $? "bench --json: runs written (its write time) then hit ($runs)"
 
 # a profile with pack_cache: off neither reads the file nor writes one
 printf 'name: nocache\nrules:\n  - match: {}\n    strategy: packed\npack_cache: off\n' > "$tmp/nocache.yaml"
@@ -65,6 +85,8 @@ grep -q '^packed [1-9]' "$tmp/p" && ! grep -q 'from cache\|pack cache written' "
 ok $? "pack_cache: off in a profile: packed in memory with a cache file present"
 "$EMBER_BIN" profiles show "$tmp/nocache.yaml" 2>&1 | grep -q '^pack_cache: off'
 ok $? "profiles show prints pack_cache: off"
+"$EMBER_BIN" inspect "$M" --plan --profile "$tmp/nocache.yaml" > "$tmp/i3" 2>&1
+grep -q '^pack cache: off' "$tmp/i3"; ok $? "inspect --plan with pack_cache: off in the profile says off"
 printf 'name: badcache\nrules:\n  - match: {}\n    strategy: packed\npack_cache: maybe\n' > "$tmp/bad.yaml"
 run "$tmp/pb" --profile "$tmp/bad.yaml"; r=$?
 [ $r != 0 ] && grep -q "pack_cache value 'maybe'.*off, on" "$tmp/pb"; ok $? "pack_cache: maybe refused ($(head -1 "$tmp/pb"))"
@@ -73,6 +95,9 @@ run "$tmp/pc" --strategy packed --pack-cache maybe; r=$?
 
 # another set of packed tensors: a file of its own, the first one kept
 printf 'name: qk\nrules:\n  - match: {}\n    strategy: packed\n    pack: {projections: [q, k]}\n' > "$tmp/qk.yaml"
+"$EMBER_BIN" inspect "$M" --plan --profile "$tmp/qk.yaml" > "$tmp/i4" 2>&1
+grep -q '^pack cache: on; no valid file for this model and tensor set yet' "$tmp/i4"
+ok $? "inspect --plan for another tensor set: that set has no valid file yet"
 run "$tmp/qk1" --profile "$tmp/qk.yaml"
 run "$tmp/qk2" --profile "$tmp/qk.yaml"
 run "$tmp/all2" --strategy packed

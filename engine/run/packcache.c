@@ -168,14 +168,14 @@ static uint8_t *read_head(int fd, uint64_t file_bytes)
     return b;
 }
 
-bool ember_pack_cache_load(ember_model *m, const ember_pack_key *key, ember_weight **ws, int n)
+/* The file's header block when the file at k->path is one for exactly
+   these weights (its descriptor in *fd, to map it), else NULL. */
+static uint8_t *matching(const pc_key *k, ember_weight **ws, int n, int *fd)
 {
-    if (!key) return false;
-    const pc_key *k = key;
-    int fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return false;
+    *fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (*fd < 0) return NULL;
     struct stat st;
-    uint8_t *b = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_head(fd, (uint64_t)st.st_size) : NULL;
+    uint8_t *b = fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) ? read_head(*fd, (uint64_t)st.st_size) : NULL;
     const pc_head *h = (const pc_head *)b;
     /* the key: every field but the creation time */
     bool ok = b && h->page == k->h.page && h->n_tensors == k->h.n_tensors && h->layout_version == k->h.layout_version &&
@@ -194,7 +194,23 @@ bool ember_pack_cache_load(ember_model *m, const ember_pack_key *key, ember_weig
              e[i].offset <= h->file_bytes && e[i].bytes <= h->file_bytes - e[i].offset;
         if (ok) end = e[i].offset + e[i].bytes;
     }
-    void *map = ok ? ember_map_file(fd, (size_t)h->file_bytes) : MAP_FAILED;
+    if (!ok) {
+        free(b);
+        close(*fd);
+        *fd = -1;
+        return NULL;
+    }
+    return b;
+}
+
+bool ember_pack_cache_load(ember_model *m, const ember_pack_key *k, ember_weight **ws, int n)
+{
+    int fd;
+    uint8_t *b = k ? matching(k, ws, n, &fd) : NULL;
+    if (!b) return false;
+    const pc_head *h = (const pc_head *)b;
+    const pc_entry *e = (const pc_entry *)(b + sizeof *h);
+    void *map = ember_map_file(fd, (size_t)h->file_bytes);
     close(fd);
     if (map == MAP_FAILED) {
         free(b);
@@ -209,6 +225,25 @@ bool ember_pack_cache_load(ember_model *m, const ember_pack_key *key, ember_weig
     }
     free(b);
     return true;
+}
+
+int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap)
+{
+    ember_weight *all[4096], *todo[4096];
+    int n = ember_model_weights((ember_model *)m, all, 4096), k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i]->pack_kern) todo[k++] = all[i];
+    if (!m->opts.pack_cache || m->opts.strategy != EMBER_STRATEGY_PACKED || !k) return -1;
+    pc_key *key = ember_pack_cache_key(m, todo, k);
+    if (!key) return -1;
+    snprintf(path, cap, "%s", key->path);
+    int fd;
+    uint8_t *b = matching(key, todo, k, &fd);
+    bool hit = b != NULL;
+    if (hit) close(fd);
+    free(b);
+    free(key);
+    return hit;
 }
 
 static int write_zeros(ember_file *f, uint64_t n, ember_err *err)
