@@ -161,8 +161,16 @@ typedef enum {
     EMBER_PACK_CACHE_HIT,          /* the tiles are the cache file's pages */
     EMBER_PACK_CACHE_WRITTEN,      /* packed here, and the file written */
     EMBER_PACK_CACHE_UNWRITTEN,    /* packed here; the file could not be written */
+    EMBER_PACK_CACHE_WRITING,      /* packed here; the file is being written in the
+                                      background (then written or unwritten) */
 } ember_pack_cache_state;
-const char *ember_pack_cache_state_name(ember_pack_cache_state s);   /* "off", "hit", "written", "unwritten" */
+/* "off", "hit", "written", "unwritten", "writing" */
+const char *ember_pack_cache_state_name(ember_pack_cache_state s);
+/* Waits for the model's pack cache file being written in the background
+   (a miss writes it off the critical path, after packing) to be renamed
+   into place or given up; a no-op otherwise.  ember_model_free waits too;
+   a report that wants the write's outcome and time calls this first. */
+void ember_model_pack_cache_wait(ember_model *m);
 
 /* One cache file, as `ember cache list` shows it. */
 typedef struct ember_pack_cache_file {

@@ -158,7 +158,8 @@ static void show_stats(app *a)
              s->src_evicted && s->pack_cache != EMBER_PACK_CACHE_HIT ? ", sources evicted" : "", s->pack_ms,
              s->pack_cache == EMBER_PACK_CACHE_HIT ? " (mapped from the pack cache: file-backed tiles)"
              : s->pack_cache == EMBER_PACK_CACHE_WRITTEN ? " (pack cache written)"
-             : s->pack_cache == EMBER_PACK_CACHE_UNWRITTEN ? " (pack cache not written)" : "",
+             : s->pack_cache == EMBER_PACK_CACHE_UNWRITTEN ? " (pack cache not written)"
+             : s->pack_cache == EMBER_PACK_CACHE_WRITING ? " (pack cache being written in the background)" : "",
              a->plan);
     note(a, TR_INFO, buf);
 }

@@ -213,13 +213,10 @@ static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
     for (int i = 0; i < k; i++) use_tiles(m, todo[i]);
     m->pack_ms = ember_now_ms() - t0;
     m->packed_done = true;
-    /* timed apart: the write is the first load's price for the later
-       ones, not part of re-laying the tiles */
-    if (m->opts.pack_cache && k) {
-        double t1 = ember_now_ms();
-        ember_pack_cache_store(m, key, todo, k);
-        m->pack_cache_write_ms = ember_now_ms() - t1;
-    }
+    /* the write is the first load's price for the later ones: on a thread
+       of its own, timed there, so neither pack_ms nor the first prefill
+       waits for it */
+    if (m->opts.pack_cache && k) ember_pack_cache_store(m, key, todo, k);
     ember_pack_key_free(key);
     return 0;
 }
@@ -324,7 +321,5 @@ void ember_lifecycle_stats(const ember_session *s, ember_stats *st)
             st->packed_proj_mask |= (unsigned)all[i]->proj;
         }
     st->src_evicted = m->evicted;
-    st->pack_cache = m->pack_cache;
-    st->pack_cache_write_ms = m->pack_cache_write_ms;
-    snprintf(st->pack_cache_note, sizeof st->pack_cache_note, "%s", m->pack_cache_note);
+    ember_pack_cache_report(m, st);
 }

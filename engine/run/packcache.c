@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "faultguard.h"
 #include "packcache.h"
 #include "pagecache.h"
+#include "stopguard.h"
 
 #define PC_MAGIC "EMBERPK\n"
 #define PC_FORMAT 1
@@ -254,19 +256,109 @@ static int write_zeros(ember_file *f, uint64_t n, ember_err *err)
     return 0;
 }
 
-static int store(const pc_key *key, ember_weight **ws, int n, ember_err *err)
+/* The write of a miss runs on a thread of its own, so the first prefill
+   does not wait for hundreds of MiB and an fsync: it reads the tiles in
+   the arenas, which nothing changes after packing, and the model waits
+   for it before freeing them (ember_pack_cache_wait). */
+struct ember_pack_writer {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    char path[PATH_MAX];
+    uint8_t *head;              /* the header block: data_offset bytes */
+    size_t head_bytes;
+    int n;
+    const uint8_t **tiles;      /* each section's tiles, bytes and padding after */
+    size_t *bytes;
+    uint64_t *pad;
+    double t0;
+    /* under mu: */
+    bool done;
+    int rc;
+    double ms;
+    ember_err err;
+};
+
+static void writer_free(ember_pack_writer *w)
 {
-    if (!key) return ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
-    const pc_key *k = key;
+    pthread_mutex_destroy(&w->mu);
+    free(w->head);
+    free(w->tiles);
+    free(w);
+}
+
+/* Test-only: EMBER_TEST_PACK_WRITE_DELAY_MS holds the writer that long
+   after the header (stopping early on a signal), so tests/pack_cache.sh can
+   see a run's TTFT leave the write out and kill a process mid-write. */
+static void test_delay(void)
+{
+    const char *d = getenv("EMBER_TEST_PACK_WRITE_DELAY_MS");
+    long ms = d ? strtol(d, NULL, 10) : 0;
+    for (long t = 0; t < ms && t < 60000 && !ember_stop_guard_stopped(); t += 10) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int write_file(ember_pack_writer *w, ember_err *err)
+{
+    ember_file *f = ember_file_create(w->path, EMBER_MODE_PRIVATE, err);
+    if (!f) return -1;
+    /* a stop signal removes the temporary; a stopped writer never renames */
+    int slot = ember_stop_guard_add(ember_file_temp(f));
+    int rc = ember_file_write(f, w->head, w->head_bytes, err);
+    if (!rc) test_delay();
+    for (int i = 0; !rc && i < w->n; i++) {
+        if (ember_stop_guard_stopped()) break;
+        rc = ember_file_write(f, w->tiles[i], w->bytes[i], err) || write_zeros(f, w->pad[i], err);
+    }
+    if (!rc && ember_stop_guard_stopped()) rc = ember_seterr(err, "the program was stopped while writing it");
+    if (rc) ember_file_abort(f);
+    else rc = ember_file_commit(f, err);
+    ember_stop_guard_remove(slot);
+    return rc;
+}
+
+static void *writer_run(void *arg)
+{
+    ember_pack_writer *w = arg;
+    ember_err err = {{0}};
+    int rc = write_file(w, &err);
+    double ms = ember_now_ms() - w->t0;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->err = err;
+    w->ms = ms;
+    w->done = true;
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* The writer for these weights' file, its header block built; NULL with err. */
+static ember_pack_writer *writer_new(const pc_key *k, ember_weight **ws, int n, ember_err *err)
+{
+    if (!k) {
+        ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
+        return NULL;
+    }
     char dir[PATH_MAX], base[PATH_MAX];
     /* "<cache>/ember" and "packed" under it, both 0700 */
     ember_pack_cache_dir(dir, sizeof dir);
     errno = 0;
-    if (ember_xdg_path(EMBER_XDG_CACHE, NULL, true, base, sizeof base) || (mkdir(dir, 0700) != 0 && errno != EEXIST))
-        return ember_seterr(err, "cannot create the directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
-    size_t hb = head_bytes(k->h.n_tensors);
+    if (ember_xdg_path(EMBER_XDG_CACHE, NULL, true, base, sizeof base) || (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
+        ember_seterr(err, "cannot create the directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
+        return NULL;
+    }
+    ember_pack_writer *w = calloc(1, sizeof *w);
     uint8_t *b = calloc(1, (size_t)k->h.data_offset);
-    if (!b) return ember_seterr(err, "out of memory");
+    void *arr = malloc((size_t)n * (sizeof *w->tiles + sizeof *w->bytes + sizeof *w->pad));
+    if (!w || !b || !arr) {
+        free(w);
+        free(b);
+        free(arr);
+        ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    size_t hb = head_bytes(k->h.n_tensors);
     pc_head *h = (pc_head *)b;
     *h = k->h;
     h->created = (int64_t)time(NULL);
@@ -284,34 +376,80 @@ static int store(const pc_key *key, ember_weight **ws, int n, ember_err *err)
     h->file_bytes = n ? e[n - 1].offset + e[n - 1].bytes : off;
     uint64_t sum = mix(0, b, hb - sizeof sum);
     memcpy(b + hb - sizeof sum, &sum, sizeof sum);
-    ember_file *f = ember_file_create(k->path, EMBER_MODE_PRIVATE, err);
-    if (!f) {
-        free(b);
-        return -1;
+    w->tiles = arr;
+    w->bytes = (size_t *)(w->tiles + n);
+    w->pad = (uint64_t *)(w->bytes + n);
+    for (int i = 0; i < n; i++) {
+        w->tiles[i] = ws[i]->packed;
+        w->bytes[i] = ws[i]->packed_bytes;
+        w->pad[i] = i + 1 < n ? e[i + 1].offset - e[i].offset - e[i].bytes : 0;
     }
-    int rc = ember_file_write(f, b, (size_t)h->data_offset, err);
-    for (int i = 0; !rc && i < n; i++) {
-        uint64_t pad = i + 1 < n ? e[i + 1].offset - e[i].offset - e[i].bytes : 0;
-        rc = ember_file_write(f, ws[i]->packed, ws[i]->packed_bytes, err) || write_zeros(f, pad, err);
-    }
-    free(b);
-    if (rc) {
-        ember_file_abort(f);
-        return -1;
-    }
-    return ember_file_commit(f, err);
+    snprintf(w->path, sizeof w->path, "%s", k->path);
+    w->head = b;
+    w->head_bytes = (size_t)h->data_offset;
+    w->n = n;
+    pthread_mutex_init(&w->mu, NULL);
+    return w;
+}
+
+static void unwritten(ember_model *m, const ember_err *err)
+{
+    m->pack_cache = EMBER_PACK_CACHE_UNWRITTEN;
+    snprintf(m->pack_cache_note, sizeof m->pack_cache_note, "pack cache not written (%.180s); running packed from memory",
+             err->msg);
 }
 
 void ember_pack_cache_store(ember_model *m, const ember_pack_key *k, ember_weight **ws, int n)
 {
     ember_err err;
-    if (store(k, ws, n, &err) == 0) {
-        m->pack_cache = EMBER_PACK_CACHE_WRITTEN;
+    ember_pack_cache_wait(m);   /* one writer per model */
+    ember_pack_writer *w = writer_new(k, ws, n, &err);
+    if (!w) {
+        unwritten(m, &err);
         return;
     }
-    m->pack_cache = EMBER_PACK_CACHE_UNWRITTEN;
-    snprintf(m->pack_cache_note, sizeof m->pack_cache_note, "pack cache not written (%.180s); running packed from memory",
-             err.msg);
+    w->t0 = ember_now_ms();
+    m->pack_cache = EMBER_PACK_CACHE_WRITING;
+    m->pack_writer = w;
+    if (pthread_create(&w->thread, NULL, writer_run, w)) {
+        m->pack_writer = NULL;
+        writer_run(w);          /* no thread to be had: written here, as before */
+        m->pack_cache = w->rc ? EMBER_PACK_CACHE_UNWRITTEN : EMBER_PACK_CACHE_WRITTEN;
+        m->pack_cache_write_ms = w->ms;
+        if (w->rc) unwritten(m, &w->err);
+        writer_free(w);
+    }
+}
+
+void ember_pack_cache_wait(ember_model *m)
+{
+    ember_pack_writer *w = m->pack_writer;
+    if (!w) return;
+    pthread_join(w->thread, NULL);
+    m->pack_writer = NULL;
+    m->pack_cache = w->rc ? EMBER_PACK_CACHE_UNWRITTEN : EMBER_PACK_CACHE_WRITTEN;
+    m->pack_cache_write_ms = w->ms;
+    if (w->rc) unwritten(m, &w->err);
+    writer_free(w);
+}
+
+void ember_pack_cache_report(const ember_model *m, ember_stats *st)
+{
+    st->pack_cache = m->pack_cache;
+    st->pack_cache_write_ms = m->pack_cache_write_ms;
+    snprintf(st->pack_cache_note, sizeof st->pack_cache_note, "%s", m->pack_cache_note);
+    ember_pack_writer *w = m->pack_writer;
+    if (!w) return;
+    /* "written" only once the file is renamed into place */
+    pthread_mutex_lock(&w->mu);
+    if (w->done) {
+        st->pack_cache = w->rc ? EMBER_PACK_CACHE_UNWRITTEN : EMBER_PACK_CACHE_WRITTEN;
+        st->pack_cache_write_ms = w->ms;
+        if (w->rc)
+            snprintf(st->pack_cache_note, sizeof st->pack_cache_note,
+                     "pack cache not written (%.180s); running packed from memory", w->err.msg);
+    }
+    pthread_mutex_unlock(&w->mu);
 }
 
 void ember_pack_cache_close(ember_model *m)
@@ -332,8 +470,8 @@ void ember_pack_cache_close(ember_model *m)
 
 const char *ember_pack_cache_state_name(ember_pack_cache_state s)
 {
-    static const char *const names[] = {"off", "hit", "written", "unwritten"};
-    return (unsigned)s < 4 ? names[s] : "?";
+    static const char *const names[] = {"off", "hit", "written", "unwritten", "writing"};
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
 static bool has_suffix(const char *s, const char *suf)
