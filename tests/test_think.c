@@ -97,10 +97,14 @@ int main(void)
 
     const char *r = "<think>ab</think>\nok";
     size_t close_end = strlen("<think>ab</think>");
-    tap_ok(ui_think_counts(r, 0, 7) && ui_think_counts(r, 7, 9), "the tag and the thinking count");
-    tap_ok(ui_think_counts(r, 9, close_end), "the piece that closes it counts");
-    tap_ok(!ui_think_counts(r, close_end, strlen(r)), "the answer does not");
-    tap_ok(!ui_think_counts("Hello", 0, 5), "a reply without thinking never counts");
+    ui_think_scan sc = {0};
+    bool tag = ui_think_grow(&sc, r, 7), think = ui_think_grow(&sc, r, 9);
+    tap_ok(tag && think, "the tag and the thinking count");
+    tap_ok(ui_think_grow(&sc, r, close_end), "the piece that closes it counts");
+    tap_ok(!ui_think_grow(&sc, r, strlen(r)) && sc.th.has && !sc.th.open && sc.th.body == close_end + 1,
+           "the answer does not; the scan ends where ui_think_split does");
+    ui_think_scan hs = {0};
+    tap_ok(!ui_think_grow(&hs, "Hello", 5), "a reply without thinking never counts");
 
     const char *f = folded("<think>ab</think>\n\nThe answer.", 0);
     tap_ok(!strcmp(f, "[FOLD 17]The answer."), "folded stream: one fold line (tags counted), then the answer: '%s'", f);

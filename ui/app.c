@@ -634,10 +634,10 @@ static void on_event(app *a, ember_event *ev)
         if (!strncmp(a->progress, "prefill", 7)) a->progress[0] = 0;
         if (a->cur_assist >= 0) {
             tr_entry *e = &a->tr.e[a->cur_assist];
-            size_t before = e->len;
             tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
             /* the prompt's own opening (ev->i) is no token of the model's */
-            if (!ev->i && ui_think_counts(e->text, before, e->len)) e->think_tokens++;
+            bool thinking = ui_think_grow(&e->think_scan, e->text, e->len);
+            if (!ev->i && thinking) e->think_tokens++;
         }
         break;
     case EMBER_EV_STATS:

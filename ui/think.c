@@ -43,16 +43,6 @@ void ui_think_split(const char *text, size_t len, ui_think *out)
     out->body = b;
 }
 
-bool ui_think_counts(const char *text, size_t before, size_t len)
-{
-    ui_think now, was;
-    ui_think_split(text, len, &now);
-    if (!now.has) return false;
-    if (now.open || before == 0) return true;
-    ui_think_split(text, before, &was);
-    return was.open;    /* the piece that closed it */
-}
-
 void ui_think_label(int tokens, bool ascii, char *out, size_t cap)
 {
     snprintf(out, cap, "thinking%s (%d token%s)", ascii ? "..." : "\xe2\x80\xa6", tokens, tokens == 1 ? "" : "s");
@@ -69,7 +59,7 @@ enum { SCAN_LEAD, SCAN_TAG, SCAN_OPEN, SCAN_CLOSED, SCAN_BODY, SCAN_NONE };
 /* Brings s->th to ui_think_split(text, len) from where the last call left
    it: each phase resumes at s->at, so no byte is looked at twice except
    the last few a </think> cut by a token boundary may start in. */
-static void scan(ui_think_stream *s, const char *text, size_t len)
+static void scan(ui_think_scan *s, const char *text, size_t len)
 {
     size_t ol = sizeof OPEN - 1, cl = sizeof CLOSE - 1;
     switch (s->phase) {
@@ -114,13 +104,17 @@ static void scan(ui_think_stream *s, const char *text, size_t len)
     }
 }
 
-bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model, size_t *from)
+bool ui_think_grow(ui_think_scan *s, const char *text, size_t len)
 {
     bool was_closed = s->th.has && !s->th.open;
     scan(s, text, len);
-    ui_think th = s->th;
-    /* the tag, the thinking and the piece that closes it count */
-    if (model && th.has && !was_closed) s->tokens++;
+    return s->th.has && !was_closed;
+}
+
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model, size_t *from)
+{
+    if (ui_think_grow(&s->scan, text, len) && model) s->tokens++;
+    ui_think th = s->scan.th;
     *from = len;
     if (th.has && th.open) return false;      /* still thinking (or maybe the tag): hold it */
     bool mark = false;
@@ -136,8 +130,8 @@ bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model,
 
 bool ui_think_end(ui_think_stream *s, const char *text, size_t len)
 {
-    scan(s, text, len);
-    bool mark = s->th.has && !s->marked;
+    scan(&s->scan, text, len);
+    bool mark = s->scan.th.has && !s->marked;
     s->marked = true;
     return mark;
 }
