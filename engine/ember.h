@@ -214,7 +214,8 @@ typedef struct ember_stats {
     unsigned packed_proj_mask;
     bool src_evicted;
     ember_pack_cache_state pack_cache;   /* where the tiles came from / went */
-    double pack_cache_write_ms;    /* writing the cache file (not in pack_ms) */
+    double pack_cache_write_ms;    /* writing the cache file (not in pack_ms; 0 while
+                                      still "writing") */
     char pack_cache_note[256];     /* why the cache could not be written, or "" */
     ember_memstat mem;             /* sampled at the call */
     ember_memstat phase_mem[EMBER_PHASE_COUNT];
