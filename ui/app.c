@@ -771,6 +771,15 @@ int ui_app_run(ui_config *cfg)
         snprintf(a->profile, sizeof a->profile, "%s", cfg->profiles[cfg->cur_profile]);
     else if (cfg->load.profile[0])
         snprintf(a->profile, sizeof a->profile, "%s", cfg->load.profile);
+    /* before the load, so that the stop handler of a pack cache file
+       written in the background (engine/sys/stopguard.c) chains to ours:
+       a signal then ends the write at once and we still exit cleanly */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
     ember_worker_load_model(a->w, &cfg->load);
     a->show_think = cfg->show_think;
 
@@ -804,12 +813,6 @@ int ui_app_run(ui_config *cfg)
         draw_init_colors();
     }
     ui_term_arm();   /* bracketed paste on; the terminal back on any way out */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
 
     if (cfg->demo)
         note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "
