@@ -161,8 +161,16 @@ typedef enum {
     EMBER_PACK_CACHE_HIT,          /* the tiles are the cache file's pages */
     EMBER_PACK_CACHE_WRITTEN,      /* packed here, and the file written */
     EMBER_PACK_CACHE_UNWRITTEN,    /* packed here; the file could not be written */
+    EMBER_PACK_CACHE_WRITING,      /* packed here; the file is being written in the
+                                      background (then written or unwritten) */
 } ember_pack_cache_state;
-const char *ember_pack_cache_state_name(ember_pack_cache_state s);   /* "off", "hit", "written", "unwritten" */
+/* "off", "hit", "written", "unwritten", "writing" */
+const char *ember_pack_cache_state_name(ember_pack_cache_state s);
+/* Waits for the model's pack cache file being written in the background
+   (a miss writes it off the critical path, after packing) to be renamed
+   into place or given up; a no-op otherwise.  ember_model_free waits too;
+   a report that wants the write's outcome and time calls this first. */
+void ember_model_pack_cache_wait(ember_model *m);
 
 /* One cache file, as `ember cache list` shows it. */
 typedef struct ember_pack_cache_file {
@@ -181,6 +189,12 @@ typedef struct ember_pack_cache_file {
 int ember_pack_cache_dir(char *buf, size_t cap);
 /* Every file in the directory (n 0 when it is missing); *out is malloc'd. */
 int ember_pack_cache_list(ember_pack_cache_file **out, int *n, ember_err *err);
+/* What packing m would find, without packing (ember inspect --plan): 1 a
+   valid file for this model file and set of packed tensors at path, 0 no
+   such file (path: where packing would write it), -1 no file can serve m
+   (pack cache off, not the packed strategy, nothing to pack, no cache
+   directory; path untouched). */
+int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap);
 /* Removes every cache file (and stray temporaries); *bytes and *files
    freed.  -1 with err on the first that could not be removed. */
 int ember_pack_cache_clear(uint64_t *bytes, int *files, ember_err *err);
@@ -200,7 +214,8 @@ typedef struct ember_stats {
     unsigned packed_proj_mask;
     bool src_evicted;
     ember_pack_cache_state pack_cache;   /* where the tiles came from / went */
-    double pack_cache_write_ms;    /* writing the cache file (not in pack_ms) */
+    double pack_cache_write_ms;    /* writing the cache file (not in pack_ms; 0 while
+                                      still "writing") */
     char pack_cache_note[256];     /* why the cache could not be written, or "" */
     ember_memstat mem;             /* sampled at the call */
     ember_memstat phase_mem[EMBER_PHASE_COUNT];

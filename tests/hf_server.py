@@ -23,6 +23,7 @@ Fault modes, chosen by the repository's name:
   badjson  the listing is not JSON
   long     the file is longer than the listing says
   slow     files are sent in 32 KiB pieces, 50 ms apart
+  stall    the listing is answered only after 30 s (a Hub that hangs)
 A repository that is not under ROOT is a 404 (X-Error-Code: RepositoryNotFound).
 Every request is logged to LOG as "METHOD PATH RANGE STATUS".
 """
@@ -123,6 +124,8 @@ class Hub(BaseHTTPRequestHandler):
             if repo is None or self.refused(repo, rdir):
                 return self.reply(404) if repo is None else None
             if parts[4:] == ["tree", "main"]:
+                if repo.endswith("/stall"):
+                    time.sleep(30)
                 # pages of PAGE entries linked by Link: rel="next", as the Hub pages
                 q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
                 start = int(q.get("cursor", ["0"])[0])

@@ -4,7 +4,8 @@
 # loading another model with the conversation kept (its name in the status
 # bar), and the refusals (no such model, a file that is not a model);
 # /model hf: of a model not cached, downloaded from tests/hf_server.py
-# while the chat goes on, cancelled, resumed, and left mid-way.
+# while the chat goes on, cancelled, resumed, and left mid-way; and
+# cancelled or left while the Hub has not yet answered its file listing.
 # TAP; SKIP without tmux.
 name=model; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 mkdir -p "$tmp/models"
@@ -13,13 +14,15 @@ mkdir -p "$tmp/models"
     skip_all "ember synth is unavailable"
 echo "not a model" > "$tmp/notes.gguf"
 # the stand-in Hub (tests/hf_server.py, 127.0.0.1 only) for /model hf:...:
-# test/tiny answers at once, test/slow sends 32 KiB every 50 ms
+# test/tiny answers at once, test/slow sends 32 KiB every 50 ms,
+# test/stall's listing hangs for 30 s
 HUB=
 if command -v python3 >/dev/null 2>&1; then
-    mkdir -p "$tmp/repos/test/tiny" "$tmp/repos/test/slow" "$tmp/repos/other/slow"
+    mkdir -p "$tmp/repos/test/tiny" "$tmp/repos/test/slow" "$tmp/repos/other/slow" "$tmp/repos/test/stall"
     cp "$tmp/models/alpha-tiny.gguf" "$tmp/repos/test/tiny/tiny-Q8_0.gguf"
     "$EMBER_BIN" synth -o "$tmp/repos/test/slow/slow-Q8_0.gguf" --like tiny-qwen2 -q >/dev/null 2>&1
     cp "$tmp/repos/test/slow/slow-Q8_0.gguf" "$tmp/repos/other/slow/slow-Q8_0.gguf"
+    cp "$tmp/models/alpha-tiny.gguf" "$tmp/repos/test/stall/stall-Q8_0.gguf"
     python3 "$SRCDIR/tests/hf_server.py" "$tmp/repos" "$tmp/hub.log" > "$tmp/port" 2> "$tmp/hub.err" &
     HUB=$!
     trap '[ -n "$HUB" ] && kill $HUB 2>/dev/null; cleanup' EXIT INT TERM
@@ -101,6 +104,20 @@ if [ -n "$HUB" ]; then
     $T send-keys -t ember '/model hf:test/none' Enter
     wait_for '/model hf:test/none: .*no such repository' 10
     ok $? "a repository the Hub does not have is reported"
+    # Esc while the Hub has not yet answered the listing stops that too
+    $T send-keys -t ember '/model hf:test/stall' Enter
+    wait_for 'asking the Hub' 5 && sleep 0.5
+    $T send-keys -t ember Escape
+    wait_for '/model hf:test/stall: .*cancelled' 3
+    ok $? "Esc during the Hub's file listing cancels it within 3 s"
+    screen | grep 'RSS' | grep -q '^ember-synth-tiny-qwen2' && ! screen | grep -q 'asking the Hub'
+    ok $? "the model in use stays and the status line is clear again"
+    $T send-keys -t ember 'after the stall' Enter
+    wait_for '^  after the stall' 5
+    i=0
+    while [ $i -lt 100 ] && ! screen | grep -A 3 '^  after the stall' | grep -q '^assistant'; do sleep 0.1; i=$((i + 1)); done
+    screen | grep -A 3 '^  after the stall' | grep -A 1 '^assistant' | grep -q '^  [^ ]'
+    ok $? "the chat still answers after the cancelled listing"
 else
     skip "python3 or the stand-in Hub is unavailable"
 fi
@@ -120,6 +137,16 @@ if [ -n "$HUB" ]; then
     while [ $i -lt 30 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
     [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ] && ls "$tmp"/hf/hub/models--other--slow/blobs/*.incomplete >/dev/null 2>&1
     ok $? "/quit during a download exits 0 within 3 s, the partial kept"
+    # and in the middle of a listing the Hub has not answered yet
+    rm -f "$tmp/run.sh.rc"
+    $T new-session -d -s stall -x 140 -y 40 "$tmp/run.sh" && wait_for 'RSS' 20 stall
+    $T send-keys -t stall '/model hf:test/stall' Enter
+    wait_for 'asking the Hub' 5 stall && sleep 0.5
+    $T send-keys -t stall '/quit' Enter
+    i=0
+    while [ $i -lt 30 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]
+    ok $? "/quit while the Hub's listing hangs exits 0 within 3 s"
 else
     skip "python3 or the stand-in Hub is unavailable"
 fi

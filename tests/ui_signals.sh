@@ -2,7 +2,7 @@
 # The terminal is given back on every way out of the full-screen chat:
 # the model file or the pack cache file truncated while mapped (SIGBUS),
 # SIGSEGV / SIGTERM sent
-# from outside, Ctrl-Z and fg.  Driven through tmux; TAP; SKIP without
+# from outside (also while the pack cache file is written), Ctrl-Z and fg.  Driven through tmux; TAP; SKIP without
 # tmux or the synth model.
 name=sig; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 synth_tiny
@@ -12,7 +12,7 @@ synth_tiny
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
-export XDG_CACHE_HOME=$tmp/cache EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen
+export XDG_CACHE_HOME=\${CACHE_DIR:-$tmp/cache} EMBER_PROFILE_DIR=$SRCDIR/profiles TERM=screen
 stty -a > "$tmp/\$1.stty-before"
 # (a background job's stdin would be /dev/null: the pid is written by the
 # process that then becomes the chat)
@@ -99,6 +99,30 @@ if [ -n "$pc" ]; then
     grep -q 'pack cache file changed on disk' "$tmp/pcache.err"
     ok $? "truncated pack cache: says the pack cache file changed ($(cat "$tmp/pcache.err" | tail -n 1))"
     modes_ok pcache; ok $? "truncated pack cache: terminal modes restored"
+else
+    for i in 1 2 3 4; do n=$((n + 1)); echo "ok $n # SKIP no pack cache file (no packed kernel here)"; done
+fi
+
+# 6. SIGTERM while the pack cache file is being written in the background
+#    (held by the test-only EMBER_TEST_PACK_WRITE_DELAY_MS): a clean exit
+#    at once, the terminal back, no temporary left and no file renamed.
+if [ -n "$pc" ]; then
+    cp "$tmp/tiny.gguf" "$tmp/pwrite.gguf"
+    mkdir -p "$tmp/wcache"
+    $T new-session -d -s pwrite -x 200 -y 30 \
+        "env CACHE_DIR=$tmp/wcache EMBER_TEST_PACK_WRITE_DELAY_MS=30000 $tmp/run.sh pwrite packed" ||
+        skip_all "tmux cannot start a session"
+    i=0
+    while [ $i -lt 200 ] && ! ls -a "$tmp/wcache/ember/packed" 2>/dev/null | grep -q '\.tmp\.'; do sleep 0.1; i=$((i + 1)); done
+    ls -a "$tmp/wcache/ember/packed" 2>/dev/null | grep -q '\.tmp\.'
+    ok $? "packed chat on an empty cache: the file is being written (a temporary there)"
+    kill -TERM "$(cat "$tmp/pwrite.pid")"
+    wait_file "$tmp/pwrite.rc" 5
+    rc=$(cat "$tmp/pwrite.rc" 2>/dev/null)
+    [ "$rc" = 143 ]; ok $? "SIGTERM mid-write: exit status 143 within 5 s (got $rc)"
+    modes_ok pwrite; ok $? "SIGTERM mid-write: terminal modes restored"
+    left=$(ls -a "$tmp/wcache/ember/packed" 2>/dev/null | grep -c '\.tmp\.\|\.pack$')
+    [ "$left" = 0 ]; ok $? "SIGTERM mid-write: no temporary and no cache file left ($left)"
 else
     for i in 1 2 3 4; do n=$((n + 1)); echo "ok $n # SKIP no pack cache file (no packed kernel here)"; done
 fi

@@ -158,7 +158,8 @@ static void show_stats(app *a)
              s->src_evicted && s->pack_cache != EMBER_PACK_CACHE_HIT ? ", sources evicted" : "", s->pack_ms,
              s->pack_cache == EMBER_PACK_CACHE_HIT ? " (mapped from the pack cache: file-backed tiles)"
              : s->pack_cache == EMBER_PACK_CACHE_WRITTEN ? " (pack cache written)"
-             : s->pack_cache == EMBER_PACK_CACHE_UNWRITTEN ? " (pack cache not written)" : "",
+             : s->pack_cache == EMBER_PACK_CACHE_UNWRITTEN ? " (pack cache not written)"
+             : s->pack_cache == EMBER_PACK_CACHE_WRITING ? " (pack cache being written in the background)" : "",
              a->plan);
     note(a, TR_INFO, buf);
 }
@@ -633,10 +634,10 @@ static void on_event(app *a, ember_event *ev)
         if (!strncmp(a->progress, "prefill", 7)) a->progress[0] = 0;
         if (a->cur_assist >= 0) {
             tr_entry *e = &a->tr.e[a->cur_assist];
-            size_t before = e->len;
             tr_append(&a->tr, a->cur_assist, ev->text, strlen(ev->text));
             /* the prompt's own opening (ev->i) is no token of the model's */
-            if (!ev->i && ui_think_counts(e->text, before, e->len)) e->think_tokens++;
+            bool thinking = ui_think_grow(&e->think_scan, e->text, e->len);
+            if (!ev->i && thinking) e->think_tokens++;
         }
         break;
     case EMBER_EV_STATS:
@@ -770,6 +771,15 @@ int ui_app_run(ui_config *cfg)
         snprintf(a->profile, sizeof a->profile, "%s", cfg->profiles[cfg->cur_profile]);
     else if (cfg->load.profile[0])
         snprintf(a->profile, sizeof a->profile, "%s", cfg->load.profile);
+    /* before the load, so that the stop handler of a pack cache file
+       written in the background (engine/sys/stopguard.c) chains to ours:
+       a signal then ends the write at once and we still exit cleanly */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
     ember_worker_load_model(a->w, &cfg->load);
     a->show_think = cfg->show_think;
 
@@ -803,12 +813,6 @@ int ui_app_run(ui_config *cfg)
         draw_init_colors();
     }
     ui_term_arm();   /* bracketed paste on; the terminal back on any way out */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);   /* kill -INT: raw mode makes Ctrl-C a key */
 
     if (cfg->demo)
         note(a, TR_NOTICE, "DEMO: this model was synthesized with random weights. It runs the real "

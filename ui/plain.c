@@ -107,7 +107,7 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
             ember_event_kind k = ev.kind;
             switch (k) {
             case EMBER_EV_TOKEN: {
-                size_t n = strlen(ev.text), before = len;
+                size_t n = strlen(ev.text);
                 char *r = reply ? realloc(*reply, len + n + 1) : NULL;
                 if (r) {
                     memcpy(r + len, ev.text, n + 1);
@@ -117,7 +117,7 @@ static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **r
                 if (fold && r) {
                     size_t from;
                     /* the prompt's own opening (ev.i) is no token of the model's */
-                    if (ui_think_feed(fold, r, before, len, !ev.i, &from)) fold_line(fold->tokens);
+                    if (ui_think_feed(fold, r, len, !ev.i, &from)) fold_line(fold->tokens);
                     fwrite(r + from, 1, len - from, stdout);
                 } else {
                     fputs(ev.text, stdout);
@@ -307,7 +307,7 @@ static int turn(plain_chat *pc, ember_worker *w, const char *text)
     memset(&st, 0, sizeof st);
     int nt = 0, rc = 1;
     reply_open = true;          /* the reply's line ends below */
-    ui_think_stream fold = {0, 0, false};
+    ui_think_stream fold = {0};
     bool ok = pump(w, gs, EMBER_EV_DONE, &reply, &st, &nt, show_think ? NULL : &fold);
     if (!show_think && reply && ui_think_end(&fold, reply, strlen(reply))) fold_line(fold.tokens);
     if (reply_open) fputc('\n', stdout);

@@ -43,16 +43,6 @@ void ui_think_split(const char *text, size_t len, ui_think *out)
     out->body = b;
 }
 
-bool ui_think_counts(const char *text, size_t before, size_t len)
-{
-    ui_think now, was;
-    ui_think_split(text, len, &now);
-    if (!now.has) return false;
-    if (now.open || before == 0) return true;
-    ui_think_split(text, before, &was);
-    return was.open;    /* the piece that closed it */
-}
-
 void ui_think_label(int tokens, bool ascii, char *out, size_t cap)
 {
     snprintf(out, cap, "thinking%s (%d token%s)", ascii ? "..." : "\xe2\x80\xa6", tokens, tokens == 1 ? "" : "s");
@@ -63,11 +53,68 @@ const char *ui_think_said(bool show)
     return show ? "thinking unfolded (/think hide folds it)" : "thinking folded (/think show unfolds it)";
 }
 
-bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t len, bool model, size_t *from)
+/* The scan's phases, in the order a reply goes through them. */
+enum { SCAN_LEAD, SCAN_TAG, SCAN_OPEN, SCAN_CLOSED, SCAN_BODY, SCAN_NONE };
+
+/* Brings s->th to ui_think_split(text, len) from where the last call left
+   it: each phase resumes at s->at, so no byte is looked at twice except
+   the last few a </think> cut by a token boundary may start in. */
+static void scan(ui_think_scan *s, const char *text, size_t len)
 {
-    ui_think th;
-    ui_think_split(text, len, &th);
-    if (model && ui_think_counts(text, before, len)) s->tokens++;
+    size_t ol = sizeof OPEN - 1, cl = sizeof CLOSE - 1;
+    switch (s->phase) {
+    case SCAN_LEAD:
+        while (s->at < len && blank(text[s->at])) s->at++;
+        if (s->at == len) return;           /* blanks alone: nothing yet */
+        s->phase = SCAN_TAG;
+        /* fall through */
+    case SCAN_TAG: {
+        size_t left = len - s->at;
+        if (memcmp(text + s->at, OPEN, left < ol ? left : ol)) {
+            s->phase = SCAN_NONE;
+            s->th = (ui_think){false, false, 0};
+            return;
+        }
+        s->th = (ui_think){true, true, len};
+        if (left <= ol) return;
+        s->at += ol;
+        s->phase = SCAN_OPEN;
+    }
+        /* fall through */
+    case SCAN_OPEN: {
+        size_t p = s->at;
+        for (; p + cl <= len; p++)
+            if (text[p] == '<' && !memcmp(text + p, CLOSE, cl)) break;
+        if (p + cl > len) {
+            s->at = p;                      /* a </think> may yet start here */
+            s->th.body = len;
+            return;
+        }
+        s->at = p + cl;
+        s->phase = SCAN_CLOSED;
+        s->th.open = false;
+    }
+        /* fall through */
+    case SCAN_CLOSED:
+        while (s->at < len && blank(text[s->at])) s->at++;
+        s->th.body = s->at;
+        if (s->at < len) s->phase = SCAN_BODY;
+        return;
+    default: return;                        /* SCAN_BODY, SCAN_NONE: settled */
+    }
+}
+
+bool ui_think_grow(ui_think_scan *s, const char *text, size_t len)
+{
+    bool was_closed = s->th.has && !s->th.open;
+    scan(s, text, len);
+    return s->th.has && !was_closed;
+}
+
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model, size_t *from)
+{
+    if (ui_think_grow(&s->scan, text, len) && model) s->tokens++;
+    ui_think th = s->scan.th;
     *from = len;
     if (th.has && th.open) return false;      /* still thinking (or maybe the tag): hold it */
     bool mark = false;
@@ -83,9 +130,8 @@ bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t l
 
 bool ui_think_end(ui_think_stream *s, const char *text, size_t len)
 {
-    ui_think th;
-    ui_think_split(text, len, &th);
-    bool mark = th.has && !s->marked;
+    scan(&s->scan, text, len);
+    bool mark = s->scan.th.has && !s->marked;
     s->marked = true;
     return mark;
 }

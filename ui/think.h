@@ -14,9 +14,21 @@ typedef struct ui_think {
 } ui_think;
 
 void ui_think_split(const char *text, size_t len, ui_think *out);
-/* Whether the piece that grew a reply from `before` to `len` bytes is
-   thinking (so the fold can count its tokens). */
-bool ui_think_counts(const char *text, size_t before, size_t len);
+
+/* The same found a piece at a time, as a reply streams in: each byte is
+   looked at once (and the few before it that a </think> cut by a token
+   boundary may start in), so a long thinking costs in proportion to its
+   length, not to its square. */
+typedef struct ui_think_scan {
+    ui_think th;           /* ui_think_split of the bytes seen so far */
+    int phase;             /* where the scan is (think.c) */
+    size_t at;             /* the next byte the phase looks at */
+} ui_think_scan;
+/* The reply (the same text each time, only longer) grew to len bytes:
+   brings s->th up to date and returns whether that piece is thinking (the
+   tag, the thinking and the piece that closes it are), so the fold can
+   count its tokens. */
+bool ui_think_grow(ui_think_scan *s, const char *text, size_t len);
 /* The folded line: "thinking... (N tokens)" (an ellipsis unless ascii). */
 void ui_think_label(int tokens, bool ascii, char *out, size_t cap);
 /* What /think (or F5) says it did. */
@@ -29,13 +41,14 @@ typedef struct ui_think_stream {
     size_t shown;          /* bytes of the reply dealt with: printed or folded */
     int tokens;            /* thinking tokens so far */
     bool marked;           /* the fold's line was due already */
+    ui_think_scan scan;
 } ui_think_stream;
 
-/* The reply grew from `before` to `len` bytes by one token (model: false
-   for the prompt's own opening, which is no token of the model's).  Sets
-   *from: the bytes [*from, len) to print now; returns true when the fold's
-   line is due before them. */
-bool ui_think_feed(ui_think_stream *s, const char *text, size_t before, size_t len, bool model, size_t *from);
+/* The reply grew to `len` bytes by one token (model: false for the
+   prompt's own opening, which is no token of the model's); text is the
+   same reply each time, only longer.  Sets *from: the bytes [*from, len)
+   to print now; returns true when the fold's line is due before them. */
+bool ui_think_feed(ui_think_stream *s, const char *text, size_t len, bool model, size_t *from);
 /* At the reply's end: true when the fold's line is still due (it never
    closed its thinking). */
 bool ui_think_end(ui_think_stream *s, const char *text, size_t len);

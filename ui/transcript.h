@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "think.h"
+
 typedef enum { TR_USER, TR_ASSISTANT, TR_SYSTEM, TR_NOTICE, TR_ERROR, TR_INFO } tr_role;
 
 /* A finished reply's numbers, saved with it. */
@@ -26,6 +28,7 @@ typedef struct tr_entry {
     size_t md_len;         /* len it was laid out from; a streaming reply grows past it */
     tr_stats stats;        /* assistant replies */
     int think_tokens;      /* tokens of the reply's <think> part (ui/think.h) */
+    ui_think_scan think_scan;   /* how far the streaming reply was scanned for it */
 } tr_entry;
 
 typedef struct transcript {

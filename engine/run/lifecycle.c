@@ -179,16 +179,21 @@ static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
     int n = ember_model_weights(m, all, 4096), k = 0;
     for (int i = 0; i < n; i++)
         if (all[i]->pack_kern) todo[k++] = all[i];
+    ember_pack_key *key = m->opts.pack_cache && k ? ember_pack_cache_key(m, todo, k) : NULL;
     /* a cache hit: the tiles are the file's pages, and the sources are
        never read */
-    if (m->opts.pack_cache && k && ember_pack_cache_load(m, todo, k)) {
+    if (ember_pack_cache_load(m, key, todo, k)) {
+        ember_pack_key_free(key);
         for (int i = 0; i < k; i++) use_tiles(m, todo[i]);
         m->pack_cache = EMBER_PACK_CACHE_HIT;
         m->pack_ms = ember_now_ms() - t0;
         m->packed_done = true;
         return 0;
     }
-    if (alloc_arenas(m, err)) return -1;
+    if (alloc_arenas(m, err)) {
+        ember_pack_key_free(key);
+        return -1;
+    }
     pack_job j = {todo, k};
     ember_pool_run(pool, prefault_run, &j);
     m->prefault_ms = ember_now_ms() - t0;
@@ -208,13 +213,11 @@ static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
     for (int i = 0; i < k; i++) use_tiles(m, todo[i]);
     m->pack_ms = ember_now_ms() - t0;
     m->packed_done = true;
-    /* timed apart: the write is the first load's price for the later
-       ones, not part of re-laying the tiles */
-    if (m->opts.pack_cache && k) {
-        double t1 = ember_now_ms();
-        ember_pack_cache_store(m, todo, k);
-        m->pack_cache_write_ms = ember_now_ms() - t1;
-    }
+    /* the write is the first load's price for the later ones: on a thread
+       of its own, timed there, so neither pack_ms nor the first prefill
+       waits for it */
+    if (m->opts.pack_cache && k) ember_pack_cache_store(m, key, todo, k);
+    ember_pack_key_free(key);
     return 0;
 }
 
@@ -318,7 +321,5 @@ void ember_lifecycle_stats(const ember_session *s, ember_stats *st)
             st->packed_proj_mask |= (unsigned)all[i]->proj;
         }
     st->src_evicted = m->evicted;
-    st->pack_cache = m->pack_cache;
-    st->pack_cache_write_ms = m->pack_cache_write_ms;
-    snprintf(st->pack_cache_note, sizeof st->pack_cache_note, "%s", m->pack_cache_note);
+    ember_pack_cache_report(m, st);
 }

@@ -486,9 +486,12 @@ static void free_weight(ember_weight *w)
     w->packed = NULL;
 }
 
+void ember_model_pack_cache_wait(ember_model *m) { ember_pack_cache_wait(m); }
+
 void ember_model_free(ember_model *m)
 {
     if (!m) return;
+    ember_pack_cache_wait(m);    /* the writer reads the arenas freed below */
     ember_pack_cache_close(m);   /* before free_weight: tiles in the mapping are no arena */
     if (m->layers) {
         for (int l = 0; l < m->info.n_layer; l++) {

@@ -109,6 +109,9 @@ struct ember_model {
     ember_pack_cache_state pack_cache;
     double pack_cache_write_ms;
     char pack_cache_note[256];
+    /* the file of a miss being written (packcache.c), NULL when none: it
+       reads the arenas, so the model waits for it before freeing them */
+    struct ember_pack_writer *pack_writer;
 };
 
 /* Iterates every matrix weight of the model (layers, then output). */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "faultguard.h"
 #include "packcache.h"
 #include "pagecache.h"
+#include "stopguard.h"
 
 #define PC_MAGIC "EMBERPK\n"
 #define PC_FORMAT 1
@@ -53,10 +55,11 @@ typedef struct {
 } pc_entry;
 
 /* What a file must say to serve these weights. */
-typedef struct {
+struct ember_pack_key {
     pc_head h;
     char path[PATH_MAX];
-} pc_key;
+};
+typedef ember_pack_key pc_key;
 
 /* A fast 64-bit hash (not a cryptographic one: it detects accidents, the
    file's mode keeps others out). */
@@ -79,6 +82,8 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 int ember_pack_cache_dir(char *buf, size_t cap) { return ember_place_path(EMBER_PLACE_PACKED, false, buf, cap); }
 
+/* Hashing the GGUF header (megabytes for a large vocabulary) is the cost:
+   one key serves the look-up and, on a miss, the write. */
 static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
 {
     struct stat st;
@@ -118,6 +123,18 @@ static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
     return w < 0 || (size_t)w >= sizeof k->path ? -1 : 0;
 }
 
+ember_pack_key *ember_pack_cache_key(const ember_model *m, ember_weight **ws, int n)
+{
+    pc_key *k = malloc(sizeof *k);
+    if (k && make_key(m, ws, n, k)) {
+        free(k);
+        k = NULL;
+    }
+    return k;
+}
+
+void ember_pack_key_free(ember_pack_key *k) { free(k); }
+
 static bool pread_all(int fd, void *buf, size_t n, off_t off)
 {
     uint8_t *p = buf;
@@ -153,20 +170,20 @@ static uint8_t *read_head(int fd, uint64_t file_bytes)
     return b;
 }
 
-bool ember_pack_cache_load(ember_model *m, ember_weight **ws, int n)
+/* The file's header block when the file at k->path is one for exactly
+   these weights (its descriptor in *fd, to map it), else NULL. */
+static uint8_t *matching(const pc_key *k, ember_weight **ws, int n, int *fd)
 {
-    pc_key k;
-    if (make_key(m, ws, n, &k)) return false;
-    int fd = open(k.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return false;
+    *fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (*fd < 0) return NULL;
     struct stat st;
-    uint8_t *b = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_head(fd, (uint64_t)st.st_size) : NULL;
+    uint8_t *b = fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) ? read_head(*fd, (uint64_t)st.st_size) : NULL;
     const pc_head *h = (const pc_head *)b;
     /* the key: every field but the creation time */
-    bool ok = b && h->page == k.h.page && h->n_tensors == k.h.n_tensors && h->layout_version == k.h.layout_version &&
-              !memcmp(h->layout, k.h.layout, sizeof h->layout) && h->model_size == k.h.model_size &&
-              h->model_ino == k.h.model_ino && h->mtime_s == k.h.mtime_s && h->mtime_ns == k.h.mtime_ns &&
-              h->header_hash == k.h.header_hash && h->set_hash == k.h.set_hash;
+    bool ok = b && h->page == k->h.page && h->n_tensors == k->h.n_tensors && h->layout_version == k->h.layout_version &&
+              !memcmp(h->layout, k->h.layout, sizeof h->layout) && h->model_size == k->h.model_size &&
+              h->model_ino == k->h.model_ino && h->mtime_s == k->h.mtime_s && h->mtime_ns == k->h.mtime_ns &&
+              h->header_hash == k->h.header_hash && h->set_hash == k->h.set_hash;
     const pc_entry *e = ok ? (const pc_entry *)(b + sizeof *h) : NULL;
     uint64_t end = ok ? h->data_offset : 0;
     for (int i = 0; ok && i < n; i++) {
@@ -179,7 +196,23 @@ bool ember_pack_cache_load(ember_model *m, ember_weight **ws, int n)
              e[i].offset <= h->file_bytes && e[i].bytes <= h->file_bytes - e[i].offset;
         if (ok) end = e[i].offset + e[i].bytes;
     }
-    void *map = ok ? ember_map_file(fd, (size_t)h->file_bytes) : MAP_FAILED;
+    if (!ok) {
+        free(b);
+        close(*fd);
+        *fd = -1;
+        return NULL;
+    }
+    return b;
+}
+
+bool ember_pack_cache_load(ember_model *m, const ember_pack_key *k, ember_weight **ws, int n)
+{
+    int fd;
+    uint8_t *b = k ? matching(k, ws, n, &fd) : NULL;
+    if (!b) return false;
+    const pc_head *h = (const pc_head *)b;
+    const pc_entry *e = (const pc_entry *)(b + sizeof *h);
+    void *map = ember_map_file(fd, (size_t)h->file_bytes);
     close(fd);
     if (map == MAP_FAILED) {
         free(b);
@@ -196,6 +229,25 @@ bool ember_pack_cache_load(ember_model *m, ember_weight **ws, int n)
     return true;
 }
 
+int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap)
+{
+    ember_weight *all[4096], *todo[4096];
+    int n = ember_model_weights((ember_model *)m, all, 4096), k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i]->pack_kern) todo[k++] = all[i];
+    if (!m->opts.pack_cache || m->opts.strategy != EMBER_STRATEGY_PACKED || !k) return -1;
+    pc_key *key = ember_pack_cache_key(m, todo, k);
+    if (!key) return -1;
+    snprintf(path, cap, "%s", key->path);
+    int fd;
+    uint8_t *b = matching(key, todo, k, &fd);
+    bool hit = b != NULL;
+    if (hit) close(fd);
+    free(b);
+    free(key);
+    return hit;
+}
+
 static int write_zeros(ember_file *f, uint64_t n, ember_err *err)
 {
     static const uint8_t z[4096];
@@ -204,21 +256,111 @@ static int write_zeros(ember_file *f, uint64_t n, ember_err *err)
     return 0;
 }
 
-static int store(ember_model *m, ember_weight **ws, int n, ember_err *err)
+/* The write of a miss runs on a thread of its own, so the first prefill
+   does not wait for hundreds of MiB and an fsync: it reads the tiles in
+   the arenas, which nothing changes after packing, and the model waits
+   for it before freeing them (ember_pack_cache_wait). */
+struct ember_pack_writer {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    char path[PATH_MAX];
+    uint8_t *head;              /* the header block: data_offset bytes */
+    size_t head_bytes;
+    int n;
+    const uint8_t **tiles;      /* each section's tiles, bytes and padding after */
+    size_t *bytes;
+    uint64_t *pad;
+    double t0;
+    /* under mu: */
+    bool done;
+    int rc;
+    double ms;
+    ember_err err;
+};
+
+static void writer_free(ember_pack_writer *w)
 {
-    pc_key k;
-    if (make_key(m, ws, n, &k)) return ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
+    pthread_mutex_destroy(&w->mu);
+    free(w->head);
+    free(w->tiles);
+    free(w);
+}
+
+/* Test-only: EMBER_TEST_PACK_WRITE_DELAY_MS holds the writer that long
+   after the header (stopping early on a signal), so tests/pack_cache.sh can
+   see a run's TTFT leave the write out and kill a process mid-write. */
+static void test_delay(void)
+{
+    const char *d = getenv("EMBER_TEST_PACK_WRITE_DELAY_MS");
+    long ms = d ? strtol(d, NULL, 10) : 0;
+    for (long t = 0; t < ms && t < 60000 && !ember_stop_guard_stopped(); t += 10) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int write_file(ember_pack_writer *w, ember_err *err)
+{
+    ember_file *f = ember_file_create(w->path, EMBER_MODE_PRIVATE, err);
+    if (!f) return -1;
+    /* a stop signal removes the temporary; a stopped writer never renames */
+    int slot = ember_stop_guard_add(ember_file_temp(f));
+    int rc = ember_file_write(f, w->head, w->head_bytes, err);
+    if (!rc) test_delay();
+    for (int i = 0; !rc && i < w->n; i++) {
+        if (ember_stop_guard_stopped()) break;
+        rc = ember_file_write(f, w->tiles[i], w->bytes[i], err) || write_zeros(f, w->pad[i], err);
+    }
+    if (!rc && ember_stop_guard_stopped()) rc = ember_seterr(err, "the program was stopped while writing it");
+    if (rc) ember_file_abort(f);
+    else rc = ember_file_commit(f, err);
+    ember_stop_guard_remove(slot);
+    return rc;
+}
+
+static void *writer_run(void *arg)
+{
+    ember_pack_writer *w = arg;
+    ember_err err = {{0}};
+    int rc = write_file(w, &err);
+    double ms = ember_now_ms() - w->t0;
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->err = err;
+    w->ms = ms;
+    w->done = true;
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* The writer for these weights' file, its header block built; NULL with err. */
+static ember_pack_writer *writer_new(const pc_key *k, ember_weight **ws, int n, ember_err *err)
+{
+    if (!k) {
+        ember_seterr(err, "no cache directory (set XDG_CACHE_HOME or HOME)");
+        return NULL;
+    }
     char dir[PATH_MAX], base[PATH_MAX];
     /* "<cache>/ember" and "packed" under it, both 0700 */
     ember_pack_cache_dir(dir, sizeof dir);
     errno = 0;
-    if (ember_xdg_path(EMBER_XDG_CACHE, NULL, true, base, sizeof base) || (mkdir(dir, 0700) != 0 && errno != EEXIST))
-        return ember_seterr(err, "cannot create the directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
-    size_t hb = head_bytes(k.h.n_tensors);
-    uint8_t *b = calloc(1, (size_t)k.h.data_offset);
-    if (!b) return ember_seterr(err, "out of memory");
+    if (ember_xdg_path(EMBER_XDG_CACHE, NULL, true, base, sizeof base) || (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
+        ember_seterr(err, "cannot create the directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
+        return NULL;
+    }
+    ember_pack_writer *w = calloc(1, sizeof *w);
+    uint8_t *b = calloc(1, (size_t)k->h.data_offset);
+    void *arr = malloc((size_t)n * (sizeof *w->tiles + sizeof *w->bytes + sizeof *w->pad));
+    if (!w || !b || !arr) {
+        free(w);
+        free(b);
+        free(arr);
+        ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    size_t hb = head_bytes(k->h.n_tensors);
     pc_head *h = (pc_head *)b;
-    *h = k.h;
+    *h = k->h;
     h->created = (int64_t)time(NULL);
     pc_entry *e = (pc_entry *)(b + sizeof *h);
     uint64_t off = h->data_offset;
@@ -234,34 +376,80 @@ static int store(ember_model *m, ember_weight **ws, int n, ember_err *err)
     h->file_bytes = n ? e[n - 1].offset + e[n - 1].bytes : off;
     uint64_t sum = mix(0, b, hb - sizeof sum);
     memcpy(b + hb - sizeof sum, &sum, sizeof sum);
-    ember_file *f = ember_file_create(k.path, EMBER_MODE_PRIVATE, err);
-    if (!f) {
-        free(b);
-        return -1;
+    w->tiles = arr;
+    w->bytes = (size_t *)(w->tiles + n);
+    w->pad = (uint64_t *)(w->bytes + n);
+    for (int i = 0; i < n; i++) {
+        w->tiles[i] = ws[i]->packed;
+        w->bytes[i] = ws[i]->packed_bytes;
+        w->pad[i] = i + 1 < n ? e[i + 1].offset - e[i].offset - e[i].bytes : 0;
     }
-    int rc = ember_file_write(f, b, (size_t)h->data_offset, err);
-    for (int i = 0; !rc && i < n; i++) {
-        uint64_t pad = i + 1 < n ? e[i + 1].offset - e[i].offset - e[i].bytes : 0;
-        rc = ember_file_write(f, ws[i]->packed, ws[i]->packed_bytes, err) || write_zeros(f, pad, err);
-    }
-    free(b);
-    if (rc) {
-        ember_file_abort(f);
-        return -1;
-    }
-    return ember_file_commit(f, err);
+    snprintf(w->path, sizeof w->path, "%s", k->path);
+    w->head = b;
+    w->head_bytes = (size_t)h->data_offset;
+    w->n = n;
+    pthread_mutex_init(&w->mu, NULL);
+    return w;
 }
 
-void ember_pack_cache_store(ember_model *m, ember_weight **ws, int n)
+static void unwritten(ember_model *m, const ember_err *err)
 {
-    ember_err err;
-    if (store(m, ws, n, &err) == 0) {
-        m->pack_cache = EMBER_PACK_CACHE_WRITTEN;
-        return;
-    }
     m->pack_cache = EMBER_PACK_CACHE_UNWRITTEN;
     snprintf(m->pack_cache_note, sizeof m->pack_cache_note, "pack cache not written (%.180s); running packed from memory",
-             err.msg);
+             err->msg);
+}
+
+void ember_pack_cache_store(ember_model *m, const ember_pack_key *k, ember_weight **ws, int n)
+{
+    ember_err err;
+    ember_pack_cache_wait(m);   /* one writer per model */
+    ember_pack_writer *w = writer_new(k, ws, n, &err);
+    if (!w) {
+        unwritten(m, &err);
+        return;
+    }
+    w->t0 = ember_now_ms();
+    m->pack_cache = EMBER_PACK_CACHE_WRITING;
+    m->pack_writer = w;
+    if (pthread_create(&w->thread, NULL, writer_run, w)) {
+        m->pack_writer = NULL;
+        writer_run(w);          /* no thread to be had: written here, as before */
+        m->pack_cache = w->rc ? EMBER_PACK_CACHE_UNWRITTEN : EMBER_PACK_CACHE_WRITTEN;
+        m->pack_cache_write_ms = w->ms;
+        if (w->rc) unwritten(m, &w->err);
+        writer_free(w);
+    }
+}
+
+void ember_pack_cache_wait(ember_model *m)
+{
+    ember_pack_writer *w = m->pack_writer;
+    if (!w) return;
+    pthread_join(w->thread, NULL);
+    m->pack_writer = NULL;
+    m->pack_cache = w->rc ? EMBER_PACK_CACHE_UNWRITTEN : EMBER_PACK_CACHE_WRITTEN;
+    m->pack_cache_write_ms = w->ms;
+    if (w->rc) unwritten(m, &w->err);
+    writer_free(w);
+}
+
+void ember_pack_cache_report(const ember_model *m, ember_stats *st)
+{
+    st->pack_cache = m->pack_cache;
+    st->pack_cache_write_ms = m->pack_cache_write_ms;
+    snprintf(st->pack_cache_note, sizeof st->pack_cache_note, "%s", m->pack_cache_note);
+    ember_pack_writer *w = m->pack_writer;
+    if (!w) return;
+    /* "written" only once the file is renamed into place */
+    pthread_mutex_lock(&w->mu);
+    if (w->done) {
+        st->pack_cache = w->rc ? EMBER_PACK_CACHE_UNWRITTEN : EMBER_PACK_CACHE_WRITTEN;
+        st->pack_cache_write_ms = w->ms;
+        if (w->rc)
+            snprintf(st->pack_cache_note, sizeof st->pack_cache_note,
+                     "pack cache not written (%.180s); running packed from memory", w->err.msg);
+    }
+    pthread_mutex_unlock(&w->mu);
 }
 
 void ember_pack_cache_close(ember_model *m)
@@ -282,8 +470,8 @@ void ember_pack_cache_close(ember_model *m)
 
 const char *ember_pack_cache_state_name(ember_pack_cache_state s)
 {
-    static const char *const names[] = {"off", "hit", "written", "unwritten"};
-    return (unsigned)s < 4 ? names[s] : "?";
+    static const char *const names[] = {"off", "hit", "written", "unwritten", "writing"};
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
 static bool has_suffix(const char *s, const char *suf)

@@ -113,6 +113,7 @@ fail_errno:;
 
 FILE *ember_file_stream(ember_file *f) { return f->s; }
 int ember_file_fd(ember_file *f) { return f->fd; }
+const char *ember_file_temp(const ember_file *f) { return f->tmp; }
 
 int ember_file_write(ember_file *f, const void *data, size_t len, ember_err *err)
 {

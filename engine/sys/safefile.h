@@ -34,6 +34,9 @@ FILE *ember_file_stream(ember_file *f);
    its own (libedit fchmods fileno(), which the stream above lacks): write
    through a dup and check that stream's errors yourself. */
 int ember_file_fd(ember_file *f);
+/* The temporary's path (to remove it from a signal handler:
+   stopguard.h); NULL when writing straight into a device or pipe. */
+const char *ember_file_temp(const ember_file *f);
 /* Checked write; -1 (and the file remembers the failure) on error. */
 int ember_file_write(ember_file *f, const void *data, size_t len, ember_err *err);
 /* Flushes, syncs, closes and renames into place, then frees f.  On any

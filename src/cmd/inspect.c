@@ -379,6 +379,34 @@ static void print_vocab_check(const char *path)
     else print_warnings(w);
 }
 
+/* --plan's pack cache line: whether the profile uses the cache and what a
+   load would find there, looked up without packing. */
+typedef struct {
+    const char *state;       /* "unused", "off", "none", "valid", "missing" */
+    char path[4096];
+} pack_cache_view;
+
+static void pack_cache_look(const ember_model *m, const ember_plan_opts *o, pack_cache_view *v)
+{
+    v->path[0] = 0;
+    if (o->strategy != EMBER_STRATEGY_PACKED) v->state = "unused";
+    else if (!o->pack_cache) v->state = "off";
+    else {
+        int r = ember_pack_cache_probe(m, v->path, sizeof v->path);
+        v->state = r < 0 ? "none" : r ? "valid" : "missing";
+    }
+}
+
+static void pack_cache_text(const pack_cache_view *v, const ember_plan_opts *o)
+{
+    if (!strcmp(v->state, "unused"))
+        printf("pack cache: not used (strategy %s)\n", ember_strategy_name(o->strategy));
+    else if (!strcmp(v->state, "off")) printf("pack cache: off (pack_cache: off or --pack-cache off)\n");
+    else if (!strcmp(v->state, "none")) printf("pack cache: on, but no file can serve this plan (nothing packed, or no cache directory)\n");
+    else if (!strcmp(v->state, "valid")) printf("pack cache: on; a valid file for this model and tensor set: %s\n", v->path);
+    else printf("pack cache: on; no valid file for this model and tensor set yet: the first load writes %s\n", v->path);
+}
+
 /* --plan: open the model under the strategy or profile and print the
    execution plan the engine built (representation, kernel, bytes per tensor). */
 static int inspect_plan(const char *path, const char *strategy, const char *profile_name, const gen_opts *cli,
@@ -406,6 +434,8 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         return 1;
     }
     const ember_plan *p = ember_model_plan(m);
+    pack_cache_view pc;
+    pack_cache_look(m, &r.plan, &pc);
     int rc = 0;
     if (json) {
         json_w j;
@@ -416,6 +446,12 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         if (r.matched[0]) json_kv_str(&j, "profile", r.matched);
         json_kv_str(&j, "kv_cache", ember_kv_type_name(r.plan.kv_cache));
         json_kv_u64(&j, "kv_bytes", ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache));
+        json_key(&j, "pack_cache");
+        json_obj_begin(&j);
+        json_kv_bool(&j, "on", r.plan.strategy == EMBER_STRATEGY_PACKED && r.plan.pack_cache);
+        json_kv_str(&j, "file_state", pc.state);
+        if (pc.path[0]) json_kv_str(&j, "path", pc.path);
+        json_obj_end(&j);
         plan_print_json(p, &r.plan, &j);
         json_obj_end(&j);
         rc = json_finish(&j) ? 1 : 0;
@@ -427,6 +463,7 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         if (shown > info_ctx) shown = info_ctx;
         printf("KV %s %.1f MiB at a %d-token context\n", ember_kv_type_name(r.plan.kv_cache),
                (double)ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache) / 1048576, shown);
+        pack_cache_text(&pc, &r.plan);
         print_warnings(ember_model_warnings(m));
         if (!ember_model_tokenizer(m)) printf("warning: no usable tokenizer: %s\n", ember_model_tokenizer_error(m));
     }

@@ -148,8 +148,7 @@ int bench_child(const bench_opts *b)
     json_kv_f64(&j, "prefill_tps", st->prefill_tps);
     json_kv_f64(&j, "decode_tps", st->decode_tps);
     json_kv_f64(&j, "ttft_ms", st->ttft_ms);
-    json_kv_f64(&j, "pack_ms", st->pack_ms);
-    json_kv_str(&j, "pack_cache", ember_pack_cache_state_name(st->pack_cache));
+    run_report_pack_json(&j, ember_pack_cache_state_name(st->pack_cache), st->pack_ms, st->pack_cache_write_ms);
     json_kv_f64(&j, "load_ms", r.load_ms);
     json_kv_i64(&j, "peak_rss_kb", st->mem.hwm_kb);
     json_kv_str(&j, "kv_cache", ember_kv_type_name(st->kv_type));
@@ -255,6 +254,7 @@ int bench_spawn(const bench_opts *b, const char *const *extra, bench_sample *s)
     num(buf, "prefill_tps", &s->prefill_tps);
     num(buf, "ttft_ms", &s->ttft_ms);
     num(buf, "pack_ms", &s->pack_ms);
+    num(buf, "pack_cache_write_ms", &s->pack_cache_write_ms);
     num(buf, "load_ms", &s->load_ms);
     num(buf, "peak_rss_kb", &s->peak_rss_kb);
     num(buf, "prefill_pss_file_kb", &s->prefill_pss_file_kb);
@@ -435,6 +435,16 @@ int bench_simple(const bench_opts *b)
             json_kv_f64(&j, "max", rows[i].t.max);
             json_obj_end(&j);
         }
+        /* per repetition: which one packed and wrote the file, which mapped it */
+        json_key(&j, "runs");
+        json_arr_begin(&j);
+        for (int i = 0; i < b->reps; i++) {
+            json_obj_begin(&j);
+            run_report_pack_json(&j, s[i].pack_cache[0] ? s[i].pack_cache : "?", s[i].pack_ms,
+                                 s[i].pack_cache_write_ms);
+            json_obj_end(&j);
+        }
+        json_arr_end(&j);
         json_kv_str(&j, "hash", s[0].hash);
         json_kv_bool(&j, "hash_equal", same);
         json_kv_f64(&j, "file_pmd_kb", pmd);

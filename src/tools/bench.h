@@ -19,6 +19,7 @@ typedef struct {
 typedef struct {
     bool ok;
     double prefill_tps, decode_tps, ttft_ms, pack_ms, load_ms;
+    double pack_cache_write_ms;
     double peak_rss_kb, prefill_pss_file_kb, prefill_pss_anon_kb, end_pss_file_kb,
            end_pss_anon_kb, end_rss_kb, decode_bytes_per_token;
     double end_file_pmd_kb;   /* FilePmdMapped at the end: the 2 MiB-mapped share */

@@ -169,7 +169,19 @@ typedef struct membuf {
     char *p;
     size_t n, cap;
     bool too_big;
+    const hf_watch *watch;
+    bool stopped;           /* the watcher asked to stop */
 } membuf;
+
+/* The chat's Esc (or its leaving) must not wait on a Hub that is slow to
+   answer: the watcher is asked as a download asks it, with no file yet. */
+static int on_wait(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    membuf *b = ud;
+    if (b->watch->fn(b->watch->ctx, "", 0, 0, 0)) b->stopped = true;
+    return b->stopped;
+}
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
@@ -193,21 +205,29 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 }
 
 /* 0 with the body in *b (NUL-terminated, free b->p); -1 with err. */
-static int get_body(const char *repo, const char *url, const char *what, membuf *b, char *commit, size_t ccap,
-                    char *next, size_t ncap, ember_err *err)
+static int get_body(const char *repo, const char *url, const char *what, const hf_watch *watch, membuf *b,
+                    char *commit, size_t ccap, char *next, size_t ncap, ember_err *err)
 {
     hf_http h;
     memset(b, 0, sizeof *b);
+    b->watch = watch;
     if (hf_http_open(&h, url, err)) return -1;
     /* a listing compresses well; a model file is fetched as stored (its size and Range count bytes) */
     curl_easy_setopt(h.curl, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h.curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h.curl, CURLOPT_WRITEDATA, b);
+    if (watch) {
+        curl_easy_setopt(h.curl, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h.curl, CURLOPT_XFERINFOFUNCTION, on_wait);
+        curl_easy_setopt(h.curl, CURLOPT_XFERINFODATA, b);
+    }
     CURLcode rc = curl_easy_perform(h.curl);
     long status = 0;
     curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &status);
     int r = 0;
-    if (b->too_big) {
+    if (b->stopped) {
+        r = ember_seterr(err, "%s: cancelled while waiting for the Hub's %s", repo, what);
+    } else if (b->too_big) {
         r = ember_seterr(err, "%s: the Hub's %s is over 64 MiB: not a listing", repo, what);
     } else if (rc != CURLE_OK || status >= 400) {
         r = hf_http_error(&h, rc, status, repo, what, err);
@@ -223,7 +243,7 @@ static int get_body(const char *repo, const char *url, const char *what, membuf 
     return r;
 }
 
-int hf_list(const char *repo, hf_listing *l, ember_err *err)
+int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err)
 {
     memset(l, 0, sizeof *l);
     char url[4200], next[2048];
@@ -232,7 +252,7 @@ int hf_list(const char *repo, hf_listing *l, ember_err *err)
        goes to the endpoint itself, whatever a page names */
     for (int page = 0; page < 1000; page++) {
         membuf b;
-        int rc = get_body(repo, url, "file listing", &b, l->rev, sizeof l->rev, next, sizeof next, err);
+        int rc = get_body(repo, url, "file listing", watch, &b, l->rev, sizeof l->rev, next, sizeof next, err);
         if (!rc && hf_listing_add(repo, l, b.p ? b.p : "", b.n, err)) rc = -1;
         free(b.p);
         if (rc) {
@@ -250,7 +270,7 @@ int hf_list(const char *repo, hf_listing *l, ember_err *err)
         snprintf(url, sizeof url, "%s/api/models/%s", hf_endpoint(), repo);
         membuf b;
         ember_err ignored;
-        if (get_body(repo, url, "model info", &b, NULL, 0, NULL, 0, &ignored) == 0 && b.p) {
+        if (get_body(repo, url, "model info", watch, &b, NULL, 0, NULL, 0, &ignored) == 0 && b.p) {
             json_t *info = json_loadb(b.p, b.n, 0, NULL);
             const char *sha = json_string_value(json_object_get(info, "sha"));
             if (sha && hf_hex_ok(sha, 40)) snprintf(l->rev, sizeof l->rev, "%s", sha);

@@ -39,11 +39,23 @@ typedef struct hf_listing {
     char rev[64];       /* the commit the listing is of ("main" if unknown) */
 } hf_listing;
 
+/* Someone other than a terminal watching a download (the chat's status
+   line): fn is called from the downloading thread every 100 ms or so with
+   the file, the bytes there and in all, and the rate (while the listing is
+   awaited: file "" and zeros, about once a second); a nonzero return stops
+   the transfer, the partial kept as on Ctrl-C.  With a watch no
+   signal handler is set: the signals are the caller's. */
+typedef struct hf_watch {
+    int (*fn)(void *ctx, const char *file, uint64_t have, uint64_t total, double bytes_per_s);
+    void *ctx;
+} hf_watch;
+
 /* GET the listing of the main branch; -1 with a message that says which
    case it is (no such repository, gated or private), HF_UNREACHABLE when
-   no answer came at all (no network, no such host, a refused connection). */
+   no answer came at all (no network, no such host, a refused connection).
+   watch (or NULL): see above; it can stop a listing too. */
 enum { HF_UNREACHABLE = -2 };
-int hf_list(const char *repo, hf_listing *l, ember_err *err);
+int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err);
 void hf_listing_free(hf_listing *l);
 /* Appends the files of one page of the tree API (a JSON array) to l,
    skipping folders and every entry whose path could leave the repository
@@ -59,16 +71,6 @@ bool hf_hex_ok(const char *s, size_t want);
    HF_CHOOSE_AMBIGUOUS with the message (listing the candidates) in err. */
 enum { HF_CHOOSE_NONE = -1, HF_CHOOSE_AMBIGUOUS = -2 };
 int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err);
-
-/* Someone other than a terminal watching a download (the chat's status
-   line): fn is called from the downloading thread every 100 ms or so with
-   the file, the bytes there and in all, and the rate; a nonzero return
-   stops the transfer, the partial kept as on Ctrl-C.  With a watch no
-   signal handler is set: the signals are the caller's. */
-typedef struct hf_watch {
-    int (*fn)(void *ctx, const char *file, uint64_t have, uint64_t total, double bytes_per_s);
-    void *ctx;
-} hf_watch;
 
 /* Downloads one file to dest (a ".incomplete" path), resuming what dest
    already holds, verifying size and checksum against e, then renames it

@@ -70,7 +70,7 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
     if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
         return -1;
     hf_listing l;
-    int lr = offline() ? HF_UNREACHABLE : hf_list(r->repo, &l, err);
+    int lr = offline() ? HF_UNREACHABLE : hf_list(r->repo, watch, &l, err);
     if (lr) {
         ember_err why = *err;
         if (offline()) snprintf(why.msg, sizeof why.msg, "HF_HUB_OFFLINE is set");

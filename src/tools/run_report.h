@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "ember.h"
+#include "json.h"
 
 typedef struct {
     const char *model;
@@ -41,5 +42,9 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err);
 void run_result_free(run_result *r);
 void run_report_text(const run_result *r, FILE *out);
 void run_report_json(const run_opts *o, const run_result *r, FILE *out);
+/* The pack members of a report's object, one home for their names (run
+   --json, bench's child, bench --json's runs): "pack_ms", "pack_cache"
+   (ember_pack_cache_state_name) and "pack_cache_write_ms". */
+void run_report_pack_json(json_w *j, const char *pack_cache, double pack_ms, double pack_cache_write_ms);
 
 #endif
