@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,7 +51,10 @@ int ember_stop_guard_add(const char *path)
         if (!armed[i]) slot = i;
     if (slot >= 0) {
         snprintf(paths[slot], sizeof paths[slot], "%s", path);
-        armed[slot] = 1;     /* after the path: the handler reads it once armed */
+        /* the path before the flag: the handler reads it once armed (the
+           compiler may not move the path's stores past this) */
+        atomic_signal_fence(memory_order_seq_cst);
+        armed[slot] = 1;
         if (in_use++ == 0 && !installed) {
             struct sigaction sa;
             memset(&sa, 0, sizeof sa);
