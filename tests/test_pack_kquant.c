@@ -159,58 +159,72 @@ static void run_case(const kq_layout *L, const ember_kernel *kc, const ember_ker
     free(yk);
 }
 
+/* The whole battery for one packed kernel (NULL: the oracle alone). */
+static void battery(const kq_layout *L, const ember_kernel *kc, const ember_kernel *kp, stats_t *st)
+{
+    static const int rows_list[] = {1, 7, 16, 17, 40};
+    static const int64_t k_list[] = {256, 512, 2304};
+    for (size_t ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++)
+        for (size_t ki = 0; ki < sizeof k_list / sizeof k_list[0]; ki++)
+            for (int nt = 1; nt <= 9; nt++) {
+                int rows = rows_list[ri];
+                int64_t k = k_list[ki];
+                if (k > 512 && nt % 4 != 1) continue;
+                run_case(L, kc, kp, rows, k, nt, 0, rows, st);
+                if (rows > 16) {
+                    run_case(L, kc, kp, rows, k, nt, 16, rows, st);    /* r0 on a tile boundary */
+                    run_case(L, kc, kp, rows, k, nt, 5, rows - 3, st); /* both ends inside tiles */
+                    run_case(L, kc, kp, rows, k, nt, 16, 17, st);      /* one row */
+                    run_case(L, kc, kp, rows, k, nt, 9, 12, st);       /* inside a tile's second half */
+                }
+            }
+    /* k = 8192 (a down projection) decode and prefill; 35 tokens end on
+       a lone token; and enough tokens at a long k to take two of the
+       kernel's activation chunks */
+    run_case(L, kc, kp, 33, 8192, 1, 0, 33, st);
+    run_case(L, kc, kp, 33, 8192, 35, 3, 33, st);
+    run_case(L, kc, kp, 18, 65536, 37, 0, 18, st);
+}
+
 int main(void)
 {
     test_record();
-    static const int rows_list[] = {1, 7, 16, 17, 40};
-    static const int64_t k_list[] = {256, 512, 2304};
+    static const ember_isa isas[] = {EMBER_ISA_AVX512, EMBER_ISA_AVX2};
     for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
         const kq_layout *L = &layouts[li];
         const char *dn = ember_dtype_name(L->dtype);
         tap_ok(ember_layout_exists(L->dtype), "%s has a packed layout", dn);
         const ember_kernel *kc = ember_kernel_find(L->dtype, EMBER_ISA_SCALAR);
-        const ember_kernel *kp = ember_kernel_packed(L->dtype, ember_cpu_isa());
-        const ember_kernel *kn = ember_kernel_find(L->dtype, ember_cpu_isa());
-        if (kp)
+        stats_t st = {0};
+        battery(L, kc, NULL, &st);
+        tap_ok(st.ref_bad == 0, "%s: the tile oracle == scalar compressed bit for bit (%d of %d cases differ)", dn,
+               st.ref_bad, st.runs);
+        /* each ISA's entry this CPU runs */
+        for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+            const ember_kernel *kp = ember_kernels_packed(L->dtype, isas[ii]);
+            if (!kp || isas[ii] > ember_cpu_isa()) {
+                tap_skip("no packed kernel for this dtype and ISA on this CPU");
+                tap_skip("no packed kernel for this dtype and ISA on this CPU");
+                tap_skip("no packed kernel for this dtype and ISA on this CPU");
+                continue;
+            }
+            const ember_kernel *kn = ember_kernel_find(L->dtype, isas[ii]);
             tap_ok(kp->wtype == L->dtype && kp->layout && kp->layout->src_type == L->dtype &&
                        kp->layout->tile_rows == 16 && kp->layout->record_bytes == L->record &&
                        kp->layout->bytes == L->bytes && kp->act_type == kn->act_type &&
                        kp->quantize_act == kn->quantize_act,
                    "%s: the entry %s names its layout %s (16-row tiles, %zu-byte records) and shares the compressed "
-                   "kernel's activations", dn, kp->name, kp->layout->name, L->record);
-        else
-            tap_skip("no packed kernel for this dtype on this CPU");
-        stats_t st = {0};
-        for (size_t ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++)
-            for (size_t ki = 0; ki < sizeof k_list / sizeof k_list[0]; ki++)
-                for (int nt = 1; nt <= 9; nt++) {
-                    int rows = rows_list[ri];
-                    int64_t k = k_list[ki];
-                    if (k > 512 && nt % 4 != 1) continue;
-                    run_case(L, kc, kp, rows, k, nt, 0, rows, &st);
-                    if (rows > 16) {
-                        run_case(L, kc, kp, rows, k, nt, 16, rows, &st);    /* r0 on a tile boundary */
-                        run_case(L, kc, kp, rows, k, nt, 5, rows - 3, &st); /* both ends inside tiles */
-                        run_case(L, kc, kp, rows, k, nt, 16, 17, &st);      /* one row */
-                    }
-                }
-        /* k = 8192 (a down projection) decode and prefill; 35 tokens end on
-           a lone token; and enough tokens at a long k to take two of the
-           kernel's activation chunks */
-        run_case(L, kc, kp, 33, 8192, 1, 0, 33, &st);
-        run_case(L, kc, kp, 33, 8192, 35, 3, 33, &st);
-        run_case(L, kc, kp, 18, 65536, 37, 0, 18, &st);
-        tap_ok(st.ref_bad == 0, "%s: the tile oracle == scalar compressed bit for bit (%d of %d cases differ)", dn,
-               st.ref_bad, st.runs);
-        if (kp) {
-            tap_ok(st.pack_bad == 0, "%s: the layout's packer == the oracle's bytes (%d of %d cases differ)", dn,
-                   st.pack_bad, st.runs);
-            tap_ok(st.kern_bad == 0, "%s: %s == scalar compressed bit for bit (%d of %d cases differ)", dn, kp->name,
-                   st.kern_bad, st.runs);
-        } else {
-            tap_skip("no packed kernel for this dtype on this CPU");
-            tap_skip("no packed kernel for this dtype on this CPU");
+                   "%s kernel's activations", dn, kp->name, kp->layout->name, L->record, kn->name);
+            stats_t sk = {0};
+            battery(L, kc, kp, &sk);
+            tap_ok(sk.pack_bad == 0, "%s: the layout's packer == the oracle's bytes (%d of %d cases differ)", dn,
+                   sk.pack_bad, sk.runs);
+            tap_ok(sk.kern_bad == 0, "%s: %s == scalar compressed bit for bit (%d of %d cases differ)", dn, kp->name,
+                   sk.kern_bad, sk.runs);
         }
+        tap_ok(ember_kernel_packed(L->dtype, ember_cpu_isa()) == ember_kernels_packed(L->dtype, ember_cpu_isa()) ||
+                   ember_cpu_isa() < EMBER_ISA_AVX2,
+               "%s: this CPU's best ISA has its own packed entry", dn);
     }
     return tap_done();
 }

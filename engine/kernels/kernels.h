@@ -146,5 +146,7 @@ void ember_packed_q4_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
 extern const ember_layout ember_layout_q4_Kx16;
 void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                      const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+void ember_packed_q4_K_matmul_avx2(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                   const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 
 #endif

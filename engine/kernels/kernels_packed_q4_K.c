@@ -40,15 +40,7 @@
 #include "kernels_kquant_impl.h"
 #include "simd.h"
 
-#define QS 0
-#define SC 2048
-#define MN 2176
-#define DW 2304
-#define DM 2336
-#define ROWS EMBER_PACK_ROWS
-#define REC EMBER_PACK_Q4_K_RECORD
-
-_Static_assert(DM + 2 * ROWS == REC, "record size");
+#include "kernels_packed_q4_K.h"
 
 size_t ember_pack_q4_K_bytes(int rows, int64_t k)
 {

@@ -1,0 +1,19 @@
+/* Private to the packed Q4_K kernels (kernels_packed_q4_K.c, its AVX-512
+   kernel, and kernels_packed_q4_K_avx2.c): the record's byte offsets, as
+   kernels_packed_q4_K.c's opening comment lays them out. */
+#ifndef EMBER_KERNELS_PACKED_Q4_K_H
+#define EMBER_KERNELS_PACKED_Q4_K_H
+
+#include "kernels.h"
+
+#define QS 0       /* 32 chunks of 64 bytes: lanes h and h + 4 of sub-block j at 4j + h */
+#define SC 2048    /* scales, sub-block j of row r at 16j + r */
+#define MN 2176    /* mins, min 2k + e of row r at 32k + 2r + e */
+#define DW 2304    /* fp16 d of row r at 2r */
+#define DM 2336    /* fp16 dmin of row r at 2r */
+#define ROWS EMBER_PACK_ROWS
+#define REC EMBER_PACK_Q4_K_RECORD
+
+_Static_assert(DM + 2 * ROWS == REC, "record size");
+
+#endif
