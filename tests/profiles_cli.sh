@@ -51,9 +51,9 @@ if [ -f "$models/llama-mini-Q8_0.gguf" ] && [ -f "$models/qwen2-mini-Q4_K_M.gguf
     if grep -Eq '^ +packed +[0-9]+ tensors' "$tmp/out"; then ok 0 "plan summary shows packed tensors"
     else skip "plan has no packed tensors (CPU without AVX-512 VNNI?)"; fi
     "$bin" profiles show auto -m "$models/qwen2-mini-Q4_K_M.gguf" >"$tmp/out" 2>&1; rc=$?
-    [ $rc = 0 ] && grep -q '^matched: rule 2' "$tmp/out" && grep -q 'strategy: compressed' "$tmp/out" &&
+    [ $rc = 0 ] && grep -q '^matched: rule 2' "$tmp/out" && grep -q 'strategy: packed' "$tmp/out" &&
         grep -q 'file type Q4_K_M' "$tmp/out"
-    ok $? "auto on qwen2 Q4_K_M: rule 2, compressed"
+    ok $? "auto on qwen2 Q4_K_M: rule 2 (dtype Q4_K), packed"
 else
     skip "fixtures absent: ../shared not available"
 fi

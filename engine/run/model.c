@@ -482,8 +482,7 @@ static void free_weight(ember_weight *w)
 {
     free(w->f32);
     w->f32 = NULL;
-    free(w->packed);
-    w->packed = NULL;
+    w->packed = NULL;   /* in the model's one arena, or the pack cache's mapping */
 }
 
 void ember_model_pack_cache_wait(ember_model *m) { ember_pack_cache_wait(m); }
@@ -514,6 +513,7 @@ void ember_model_free(ember_model *m)
     free(m->pl_proj_norm);
     free_weight(&m->pl_model_proj);
     free(m->rope_short);
+    free(m->pack_arena);
     ember_tokenizer_free(m->tok);
     free(m->chat_template);
     free(m->plan.e);

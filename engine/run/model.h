@@ -102,6 +102,10 @@ struct ember_model {
     double pack_ms;
     double prefault_ms;   /* of pack_ms: faulting the fresh tile memory in */
     ember_memstat mem_packed, mem_evicted;   /* snapshots taken when it packed */
+    /* every packed weight's tiles when packed in memory (lifecycle.c):
+       one block, each weight's tiles at a 4 KiB boundary in it */
+    void *pack_arena;
+    size_t pack_arena_bytes;
     /* the pack cache (packcache.c): on a hit every packed weight's tiles
        point into this one mapping, which no arena free may touch */
     void *pack_map;
