@@ -55,6 +55,20 @@ static int q4k_quant(const block_q4_K *b, int e)
     return (e % 64) < 32 ? b->qs[32 * c + l] & 0x0f : b->qs[32 * c + l] >> 4;
 }
 
+/* Row r's decoded scales and mins and its d, dmin, into a record (both
+   packers). */
+static void put_meta(uint8_t *rec, int r, const block_q4_K *blk)
+{
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        ember_scale_min_k4(j, blk->scales, &sc, &m);
+        rec[SC + 16 * j + r] = (uint8_t)sc;
+        rec[MN + 32 * (j / 2) + 2 * r + j % 2] = (uint8_t)m;
+    }
+    memcpy(rec + DW + 2 * r, &blk->d, 2);
+    memcpy(rec + DM + 2 * r, &blk->dmin, 2);
+}
+
 /* The oracle: element by element, as the comment at the top lays it out. */
 void ember_pack_q4_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
@@ -77,14 +91,7 @@ void ember_pack_q4_K_ref(const void *src, size_t row_bytes, int rows, int64_t k,
                             rec[QS + (4 * j + h) * 64 + r * 4 + i] =
                                 (uint8_t)(q4k_quant(blk, 32 * j + 4 * h + i) |
                                           q4k_quant(blk, 32 * j + 4 * (h + 4) + i) << 4);
-                for (int j = 0; j < 8; j++) {
-                    int sc, m;
-                    ember_scale_min_k4(j, blk->scales, &sc, &m);
-                    rec[SC + 16 * j + r] = (uint8_t)sc;
-                    rec[MN + 32 * (j / 2) + 2 * r + j % 2] = (uint8_t)m;
-                }
-                memcpy(rec + DW + 2 * r, &blk->d, 2);
-                memcpy(rec + DM + 2 * r, &blk->dmin, 2);
+                put_meta(rec, r, blk);
             }
         }
     }
@@ -120,14 +127,7 @@ static void pack_q4_K_words(const void *src, size_t row_bytes, int rows, int64_t
                                            : (lo & 0x0f0f0f0fu) | (hi & 0x0f0f0f0fu) << 4;
                         memcpy(rec + QS + (4 * j + h) * 64 + r * 4, &v, 4);
                     }
-                for (int j = 0; j < 8; j++) {
-                    int sc, m;
-                    ember_scale_min_k4(j, blk->scales, &sc, &m);
-                    rec[SC + 16 * j + r] = (uint8_t)sc;
-                    rec[MN + 32 * (j / 2) + 2 * r + j % 2] = (uint8_t)m;
-                }
-                memcpy(rec + DW + 2 * r, &blk->d, 2);
-                memcpy(rec + DM + 2 * r, &blk->dmin, 2);
+                put_meta(rec, r, blk);
             }
     }
 }
