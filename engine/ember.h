@@ -176,8 +176,8 @@ void ember_model_pack_cache_wait(ember_model *m);
 typedef struct ember_pack_cache_file {
     char path[4096];
     char model[1024];              /* the model file it was made from */
-    char layout[16];
-    int layout_version;
+    char layout[48];               /* its layouts' names, '+'-joined where several */
+    int layout_version;            /* the first layout's version */
     int n_tensors;
     uint64_t bytes;                /* the file's size */
     int64_t created;               /* time_t when written */

@@ -240,5 +240,19 @@ ok $? "cache clear removes the file ($(cat "$tmp/cl"))"
 "$EMBER_BIN" cache --help | grep -q 'Usage: ember cache'; ok $? "cache --help"
 "$EMBER_BIN" cache frob > /dev/null 2>&1; [ $? = 2 ]; ok $? "cache frob refused"
 
+# a Q4_K_M model: its Q4_K tiles (and those of any other layout its
+# tensors take) are cached too, and give the compressed tokens
+M="$tmp/q4km.gguf"
+"$EMBER_BIN" synth -q -o "$M" --like tiny --dtype Q4_K_M --threads 1
+run "$tmp/kc" --strategy compressed
+HK=$(hash_of "$tmp/kc")
+run "$tmp/km" --strategy packed; r=$?
+[ $r = 0 ] && grep -q 'pack cache written' "$tmp/km" && [ "$(files)" = 1 ] && ls "$C" | grep -q -- '-q4_Kx16[+.]' &&
+    [ -n "$HK" ] && [ "$(hash_of "$tmp/km")" = "$HK" ]
+ok $? "Q4_K_M: the first packed load writes a file named for its q4_Kx16 layout, same tokens as compressed ($(ls "$C"))"
+run "$tmp/kh" --strategy packed
+grep -q '^packed [0-9]*/[0-9]* tensors from cache' "$tmp/kh" && [ "$(hash_of "$tmp/kh")" = "$HK" ]
+ok $? "Q4_K_M: the second load maps it, same tokens ($(grep '^packed' "$tmp/kh"))"
+
 echo "1..$n"
 exit $fail

@@ -30,14 +30,14 @@
 #include "stopguard.h"
 
 #define PC_MAGIC "EMBERPK\n"
-#define PC_FORMAT 1
+#define PC_FORMAT 2   /* 2: layout names of several layouts, 48 bytes */
 #define PC_SUFFIX ".pack"
 #define PC_HEAD_MAX ((uint64_t)64 << 20)   /* no header is near this: a bound for corrupt ones */
 
 typedef struct {
     char magic[8];
-    uint32_t format, layout_version;
-    char layout[16];
+    uint32_t format, layout_version;   /* the first layout's version (all are in set_hash) */
+    char layout[48];                   /* the layouts' names in order of first use, '+'-joined */
     uint64_t model_size, model_ino;
     int64_t mtime_s, mtime_ns;
     uint64_t header_hash;      /* of the model's GGUF header (metadata and tensor table) */
@@ -94,21 +94,31 @@ static int make_key(const ember_model *m, ember_weight **ws, int n, pc_key *k)
     memcpy(h->magic, PC_MAGIC, 8);
     h->format = PC_FORMAT;
     h->layout_version = (uint32_t)L->version;
-    snprintf(h->layout, sizeof h->layout, "%s", L->name);
     h->model_size = (uint64_t)st.st_size;
     h->model_ino = (uint64_t)st.st_ino;
     h->mtime_s = (int64_t)st.st_mtim.tv_sec;
     h->mtime_ns = (int64_t)st.st_mtim.tv_nsec;
     h->header_hash = mix(0, m->f->map, (size_t)m->f->data_offset);
     uint64_t set = 0;
+    size_t used = 0;
     for (int i = 0; i < n; i++) {
-        /* one layout per file: a plan mixing layouts is not cached */
-        if (strcmp(ws[i]->pack_kern->layout->name, L->name) || ws[i]->pack_kern->layout->version != L->version)
-            return -1;
+        /* a model may pack with several layouts (a Q4_K_M file's Q4_K and
+           Q6_K): each tensor's layout and its version are in the key */
+        const ember_layout *Li = ws[i]->pack_kern->layout;
+        int32_t ver = Li->version;
         const char *nm = ws[i]->t->name_z;
         int64_t shape[2] = {ws[i]->out, ws[i]->in};
         set = mix(set, nm, strlen(nm) + 1);
         set = mix(set, shape, sizeof shape);
+        set = mix(set, Li->name, strlen(Li->name) + 1);
+        set = mix(set, &ver, sizeof ver);
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(ws[j]->pack_kern->layout->name, Li->name);
+        if (seen) continue;
+        size_t ln = strlen(Li->name) + (used ? 1 : 0);
+        if (used + ln >= sizeof h->layout) return -1;   /* more layouts than the name holds: not cached */
+        snprintf(h->layout + used, sizeof h->layout - used, "%s%s", used ? "+" : "", Li->name);
+        used += ln;
     }
     h->set_hash = set;
     h->n_tensors = (uint32_t)n;

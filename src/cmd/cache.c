@@ -75,7 +75,7 @@ static int list(bool json)
     } else {
         printf("%-10s  %-16s  %7s  %-12s  %s\n", "SIZE", "DATE", "TENSORS", "LAYOUT", "MODEL / FILE");
         for (int i = 0; i < n; i++) {
-            char sz[32], date[32] = "?", lay[32];
+            char sz[32], date[32] = "?", lay[64];
             bytes_human(sz, sizeof sz, (double)f[i].bytes);
             time_t t = (time_t)f[i].created;
             struct tm tm;
