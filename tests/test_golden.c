@@ -213,8 +213,12 @@ int main(void)
             }
         }
         /* the files whose projections have a packed layout: Q8_0, and the
-           Q4_K of Q4_K_M (its Q6_K tensors stay compressed) */
-        int pk_type = strstr(fx[i].model, "Q8_0") ? EMBER_Q8_0 : strstr(fx[i].model, "Q4_K") ? EMBER_Q4_K : -1;
+           Q4_K of Q4_K_M, the Q5_K of Q5_K_M (their Q6_K tensors stay
+           compressed) */
+        int pk_type = strstr(fx[i].model, "Q8_0")   ? EMBER_Q8_0
+                      : strstr(fx[i].model, "Q4_K") ? EMBER_Q4_K
+                      : strstr(fx[i].model, "Q5_K") ? EMBER_Q5_K
+                                                    : -1;
         if (pk_type >= 0 && !ember_kernel_packed(pk_type, ember_cpu_isa())) {
             tap_skip("packed == compressed: no packed kernel for this dtype on this CPU/build");
             tap_skip("packed == compressed: no packed kernel for this dtype on this CPU/build");

@@ -1,4 +1,4 @@
-/* Packed K-quant tiles (kernels_packed_q4_K.c): the record layout on a
+/* Packed K-quant tiles (kernels_packed_q45_K.c): the record layout on a
    hand-built block, the layout's packer against the element-by-element
    oracle, and packed == compressed bit for bit (the scalar oracle over the
    tiles and this CPU's packed kernel against the scalar compressed kernel)
@@ -36,6 +36,8 @@ typedef struct {
 static const kq_layout layouts[] = {
     {EMBER_Q4_K, sizeof(block_q4_K), EMBER_PACK_Q4_K_RECORD, ember_pack_q4_K_bytes, ember_pack_q4_K_ref,
      ember_packed_q4_K_matmul_ref},
+    {EMBER_Q5_K, sizeof(block_q5_K), EMBER_PACK_Q5_K_RECORD, ember_pack_q5_K_bytes, ember_pack_q5_K_ref,
+     ember_packed_q5_K_matmul_ref},
 };
 
 /* Random blocks of the layout's dtype; every fifth block extreme (all

@@ -179,9 +179,9 @@ static void test_shipped(void)
                r->evict_source && r->reevict_after_prefill && !r->arch && !strcmp(r->dtype, "Q8_0") &&
                r2->strategy == EMBER_STRATEGY_PACKED && r2->projections == EMBER_PROJ_ALL &&
                r2->when == EMBER_PACK_BEFORE_PREFILL && r2->evict_source && !r2->arch &&
-               !strcmp(r2->dtype, "Q4_K*") && p->rules[2].strategy == EMBER_STRATEGY_COMPRESSED &&
+               !strcmp(r2->dtype, "Q[45]_K*") && p->rules[2].strategy == EMBER_STRATEGY_COMPRESSED &&
                !p->rules[2].arch && !p->rules[2].dtype,
-               "auto: Q8_0 and Q4_K* (any arch) -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
+               "auto: Q8_0 and Q[45]_K* (any arch) -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
     }
     profile_free(p);
     p = load_shipped("packed");
@@ -372,8 +372,10 @@ static void test_fixtures(void)
         {"llama-mini-Q8_0.gguf", "llama", "Q8_0", "Q8_0", 0, 0},
         {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", 2, 1},
         /* dominant dtype Q6_K in so small a model (its embedding): the
-           file type Q4_K_M matches Q4_K* */
+           file type Q4_K_M matches Q[45]_K* */
         {"llama-mini-Q4_K_M.gguf", "llama", NULL, "Q4_K_M", 1, 1},
+        {"llama-mini-Q5_K_M.gguf", "llama", NULL, "Q5_K_M", 1, 1},
+        {"llama-mini-Q6_K.gguf", "llama", "Q6_K", "Q6_K", 2, 1},
         {"llama-mini-f16.gguf", "llama", "F16", "F16", 2, 1},
         {"qwen2-mini-Q8_0.gguf", "qwen2", "Q8_0", "Q8_0", 0, 0},
         {"qwen2-mini-Q4_K_M.gguf", "qwen2", NULL, "Q4_K_M", 1, 1},

@@ -131,10 +131,20 @@ void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
                              const void *xq, size_t xq_stride, int nt,
                              float *y, size_t y_stride);
 
-/* ---- packed Q4_K: 16-row tiles (kernels_packed_q4_K.c) -------------------- */
+/* ---- packed Q4_K and Q5_K: 16-row tiles (kernels_packed_q45_K.c) ----------- */
 
 #define EMBER_PACK_Q4_K_RECORD 2368
 #define EMBER_PACK_Q4_KX16_VERSION 1
+#define EMBER_PACK_Q5_K_RECORD 2880
+#define EMBER_PACK_Q5_KX16_VERSION 1
+
+size_t ember_pack_q5_K_bytes(int rows, int64_t k);
+void ember_pack_q5_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+extern const ember_layout ember_layout_q5_Kx16;
+void ember_packed_q5_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                     const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 
 size_t ember_pack_q4_K_bytes(int rows, int64_t k);
 /* The byte-by-byte packer the layout's packer is tested against. */

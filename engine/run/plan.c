@@ -102,7 +102,7 @@ static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *re
     if (!(o->projections & (unsigned)w->proj))
         snprintf(reason, cap, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
     else if (!L)
-        snprintf(reason, cap, "no packed layout for %s (packed: Q8_0, Q4_K)", ember_dtype_name(w->dtype));
+        snprintf(reason, cap, "no packed layout for %s (packed: Q8_0, Q4_K, Q5_K)", ember_dtype_name(w->dtype));
     else if (has_bias)
         snprintf(reason, cap, "has a bias: not eligible for packing");
     else if (env && !strcmp(env, "0"))

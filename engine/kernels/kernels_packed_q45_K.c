@@ -1,5 +1,6 @@
-/* Packed Q4_K: 16-row tiles for a broadcast-and-multiply GEMM (doc/DESIGN.md,
-   "Packed Q4_K layout"), bit-identical to the compressed Q4_K kernels.
+/* Packed Q4_K and Q5_K: 16-row tiles for a broadcast-and-multiply GEMM
+   (doc/DESIGN.md, "Packed Q4_K and Q5_K layouts"), bit-identical to the
+   compressed Q4_K and Q5_K kernels.
  *
  * Why a tile: the compressed kernel reads one row's super-block and spends
  * about as many shuffles, converts and horizontal adds per row as it does
@@ -23,11 +24,17 @@
  *   d   [2304, 2336): row r's fp16 d;  dmin [2336, 2368): its fp16 dmin.
  * 148 bytes a row per super-block against the file's 144: the scales and
  * mins decoded out of their 12-byte form.  Rows past the matrix are zero.
+ * Q5_K (q5_Kx16) appends the fifth bits, qh [2368, 2880): chunk j, byte
+ * r * 4 + i, bit l = the fifth bit of element 32j + 4l + i of row r, so
+ * lane l's vector of sub-block j takes bit l of one load: 180 bytes a row
+ * against the file's 176.
  *
  * Numerics (kernels_kquant_impl.h): lane[l] = sum_j sc_j * dot4 in int32,
  * P[k] = m_2k q8s_2k + m_2k+1 q8s_2k+1, then per super-block
  * acc[l] = fmaf(dx * d_w, lane[l], acc[l]) and accm[k] = fmaf(-dx * dmin_w,
  * P[k], accm[k]), y = sum8(acc) + ((accm0 + accm2) + (accm1 + accm3)).
+ * Q5_K folds its min term as one sum: summs = fmaf(-dx * dmin_w,
+ * (float)((P0 + P1) + (P2 + P3)), summs), y = sum8(acc) + summs.
  * The integer parts are exact, so any grouping of them is the same. */
 #include "config.h"
 
@@ -40,7 +47,7 @@
 #include "kernels_kquant_impl.h"
 #include "simd.h"
 
-#include "kernels_packed_q4_K.h"
+#include "kernels_packed_q45_K.h"
 
 size_t ember_pack_q4_K_bytes(int rows, int64_t k)
 {
@@ -48,53 +55,88 @@ size_t ember_pack_q4_K_bytes(int rows, int64_t k)
     return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC;
 }
 
-/* Element e of a Q4_K block's quants (0..15). */
-static int q4k_quant(const block_q4_K *b, int e)
+size_t ember_pack_q5_K_bytes(int rows, int64_t k)
+{
+    if (rows <= 0 || k <= 0) return 0;
+    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC5;
+}
+
+/* Q4_K and Q5_K blocks share d, dmin and scales at 0, 2, 4; their low 4
+   bits of element e (0..15) sit in qs at qs_off. */
+static int low4(const uint8_t *qs, int e)
 {
     int c = e / 64, l = e % 32;
-    return (e % 64) < 32 ? b->qs[32 * c + l] & 0x0f : b->qs[32 * c + l] >> 4;
+    return (e % 64) < 32 ? qs[32 * c + l] & 0x0f : qs[32 * c + l] >> 4;
 }
+
+/* Where a block's parts are: Q4_K (five = 0) or Q5_K. */
+static size_t blk_bytes(int five) { return five ? sizeof(block_q5_K) : sizeof(block_q4_K); }
+static size_t qs_off(int five) { return five ? offsetof(block_q5_K, qs) : offsetof(block_q4_K, qs); }
 
 /* Row r's decoded scales and mins and its d, dmin, into a record (both
    packers). */
-static void put_meta(uint8_t *rec, int r, const block_q4_K *blk)
+static void put_meta(uint8_t *rec, int r, const uint8_t *blk)
 {
     for (int j = 0; j < 8; j++) {
         int sc, m;
-        ember_scale_min_k4(j, blk->scales, &sc, &m);
+        ember_scale_min_k4(j, blk + 4, &sc, &m);
         rec[SC + 16 * j + r] = (uint8_t)sc;
         rec[MN + 32 * (j / 2) + 2 * r + j % 2] = (uint8_t)m;
     }
-    memcpy(rec + DW + 2 * r, &blk->d, 2);
-    memcpy(rec + DM + 2 * r, &blk->dmin, 2);
+    memcpy(rec + DW + 2 * r, blk, 2);
+    memcpy(rec + DM + 2 * r, blk + 2, 2);
+}
+
+/* Q5_K: row r's fifth bits into the record's qh chunks (both packers):
+   the block's qh[e % 32] holds element e's at bit e / 32. */
+static void put_qh(uint8_t *rec, int r, const uint8_t *blk)
+{
+    const uint8_t *qh = blk + offsetof(block_q5_K, qh);
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 4; i++) {
+            uint8_t v = 0;
+            for (int l = 0; l < 8; l++) v |= (uint8_t)(((qh[4 * l + i] >> j) & 1) << l);
+            rec[QH + 64 * j + r * 4 + i] = v;
+        }
 }
 
 /* The oracle: element by element, as the comment at the top lays it out. */
-void ember_pack_q4_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+static void pack_ref(int five, const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
+    const size_t rb = five ? REC5 : REC;
     int64_t nb = k / QK_K;
     int ntiles = (rows + ROWS - 1) / ROWS;
     if (t0 < 0) t0 = 0;
     if (t1 > ntiles) t1 = ntiles;
     for (int t = t0; t < t1; t++) {
-        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
-        for (int64_t b = 0; b < nb; b++, rec += REC) {
-            memset(rec, 0, REC);
+        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * rb;
+        for (int64_t b = 0; b < nb; b++, rec += rb) {
+            memset(rec, 0, rb);
             for (int r = 0; r < ROWS; r++) {
                 int row = t * ROWS + r;
                 if (row >= rows) break;
-                const block_q4_K *blk = (const block_q4_K *)(const void *)
-                    ((const uint8_t *)src + (size_t)row * row_bytes) + b;
+                const uint8_t *blk = (const uint8_t *)src + (size_t)row * row_bytes + (size_t)b * blk_bytes(five);
+                const uint8_t *qs = blk + qs_off(five);
                 for (int j = 0; j < 8; j++)
                     for (int h = 0; h < 4; h++)
                         for (int i = 0; i < 4; i++)
                             rec[QS + (4 * j + h) * 64 + r * 4 + i] =
-                                (uint8_t)(q4k_quant(blk, 32 * j + 4 * h + i) |
-                                          q4k_quant(blk, 32 * j + 4 * (h + 4) + i) << 4);
+                                (uint8_t)(low4(qs, 32 * j + 4 * h + i) | low4(qs, 32 * j + 4 * (h + 4) + i) << 4);
                 put_meta(rec, r, blk);
+                if (five) put_qh(rec, r, blk);
             }
         }
     }
+}
+
+void ember_pack_q4_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_ref(0, src, row_bytes, rows, k, dst, t0, t1);
+}
+
+void ember_pack_q5_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_ref(1, src, row_bytes, rows, k, dst, t0, t1);
 }
 
 /* The same bytes a word at a time: the packer the lifecycle runs (a 1B
@@ -102,24 +144,24 @@ void ember_pack_q4_K_ref(const void *src, size_t row_bytes, int rows, int64_t k,
    Sub-block j's quants are the low (j even) or high (j odd) nibbles of
    qs[32 (j / 2) ..+32]; its lane h and h + 4 dwords are words h and h + 4
    of those 32 bytes. */
-static void pack_q4_K_words(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+static void pack_words(int five, const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
+    const size_t rb = five ? REC5 : REC;
     int64_t nb = k / QK_K;
     int ntiles = (rows + ROWS - 1) / ROWS;
     if (t0 < 0) t0 = 0;
     if (t1 > ntiles) t1 = ntiles;
     for (int t = t0; t < t1; t++) {
         if (rows - t * ROWS < ROWS) {   /* a tail tile: the oracle pads it */
-            ember_pack_q4_K_ref(src, row_bytes, rows, k, dst, t, t + 1);
+            pack_ref(five, src, row_bytes, rows, k, dst, t, t + 1);
             continue;
         }
-        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
-        for (int64_t b = 0; b < nb; b++, rec += REC)
+        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * rb;
+        for (int64_t b = 0; b < nb; b++, rec += rb)
             for (int r = 0; r < ROWS; r++) {
-                const block_q4_K *blk = (const block_q4_K *)(const void *)
-                    ((const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes) + b;
+                const uint8_t *blk = (const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes + (size_t)b * blk_bytes(five);
                 uint32_t q[32];
-                memcpy(q, blk->qs, sizeof q);
+                memcpy(q, blk + qs_off(five), sizeof q);
                 for (int j = 0; j < 8; j++)
                     for (int h = 0; h < 4; h++) {
                         uint32_t lo = q[8 * (j / 2) + h], hi = q[8 * (j / 2) + h + 4];
@@ -128,8 +170,19 @@ static void pack_q4_K_words(const void *src, size_t row_bytes, int rows, int64_t
                         memcpy(rec + QS + (4 * j + h) * 64 + r * 4, &v, 4);
                     }
                 put_meta(rec, r, blk);
+                if (five) put_qh(rec, r, blk);
             }
     }
+}
+
+static void pack_q4_K_words(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_words(0, src, row_bytes, rows, k, dst, t0, t1);
+}
+
+static void pack_q5_K_words(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_words(1, src, row_bytes, rows, k, dst, t0, t1);
 }
 
 static uint16_t rd16(const uint8_t *p)
@@ -137,24 +190,26 @@ static uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-void ember_packed_q4_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
-                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
+static void matmul_ref(int five, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
+                       size_t xq_stride, int nt, float *y, size_t y_stride)
 {
+    const size_t rb = five ? REC5 : REC;
     int64_t nb = k / QK_K;
     for (int r = r0; r < r1; r++) {
         const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
         int lane = r % ROWS;
         for (int t = 0; t < nt; t++) {
             const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride);
-            float acc[8] = {0}, accm[4] = {0};
+            float acc[8] = {0}, accm[4] = {0}, summs = 0;
             for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *rec = tile + (size_t)b * REC;
+                const uint8_t *rec = tile + (size_t)b * rb;
                 int32_t lanes[8] = {0}, p[4] = {0};
                 for (int j = 0; j < 8; j++)
                     for (int l = 0; l < 8; l++)
                         for (int i = 0; i < 4; i++) {
                             uint8_t byte = rec[QS + (4 * j + l % 4) * 64 + lane * 4 + i];
                             int q = l < 4 ? byte & 0x0f : byte >> 4;
+                            if (five) q |= ((rec[QH + 64 * j + lane * 4 + i] >> l) & 1) << 4;
                             lanes[l] += rec[SC + 16 * j + lane] * q * x[b].qs[32 * j + 4 * l + i];
                         }
                 for (int j = 0; j < 8; j++)
@@ -162,11 +217,27 @@ void ember_packed_q4_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
                 float d = x[b].d * ember_fp16_to_f32(rd16(rec + DW + 2 * lane));
                 float dmin = -x[b].d * ember_fp16_to_f32(rd16(rec + DM + 2 * lane));
                 for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
-                for (int q = 0; q < 4; q++) accm[q] = fmaf(dmin, (float)p[q], accm[q]);
+                if (five)
+                    summs = fmaf(dmin, (float)((p[0] + p[1]) + (p[2] + p[3])), summs);
+                else
+                    for (int q = 0; q < 4; q++) accm[q] = fmaf(dmin, (float)p[q], accm[q]);
             }
-            y[(size_t)t * y_stride + (size_t)r] = ember_sum8(acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]));
+            float mins = five ? summs : (accm[0] + accm[2]) + (accm[1] + accm[3]);
+            y[(size_t)t * y_stride + (size_t)r] = ember_sum8(acc) + mins;
         }
     }
+}
+
+void ember_packed_q4_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
+{
+    matmul_ref(0, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
+{
+    matmul_ref(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 #ifdef EMBER_SIMD
@@ -213,15 +284,16 @@ static inline int32_t rd32(const void *p)
    the float sums across super-blocks, touched once per super-block, in
    L1.  Decode takes two tiles at a time: two streams of tiles keep more
    lines in flight than one (as for the Q8_0 tiles). */
-INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int64_t nb,
+INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, const int nti, int64_t nb,
                       const block_q8_K *const x[TB], const int tb, float *y, size_t y_stride, const __mmask16 m[2])
 {
+    const size_t rb = five ? REC5 : REC;
     __m512 acc[TB][12];   /* 8 lanes, then the 4 min lanes */
     const int nu = nti * tb;
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
         _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = _mm512_setzero_ps();
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    for (int64_t b = 0; b < nb; b++, rec += REC) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+    for (int64_t b = 0; b < nb; b++, rec += rb) {
         __m512i is[TB][8];
         _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
             _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) is[u][l] = _mm512_setzero_si512();
@@ -232,6 +304,12 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
                    vpmaddubsw dword by it */
                 __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(ri + SC + 16 * j)));
                 s = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
+                __m512i qh = _mm512_setzero_si512();
+                if (five) {
+                    _mm_prefetch((const char *)ri + QH + 64 * j + PF_L1, _MM_HINT_T0);
+                    _mm_prefetch((const char *)ri + QH + 64 * j + PF_L2, _MM_HINT_T1);
+                    qh = _mm512_loadu_si512((const void *)(ri + QH + 64 * j));
+                }
                 _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++) {
                     const uint8_t *c = ri + QS + (4 * j + h) * 64;
                     _mm_prefetch((const char *)c + PF_L1, _MM_HINT_T0);
@@ -239,6 +317,11 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
                     __m512i v = _mm512_loadu_si512((const void *)c);
                     __m512i wl = _mm512_and_si512(v, low4);
                     __m512i wh = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+                    if (five) {   /* lane l's fifth bits: bit l of qh */
+                        wl = _mm512_mask_add_epi8(wl, _mm512_test_epi8_mask(qh, _mm512_set1_epi8((char)(1 << h))), wl, sixteen);
+                        wh = _mm512_mask_add_epi8(wh, _mm512_test_epi8_mask(qh, _mm512_set1_epi8((char)(1 << (h + 4)))), wh,
+                                                  sixteen);
+                    }
                     _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                         const int8_t *qs = x[t][b].qs + 32 * j + 4 * h;
                         const int u = i * tb + t;
@@ -273,15 +356,24 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
                                          _mm_loadu_si128((const __m128i *)(const void *)(xb->bsums + 8)));
             int32_t qd[4];
             _mm_storeu_si128((__m128i *)(void *)qd, q8s);
-            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                acc[u][8 + q] = _mm512_fmadd_ps(dmin, _mm512_cvtepi32_ps(_mm512_madd_epi16(mn[q], _mm512_set1_epi32(qd[q]))),
-                                                acc[u][8 + q]);
+            if (five) {   /* one min sum: (P0 + P1) + (P2 + P3), in int32 */
+                __m512i p01 = _mm512_add_epi32(_mm512_madd_epi16(mn[0], _mm512_set1_epi32(qd[0])),
+                                               _mm512_madd_epi16(mn[1], _mm512_set1_epi32(qd[1])));
+                __m512i p23 = _mm512_add_epi32(_mm512_madd_epi16(mn[2], _mm512_set1_epi32(qd[2])),
+                                               _mm512_madd_epi16(mn[3], _mm512_set1_epi32(qd[3])));
+                acc[u][8] = _mm512_fmadd_ps(dmin, _mm512_cvtepi32_ps(_mm512_add_epi32(p01, p23)), acc[u][8]);
+            } else {
+                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                    acc[u][8 + q] = _mm512_fmadd_ps(
+                        dmin, _mm512_cvtepi32_ps(_mm512_madd_epi16(mn[q], _mm512_set1_epi32(qd[q]))), acc[u][8 + q]);
+            }
         }
         }
     }
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
         const int i = u / tb, t = u % tb;
-        __m512 mins = _mm512_add_ps(_mm512_add_ps(acc[u][8], acc[u][10]), _mm512_add_ps(acc[u][9], acc[u][11]));
+        __m512 mins = five ? acc[u][8]
+                           : _mm512_add_ps(_mm512_add_ps(acc[u][8], acc[u][10]), _mm512_add_ps(acc[u][9], acc[u][11]));
         _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], _mm512_add_ps(sum8x16(acc[u]), mins));
     }
 }
@@ -291,9 +383,8 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
    all of them. */
 #define ACT_CHUNK (512 * 1024)
 
-EMBER_TARGET_AVX512 void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k,
-                                                         int r0, int r1, const void *xq, size_t xq_stride,
-                                                         int nt, float *y, size_t y_stride)
+INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                          const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
     int64_t nb = k / QK_K;
     if (r0 >= r1 || nb <= 0) return;
@@ -303,11 +394,11 @@ EMBER_TARGET_AVX512 void ember_packed_q4_K_matmul_avx512(const void *packed, siz
         int r = r0 - r0 % ROWS;
         for (; r + ROWS < r1; r += 2 * ROWS) {
             __mmask16 m[2] = {tile_mask(r, r0, r1), tile_mask(r + ROWS, r0, r1)};
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, 1, y + r, y_stride, m);
+            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, 1, y + r, y_stride, m);
         }
         if (r < r1) {
             __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, 1, y + r, y_stride, m);
+            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, 1, y + r, y_stride, m);
         }
         return;
     }
@@ -324,13 +415,29 @@ EMBER_TARGET_AVX512 void ember_packed_q4_K_matmul_avx512(const void *packed, siz
                 for (int t = 0; t < TB; t++)
                     x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + (t < tb ? t : 0)) * xq_stride);
                 float *yt = y + (size_t)t0 * y_stride + r;
-                if (tb == TB) tile_pass(tile, tile_bytes, 1, nb, x, TB, yt, y_stride, m);
-                else tile_pass(tile, tile_bytes, 1, nb, x, 1, yt, y_stride, m);
+                if (tb == TB) tile_pass(five, tile, tile_bytes, 1, nb, x, TB, yt, y_stride, m);
+                else tile_pass(five, tile, tile_bytes, 1, nb, x, 1, yt, y_stride, m);
             }
         }
     }
 }
 
+EMBER_TARGET_AVX512 void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
+                                                         int r1, const void *xq, size_t xq_stride, int nt, float *y,
+                                                         size_t y_stride)
+{
+    matmul_avx512(0, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+EMBER_TARGET_AVX512 void ember_packed_q5_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
+                                                         int r1, const void *xq, size_t xq_stride, int nt, float *y,
+                                                         size_t y_stride)
+{
+    matmul_avx512(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+const ember_layout ember_layout_q5_Kx16 = {"q5_Kx16", EMBER_PACK_Q5_KX16_VERSION, EMBER_Q5_K, ROWS, REC5,
+                                           ember_pack_q5_K_bytes, pack_q5_K_words};
 const ember_layout ember_layout_q4_Kx16 = {"q4_Kx16", EMBER_PACK_Q4_KX16_VERSION, EMBER_Q4_K, ROWS, REC,
                                            ember_pack_q4_K_bytes, pack_q4_K_words};
 #endif

@@ -1,6 +1,6 @@
-/* Private to the packed Q4_K kernels (kernels_packed_q4_K.c, its AVX-512
-   kernel, and kernels_packed_q4_K_avx2.c): the record's byte offsets, as
-   kernels_packed_q4_K.c's opening comment lays them out. */
+/* Private to the packed Q4_K / Q5_K kernels (kernels_packed_q45_K.c, its
+   AVX-512 kernels, and kernels_packed_q45_K_avx2.c): the record's byte
+   offsets, as kernels_packed_q45_K.c's opening comment lays them out. */
 #ifndef EMBER_KERNELS_PACKED_Q4_K_H
 #define EMBER_KERNELS_PACKED_Q4_K_H
 
@@ -12,8 +12,11 @@
 #define DW 2304    /* fp16 d of row r at 2r */
 #define DM 2336    /* fp16 dmin of row r at 2r */
 #define ROWS EMBER_PACK_ROWS
+#define QH 2368    /* Q5_K: the fifth bits, lane l of sub-block j at bit l of chunk j */
 #define REC EMBER_PACK_Q4_K_RECORD
+#define REC5 EMBER_PACK_Q5_K_RECORD
 
 _Static_assert(DM + 2 * ROWS == REC, "record size");
+_Static_assert(QH + 8 * 64 == REC5, "Q5_K record size");
 
 #endif

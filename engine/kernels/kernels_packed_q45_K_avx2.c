@@ -1,4 +1,4 @@
-/* Packed Q4_K on AVX2: the 16-row tiles of kernels_packed_q4_K.c read as
+/* Packed Q4_K on AVX2: the 16-row tiles of kernels_packed_q45_K.c read as
    two 8-row halves, row r of a half in dword r.  Per lane and sub-block,
    vpmaddubsw (quants x activations, pairs in words) and vpmaddwd against
    the words (sc, sc) give 8 rows' scaled 4-quant dots, exact, added into
@@ -18,7 +18,7 @@
 
 #include "dtype.h"
 #include "kernels.h"
-#include "kernels_packed_q4_K.h"
+#include "kernels_packed_q45_K.h"
 #include "simd.h"
 
 #ifdef EMBER_SIMD
@@ -98,7 +98,7 @@ INL2 void tile_pass(const uint8_t *rec, int64_t nb, const block_q8_K *x, float *
 }
 
 /* Tokens whose activations stay in L2 while a tile is read once for all
-   of them (as kernels_packed_q4_K.c's ACT_CHUNK). */
+   of them (as kernels_packed_q45_K.c's ACT_CHUNK). */
 #define ACT_CHUNK (512 * 1024)
 
 EMBER_TARGET_AVX2 void ember_packed_q4_K_matmul_avx2(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
