@@ -178,6 +178,24 @@ print(int(L*1200*(E//H)*KV*2*2/1024))")
   ok $? "RSS after prefill $rss kB <= file $file_kb + KV $kv_kb + 65536 kB"
   [ "$anon" -le $((kv_kb + 32768)) ]
   ok $? "anonymous memory after prefill $anon kB <= KV $kv_kb + 32 MiB of workspace"
+  # packed tiles cost their bytes: packing a Qwen2.5-0.5B-shaped Q8_0 file
+  # (gate, up and down of 4.6 MB in each of 24 layers) adds at most the
+  # plan's packed bytes + 8 MiB of anonymous memory (a 2 MiB-aligned block
+  # per weight, each last huge page resident whole, held ~100 MiB more)
+  p="$tmp/q05.gguf"
+  "$EMBER" synth -o "$p" --like qwen2.5-0.5b --dtype Q8_0 -q &&
+      "$EMBER" run -m "$p" --strategy packed --pack-cache off -p "hello" -n 1 --ctx 64 --json > "$tmp/p.json"
+  ok $? "a packed run on a 0.5B-shaped Q8_0 model"
+  pk_kb=$(jget "$tmp/p.json" "d['resident_bytes']['packed'] // 1024")
+  if [ "${pk_kb:-0}" -gt 0 ]; then
+    a0=$(jget "$tmp/p.json" "d['phases']['opened']['pss_anon_kb']")
+    a1=$(jget "$tmp/p.json" "d['phases']['packed']['pss_anon_kb']")
+    [ $((a1 - a0)) -le $((pk_kb + 8192)) ]
+    ok $? "packing added $((a1 - a0)) kB of anonymous memory for $pk_kb kB of tiles (+ 8 MiB at most)"
+  else
+    skip "no packed kernel here: nothing packed"
+  fi
+  rm -f "$p"
 fi
 echo "1..$n"
 [ $fails = 0 ]
