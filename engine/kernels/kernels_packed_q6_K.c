@@ -135,21 +135,21 @@ static void pack_q6_K_words(const void *src, size_t row_bytes, int rows, int64_t
                 uint32_t ql[32], qh[16];
                 memcpy(ql, blk->ql, sizeof ql);
                 memcpy(qh, blk->qh, sizeof qh);
-                for (int i = 0; i < 8; i++) {
+                _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
                     int n = i / 4, q = i % 4;
                     const uint32_t *lw = ql + 16 * n + 8 * (q & 1), *hw = qh + 8 * n;
                     int ls = q < 2 ? 0 : 4;
                     uint32_t lo[8], hi[8];
-                    for (int l = 0; l < 8; l++) {
+                    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
                         lo[l] = (lw[l] >> ls) & m4;
                         hi[l] = (hw[l] >> (2 * q)) & m2;
                     }
                     uint8_t *a = rec + AQ + 4 * i * 64 + r * 4, *bq = rec + BQ + 2 * i * 64 + r * 4;
-                    for (int h = 0; h < 4; h++) {
+                    _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++) {
                         uint32_t v = lo[h] | hi[h] << 4 | hi[h + 4] << 6;
                         memcpy(a + h * 64, &v, 4);
                     }
-                    for (int p = 0; p < 2; p++) {
+                    _Pragma("GCC unroll 2") for (int p = 0; p < 2; p++) {
                         uint32_t v = lo[4 + 2 * p] | lo[5 + 2 * p] << 4;
                         memcpy(bq + p * 64, &v, 4);
                     }
