@@ -128,15 +128,15 @@ static void test_record_q6(void)
             for (int i = 0; i < 16; i++) m[r][b].scales[i] = (int8_t)(r * 11 + i * 29 - 100 + b);
         }
     size_t bytes = ember_pack_q6_K_bytes(ROWS, K);
-    tap_ok(bytes == 2 * 2 * 3360 && 3360 == 16 * sizeof(block_q6_K),
-           "20 x 512 Q6_K packs into 2 tiles x 2 records of 3360 bytes, the 16 rows' 210-byte blocks (%zu)", bytes);
+    tap_ok(bytes == 2 * 2 * 3392 && 3392 == 16 * sizeof(block_q6_K) + 32,
+           "20 x 512 Q6_K packs into 2 tiles x 2 records of 3392 bytes, the 16 rows' 210-byte blocks + 32 (%zu)", bytes);
     uint8_t *p = malloc(bytes);
     memset(p, 0xaa, bytes);
     ember_pack_q6_K_ref(m, sizeof m[0], ROWS, K, p, 1, 2);
     int untouched = 1;
-    for (size_t i = 0; i < 2 * 3360; i++) untouched &= p[i] == 0xaa;
+    for (size_t i = 0; i < 2 * 3392; i++) untouched &= p[i] == 0xaa;
     tap_ok(untouched, "packing tiles [1,2) leaves tile 0 alone");
-    const uint8_t *rec = p + 3 * 3360;   /* tile 1, super-block 1: row 17 is lane 1 */
+    const uint8_t *rec = p + 3 * 3392;   /* tile 1, super-block 1: row 17 is lane 1 */
     const block_q6_K *b17 = &m[17][1];
     /* group 5, lane 2, byte 3: element 160 + 8 + 3 = 171 in A chunk 4*5+2;
        its top bits hold element 160 + 24 + 3 = 187's bits 4-5 */
@@ -152,7 +152,9 @@ static void test_record_q6(void)
     tap_ok((int8_t)rec[3072 + 32 * 5 + 4 + 1] == b17->scales[11] &&
                (int8_t)rec[3072 + 32 * 5 + 1] == b17->scales[10],
            "scales of group i at 3072 + 32i: scale 2i of row 4k+m at 8k+m, scale 2i+1 at 8k+4+m");
-    tap_ok(!memcmp(rec + 3328 + 2, &b17->d, 2), "fp16 d at 3328 + 2r");
+    int zero = 1;
+    for (int i = 3360; i < 3392; i++) zero &= rec[i] == 0;
+    tap_ok(!memcmp(rec + 3328 + 2, &b17->d, 2) && zero, "fp16 d at 3328 + 2r, then 32 bytes of zeros");
     int pad = 1;
     for (int r = 4; r < 16; r++) {
         for (int c = 0; c < 48; c++)

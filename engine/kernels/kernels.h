@@ -149,7 +149,7 @@ void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int6
 
 /* ---- packed Q6_K: 16-row tiles (kernels_packed_q6_K.c) -------------------- */
 
-#define EMBER_PACK_Q6_K_RECORD 3360
+#define EMBER_PACK_Q6_K_RECORD 3392   /* 16 rows x 210 bytes + 32 to a cache line */
 #define EMBER_PACK_Q6_KX16_VERSION 1
 
 size_t ember_pack_q6_K_bytes(int rows, int64_t k);
