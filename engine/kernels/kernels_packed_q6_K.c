@@ -11,7 +11,8 @@
  * bytes: the 16 rows' 3360 and 32 of zeros, so that every record and every
  * 64-byte chunk starts on a cache line; unpadded, every other record's
  * chunk loads straddle two lines, and decode out of cache measured 20.4
- * against 24.0 GMAC/s padded, 16384 x 8192).  Group i
+ * against 24.0 GMAC/s padded, 16384 x 8192; odd records with their d
+ * first, so their chunks start on lines at exactly 210 bytes a row, 13.7).  Group i
  * is elements 32i..32i+31, its lane l elements 32i + 4l + b (b = 0..3), the
  * reference's lanes; lanes 0-3 take scale 2i, lanes 4-7 scale 2i + 1.
  *   A  [0, 2048):    32 chunks of 64 bytes, chunk 4i + h (h = 0..3): row
