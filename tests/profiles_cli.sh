@@ -53,7 +53,7 @@ if [ -f "$models/llama-mini-Q8_0.gguf" ] && [ -f "$models/qwen2-mini-Q4_K_M.gguf
     "$bin" profiles show auto -m "$models/qwen2-mini-Q4_K_M.gguf" >"$tmp/out" 2>&1; rc=$?
     [ $rc = 0 ] && grep -q '^matched: rule 2' "$tmp/out" && grep -q 'strategy: packed' "$tmp/out" &&
         grep -q 'file type Q4_K_M' "$tmp/out"
-    ok $? "auto on qwen2 Q4_K_M: rule 2 (dtype Q[45]_K*), packed"
+    ok $? "auto on qwen2 Q4_K_M: rule 2 (dtype Q[456]_K*), packed"
 else
     skip "fixtures absent: ../shared not available"
 fi

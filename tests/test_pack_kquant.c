@@ -1,11 +1,12 @@
-/* Packed K-quant tiles (kernels_packed_q45_K.c): the record layout on a
-   hand-built block, the layout's packer against the element-by-element
+/* Packed K-quant tiles (kernels_packed_q45_K.c, kernels_packed_q6_K.c): the
+   record layouts on hand-built blocks, the layout's packer against the element-by-element
    oracle, and packed == compressed bit for bit (the scalar oracle over the
    tiles and this CPU's packed kernel against the scalar compressed kernel)
    over a battery of shapes, row sub-ranges and token counts, with extreme
    quants, scales and activations. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,31 +29,39 @@ typedef struct {
     int dtype;
     size_t block;
     size_t record;
+    int d_off, dmin_off;     /* the fp16 scales' offsets in a block (-1: none) */
+    int sc_off;              /* int8 scales' offset (-1: none) */
     size_t (*bytes)(int rows, int64_t k);
     void (*pack_ref)(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
     ember_matmul_fn matmul_ref;
 } kq_layout;
 
 static const kq_layout layouts[] = {
-    {EMBER_Q4_K, sizeof(block_q4_K), EMBER_PACK_Q4_K_RECORD, ember_pack_q4_K_bytes, ember_pack_q4_K_ref,
-     ember_packed_q4_K_matmul_ref},
-    {EMBER_Q5_K, sizeof(block_q5_K), EMBER_PACK_Q5_K_RECORD, ember_pack_q5_K_bytes, ember_pack_q5_K_ref,
-     ember_packed_q5_K_matmul_ref},
+    {EMBER_Q4_K, sizeof(block_q4_K), EMBER_PACK_Q4_K_RECORD, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), -1,
+     ember_pack_q4_K_bytes, ember_pack_q4_K_ref, ember_packed_q4_K_matmul_ref},
+    {EMBER_Q5_K, sizeof(block_q5_K), EMBER_PACK_Q5_K_RECORD, offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), -1,
+     ember_pack_q5_K_bytes, ember_pack_q5_K_ref, ember_packed_q5_K_matmul_ref},
+    {EMBER_Q6_K, sizeof(block_q6_K), EMBER_PACK_Q6_K_RECORD, offsetof(block_q6_K, d), -1, offsetof(block_q6_K, scales),
+     ember_pack_q6_K_bytes, ember_pack_q6_K_ref, ember_packed_q6_K_matmul_ref},
 };
 
 /* Random blocks of the layout's dtype; every fifth block extreme (all
-   quants and scales at their maximum), fp16 scales finite. */
+   quants and scales at their maximum; signed int8 scales alternately at
+   -128 and 127), fp16 scales finite. */
 static void fill_blocks(const kq_layout *L, uint8_t *w, size_t row_bytes, int rows, int64_t nb)
 {
     for (int r = 0; r < rows; r++)
         for (int64_t b = 0; b < nb; b++) {
             uint8_t *blk = w + (size_t)r * row_bytes + (size_t)b * L->block;
             for (size_t i = 0; i < L->block; i++) blk[i] = (uint8_t)next();
-            if ((r + b) % 5 == 0) memset(blk + 4, 0xff, L->block - 4);
+            if ((r + b) % 5 == 0) {
+                memset(blk, 0xff, L->block);
+                if (L->sc_off >= 0) memset(blk + L->sc_off, (r + b) % 10 ? 0x7f : 0x80, 16);
+            }
             uint16_t d = (uint16_t)(0x1000 + next() % 0x2800), dm = (uint16_t)(0x1000 + next() % 0x2800);
             if ((r + b) % 7 == 3) d |= 0x8000;   /* a negative scale */
-            memcpy(blk, &d, 2);
-            memcpy(blk + 2, &dm, 2);
+            memcpy(blk + L->d_off, &d, 2);
+            if (L->dmin_off >= 0) memcpy(blk + L->dmin_off, &dm, 2);
         }
 }
 
@@ -94,6 +103,65 @@ static void test_record(void)
         for (int c = 0; c < 32; c++)
             for (int i = 0; i < 4; i++) pad &= rec[c * 64 + r * 4 + i] == 0;
         pad &= rec[2304 + 2 * r] == 0 && rec[2336 + 2 * r + 1] == 0 && rec[2048 + 16 * 7 + r] == 0;
+    }
+    tap_ok(pad, "the tail tile's rows past the matrix are zero");
+    free(p);
+}
+
+/* Element e of a Q6_K block as the file stores it (ggml's layout, written
+   out independently of the packer's). */
+static int q6_file(const block_q6_K *b, int e)
+{
+    int half = e / 128, quarter = (e % 128) / 32, l = e % 32;
+    int lo = b->ql[64 * half + 32 * (quarter % 2) + l];
+    return (quarter >= 2 ? lo >> 4 : lo & 15) | ((b->qh[32 * half + l] >> (2 * quarter)) & 3) << 4;
+}
+
+static void test_record_q6(void)
+{
+    enum { ROWS = 20, K = 512 };
+    block_q6_K m[ROWS][2];
+    memset(m, 0, sizeof m);
+    for (int r = 0; r < ROWS; r++)
+        for (int b = 0; b < 2; b++) {
+            m[r][b].d = (uint16_t)(0x3c00 + 2 * r + b);
+            for (int i = 0; i < 128; i++) m[r][b].ql[i] = (uint8_t)(r * 7 + i * 3 + b * 5);
+            for (int i = 0; i < 64; i++) m[r][b].qh[i] = (uint8_t)(r * 13 + i * 17 + b);
+            for (int i = 0; i < 16; i++) m[r][b].scales[i] = (int8_t)(r * 11 + i * 29 - 100 + b);
+        }
+    size_t bytes = ember_pack_q6_K_bytes(ROWS, K);
+    tap_ok(bytes == 2 * 2 * 3392 && 3392 == 16 * sizeof(block_q6_K) + 32,
+           "20 x 512 Q6_K packs into 2 tiles x 2 records of 3392 bytes, the 16 rows' 210-byte blocks + 32 (%zu)", bytes);
+    uint8_t *p = malloc(bytes);
+    memset(p, 0xaa, bytes);
+    ember_pack_q6_K_ref(m, sizeof m[0], ROWS, K, p, 1, 2);
+    int untouched = 1;
+    for (size_t i = 0; i < 2 * 3392; i++) untouched &= p[i] == 0xaa;
+    tap_ok(untouched, "packing tiles [1,2) leaves tile 0 alone");
+    const uint8_t *rec = p + 3 * 3392;   /* tile 1, super-block 1: row 17 is lane 1 */
+    const block_q6_K *b17 = &m[17][1];
+    /* group 5, lane 2, byte 3: element 160 + 8 + 3 = 171 in A chunk 4*5+2;
+       its top bits hold element 160 + 24 + 3 = 187's bits 4-5 */
+    int e171 = q6_file(b17, 171), e187 = q6_file(b17, 187);
+    tap_ok(rec[(4 * 5 + 2) * 64 + 1 * 4 + 3] == (uint8_t)(e171 | (e187 >> 4) << 6),
+           "A chunk 4i+h, row r at r*4: element 32i+4h+b's 6 bits, 32i+4(h+4)+b's high 2 bits on top");
+    /* B chunk 2*5+1: lanes 6 and 7 of group 5, byte 3: elements 187 and 191 */
+    int e191 = q6_file(b17, 191), e183 = q6_file(b17, 183), e179 = q6_file(b17, 179);
+    tap_ok(rec[2048 + (2 * 5 + 1) * 64 + 4 + 3] == (uint8_t)((e187 & 15) | (e191 & 15) << 4) &&
+               rec[2048 + (2 * 5) * 64 + 4 + 3] == (uint8_t)((e179 & 15) | (e183 & 15) << 4),
+           "B chunk 2i+p: low nibbles of lanes 4+2p (low) and 5+2p (high)");
+    /* scale 11 (group 5, odd) of row 17 (k = 0, m = 1): 3072 + 32*5 + 4 + 1 */
+    tap_ok((int8_t)rec[3072 + 32 * 5 + 4 + 1] == b17->scales[11] &&
+               (int8_t)rec[3072 + 32 * 5 + 1] == b17->scales[10],
+           "scales of group i at 3072 + 32i: scale 2i of row 4k+m at 8k+m, scale 2i+1 at 8k+4+m");
+    int zero = 1;
+    for (int i = 3360; i < 3392; i++) zero &= rec[i] == 0;
+    tap_ok(!memcmp(rec + 3328 + 2, &b17->d, 2) && zero, "fp16 d at 3328 + 2r, then 32 bytes of zeros");
+    int pad = 1;
+    for (int r = 4; r < 16; r++) {
+        for (int c = 0; c < 48; c++)
+            for (int i = 0; i < 4; i++) pad &= rec[c * 64 + r * 4 + i] == 0;
+        pad &= rec[3328 + 2 * r] == 0 && rec[3072 + 32 * 7 + 8 * (r / 4) + r % 4] == 0;
     }
     tap_ok(pad, "the tail tile's rows past the matrix are zero");
     free(p);
@@ -186,11 +254,15 @@ static void battery(const kq_layout *L, const ember_kernel *kc, const ember_kern
     run_case(L, kc, kp, 33, 8192, 1, 0, 33, st);
     run_case(L, kc, kp, 33, 8192, 35, 3, 33, st);
     run_case(L, kc, kp, 18, 65536, 37, 0, 18, st);
+    /* past the rows the Q6_K kernel keeps corrections for (131072
+       inputs a token pair) */
+    run_case(L, kc, kp, 17, 131072 + 256, 3, 0, 17, st);
 }
 
 int main(void)
 {
     test_record();
+    test_record_q6();
     static const ember_isa isas[] = {EMBER_ISA_AVX512, EMBER_ISA_AVX2};
     for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
         const kq_layout *L = &layouts[li];

@@ -179,9 +179,9 @@ static void test_shipped(void)
                r->evict_source && r->reevict_after_prefill && !r->arch && !strcmp(r->dtype, "Q8_0") &&
                r2->strategy == EMBER_STRATEGY_PACKED && r2->projections == EMBER_PROJ_ALL &&
                r2->when == EMBER_PACK_BEFORE_PREFILL && r2->evict_source && !r2->arch &&
-               !strcmp(r2->dtype, "Q[45]_K*") && p->rules[2].strategy == EMBER_STRATEGY_COMPRESSED &&
+               !strcmp(r2->dtype, "Q[456]_K*") && p->rules[2].strategy == EMBER_STRATEGY_COMPRESSED &&
                !p->rules[2].arch && !p->rules[2].dtype,
-               "auto: Q8_0 and Q[45]_K* (any arch) -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
+               "auto: Q8_0 and Q[456]_K* (any arch) -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
     }
     profile_free(p);
     p = load_shipped("packed");
@@ -337,7 +337,10 @@ static void test_match(void)
         snprintf(info.arch, sizeof info.arch, "llama");
         info.dominant_dtype = 14; /* Q6_K */
         rc = profile_match_info(p, &info, "/m/llama-q6k.gguf", &o, &ri, &err);
-        tap_ok(rc == 0 && ri == 2 && o.strategy == EMBER_STRATEGY_COMPRESSED, "auto: llama Q6_K info -> compressed");
+        tap_ok(rc == 0 && ri == 1 && o.strategy == EMBER_STRATEGY_PACKED, "auto: llama Q6_K info -> packed (rule 2)");
+        info.dominant_dtype = 11; /* Q3_K */
+        rc = profile_match_info(p, &info, "/m/llama-q3k.gguf", &o, &ri, &err);
+        tap_ok(rc == 0 && ri == 2 && o.strategy == EMBER_STRATEGY_COMPRESSED, "auto: llama Q3_K info -> compressed");
     }
     profile_free(p);
 
@@ -372,10 +375,10 @@ static void test_fixtures(void)
         {"llama-mini-Q8_0.gguf", "llama", "Q8_0", "Q8_0", 0, 0},
         {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", 2, 1},
         /* dominant dtype Q6_K in so small a model (its embedding): the
-           file type Q4_K_M matches Q[45]_K* */
+           file type Q4_K_M matches Q[456]_K* */
         {"llama-mini-Q4_K_M.gguf", "llama", NULL, "Q4_K_M", 1, 1},
         {"llama-mini-Q5_K_M.gguf", "llama", NULL, "Q5_K_M", 1, 1},
-        {"llama-mini-Q6_K.gguf", "llama", "Q6_K", "Q6_K", 2, 1},
+        {"llama-mini-Q6_K.gguf", "llama", "Q6_K", "Q6_K", 1, 1},
         {"llama-mini-f16.gguf", "llama", "F16", "F16", 2, 1},
         {"qwen2-mini-Q8_0.gguf", "qwen2", "Q8_0", "Q8_0", 0, 0},
         {"qwen2-mini-Q4_K_M.gguf", "qwen2", NULL, "Q4_K_M", 1, 1},

@@ -159,4 +159,20 @@ void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int6
 void ember_packed_q4_K_matmul_avx2(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                    const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 
+/* ---- packed Q6_K: 16-row tiles (kernels_packed_q6_K.c) -------------------- */
+
+#define EMBER_PACK_Q6_K_RECORD 3392   /* 16 rows x 210 bytes + 32 to a cache line */
+#define EMBER_PACK_Q6_KX16_VERSION 1
+
+size_t ember_pack_q6_K_bytes(int rows, int64_t k);
+/* The element-by-element packer the layout's packer is tested against. */
+void ember_pack_q6_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+/* The scalar oracle over the tiles; bit-identical to the compressed Q6_K kernels. */
+void ember_packed_q6_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+/* The layout and its AVX-512 kernel, registered in kernels_packed.c's table. */
+extern const ember_layout ember_layout_q6_Kx16;
+void ember_packed_q6_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                     const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+
 #endif

@@ -359,7 +359,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 /* ---- registration ------------------------------------------------------- */
 
 /* Source dtypes with a packed layout, whatever this CPU runs. */
-static const int sources[] = {EMBER_Q8_0, EMBER_Q4_K, EMBER_Q5_K};
+static const int sources[] = {EMBER_Q8_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
 
 int ember_layout_exists(int src_type)
 {
@@ -393,6 +393,9 @@ static const ember_kernel table[] = {
      ember_packed_q5_K_matmul_avx512, &ember_layout_q5_Kx16},
     {"q4_Kx16_avx2", EMBER_ISA_AVX2, EMBER_Q4_K, EMBER_Q8_K, ember_kq_quantize_q8_K, ember_packed_q4_K_matmul_avx2,
      &ember_layout_q4_Kx16},
+    /* and the compressed Q6_K kernels' (Q8_K) */
+    {"q6_Kx16_avx512", EMBER_ISA_AVX512, EMBER_Q6_K, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512,
+     ember_packed_q6_K_matmul_avx512, &ember_layout_q6_Kx16},
 };
 #endif
 
