@@ -15,6 +15,7 @@
 #include "kernels_kquant_impl.h"
 #include "kernels_simple.h"
 #include "simd.h"
+#include "kernels_packed_tiles.h"
 
 #define GROUPS (QK / 4)          /* 8 groups of 4 inputs per block */
 #define SCALES (GROUPS * 64)     /* byte 512: the 16 fp16 scales */
@@ -191,13 +192,6 @@ INLINE512 void act_prep(const uint8_t *const xb[TMAX], int tb, int64_t b0, int64
         }
 }
 
-/* ember_sum8 for 16 rows at once. */
-INLINE512 __m512 sum8x16(const __m512 a[GROUPS])
-{
-    return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
-                         _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
-}
-
 /* One tile over nbc blocks.  The 8 group sums per token start at zero
    (first) or from carry, and end in y (last) or in carry. */
 INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const xb[TMAX], int64_t b0,
@@ -237,7 +231,7 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
                 _mm512_storeu_ps(carry + (t * GROUPS + g) * 16, acc[t][g]);
             continue;
         }
-        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, sum8x16(acc[t]));
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, ember_sum8x16(acc[t]));
     }
 }
 
@@ -275,16 +269,8 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
             a1[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(cv, w1, av)), s1, a1[g]);
         }
     }
-    _mm512_mask_storeu_ps(y0, m0, sum8x16(a0));
-    _mm512_mask_storeu_ps(y1, m1, sum8x16(a1));
-}
-
-/* Rows [r, r + 16) clipped to [r0, r1), as a lane mask. */
-static inline __mmask16 tile_mask(int r, int r0, int r1)
-{
-    unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
-    unsigned hi = r1 - r < EMBER_PACK_ROWS ? (unsigned)(r1 - r) : EMBER_PACK_ROWS;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+    _mm512_mask_storeu_ps(y0, m0, ember_sum8x16(a0));
+    _mm512_mask_storeu_ps(y1, m1, ember_sum8x16(a1));
 }
 
 static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t tile_bytes, int64_t k,
@@ -311,7 +297,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
                 act_prep(xb[np], tbs[np], 0, nb, corr + (size_t)np * nb * TMAX * 8, dx + (size_t)np * nb * TMAX);
             }
             for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
-                __mmask16 m = tile_mask(r, r0, r1);
+                __mmask16 m = ember_tile_mask(r, r0, r1);
                 const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
                 for (int p = 0; p < np; p++) {
                     float *yt = y + (size_t)(c0 + p * TMAX) * y_stride + r;
@@ -335,10 +321,10 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
                 const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
                 float *yt = y + (size_t)t0 * y_stride + r;
                 tile_pair_pass(tile, tile + tile_bytes, nb, xb[0], corr, dx,
-                               yt, tile_mask(r, r0, r1), yt + EMBER_PACK_ROWS, tile_mask(r + EMBER_PACK_ROWS, r0, r1));
+                               yt, ember_tile_mask(r, r0, r1), yt + EMBER_PACK_ROWS, ember_tile_mask(r + EMBER_PACK_ROWS, r0, r1));
             }
         for (; r < r1; r += EMBER_PACK_ROWS) {
-            __mmask16 m = tile_mask(r, r0, r1);
+            __mmask16 m = ember_tile_mask(r, r0, r1);
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
             float *yt = y + (size_t)t0 * y_stride + r;
             int64_t step = whole ? nb : CHUNK;

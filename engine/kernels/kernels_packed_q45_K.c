@@ -46,6 +46,7 @@
 #include "kernels.h"
 #include "kernels_kquant_impl.h"
 #include "simd.h"
+#include "kernels_packed_tiles.h"
 
 #include "kernels_packed_q45_K.h"
 
@@ -258,26 +259,6 @@ void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
    109 GMAC/s for the integer part alone: the shifts share those pipes. */
 #define TB 2
 
-static inline __mmask16 tile_mask(int r, int r0, int r1)
-{
-    unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
-    unsigned hi = r1 - r < ROWS ? (unsigned)(r1 - r) : ROWS;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
-INL512 __m512 sum8x16(const __m512 a[8])
-{
-    return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
-                         _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
-}
-
-static inline int32_t rd32(const void *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* nti (1 or 2) tiles, tile_bytes apart, against tb (1..TB) tokens over
    all nb super-blocks; accumulator u = i * tb + t is tile i's with token t.
    The int32 lane sums of a super-block live in registers (8 per pair);
@@ -325,9 +306,9 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
                     _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                         const int8_t *qs = x[t][b].qs + 32 * j + 4 * h;
                         const int u = i * tb + t;
-                        is[u][h] = _mm512_dpwssd_epi32(is[u][h], _mm512_maddubs_epi16(wl, _mm512_set1_epi32(rd32(qs))), s);
+                        is[u][h] = _mm512_dpwssd_epi32(is[u][h], _mm512_maddubs_epi16(wl, _mm512_set1_epi32(ember_rd32(qs))), s);
                         is[u][h + 4] = _mm512_dpwssd_epi32(
-                            is[u][h + 4], _mm512_maddubs_epi16(wh, _mm512_set1_epi32(rd32(qs + 16))), s);
+                            is[u][h + 4], _mm512_maddubs_epi16(wh, _mm512_set1_epi32(ember_rd32(qs + 16))), s);
                     }
                 }
             }
@@ -374,7 +355,7 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
         const int i = u / tb, t = u % tb;
         __m512 mins = five ? acc[u][8]
                            : _mm512_add_ps(_mm512_add_ps(acc[u][8], acc[u][10]), _mm512_add_ps(acc[u][9], acc[u][11]));
-        _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], _mm512_add_ps(sum8x16(acc[u]), mins));
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], _mm512_add_ps(ember_sum8x16(acc[u]), mins));
     }
 }
 
@@ -393,11 +374,11 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
         for (int t = 0; t < TB; t++) x[t] = (const block_q8_K *)xq;
         int r = r0 - r0 % ROWS;
         for (; r + ROWS < r1; r += 2 * ROWS) {
-            __mmask16 m[2] = {tile_mask(r, r0, r1), tile_mask(r + ROWS, r0, r1)};
+            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
             tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, 1, y + r, y_stride, m);
         }
         if (r < r1) {
-            __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
+            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
             tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, 1, y + r, y_stride, m);
         }
         return;
@@ -407,7 +388,7 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
     for (int c0 = 0; c0 < nt; c0 += chunk) {
         int c1 = nt - c0 < chunk ? nt : c0 + chunk;
         for (int r = r0 - r0 % ROWS; r < r1; r += ROWS) {
-            __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
+            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
             for (int t0 = c0; t0 < c1; t0 += TB) {
                 const block_q8_K *x[TB];

@@ -20,18 +20,12 @@
 #include "kernels.h"
 #include "kernels_packed_q45_K.h"
 #include "simd.h"
+#include "kernels_packed_tiles.h"
 
 #ifdef EMBER_SIMD
 #define INL2 static inline __attribute__((always_inline)) EMBER_TARGET_AVX2
 
 #define PF_L1 (2 * 1024)
-
-static inline int32_t rd32(const void *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 /* Both halves of one tile against one token over nb super-blocks, each
    super-block's record read once (half 0, then half 1 from L1), rows
@@ -68,9 +62,9 @@ INL2 void tile_pass(const uint8_t *rec, int64_t nb, const block_q8_K *x, float *
                     __m256i wl = _mm256_and_si256(v, low4), wh = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
                     const int8_t *qs = xb->qs + 32 * j + 4 * h;
                     is[h] = _mm256_add_epi32(is[h],
-                                             _mm256_madd_epi16(_mm256_maddubs_epi16(wl, _mm256_set1_epi32(rd32(qs))), s));
+                                             _mm256_madd_epi16(_mm256_maddubs_epi16(wl, _mm256_set1_epi32(ember_rd32(qs))), s));
                     is[h + 4] = _mm256_add_epi32(
-                        is[h + 4], _mm256_madd_epi16(_mm256_maddubs_epi16(wh, _mm256_set1_epi32(rd32(qs + 16))), s));
+                        is[h + 4], _mm256_madd_epi16(_mm256_maddubs_epi16(wh, _mm256_set1_epi32(ember_rd32(qs + 16))), s));
                 }
             }
             __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(rec + DW + 2 * o)));

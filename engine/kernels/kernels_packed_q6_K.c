@@ -49,6 +49,7 @@
 #include "kernels.h"
 #include "kernels_kquant_impl.h"
 #include "simd.h"
+#include "kernels_packed_tiles.h"
 
 #define AQ 0
 #define BQ 2048
@@ -228,26 +229,6 @@ void ember_packed_q6_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
    corrections) in L2 while a tile is read from memory once for all. */
 #define ACT_CHUNK (512 * 1024)
 
-static inline __mmask16 tile_mask(int r, int r0, int r1)
-{
-    unsigned lo = r < r0 ? (unsigned)(r0 - r) : 0;
-    unsigned hi = r1 - r < ROWS ? (unsigned)(r1 - r) : ROWS;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
-INL512 __m512 sum8x16(const __m512 a[8])
-{
-    return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
-                         _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
-}
-
-static inline int32_t rd32(const void *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 INL512 void corr_prep(const block_q8_K *x, int64_t nb, int32_t *cr)
 {
     const __m512i ones = _mm512_set1_epi8(1);
@@ -360,9 +341,9 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
                             ph = _mm512_maddubs_epi16(_mm512_set1_epi32(cv[4]), q[h + 4]);
                         } else {
                             const int8_t *qs = x[t][b].qs + 32 * i + 4 * h;
-                            pl = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h], _mm512_set1_epi32(rd32(qs))),
+                            pl = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h], _mm512_set1_epi32(ember_rd32(qs))),
                                                   _mm512_set1_epi32(cv[0]));
-                            ph = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h + 4], _mm512_set1_epi32(rd32(qs + 16))),
+                            ph = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h + 4], _mm512_set1_epi32(ember_rd32(qs + 16))),
                                                   _mm512_set1_epi32(cv[4]));
                         }
                         is[u][h] = _mm512_dpwssd_epi32(is[u][h], pl, s_lo);
@@ -390,7 +371,7 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
     }
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
         const int ti = u / tb, t = u % tb;
-        _mm512_mask_storeu_ps(y + (size_t)t * y_stride + ti * ROWS, m[ti], sum8x16(acc[u]));
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride + ti * ROWS, m[ti], ember_sum8x16(acc[u]));
     }
 }
 
@@ -418,12 +399,12 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
         corr_prep(x[0], nb, corr);
         int r = r0 - r0 % ROWS;
         for (; r + ROWS < r1; r += 2 * ROWS) {
-            __mmask16 m[2] = {tile_mask(r, r0, r1), tile_mask(r + ROWS, r0, r1)};
+            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
             tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, cr, NULL, 1,
                       y + r, y_stride, m);
         }
         if (r < r1) {
-            __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
+            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
             tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, cr, NULL, 1,
                       y + r, y_stride, m);
         }
@@ -442,7 +423,7 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
             else corr_prep(xt, nb, corr + (size_t)(t - c0) * nb * 64);
         }
         for (int r = r0 - r0 % ROWS; r < r1; r += ROWS) {
-            __mmask16 m[2] = {tile_mask(r, r0, r1), 0};
+            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
             if (us) wc_prep(tile, nb, wc);
             for (int t0 = c0; t0 < c1; t0 += TB) {
