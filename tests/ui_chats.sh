@@ -31,19 +31,32 @@ EOF
     $T new-session -d -s "$name" -x 100 -y 30 "$tmp/$name.sh"
 }
 turns_of() { grep -c '"role": "assistant"' "$1" 2>/dev/null; }
+# wait_turns FILE N: wait (up to 20 s) until FILE holds N turns -- the save
+# follows the reply's last token on screen, and under ASan beside other
+# suites it can lag it by more than a fixed pause
+wait_turns() {
+    _i=0
+    while [ $_i -lt 200 ]; do
+        [ "$(turns_of "$1")" = "$2" ] && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}
 
 start one -m fake.gguf || skip_all "tmux cannot start a session"
 wait_for 'RSS' 20 one || skip_all "the chat did not start"
 $T send-keys -t one 'first question' Enter
 wait_for 'You said: first question' 10 one
 ok $? "the first reply arrives"
+_i=0
+while [ $_i -lt 200 ] && ! ls "$chats"/*.json >/dev/null 2>&1; do sleep 0.1; _i=$((_i + 1)); done
 f=$(ls "$chats"/*.json 2>/dev/null | head -n 1)
-[ -n "$f" ] && [ "$(turns_of "$f")" = 1 ]
+[ -n "$f" ] && wait_turns "$f" 1
 ok $? "the conversation is saved after the first turn ($f)"
 $T send-keys -t one 'second question: ünïcödé 日本' Enter
 wait_for 'You said: second question' 10 one
-sleep 0.3
-[ "$(turns_of "$f")" = 2 ] && grep -q 'ünïcödé 日本' "$f"
+wait_turns "$f" 2 && grep -q 'ünïcödé 日本' "$f"
 ok $? "the second turn is saved to the same file, Unicode intact"
 id=$(basename "$f" .json)
 [ "$(stat -c %a "$chats")" = 700 ] && [ "$(stat -c %a "$f")" = 600 ]
@@ -75,8 +88,7 @@ screen two | grep -q 'first question' && screen two | grep -q 'You said: second 
 ok $? "the old turns are shown"
 $T send-keys -t two 'third question' Enter
 wait_for 'You said: third question' 10 two
-sleep 0.3
-[ "$(turns_of "$f")" = 3 ] && [ "$(ls "$chats" | wc -l)" = 1 ]
+wait_turns "$f" 3 && [ "$(ls "$chats" | wc -l)" = 1 ]
 ok $? "a new turn appends to the same file"
 want=$(printf '<user>third question\n<assistant>' | wc -c)
 got=$(grep -o '"prompt_tokens": [0-9]*' "$f" | tail -n 1 | grep -o '[0-9]*$')
@@ -102,7 +114,8 @@ $T send-keys -t two '/new' Enter
 sleep 0.3
 $T send-keys -t two 'a fresh talk' Enter
 wait_for 'You said: a fresh talk' 10 two
-sleep 0.3
+_i=0
+while [ $_i -lt 200 ] && [ "$(ls "$chats" | wc -l)" != 2 ]; do sleep 0.1; _i=$((_i + 1)); done
 [ "$(ls "$chats" | wc -l)" = 2 ] && [ "$(turns_of "$f")" = 3 ] && ! screen two | grep -q 'first question'
 ok $? "/new starts a second file; the first keeps its three turns"
 
@@ -115,8 +128,7 @@ wait_for "reopened conversation $id" 5 two
 ok $? "/load with a unique id prefix reopens the first conversation"
 $T send-keys -t two 'fourth question' Enter
 wait_for 'You said: fourth question' 10 two
-sleep 0.3
-[ "$(turns_of "$f")" = 4 ]
+wait_turns "$f" 4
 ok $? "a turn after /load appends to that conversation"
 $T send-keys -t two '/load nosuchid' Enter
 wait_for '/load: no saved conversation nosuchid' 5 two
