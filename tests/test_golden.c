@@ -212,11 +212,12 @@ int main(void)
                 if (fx[i].f16) ring_truncate(model, &po, p, np, g, ng, comp, V);
             }
         }
-        /* the files whose projections have a packed layout: Q8_0, Q6_K,
+        /* the files whose projections have a packed layout: Q8_0, Q4_0, Q6_K,
            and the Q4_K of Q4_K_M, the Q5_K of Q5_K_M (whose Q6_K tensors,
            attn_v / ffn_down in some layers, are packed too where the Q6_K
            tiles run) */
         int pk_type = strstr(fx[i].model, "Q8_0")   ? EMBER_Q8_0
+                      : strstr(fx[i].model, "Q4_0") ? EMBER_Q4_0
                       : strstr(fx[i].model, "Q4_K") ? EMBER_Q4_K
                       : strstr(fx[i].model, "Q5_K") ? EMBER_Q5_K
                       : strstr(fx[i].model, "Q6_K") ? EMBER_Q6_K

@@ -1,4 +1,5 @@
-/* Packed K-quant tiles (kernels_packed_q45_K.c, kernels_packed_q6_K.c): the
+/* Packed K-quant and Q4_0 tiles (kernels_packed_q45_K.c, kernels_packed_q6_K.c,
+   kernels_packed_q4_0.c): the
    record layouts on hand-built blocks, the layout's packer against the element-by-element
    oracle, and packed == compressed bit for bit (the scalar oracle over the
    tiles and this CPU's packed kernel against the scalar compressed kernel)
@@ -27,6 +28,8 @@ static uint64_t next(void)
 /* One packed K-quant layout under test: its oracles and block size. */
 typedef struct {
     int dtype;
+    int qk;                  /* elements a block */
+    int tiled;               /* reproduces the compressed 8-row tile order */
     size_t block;
     size_t record;
     int d_off, dmin_off;     /* the fp16 scales' offsets in a block (-1: none) */
@@ -37,11 +40,13 @@ typedef struct {
 } kq_layout;
 
 static const kq_layout layouts[] = {
-    {EMBER_Q4_K, sizeof(block_q4_K), EMBER_PACK_Q4_K_RECORD, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), -1,
+    {EMBER_Q4_0, 32, 1, sizeof(block_q4_0), EMBER_PACK_Q4_0_RECORD, 0, -1, -1, ember_pack_q4_0_bytes,
+     ember_pack_q4_0_ref, ember_packed_q4_0_matmul_ref},
+    {EMBER_Q4_K, 256, 0, sizeof(block_q4_K), EMBER_PACK_Q4_K_RECORD, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), -1,
      ember_pack_q4_K_bytes, ember_pack_q4_K_ref, ember_packed_q4_K_matmul_ref},
-    {EMBER_Q5_K, sizeof(block_q5_K), EMBER_PACK_Q5_K_RECORD, offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), -1,
+    {EMBER_Q5_K, 256, 0, sizeof(block_q5_K), EMBER_PACK_Q5_K_RECORD, offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), -1,
      ember_pack_q5_K_bytes, ember_pack_q5_K_ref, ember_packed_q5_K_matmul_ref},
-    {EMBER_Q6_K, sizeof(block_q6_K), EMBER_PACK_Q6_K_RECORD, offsetof(block_q6_K, d), -1, offsetof(block_q6_K, scales),
+    {EMBER_Q6_K, 256, 0, sizeof(block_q6_K), EMBER_PACK_Q6_K_RECORD, offsetof(block_q6_K, d), -1, offsetof(block_q6_K, scales),
      ember_pack_q6_K_bytes, ember_pack_q6_K_ref, ember_packed_q6_K_matmul_ref},
 };
 
@@ -174,7 +179,7 @@ typedef struct {
 static void run_case(const kq_layout *L, const ember_kernel *kc, const ember_kernel *kp, int rows, int64_t k,
                      int nt, int r0, int r1, stats_t *st)
 {
-    int64_t nb = k / 256;
+    int64_t nb = k / L->qk;
     size_t row_bytes = (size_t)nb * L->block + 8;   /* a padded stride */
     uint8_t *w = malloc(row_bytes * (size_t)rows);
     fill_blocks(L, w, row_bytes, rows, nb);
@@ -184,7 +189,7 @@ static void run_case(const kq_layout *L, const ember_kernel *kc, const ember_ker
     for (int t = 0; t < nt; t++) {
         for (int64_t i = 0; i < k; i++) xf[i] = (float)((int64_t)(next() % 2001) - 1000) * 1e-3f;
         if (t % 3 == 1)
-            for (int i = 0; i < 256; i++) xf[i] = i & 1 ? -1.0f : 1.0f;   /* the extremes, +-127 */
+            for (int i = 0; i < 256 && i < k; i++) xf[i] = i & 1 ? -1.0f : 1.0f;   /* the extremes, +-127 */
         (kp ? kp : kc)->quantize_act(xf, xq + (size_t)t * xs, k);
     }
     size_t pbytes = L->bytes(rows, k);
@@ -202,7 +207,7 @@ static void run_case(const kq_layout *L, const ember_kernel *kc, const ember_ker
     size_t ys = (size_t)rows + 3, yl = ys * (size_t)nt;
     float *yc = malloc(yl * 4), *yr = malloc(yl * 4), *yk = malloc(yl * 4);
     for (size_t i = 0; i < yl; i++) yc[i] = yr[i] = yk[i] = -3.0f;
-    ember_matmul_fn scalar = ember_kernel_find(L->dtype, EMBER_ISA_SCALAR)->matmul;
+    ember_matmul_fn scalar = kc->matmul;
     scalar(w, row_bytes, k, r0, r1, xq, xs, nt, yc, ys);
     size_t tile_bytes = L->bytes(16, k);
     L->matmul_ref(pr, tile_bytes, k, r0, r1, xq, xs, nt, yr, ys);
@@ -257,18 +262,76 @@ static void battery(const kq_layout *L, const ember_kernel *kc, const ember_kern
     /* past the rows the Q6_K kernel keeps corrections for (131072
        inputs a token pair) */
     run_case(L, kc, kp, 17, 131072 + 256, 3, 0, 17, st);
+    if (L->qk == 32)   /* an odd number of blocks: a lone record after the pairs */
+        for (int nt = 1; nt <= 6; nt++) {
+            run_case(L, kc, kp, 40, 96, nt, 0, 40, st);
+            run_case(L, kc, kp, 33, 288, nt, 5, 30, st);
+        }
+}
+
+/* The compressed kernel a layout reproduces, for one ISA. */
+static const ember_kernel *compressed(const kq_layout *L, ember_isa isa)
+{
+    return L->tiled ? ember_kernels_simple_tiled(L->dtype, isa) : ember_kernel_find(L->dtype, isa);
+}
+
+static void test_record_q4_0(void)
+{
+    /* 20 rows of 3 blocks: tile 1 holds rows 16..19, blocks 0 and 1 as a
+       pair, block 2 alone */
+    enum { ROWS = 20, K = 96 };
+    block_q4_0 m[ROWS][3];
+    for (int r = 0; r < ROWS; r++)
+        for (int b = 0; b < 3; b++) {
+            m[r][b].d = (uint16_t)(0x3c00 + 3 * r + b);
+            for (int i = 0; i < 16; i++) m[r][b].qs[i] = (uint8_t)(r * 7 + i * 3 + b * 5);
+        }
+    size_t bytes = ember_pack_q4_0_bytes(ROWS, K);
+    tap_ok(bytes == 2 * 3 * 288, "20 x 96 Q4_0 packs into 2 tiles x 3 records of 288 bytes (%zu)", bytes);
+    uint8_t *p = malloc(bytes);
+    memset(p, 0xaa, bytes);
+    ember_pack_q4_0_ref(m, sizeof m[0], ROWS, K, p, 1, 2);
+    int untouched = 1;
+    for (size_t i = 0; i < 3 * 288; i++) untouched &= p[i] == 0xaa;
+    tap_ok(untouched, "packing tiles [1,2) leaves tile 0 alone");
+    const uint8_t *t1 = p + 3 * 288;
+    /* row 18 (lane 2), block 1, chunk 3, byte 1: element 13 low (qs[13]
+       low), element 29 high (qs[13] high): the file's own byte */
+    tap_ok(t1[256 + 64 * 3 + 2 * 4 + 1] == m[18][1].qs[13] && t1[64 * 0 + 2 * 4 + 0] == m[18][0].qs[0],
+           "a pair's second block's chunks at 256; chunk c of row r at r*4 is its qs[4c..4c+3]");
+    tap_ok(!memcmp(t1 + 512 + 2 * 2, &m[18][0].d, 2) && !memcmp(t1 + 544 + 2 * 2, &m[18][1].d, 2),
+           "the pair's d: block 2p at 512 + 2r, block 2p + 1 at 544 + 2r");
+    tap_ok(t1[576 + 64 * 2 + 3 * 4 + 2] == m[19][2].qs[10] && !memcmp(t1 + 576 + 256 + 2 * 3, &m[19][2].d, 2),
+           "the odd last block alone: chunks at 0, d at 256");
+    int pad = 1;
+    for (int r = 4; r < 16; r++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 4; c++) pad &= !memcmp(t1 + (b / 2) * 576 + (b % 2) * 256 + 64 * c + 4 * r, "\0\0\0\0", 4);
+    pad &= t1[512 + 2 * 9] == 0 && t1[576 + 256 + 2 * 15 + 1] == 0;
+    tap_ok(pad, "the tail tile's rows past the matrix are zero");
+    free(p);
+    /* packed only where the compressed kernel is the 8-row tile order */
+    const ember_kernel *pk = ember_kernel_packed(EMBER_Q4_0, ember_cpu_isa());
+    tap_ok(!pk || (ember_kernel_packed_for_matrix(EMBER_Q4_0, ember_cpu_isa(), 64, 0) == pk &&
+                   !ember_kernel_packed_for_matrix(EMBER_Q4_0, ember_cpu_isa(), 60, 0) &&
+                   !ember_kernel_packed_for_matrix(EMBER_Q4_0, ember_cpu_isa(), 64, 1)),
+           "Q4_0 packs a matrix of 8k rows, not one of 60 rows or an embedding table");
+    const ember_kernel *p8 = ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa());
+    tap_ok(ember_kernel_packed_for_matrix(EMBER_Q8_0, ember_cpu_isa(), 60, 1) == p8,
+           "Q8_0 (one order) packs any matrix");
 }
 
 int main(void)
 {
     test_record();
     test_record_q6();
+    test_record_q4_0();
     static const ember_isa isas[] = {EMBER_ISA_AVX512, EMBER_ISA_AVX2};
     for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
         const kq_layout *L = &layouts[li];
         const char *dn = ember_dtype_name(L->dtype);
         tap_ok(ember_layout_exists(L->dtype), "%s has a packed layout", dn);
-        const ember_kernel *kc = ember_kernel_find(L->dtype, EMBER_ISA_SCALAR);
+        const ember_kernel *kc = compressed(L, EMBER_ISA_SCALAR);
         stats_t st = {0};
         battery(L, kc, NULL, &st);
         tap_ok(st.ref_bad == 0, "%s: the tile oracle == scalar compressed bit for bit (%d of %d cases differ)", dn,
@@ -282,7 +345,7 @@ int main(void)
                 tap_skip("no packed kernel for this dtype and ISA on this CPU");
                 continue;
             }
-            const ember_kernel *kn = ember_kernel_find(L->dtype, isas[ii]);
+            const ember_kernel *kn = compressed(L, isas[ii]);
             tap_ok(kp->wtype == L->dtype && kp->layout && kp->layout->src_type == L->dtype &&
                        kp->layout->tile_rows == 16 && kp->layout->record_bytes == L->record &&
                        kp->layout->bytes == L->bytes && kp->act_type == kn->act_type &&

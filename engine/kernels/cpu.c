@@ -104,6 +104,14 @@ const ember_kernel *ember_kernel_packed(int src_type, ember_isa isa)
     return NULL;
 }
 
+const ember_kernel *ember_kernel_packed_for_matrix(int src_type, ember_isa isa, int64_t rows, int embedding)
+{
+    const ember_kernel *p = ember_kernel_packed(src_type, isa);
+    if (!p || !ember_kernels_simple_tiled(src_type, EMBER_ISA_SCALAR)) return p;
+    const ember_kernel *c = ember_kernel_for_matrix(src_type, isa, rows, embedding);
+    return c && c == ember_kernels_simple_tiled(src_type, c->isa) ? p : NULL;
+}
+
 size_t ember_act_bytes(int act_type, int64_t k)
 {
     return ember_row_bytes(act_type, k);

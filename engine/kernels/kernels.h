@@ -103,6 +103,12 @@ const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);
    NULL when none runs here (kernels_packed.c: Q8_0 in 16-row tiles needs
    AVX-512 VNNI). */
 const ember_kernel *ember_kernel_packed(int src_type, ember_isa isa);
+/* The packed kernel for one matrix: ember_kernel_packed's where its
+   numerics are those of the compressed kernel the matrix runs
+   (ember_kernel_for_matrix), else NULL.  A layout reproduces one order: for
+   a dtype with an 8-row tile order (Q4_0), that order, so a matrix that
+   runs the plain order (rows % 8 != 0, an embedding table) is not packed. */
+const ember_kernel *ember_kernel_packed_for_matrix(int src_type, ember_isa isa, int64_t rows, int embedding);
 /* The AVX2 kernel of the Q8_0 tiles (kernels_packed_avx2.c), an ember_matmul_fn over tiles. */
 void ember_packed_matmul_avx2(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                               const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
@@ -158,6 +164,23 @@ void ember_packed_q4_K_matmul_avx512(const void *packed, size_t tile_bytes, int6
                                      const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 void ember_packed_q4_K_matmul_avx2(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                    const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+
+/* ---- packed Q4_0: 16-row tiles (kernels_packed_q4_0.c) -------------------- */
+
+#define EMBER_PACK_Q4_0_RECORD 288    /* the 16 rows' 18-byte blocks */
+#define EMBER_PACK_Q4_0X16_VERSION 1
+
+size_t ember_pack_q4_0_bytes(int rows, int64_t k);
+/* The nibble-by-nibble packer the layout's packer is tested against. */
+void ember_pack_q4_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+/* The scalar oracle over the tiles; bit-identical to the compressed Q4_0
+   kernels of the 8-row tile order (ember_kernels_simple_tiled). */
+void ember_packed_q4_0_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                  const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+/* The layout and its AVX-512 kernel, registered in kernels_packed.c's table. */
+extern const ember_layout ember_layout_q4_0x16;
+void ember_packed_q4_0_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                     const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 
 /* ---- packed Q6_K: 16-row tiles (kernels_packed_q6_K.c) -------------------- */
 

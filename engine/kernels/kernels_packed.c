@@ -345,7 +345,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 /* ---- registration ------------------------------------------------------- */
 
 /* Source dtypes with a packed layout, whatever this CPU runs. */
-static const int sources[] = {EMBER_Q8_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
 
 int ember_layout_exists(int src_type)
 {
@@ -372,6 +372,9 @@ static const ember_kernel table[] = {
      packed_matmul_vnni, &q8_0x16},
     {"q8_0x16_avx2", EMBER_ISA_AVX2, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx2,
      ember_packed_matmul_avx2, &q8_0x16_avx2},
+    /* the compressed Q4_0 kernels' activations (Q8_0, same quantizer) */
+    {"q4_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q4_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
+     ember_packed_q4_0_matmul_avx512, &ember_layout_q4_0x16},
     /* the compressed Q4_K kernels' activations (Q8_K, same quantizer) */
     {"q4_Kx16_avx512", EMBER_ISA_AVX512, EMBER_Q4_K, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512,
      ember_packed_q4_K_matmul_avx512, &ember_layout_q4_Kx16},
