@@ -31,9 +31,7 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
                          void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
-    int ntiles = (rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * EMBER_PACK_RECORD;
         for (int64_t b = 0; b < nb; b++, rec += EMBER_PACK_RECORD) {
@@ -76,9 +74,7 @@ static EMBER_TARGET_AVX512 void pack_q8_0_avx512(const void *src, size_t row_byt
                                                  int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
-    int ntiles = (rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
     const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
     for (int t = t0; t < t1; t++) {

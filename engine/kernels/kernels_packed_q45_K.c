@@ -106,9 +106,7 @@ static void pack_ref(int five, const void *src, size_t row_bytes, int rows, int6
 {
     const size_t rb = five ? REC5 : REC;
     int64_t nb = k / QK_K;
-    int ntiles = (rows + ROWS - 1) / ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * rb;
         for (int64_t b = 0; b < nb; b++, rec += rb) {
@@ -149,9 +147,7 @@ static void pack_words(int five, const void *src, size_t row_bytes, int rows, in
 {
     const size_t rb = five ? REC5 : REC;
     int64_t nb = k / QK_K;
-    int ntiles = (rows + ROWS - 1) / ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         if (rows - t * ROWS < ROWS) {   /* a tail tile: the oracle pads it */
             pack_ref(five, src, row_bytes, rows, k, dst, t, t + 1);

@@ -36,7 +36,6 @@
 
 #include "dtype.h"
 #include "kernels.h"
-#include "kernels_simple.h"
 #include "simd.h"
 #include "kernels_packed_tiles.h"
 
@@ -68,9 +67,7 @@ static size_t d_at(int64_t b, int64_t nb)
 void ember_pack_q4_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
-    int ntiles = (rows + ROWS - 1) / ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         uint8_t *tile = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
         memset(tile, 0, (size_t)nb * REC);
@@ -99,9 +96,7 @@ void ember_pack_q4_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
 static void pack_dwords(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
-    int ntiles = (rows + ROWS - 1) / ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         if (rows - t * ROWS < ROWS) {
             ember_pack_q4_0_ref(src, row_bytes, rows, k, dst, t, t + 1);
@@ -235,8 +230,9 @@ static void act_corr(const block_q8_0 *x, int64_t nb, int32_t *corr)
     }
 }
 
-static EMBER_TARGET_AVX512 void packed_q4_0_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
-                                                   const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
+EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
+                                                         int r1, const void *xq, size_t xq_stride, int nt, float *y,
+                                                         size_t y_stride)
 {
     int64_t nb = k / QK;
     if (r0 >= r1 || nb <= 0) return;
@@ -302,13 +298,6 @@ static EMBER_TARGET_AVX512 void packed_q4_0_avx512(const void *packed, size_t ti
         }
     }
     if (cb != corr_buf) free(cb);
-}
-
-EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
-                                                         int r1, const void *xq, size_t xq_stride, int nt, float *y,
-                                                         size_t y_stride)
-{
-    packed_q4_0_avx512(packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 const ember_layout ember_layout_q4_0x16 = {"q4_0x16", EMBER_PACK_Q4_0X16_VERSION, EMBER_Q4_0, ROWS, REC,

@@ -87,9 +87,7 @@ static int sc_at(int j, int r)
 void ember_pack_q6_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK_K;
-    int ntiles = (rows + ROWS - 1) / ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
         for (int64_t b = 0; b < nb; b++, rec += REC) {
@@ -124,9 +122,7 @@ void ember_pack_q6_K_ref(const void *src, size_t row_bytes, int rows, int64_t k,
 static void pack_q6_K_words(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK_K;
-    int ntiles = (rows + ROWS - 1) / ROWS;
-    if (t0 < 0) t0 = 0;
-    if (t1 > ntiles) t1 = ntiles;
+    ember_tile_range(rows, &t0, &t1);
     const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
     for (int t = t0; t < t1; t++) {
         if (rows - t * ROWS < ROWS) {   /* a tail tile: the oracle pads it */

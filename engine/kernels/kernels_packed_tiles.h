@@ -1,4 +1,4 @@
-/* Private to the AVX-512 kernels of the 16-row packed layouts
+/* Private to the packers and AVX-512 kernels of the 16-row packed layouts
    (kernels_packed.c, kernels_packed_q45_K.c, kernels_packed_q6_K.c,
    kernels_packed_q4_0.c): what every one of them does at a tile's edges. */
 #ifndef EMBER_KERNELS_PACKED_TILES_H
@@ -16,6 +16,15 @@ static inline int32_t ember_rd32(const void *p)
     int32_t v;
     memcpy(&v, p, 4);
     return v;
+}
+
+/* A packer's tiles [t0, t1) clipped to the rows' tiles: a caller may ask
+   past either end. */
+static inline void ember_tile_range(int rows, int *t0, int *t1)
+{
+    int ntiles = (rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS;
+    if (*t0 < 0) *t0 = 0;
+    if (*t1 > ntiles) *t1 = ntiles;
 }
 
 #ifdef EMBER_SIMD
