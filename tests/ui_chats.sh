@@ -31,26 +31,28 @@ EOF
     $T new-session -d -s "$name" -x 100 -y 30 "$tmp/$name.sh"
 }
 turns_of() { grep -c '"role": "assistant"' "$1" 2>/dev/null; }
-# wait_turns FILE N: wait (up to 20 s) until FILE holds N turns -- the save
+# wait_until CMD...: wait (up to 20 s) until CMD succeeds -- a save
 # follows the reply's last token on screen, and under ASan beside other
 # suites it can lag it by more than a fixed pause
-wait_turns() {
+wait_until() {
     _i=0
     while [ $_i -lt 200 ]; do
-        [ "$(turns_of "$1")" = "$2" ] && return 0
+        "$@" && return 0
         sleep 0.1
         _i=$((_i + 1))
     done
     return 1
 }
+has_turns() { [ "$(turns_of "$1")" = "$2" ]; }
+wait_turns() { wait_until has_turns "$@"; }
+has_files() { [ "$(ls "$chats" 2>/dev/null | wc -l)" = "$1" ]; }
 
 start one -m fake.gguf || skip_all "tmux cannot start a session"
 wait_for 'RSS' 20 one || skip_all "the chat did not start"
 $T send-keys -t one 'first question' Enter
 wait_for 'You said: first question' 10 one
 ok $? "the first reply arrives"
-_i=0
-while [ $_i -lt 200 ] && ! ls "$chats"/*.json >/dev/null 2>&1; do sleep 0.1; _i=$((_i + 1)); done
+wait_until has_files 1
 f=$(ls "$chats"/*.json 2>/dev/null | head -n 1)
 [ -n "$f" ] && wait_turns "$f" 1
 ok $? "the conversation is saved after the first turn ($f)"
@@ -114,9 +116,7 @@ $T send-keys -t two '/new' Enter
 sleep 0.3
 $T send-keys -t two 'a fresh talk' Enter
 wait_for 'You said: a fresh talk' 10 two
-_i=0
-while [ $_i -lt 200 ] && [ "$(ls "$chats" | wc -l)" != 2 ]; do sleep 0.1; _i=$((_i + 1)); done
-[ "$(ls "$chats" | wc -l)" = 2 ] && [ "$(turns_of "$f")" = 3 ] && ! screen two | grep -q 'first question'
+wait_until has_files 2 && [ "$(turns_of "$f")" = 3 ] && ! screen two | grep -q 'first question'
 ok $? "/new starts a second file; the first keeps its three turns"
 
 pre=$(echo "$id" | cut -c1-22)
