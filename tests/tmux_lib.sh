@@ -19,6 +19,10 @@ unset TMUX
 T="tmux -u -L $sock -f /dev/null"
 cleanup() { [ -n "${KEEP:-}" ] && return; $T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
+# The server outlives its sessions: a suite that ends one chat and starts
+# the next would otherwise race the server's own exit when its last
+# session closed ("tmux cannot start a session" under ASan in CI).
+$T start-server \; set-option -g exit-empty off >/dev/null 2>&1 || skip_all "tmux cannot start a server"
 mkdir -p "$tmp/state" "$tmp/config" "$tmp/cache"
 
 # screen [SESSION]: the pane's text.

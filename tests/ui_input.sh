@@ -19,7 +19,6 @@ chmod +x "$tmp/run.sh"
 input() { screen | sed -n '/^> /,$p'; }   # the draft: from the prompt to the bottom
 
 $T new-session -d -s ember -x 120 -y 40 "CTX=64 $tmp/run.sh" || skip_all "tmux cannot start a session"
-$T new-session -d -s keep 'sleep 600'   # the server outlives the chat sessions this test restarts
 wait_for 'RSS' 20 || skip_all "the chat did not start"
 
 screen | grep 'RSS' | grep -q 'fake-echo'
