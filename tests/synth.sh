@@ -94,6 +94,18 @@ ok $? "missing --vocab file: error, no file and no temporary left"
 [ $? -eq 2 ]
 ok $? "missing -o: usage error (exit 2)"
 
+# --untied: a tied shape gains its own output.weight (and runs); gemma-4
+# shapes, which have none, refuse it and leave no file
+"$BIN" synth -q -o "$T/g3.gguf" --like tiny-gemma3 && "$BIN" synth -q -o "$T/g3u.gguf" --like tiny-gemma3 --untied &&
+    ! "$BIN" inspect --tensors "$T/g3.gguf" | grep -q '^  output.weight ' &&
+    "$BIN" inspect --tensors "$T/g3u.gguf" | grep -q '^  output.weight *Q8_0 *256 x ' &&
+    "$BIN" run -m "$T/g3u.gguf" -p hi -n 2 >/dev/null 2>&1
+ok $? "--untied: tiny-gemma3 gets output.weight (tied without it) and runs"
+"$BIN" synth -q -o "$T/g4u.gguf" --like tiny-gemma4 --untied 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$T/g4u.gguf" ] && grep -q 'no separate output projection' "$T/err"
+ok $? "--untied on a gemma-4 shape: refused, no file"
+
 V=$SHARED/fixtures/tokenizers/llama-spm.gguf
 if [ -n "$SHARED" ] && [ -f "$V" ]; then
     "$BIN" synth -q -o "$T/v.gguf" --like tiny --vocab "$V" --dtype Q8_0 &&

@@ -19,7 +19,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember synth -o OUT --like SHAPE [--dtype DTYPE] [--vocab VOCAB.gguf]\n"
-        "                   [--chat-template T.jinja] [--seed S] [--threads N] [-q]\n"
+        "                   [--chat-template T.jinja] [--seed S] [--threads N] [--untied] [-q]\n"
         "\n"
         "Writes a model with random weights and a real model's layout and metadata.\n"
         "\n"
@@ -35,6 +35,9 @@ static void usage(FILE *out)
         "  --chat-template FILE  write this Jinja text as tokenizer.chat_template\n"
         "  --seed S          random seed (default 0): same seed, same file\n"
         "  --threads N       worker threads (default: one per core)\n"
+        "  --untied          a separate output.weight where the shape ties the output\n"
+        "                    to token_embd (same work per token; for programs that\n"
+        "                    require the tensor, e.g. phi-4-mini in older llama.cpp)\n"
         "  -q, --quiet       no progress on stderr\n"
         "  -h, --help        this help\n");
 }
@@ -52,6 +55,9 @@ int cmd_synth(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
+            continue;
+        } else if (!strcmp(a, "--untied")) {
+            o.untied = 1;
             continue;
         }
         const char *const with_value[] = {"-o", "--out", "--like", "--dtype", "--vocab", "--chat-template", "--seed", "--threads"};

@@ -95,6 +95,7 @@ typedef struct synth_ctx {
     int n_scratch;
     int64_t max_ne0;
     int toy_words;               /* toy vocabulary: end of the merged pieces, else 0 */
+    bool untied;                 /* --untied: an output.weight of its own */
     int n_tensors, done;
     bool verbose;
 } synth_ctx;
@@ -369,7 +370,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
        into the residual stream are scaled down with depth so the stream's
        magnitude stays O(1) across layers */
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
-    const bool tied = sh->tied;
+    const bool tied = sh->tied && !sc->untied;
     const int gqa = sh->n_head / sh->n_head_kv;
     char name[64];
 
@@ -510,7 +511,8 @@ int synth_write(const synth_opts *o, ember_err *err)
     if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K)", dt);
     if (!o->out || !*o->out) return ember_seterr(err, "no output file given");
 
-    synth_ctx sc = {.sh = sh, .seed = o->seed, .verbose = o->verbose != 0};
+    if (o->untied && sh->g4_period) return ember_seterr(err, "--untied: the %s shape has no separate output projection", like);
+    synth_ctx sc = {.sh = sh, .seed = o->seed, .verbose = o->verbose != 0, .untied = o->untied != 0};
     gguf_writer *w = gguf_writer_new();
     tlist l = {0};
     int rc = -1, n_vocab = 0;

@@ -15,6 +15,8 @@ typedef struct {
     uint64_t seed;
     int threads;          /* <= 0: one per core */
     int verbose;          /* progress on stderr */
+    int untied;           /* write output.weight even where the shape ties it to
+                             token_embd (for programs that require one) */
 } synth_opts;
 
 /* Returns 0, or -1 with err filled (nothing is left at o->out on error). */
