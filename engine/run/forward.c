@@ -298,6 +298,84 @@ static void glu_run(void *ctx, int ith, int nth)
         j->fn(j->g + (size_t)t * j->n, j->u + (size_t)t * j->n, j->n);
 }
 
+/* ---- per-token steps on the pool ------------------------------------------ */
+
+/* The steps between the matrix products work token by token (norms, RoPE,
+   the KV rows, residual adds): a prompt pass splits its tokens into one
+   contiguous run per thread, so they are not a serial stretch between two
+   parallel products.  Each token's arithmetic is the same whichever thread
+   runs it. */
+typedef void (*tok_fn)(ember_session *s, const void *ctx, int t0, int t1);
+
+typedef struct {
+    ember_session *s;
+    tok_fn fn;
+    const void *ctx;
+    int n;
+} tok_job;
+
+static void tok_run(void *c, int ith, int nth)
+{
+    const tok_job *j = c;
+    int t0 = (int)((int64_t)j->n * ith / nth), t1 = (int)((int64_t)j->n * (ith + 1) / nth);
+    if (t0 < t1) j->fn(j->s, j->ctx, t0, t1);
+}
+
+static void for_tokens(ember_session *s, int n, tok_fn fn, const void *ctx)
+{
+    if (n < 2) {
+        fn(s, ctx, 0, n);
+        return;
+    }
+    tok_job j = {s, fn, ctx, n};
+    ember_pool_run(s->pool, tok_run, &j);
+}
+
+/* out = RMSNorm(x) * wt, row by row (out may be x) */
+typedef struct {
+    float *out;
+    const float *x, *wt;
+} norm_args;
+
+static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1)
+{
+    const norm_args *a = ctx;
+    const int E = s->m->info.n_embd;
+    for (int t = t0; t < t1; t++)
+        rmsnorm(a->out + (size_t)t * E, a->x + (size_t)t * E, a->wt, E, s->m->rms_eps);
+}
+
+static void norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
+{
+    norm_args a = {out, x, wt};
+    for_tokens(s, n, norm_tokens, &a);
+}
+
+/* x += post_norm(xn) (post NULL: x += xn), then x *= scale when given */
+typedef struct {
+    const float *post;
+    const float *scale;
+} resid_args;
+
+static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1)
+{
+    const resid_args *a = ctx;
+    const int E = s->m->info.n_embd;
+    for (int t = t0; t < t1; t++) {
+        float *x = s->x + (size_t)t * E, *y = s->xn + (size_t)t * E;
+        if (a->post) rmsnorm(y, y, a->post, E, s->m->rms_eps);
+        for (int i = 0; i < E; i++) x[i] += y[i];
+        if (a->scale)
+            for (int i = 0; i < E; i++) x[i] *= *a->scale;
+    }
+}
+
+static void residual(ember_session *s, int n, const float *post, const float *scale)
+{
+    resid_args a = {post, scale};
+    for_tokens(s, n, resid_tokens, &a);
+}
+
 static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
 {
     const ember_model *m = s->m;
@@ -322,13 +400,6 @@ static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
     return 0;
 }
 
-static void add_bias(float *y, const float *b, int nt, int n)
-{
-    if (!b) return;
-    for (int t = 0; t < nt; t++)
-        for (int i = 0; i < n; i++) y[(size_t)t * n + i] += b[i];
-}
-
 /* Copies nt rows of a fused projection's output (row width = sum of
    widths) into the parts. */
 static void split_rows(const float *src, int nt, float **dst, const int *w, int nparts)
@@ -340,9 +411,45 @@ static void split_rows(const float *src, int nt, float **dst, const int *w, int 
             memcpy(dst[i] + (size_t)t * w[i], src + (size_t)t * width + off, (size_t)w[i] * sizeof(float));
 }
 
-static void rmsnorm_rows(float *out, const float *x, const float *wt, int nt, int n, float eps)
+/* Layer l's Q (and, where the layer keeps its own KV, K and V) of tokens
+   [t0, t1) after the projections: per-head norms, RoPE, Q's scale, then the
+   K and V rows into the cache. */
+typedef struct {
+    int l, pos0;
+} qk_args;
+
+static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1)
 {
-    for (int t = 0; t < nt; t++) rmsnorm(out + (size_t)t * n, x + (size_t)t * n, wt, n, eps);
+    const qk_args *a = ctx;
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[a->l];
+    const int hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
+    const int HQ = nh * hd, HK = nkv * hd;
+    const bool own_kv = L->kv_src == a->l;   /* else only Q: the KV is an earlier layer's */
+    const bool qscale = m->arch->att_scale != ATT_SCALE_SCORES;
+    for (int t = t0; t < t1; t++) {
+        const int pos = a->pos0 + t;
+        float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
+        if (L->bq)
+            for (int i = 0; i < HQ; i++) q[i] += L->bq[i];
+        if (L->q_norm)
+            for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
+        rope(s, &L->rope, q, nh, hd, pos);
+        if (qscale)
+            for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
+        if (!own_kv) continue;
+        float *v = s->v + (size_t)t * HK;
+        if (L->bk)
+            for (int i = 0; i < HK; i++) k[i] += L->bk[i];
+        if (L->bv)
+            for (int i = 0; i < HK; i++) v[i] += L->bv[i];
+        if (L->k_norm)
+            for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
+        rope(s, &L->rope, k, nkv, hd, pos);
+        if (m->arch->flags & ARCH_V_NORM)
+            for (int h = 0; h < nkv; h++) rmsnorm(v + h * hd, v + h * hd, NULL, hd, m->rms_eps);
+        for (int h = 0; h < nkv; h++) kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
+    }
 }
 
 /* The attention block of layer l for n tokens at pos0: s->x += attention(s->x). */
@@ -350,9 +457,9 @@ static void attention(ember_session *s, int l, int n, int pos0)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
-    const int E = m->info.n_embd, hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
+    const int hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
     const int HQ = nh * hd, HK = nkv * hd;
-    rmsnorm_rows(s->xn, s->x, L->attn_norm, n, E, m->rms_eps);
+    norm_rows(s, s->xn, s->x, L->attn_norm, n);
     act_dirty(s);
     const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
@@ -363,31 +470,12 @@ static void attention(ember_session *s, int l, int n, int pos0)
         float *ys[3] = {s->q, s->k, s->v};
         matmul_n(s, qkv, ys, own_kv ? 3 : 1, s->xn, n);
     }
-    add_bias(s->q, L->bq, n, HQ);
-    add_bias(s->k, L->bk, n, HK);
-    add_bias(s->v, L->bv, n, HK);
-    const bool qscale = m->arch->att_scale != ATT_SCALE_SCORES;
-    for (int t = 0; t < n; t++) {
-        float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
-        if (L->q_norm)
-            for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
-        rope(s, &L->rope, q, nh, hd, pos0 + t);
-        if (qscale)
-            for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
-        if (!own_kv) continue;
-        if (L->k_norm)
-            for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
-        rope(s, &L->rope, k, nkv, hd, pos0 + t);
-        float *v = s->v + (size_t)t * HK;
-        if (m->arch->flags & ARCH_V_NORM)
-            for (int h = 0; h < nkv; h++) rmsnorm(v + h * hd, v + h * hd, NULL, hd, m->rms_eps);
-        for (int h = 0; h < nkv; h++) kv_write(s, l, h, pos0 + t, k + (size_t)h * hd, v + (size_t)h * hd);
-    }
+    qk_args qa = {l, pos0};
+    for_tokens(s, n, qk_tokens, &qa);
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
     matmul(s, &L->wo, s->xn, s->att, n);
-    if (L->post_attn_norm) rmsnorm_rows(s->xn, s->xn, L->post_attn_norm, n, E, m->rms_eps);
-    for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+    residual(s, n, L->post_attn_norm, NULL);
 }
 
 /* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed x. */
@@ -395,8 +483,8 @@ static void ffn(ember_session *s, int l, int n)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
-    const int E = m->info.n_embd, F = L->n_ff;
-    rmsnorm_rows(s->xn, s->x, L->ffn_norm, n, E, m->rms_eps);
+    const int F = L->n_ff;
+    norm_rows(s, s->xn, s->x, L->ffn_norm, n);
     act_dirty(s);
     if (L->gate_up.t) {
         matmul(s, &L->gate_up, s->fused, s->xn, n);
@@ -411,8 +499,7 @@ static void ffn(ember_session *s, int l, int n)
     else glu_run(&gj, 0, 1);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
-    if (L->post_ffn_norm) rmsnorm_rows(s->xn, s->xn, L->post_ffn_norm, n, E, m->rms_eps);
-    for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+    residual(s, n, L->post_ffn_norm, NULL);
 }
 
 static const float *L_out_scale(const ember_model *m, int l) { return m->layers[l].out_scale; }
@@ -447,15 +534,14 @@ static void per_layer_block(ember_session *s, int l, int n)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
-    const int np = m->n_pl, E = m->info.n_embd, W = np * m->info.n_layer;
+    const int np = m->n_pl, W = np * m->info.n_layer;
     act_dirty(s);
     matmul(s, &L->pl_gate, s->plg, s->x, n);
     for (int t = 0; t < n; t++)
         ember_ref_gelu_tanh_mul(s->plg + (size_t)t * np, s->pl + (size_t)t * W + (size_t)l * np, np);
     act_dirty(s);
     matmul(s, &L->pl_proj, s->xn, s->plg, n);
-    rmsnorm_rows(s->xn, s->xn, L->pl_post_norm, n, E, m->rms_eps);
-    for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] += s->xn[i];
+    residual(s, n, L->pl_post_norm, NULL);
 }
 
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
