@@ -207,6 +207,13 @@ int main(void)
     run_case(40, 8192, 9, 16, 37, kc, vnni, &st);
     run_case(40, 8192, 37, 0, 40, kc, vnni, &st);
     run_case(21, 8192, 34, 5, 21, kc, vnni, &st);
+    /* prefill takes rows 64 blocks at a time, carrying the sums: 65 blocks
+       end on a one-block chunk; a UBATCH of 64 tokens at k = 8192 is 21
+       triples and a lone token over 4 chunks; 389 tokens of one block are
+       more than the 128 triples prepared at a time */
+    run_case(33, 65 * 32, 7, 3, 33, kc, vnni, &st);
+    run_case(32, 8192, 64, 0, 32, kc, vnni, &st);
+    run_case(17, 32, 389, 0, 17, kc, vnni, &st);
     /* rows of more than 1024 blocks go block chunk by block chunk */
     run_case(20, 1032 * 32, 1, 0, 20, kc, vnni, &st);
     run_case(20, 1032 * 32, 3, 0, 20, kc, vnni, &st);
