@@ -140,6 +140,9 @@ size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type);
 typedef struct ember_session_opts {
     int n_ctx;                     /* 0 = min(model's, 4096) */
     int threads;                   /* 0 = from plan opts, else one per core */
+    /* prompt tokens per forward pass, 2..EMBER_UBATCH (0 = EMBER_UBATCH);
+       a sliding-window layer's KV ring holds its window + this many */
+    int ubatch;
 } ember_session_opts;
 
 typedef enum {
@@ -228,7 +231,7 @@ void ember_session_free(ember_session *s);
 void ember_session_reset(ember_session *s);
 /* Truncates the cache to n tokens (n <= n_past).  A model with sliding-
    window layers may have overwritten what position n needs (their KV ring
-   holds the last window + 64 positions): then the cache is reset, so read
+   holds the last window + one prefill pass (ubatch) of positions): then the cache is reset, so read
    ember_session_n_past afterwards. */
 void ember_session_truncate(ember_session *s, int n);
 int ember_session_n_past(const ember_session *s);

@@ -18,9 +18,10 @@
 #include "tap.h"
 
 /* Logits rows for prompt (batched) + forced ids (one at a time), in a
-   context of n_ctx tokens (0: just enough). */
+   context of n_ctx tokens (0: just enough), prefill passes of ubatch
+   tokens (0: the default). */
 static float *run_ctx(const char *model, ember_plan_opts *po, const int32_t *p, int np,
-                      const int32_t *g, int ng, int threads, int *V, int n_ctx)
+                      const int32_t *g, int ng, int threads, int *V, int n_ctx, int ubatch)
 {
     ember_err err;
     po->threads = threads;
@@ -30,7 +31,7 @@ static float *run_ctx(const char *model, ember_plan_opts *po, const int32_t *p, 
         return NULL;
     }
     *V = ember_model_get_info(m)->n_vocab;
-    ember_session_opts so = {n_ctx ? n_ctx : np + ng + 4, threads};
+    ember_session_opts so = {n_ctx ? n_ctx : np + ng + 4, threads, ubatch};
     ember_session *s = ember_session_new(m, &so, &err);
     float *rows = s ? malloc((size_t)(np + ng) * *V * sizeof *rows) : NULL;
     int rc = rows ? ember_prefill(s, p, np, NULL, rows, &err) : -1;
@@ -49,10 +50,11 @@ static float *run_ctx(const char *model, ember_plan_opts *po, const int32_t *p, 
 static float *run(const char *model, ember_plan_opts *po, const int32_t *p, int np,
                   const int32_t *g, int ng, int threads, int *V)
 {
-    return run_ctx(model, po, p, np, g, ng, threads, V, 0);
+    return run_ctx(model, po, p, np, g, ng, threads, V, 0, 0);
 }
 
-/* Truncation with the sliding layers in a KV ring (n_ctx 4096): going back
+/* Truncation with the sliding layers in a KV ring (n_ctx 4096, passes of
+   16 tokens: a ring of window 32 + 16 slots): going back
    a few tokens keeps the cache and the logits of the tokens fed again equal
    the uninterrupted run's; going back past what the ring still holds
    resets it (n_past 0) instead of attending to overwritten rows. */
@@ -62,7 +64,7 @@ static void ring_truncate(const char *model, ember_plan_opts *po, const int32_t 
     ember_err err;
     po->threads = 2;
     ember_model *m = ember_model_open(model, po, &err);
-    ember_session_opts so = {4096, 2};
+    ember_session_opts so = {4096, 2, 16};
     ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
     float *row = malloc((size_t)V * sizeof *row);
     int rc = s && row ? ember_prefill(s, p, np, NULL, NULL, &err) : -1;
@@ -78,7 +80,7 @@ static void ring_truncate(const char *model, ember_plan_opts *po, const int32_t 
     }
     tap_ok(kept == back && same, "%s: KV ring kept after going back 5 tokens (n_past %d of %d), same logits after",
            strrchr(model, '/') + 1, kept, back);
-    ember_session_truncate(s, 10);   /* positions 96.. overwrote 0..9 */
+    ember_session_truncate(s, 10);   /* positions 58.. overwrote 10 */
     tap_ok(s && ember_session_n_past(s) == 0, "%s: going back past the ring resets the cache", strrchr(model, '/') + 1);
     free(row);
     ember_session_free(s);
@@ -203,9 +205,10 @@ int main(void)
             free(one);
             if (!strcmp(fx[i].arch, "gemma3") || !strcmp(fx[i].arch, "gemma4")) {
                 /* a long context puts the sliding layers' KV in a ring of
-                   window + 64 slots (session.h), which the prompt and the
-                   forced tokens wrap: the same rows in the same order */
-                float *ring = run_ctx(model, &po, p, np, g, ng, 2, &V, 4096);
+                   window + ubatch slots (session.h), which the prompt (in
+                   passes of 16) and the forced tokens wrap: the same rows
+                   in the same order */
+                float *ring = run_ctx(model, &po, p, np, g, ng, 2, &V, 4096, 16);
                 tap_ok(ring && !memcmp(ring, comp, (size_t)rows * V * 4),
                        "%s compressed: sliding layers in a KV ring == all positions kept, bit for bit", fx[i].model);
                 free(ring);

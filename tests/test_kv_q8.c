@@ -36,7 +36,7 @@ static float *run(const char *model, ember_kv_type kv, const int32_t *p, int np,
         return NULL;
     }
     *V = ember_model_get_info(m)->n_vocab;
-    ember_session_opts so = {n_ctx, 2};
+    ember_session_opts so = {.n_ctx = n_ctx, .threads = 2};
     ember_session *s = ember_session_new(m, &so, &err);
     float *rows = s ? malloc((size_t)(np + ng) * (size_t)*V * sizeof *rows) : NULL;
     int rc = rows ? ember_prefill(s, p, np, NULL, rows, &err) : -1;

@@ -44,7 +44,7 @@ static float *run(const char *model, const ember_plan_opts *po, ember_stats st[3
     }
     int V = ember_model_get_info(m)->n_vocab;
     for (int i = 0; i < ROWS; i++) toks[i] = (int32_t)((i * 41 + 3) % V);
-    ember_session_opts so = {ROWS + 4, 2};
+    ember_session_opts so = {.n_ctx = ROWS + 4, .threads = 2};
     ember_session *s = ember_session_new(m, &so, &err);
     float *y = s ? malloc((size_t)(NG + 1) * (size_t)V * sizeof *y) : NULL;
     int rc = -1;
@@ -127,7 +127,7 @@ int main(void)
        reports the packing's snapshots (they used to be zeros) */
     opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, false);
     ember_model *m = ember_model_open(model, &po, &err);
-    ember_session_opts so = {ROWS + 4, 2};
+    ember_session_opts so = {.n_ctx = ROWS + 4, .threads = 2};
     ember_session *s1 = m ? ember_session_new(m, &so, &err) : NULL;
     int rc = s1 ? ember_session_pack_ahead(s1, &err) : -1;
     ember_session_free(s1);

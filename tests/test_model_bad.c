@@ -124,7 +124,7 @@ int main(void)
         ember_model *m = ember_model_open(path, &po, &err);
         tap_ok(m != NULL, "valid model opens (%s)%s%s", ember_strategy_name(po.strategy), m ? "" : ": ", m ? "" : err.msg);
         if (!m) continue;
-        ember_session_opts so = {8, 1};
+        ember_session_opts so = {.n_ctx = 8, .threads = 1};
         ember_session *sess = ember_session_new(m, &so, &err);
         float *logits = malloc(V * sizeof *logits);
         int32_t toks[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -142,13 +142,13 @@ int main(void)
         ember_session_free(sess);
 
         /* a cancel function stops a long prefill between micro-batches */
-        ember_session_opts so2 = {200, 1};
+        ember_session_opts so2 = {.n_ctx = 2 * EMBER_UBATCH + 100, .threads = 1};
         sess = ember_session_new(m, &so2, &err);
-        int32_t many[150];
-        for (int i = 0; i < 150; i++) many[i] = 1 + i % (V - 1);
+        int32_t many[EMBER_UBATCH + 22];
+        for (int i = 0; i < EMBER_UBATCH + 22; i++) many[i] = 1 + i % (V - 1);
         int asked = 0;
         ember_session_set_cancel(sess, count_and_stop, &asked);
-        int rc = sess ? ember_prefill(sess, many, 150, logits, NULL, &err) : 0;
+        int rc = sess ? ember_prefill(sess, many, EMBER_UBATCH + 22, logits, NULL, &err) : 0;
         tap_ok(rc == EMBER_CANCELLED && asked == 1 && sess &&
                    ember_session_n_past(sess) == EMBER_UBATCH,
                "cancel stops prefill after one micro-batch (rc %d, asked %d, n_past %d)", rc, asked,

@@ -45,7 +45,7 @@ static float *run(const char *model, ember_strategy st, int *V, const ember_plan
     }
     *V = ember_model_get_info(m)->n_vocab;
     for (int i = 0; i < ROWS; i++) toks[i] = (int32_t)((i * 37 + 5) % *V);
-    ember_session_opts so = {ROWS + 4, 2};
+    ember_session_opts so = {.n_ctx = ROWS + 4, .threads = 2};
     ember_session *s = ember_session_new(m, &so, &err);
     float *rows = s ? malloc((size_t)ROWS * (size_t)*V * sizeof *rows) : NULL;
     int rc = rows ? ember_prefill(s, toks, NP, NULL, rows, &err) : -1;
@@ -79,7 +79,7 @@ static int tail_pass_batched(const char *model, char *msg, size_t cap)
     ember_model *m = open_as(model, EMBER_STRATEGY_COMPRESSED, &err);
     if (!m) return snprintf(msg, cap, "open: %.200s", err.msg), 0;
     const int V = ember_model_get_info(m)->n_vocab, n = EMBER_UBATCH + 1;
-    ember_session_opts so = {n + 4, 2};
+    ember_session_opts so = {.n_ctx = n + 4, .threads = 2};
     ember_session *s = ember_session_new(m, &so, &err);
     int32_t t[EMBER_UBATCH + 1];
     for (int i = 0; i < n; i++) t[i] = (int32_t)((i * 53 + 11) % V);
@@ -110,7 +110,7 @@ static float *run_packed(const char *model, int V)
     po.packed_prefill = true;
     po.threads = 2;
     ember_model *m = ember_model_open(model, &po, &err);
-    ember_session_opts so = {ROWS + 4, 2};
+    ember_session_opts so = {.n_ctx = ROWS + 4, .threads = 2};
     ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
     float *rows = s ? malloc((size_t)ROWS * (size_t)V * sizeof *rows) : NULL;
     int rc = rows ? ember_prefill(s, toks, NP, NULL, rows, &err) : -1;
@@ -220,7 +220,7 @@ int main(int argc, char **argv)
     for (int n = 1; n <= 4 * EMBER_UBATCH + 3; n++) {
         int sum = 0;
         for (int i = 0, nb; i < n && !bad; i += nb) {
-            nb = ember_prefill_pass(n, i);
+            nb = ember_prefill_pass(n, i, EMBER_UBATCH);
             bad = nb < 1 || nb > EMBER_UBATCH || (n >= 2 && nb == 1);
             if (bad) tap_diag("n = %d: a pass of %d tokens at %d", n, nb, i);
             sum += nb;

@@ -124,10 +124,10 @@ void ember_kv_q8_wsum(float *out, size_t out_stride, const float *w, size_t w_st
     }
 }
 
-int ember_kv_ring(const ember_model *m, int n_ctx)
+int ember_kv_ring(const ember_model *m, int n_ctx, int ubatch)
 {
     /* sliding layers in a ring where it is smaller than the context */
-    return m->n_swa && 2 * ((size_t)m->n_swa + EMBER_UBATCH) < (size_t)n_ctx ? m->n_swa + EMBER_UBATCH : 0;
+    return m->n_swa && 2 * ((size_t)m->n_swa + (size_t)ubatch) < (size_t)n_ctx ? m->n_swa + ubatch : 0;
 }
 
 int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx)
@@ -142,7 +142,7 @@ size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type)
     const int train = m->info.n_ctx_train;
     if (n_ctx <= 0) n_ctx = train < 4096 ? train : 4096;   /* as ember_session_new */
     if (n_ctx > train) n_ctx = train;
-    const int ring = ember_kv_ring(m, n_ctx);
+    const int ring = ember_kv_ring(m, n_ctx, EMBER_UBATCH);
     size_t n = 0;
     for (int l = 0; l < m->info.n_layer; l++) {
         const ember_layer *L = &m->layers[l];

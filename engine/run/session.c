@@ -44,12 +44,13 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     int threads = o && o->threads > 0 ? o->threads : m->opts.threads;
     s->pool = ember_pool_new(threads);
     const size_t hdm = (size_t)m->max_head_dim, kv_dim = (size_t)m->max_head_kv * hdm, F = (size_t)m->max_ff;
-    size_t B = EMBER_UBATCH, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * hdm;
+    s->ubatch = o && o->ubatch >= 2 && o->ubatch < EMBER_UBATCH ? o->ubatch : EMBER_UBATCH;
+    size_t B = (size_t)s->ubatch, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * hdm;
     bool ok = s->pool != NULL;
     /* the KV layout (session.h, kv.c): sliding layers in a ring where it
        is smaller than the context */
     s->kv_type = m->opts.kv_cache;
-    s->ring = ember_kv_ring(m, n_ctx);
+    s->ring = ember_kv_ring(m, n_ctx, s->ubatch);
     s->kv_off = zalloc((size_t)I->n_layer * sizeof *s->kv_off, &ok);
     s->kv_cap = zalloc((size_t)I->n_layer * sizeof *s->kv_cap, &ok);
     s->ring_pos = zalloc((size_t)(s->ring ? s->ring : 1) * sizeof *s->ring_pos, &ok);
@@ -164,9 +165,9 @@ void ember_session_set_cancel(ember_session *s, ember_cancel_fn fn, void *ud)
     s->cancel_ud = ud;
 }
 
-int ember_prefill_pass(int n, int i)
+int ember_prefill_pass(int n, int i, int ub)
 {
-    int nb = n - i < EMBER_UBATCH ? n - i : EMBER_UBATCH;
+    int nb = n - i < ub ? n - i : ub;
     /* no pass of one token in a batched prompt: some formats' kernels
        (IQ4_NL) take the reference's single-token order for one token, where
        the reference ran the whole prompt as one batch */
@@ -189,14 +190,14 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
     s->batched = n >= 2;   /* the reference runs a prompt of 2+ tokens as one batch */
     const int V = m->info.n_vocab;
     for (int i = 0, nb; i < n; i += nb) {
-        nb = ember_prefill_pass(n, i);
+        nb = ember_prefill_pass(n, i, s->ubatch);
         if (i > 0 && s->cancel && s->cancel(s->cancel_ud)) {
             ember_seterr(err, "prefill cancelled after %d of %d tokens", i, n);
             return EMBER_CANCELLED;
         }
         bool all = all_logits != NULL;
         if (all && !s->all_logits) {
-            s->all_logits = malloc((size_t)EMBER_UBATCH * V * sizeof(float));
+            s->all_logits = malloc((size_t)s->ubatch * V * sizeof(float));
             if (!s->all_logits)
                 return ember_seterr(err, "out of memory for logits");
         }

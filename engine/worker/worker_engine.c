@@ -60,7 +60,7 @@ static void *e_open(const ember_worker_load *l, ember_err *err)
         goto fail;
     }
     e->eot = ember_chat_template_eot(e->tmpl, NULL);
-    ember_session_opts so = {l->n_ctx, po.threads};
+    ember_session_opts so = {.n_ctx = l->n_ctx, .threads = po.threads};
     if (!(e->s = ember_session_new(e->m, &so, err))) goto fail;
     e->n_vocab = ember_model_get_info(e->m)->n_vocab;
     e->logits = calloc((size_t)e->n_vocab, sizeof *e->logits);

@@ -95,7 +95,7 @@ int cmd_eval(int argc, char **argv)
     bool write_err = false;
     if (!m) goto fail;
     const int V = ember_model_get_info(m)->n_vocab;
-    ember_session_opts so = {np + nf + 1, po.threads};
+    ember_session_opts so = {.n_ctx = np + nf + 1, .threads = po.threads};
     if (!(s = ember_session_new(m, &so, &err))) goto fail;
     rows = malloc((size_t)np * V * sizeof *rows);
     if (!rows) {

@@ -105,7 +105,7 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
        or the context (default 4096, as in the chat) is full */
     int n_predict = o->n_predict;
     int n_ctx = o->n_ctx > 0 ? o->n_ctx : n_predict < 0 ? 4096 : np + n_predict + 1;
-    ember_session_opts so = {n_ctx, o->plan.threads};
+    ember_session_opts so = {.n_ctx = n_ctx, .threads = o->plan.threads};
     if (!(s = ember_session_new(m, &so, err))) goto done;
     if (n_predict < 0) n_predict = ember_session_n_ctx(s) - np;
     if (n_predict < 0 || np + n_predict > ember_session_n_ctx(s)) {
