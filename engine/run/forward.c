@@ -337,12 +337,43 @@ typedef struct {
     const float *x, *wt;
 } norm_args;
 
+/* Four rows' sums of squares side by side: each is the reference's
+   sequential f64 sum (rmsnorm), but the four chains overlap, where one
+   row alone waits on every add. */
+static void rmsnorm4(float *out, const float *x, const float *wt, int n, float eps)
+{
+    const float *x0 = x, *x1 = x + n, *x2 = x + 2 * (size_t)n, *x3 = x + 3 * (size_t)n;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int i = 0; i < n; i++) {
+        s0 += (double)(x0[i] * x0[i]);
+        s1 += (double)(x1[i] * x1[i]);
+        s2 += (double)(x2[i] * x2[i]);
+        s3 += (double)(x3[i] * x3[i]);
+    }
+    const double ss[4] = {s0, s1, s2, s3};
+    for (int r = 0; r < 4; r++) {
+        const float scale = 1.0f / sqrtf((float)(ss[r] / n) + eps);
+        const float *xr = x + (size_t)r * n;
+        float *o = out + (size_t)r * n;
+        if (!wt)
+            for (int i = 0; i < n; i++) o[i] = xr[i] * scale;
+        else
+            for (int i = 0; i < n; i++) o[i] = xr[i] * scale * wt[i];
+    }
+}
+
+/* rows [t0, t1) of E values: four at a time, then one by one */
+static void rmsnorm_range(float *out, const float *x, const float *wt, int E, int t0, int t1, float eps)
+{
+    int t = t0;
+    for (; t + 4 <= t1; t += 4) rmsnorm4(out + (size_t)t * E, x + (size_t)t * E, wt, E, eps);
+    for (; t < t1; t++) rmsnorm(out + (size_t)t * E, x + (size_t)t * E, wt, E, eps);
+}
+
 static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1)
 {
     const norm_args *a = ctx;
-    const int E = s->m->info.n_embd;
-    for (int t = t0; t < t1; t++)
-        rmsnorm(a->out + (size_t)t * E, a->x + (size_t)t * E, a->wt, E, s->m->rms_eps);
+    rmsnorm_range(a->out, a->x, a->wt, s->m->info.n_embd, t0, t1, s->m->rms_eps);
 }
 
 static void norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
@@ -361,9 +392,9 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1)
 {
     const resid_args *a = ctx;
     const int E = s->m->info.n_embd;
+    if (a->post) rmsnorm_range(s->xn, s->xn, a->post, E, t0, t1, s->m->rms_eps);
     for (int t = t0; t < t1; t++) {
         float *x = s->x + (size_t)t * E, *y = s->xn + (size_t)t * E;
-        if (a->post) rmsnorm(y, y, a->post, E, s->m->rms_eps);
         for (int i = 0; i < E; i++) x[i] += y[i];
         if (a->scale)
             for (int i = 0; i < E; i++) x[i] *= *a->scale;
@@ -432,8 +463,7 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1)
         float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
         if (L->bq)
             for (int i = 0; i < HQ; i++) q[i] += L->bq[i];
-        if (L->q_norm)
-            for (int h = 0; h < nh; h++) rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, m->rms_eps);
+        if (L->q_norm) rmsnorm_range(q, q, L->q_norm, hd, 0, nh, m->rms_eps);
         rope(s, &L->rope, q, nh, hd, pos);
         if (qscale)
             for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
@@ -443,11 +473,9 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1)
             for (int i = 0; i < HK; i++) k[i] += L->bk[i];
         if (L->bv)
             for (int i = 0; i < HK; i++) v[i] += L->bv[i];
-        if (L->k_norm)
-            for (int h = 0; h < nkv; h++) rmsnorm(k + h * hd, k + h * hd, L->k_norm, hd, m->rms_eps);
+        if (L->k_norm) rmsnorm_range(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
         rope(s, &L->rope, k, nkv, hd, pos);
-        if (m->arch->flags & ARCH_V_NORM)
-            for (int h = 0; h < nkv; h++) rmsnorm(v + h * hd, v + h * hd, NULL, hd, m->rms_eps);
+        if (m->arch->flags & ARCH_V_NORM) rmsnorm_range(v, v, NULL, hd, 0, nkv, m->rms_eps);
         for (int h = 0; h < nkv; h++) kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
     }
 }
