@@ -131,9 +131,10 @@ typedef struct ember_plan {
 } ember_plan;
 
 const ember_plan *ember_model_plan(const ember_model *m);
-/* Bytes of the KV cache (K and V) a session of n_ctx tokens allocates with
-   rows of type kv_type (ember_kv_type); n_ctx 0: the session's default. */
-size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type);
+/* Bytes of the KV cache (K and V) a session of n_ctx tokens and prefill
+   passes of ubatch allocates with rows of type kv_type (ember_kv_type);
+   n_ctx 0, ubatch 0: the session's defaults. */
+size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type, int ubatch);
 
 /* ---- sessions -------------------------------------------------------- */
 

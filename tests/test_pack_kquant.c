@@ -259,6 +259,9 @@ static void battery(const kq_layout *L, const ember_kernel *kc, const ember_kern
     run_case(L, kc, kp, 33, 8192, 1, 0, 33, st);
     run_case(L, kc, kp, 33, 8192, 35, 3, 33, st);
     run_case(L, kc, kp, 18, 65536, 37, 0, 18, st);
+    /* more tokens than one chunk carries at a short k (the Q4_K/Q5_K
+       kernels carry 256 tokens' sums between a tile's chunks) */
+    run_case(L, kc, kp, 17, 2304, 301, 0, 17, st);
     /* past the rows the Q6_K kernel keeps corrections for (131072
        inputs a token pair) */
     run_case(L, kc, kp, 17, 131072 + 256, 3, 0, 17, st);

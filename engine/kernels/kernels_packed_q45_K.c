@@ -261,16 +261,19 @@ void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
    the float sums across super-blocks, touched once per super-block, in
    L1.  Decode takes two tiles at a time: two streams of tiles keep more
    lines in flight than one (as for the Q8_0 tiles). */
-INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, const int nti, int64_t nb,
-                      const block_q8_K *const x[TB], const int tb, float *y, size_t y_stride, const __mmask16 m[2])
+INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, const int nti, int64_t b0, int64_t nb,
+                      const block_q8_K *const x[TB], const int tb, float *y, size_t y_stride, const __mmask16 m[2],
+                      const int pf, __m512 (*carry)[12], const int first, const int last)
 {
     const size_t rb = five ? REC5 : REC;
-    __m512 acc[TB][12];   /* 8 lanes, then the 4 min lanes */
+    __m512 acc_own[TB][12];   /* 8 lanes, then the 4 min lanes */
+    __m512 (*acc)[12] = carry ? carry : acc_own;
     const int nu = nti * tb;
-    _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
-        _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = _mm512_setzero_ps();
+    if (first)
+        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+            _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
-    for (int64_t b = 0; b < nb; b++, rec += rb) {
+    for (int64_t b = b0; b < b0 + nb; b++, rec += rb) {
         __m512i is[TB][8];
         _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
             _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) is[u][l] = _mm512_setzero_si512();
@@ -283,14 +286,18 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
                 s = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
                 __m512i qh = _mm512_setzero_si512();
                 if (five) {
-                    _mm_prefetch((const char *)ri + QH + 64 * j + PF_L1, _MM_HINT_T0);
-                    _mm_prefetch((const char *)ri + QH + 64 * j + PF_L2, _MM_HINT_T1);
+                    if (pf) {
+                        _mm_prefetch((const char *)ri + QH + 64 * j + PF_L1, _MM_HINT_T0);
+                        _mm_prefetch((const char *)ri + QH + 64 * j + PF_L2, _MM_HINT_T1);
+                    }
                     qh = _mm512_loadu_si512((const void *)(ri + QH + 64 * j));
                 }
                 _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++) {
                     const uint8_t *c = ri + QS + (4 * j + h) * 64;
-                    _mm_prefetch((const char *)c + PF_L1, _MM_HINT_T0);
-                    _mm_prefetch((const char *)c + PF_L2, _MM_HINT_T1);
+                    if (pf) {
+                        _mm_prefetch((const char *)c + PF_L1, _MM_HINT_T0);
+                        _mm_prefetch((const char *)c + PF_L2, _MM_HINT_T1);
+                    }
                     __m512i v = _mm512_loadu_si512((const void *)c);
                     __m512i wl = _mm512_and_si512(v, low4);
                     __m512i wh = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
@@ -311,11 +318,13 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
         }
         _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++) {
         const uint8_t *ri = rec + (size_t)i * tile_bytes;
-        _mm_prefetch((const char *)ri + SC + PF_L1, _MM_HINT_T0);
-        _mm_prefetch((const char *)ri + SC + 64 + PF_L1, _MM_HINT_T0);
-        _mm_prefetch((const char *)ri + MN + PF_L1, _MM_HINT_T0);
-        _mm_prefetch((const char *)ri + MN + 64 + PF_L1, _MM_HINT_T0);
-        _mm_prefetch((const char *)ri + DW + PF_L1, _MM_HINT_T0);
+        if (pf) {
+            _mm_prefetch((const char *)ri + SC + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)ri + SC + 64 + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)ri + MN + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)ri + MN + 64 + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)ri + DW + PF_L1, _MM_HINT_T0);
+        }
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DW)));
         __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DM)));
         __m512i mn[4];
@@ -347,6 +356,7 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
         }
         }
     }
+    if (!last) return;
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
         const int i = u / tb, t = u % tb;
         __m512 mins = five ? acc[u][8]
@@ -359,6 +369,8 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
    a tile (k = 2048: 19 KiB, 8192: 74 KiB) is read from memory once for
    all of them. */
 #define ACT_CHUNK (512 * 1024)
+#define ACT_TOKENS_MAX 256      /* token pairs' float sums carried between chunks */
+#define KCK 8                   /* super-blocks of a tile chunk */
 
 INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                           const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
@@ -371,29 +383,51 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
         int r = r0 - r0 % ROWS;
         for (; r + ROWS < r1; r += 2 * ROWS) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
-            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, 1, y + r, y_stride, m);
+            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, 0, nb, x, 1, y + r, y_stride, m,
+                      1, NULL, 1, 1);
         }
         if (r < r1) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
-            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, 1, y + r, y_stride, m);
+            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, 0, nb, x, 1, y + r, y_stride, m,
+                      1, NULL, 1, 1);
         }
         return;
     }
+    /* Prefill: a tile is taken KCK super-blocks at a time (k = 2048 is
+       one chunk of 19 KiB, 8192 four: a whole tile, 74 KiB, would be
+       streamed from L2 once per token pair), every token pair's float
+       sums carried from chunk to chunk, while the next chunk's lines are
+       prefetched into L2, a share per pair; the passes themselves run
+       from L1 without prefetches. */
+    static _Thread_local __m512 carry[ACT_TOKENS_MAX / TB][TB][12];
     int chunk = (int)(ACT_CHUNK / ((size_t)nb * sizeof(block_q8_K)));
     chunk = chunk < TB ? TB : chunk - chunk % TB;
+    if (chunk > ACT_TOKENS_MAX) chunk = ACT_TOKENS_MAX;
+    const size_t rb = five ? REC5 : REC;
     for (int c0 = 0; c0 < nt; c0 += chunk) {
         int c1 = nt - c0 < chunk ? nt : c0 + chunk;
+        const int npairs = (c1 - c0 + TB - 1) / TB;
         for (int r = r0 - r0 % ROWS; r < r1; r += ROWS) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
-            for (int t0 = c0; t0 < c1; t0 += TB) {
-                const block_q8_K *x[TB];
-                int tb = c1 - t0 < TB ? c1 - t0 : TB;
-                for (int t = 0; t < TB; t++)
-                    x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + (t < tb ? t : 0)) * xq_stride);
-                float *yt = y + (size_t)t0 * y_stride + r;
-                if (tb == TB) tile_pass(five, tile, tile_bytes, 1, nb, x, TB, yt, y_stride, m);
-                else tile_pass(five, tile, tile_bytes, 1, nb, x, 1, yt, y_stride, m);
+            for (int64_t k0 = 0; k0 < nb; k0 += KCK) {
+                const int64_t nbc = nb - k0 < KCK ? nb - k0 : KCK;
+                const int first = k0 == 0, last = k0 + nbc == nb;
+                const uint8_t *rec = tile + (size_t)k0 * rb;
+                const uint8_t *next = last ? tile + tile_bytes : rec + (size_t)nbc * rb;
+                const int64_t next_nb = last ? (nb < KCK ? nb : KCK) : (nb - k0 - nbc < KCK ? nb - k0 - nbc : KCK);
+                const size_t next_lines = (size_t)next_nb * rb / 64, share = (next_lines + (size_t)npairs - 1) / (size_t)npairs;
+                for (int p = 0, t0 = c0; t0 < c1; t0 += TB, p++) {
+                    for (size_t l = (size_t)p * share; l < (size_t)(p + 1) * share && l < next_lines; l++)
+                        _mm_prefetch((const char *)next + l * 64, _MM_HINT_T1);
+                    const block_q8_K *x[TB];
+                    int tb = c1 - t0 < TB ? c1 - t0 : TB;
+                    for (int t = 0; t < TB; t++)
+                        x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + (t < tb ? t : 0)) * xq_stride);
+                    float *yt = y + (size_t)t0 * y_stride + r;
+                    if (tb == TB) tile_pass(five, rec, tile_bytes, 1, k0, nbc, x, TB, yt, y_stride, m, 0, carry[p], first, last);
+                    else tile_pass(five, rec, tile_bytes, 1, k0, nbc, x, 1, yt, y_stride, m, 0, carry[p], first, last);
+                }
             }
         }
     }

@@ -137,12 +137,17 @@ int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx)
     return L->kv_src != l ? 0 : L->swa && ring ? 2 * ring : n_ctx;
 }
 
-size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type)
+int ember_ubatch(int requested)
+{
+    return requested >= 2 && requested < EMBER_UBATCH ? requested : EMBER_UBATCH;
+}
+
+size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type, int ubatch)
 {
     const int train = m->info.n_ctx_train;
     if (n_ctx <= 0) n_ctx = train < 4096 ? train : 4096;   /* as ember_session_new */
     if (n_ctx > train) n_ctx = train;
-    const int ring = ember_kv_ring(m, n_ctx, EMBER_UBATCH);
+    const int ring = ember_kv_ring(m, n_ctx, ember_ubatch(ubatch));
     size_t n = 0;
     for (int l = 0; l < m->info.n_layer; l++) {
         const ember_layer *L = &m->layers[l];

@@ -34,6 +34,9 @@ void ember_kv_q8_wsum(float *out, size_t out_stride, const float *w, size_t w_st
 /* The layout session.c allocates and forward.c reads (session.h): the
    ring of the sliding layers for an n_ctx-token context (0: none), and
    layer l's rows per KV head under it. */
+/* The prompt tokens per forward pass for a requested size (0, or out of
+   2..EMBER_UBATCH: EMBER_UBATCH). */
+int ember_ubatch(int requested);
 int ember_kv_ring(const ember_model *m, int n_ctx, int ubatch);
 int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx);
 

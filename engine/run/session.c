@@ -44,7 +44,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     int threads = o && o->threads > 0 ? o->threads : m->opts.threads;
     s->pool = ember_pool_new(threads);
     const size_t hdm = (size_t)m->max_head_dim, kv_dim = (size_t)m->max_head_kv * hdm, F = (size_t)m->max_ff;
-    s->ubatch = o && o->ubatch >= 2 && o->ubatch < EMBER_UBATCH ? o->ubatch : EMBER_UBATCH;
+    s->ubatch = ember_ubatch(o ? o->ubatch : 0);
     size_t B = (size_t)s->ubatch, E = (size_t)I->n_embd, HQ = (size_t)I->n_head * hdm;
     bool ok = s->pool != NULL;
     /* the KV layout (session.h, kv.c): sliding layers in a ring where it

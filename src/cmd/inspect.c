@@ -445,7 +445,7 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         json_kv_str(&j, "architecture", ember_model_get_info(m)->arch);
         if (r.matched[0]) json_kv_str(&j, "profile", r.matched);
         json_kv_str(&j, "kv_cache", ember_kv_type_name(r.plan.kv_cache));
-        json_kv_u64(&j, "kv_bytes", ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache));
+        json_kv_u64(&j, "kv_bytes", ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache, 0));
         json_key(&j, "pack_cache");
         json_obj_begin(&j);
         json_kv_bool(&j, "on", r.plan.strategy == EMBER_STRATEGY_PACKED && r.plan.pack_cache);
@@ -462,7 +462,7 @@ static int inspect_plan(const char *path, const char *strategy, const char *prof
         int shown = n_ctx > 0 ? n_ctx : info_ctx < 4096 ? info_ctx : 4096;
         if (shown > info_ctx) shown = info_ctx;
         printf("KV %s %.1f MiB at a %d-token context\n", ember_kv_type_name(r.plan.kv_cache),
-               (double)ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache) / 1048576, shown);
+               (double)ember_kv_cache_bytes(m, n_ctx, r.plan.kv_cache, 0) / 1048576, shown);
         pack_cache_text(&pc, &r.plan);
         print_warnings(ember_model_warnings(m));
         if (!ember_model_tokenizer(m)) printf("warning: no usable tokenizer: %s\n", ember_model_tokenizer_error(m));
