@@ -266,12 +266,13 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
                       const int pf, __m512 (*carry)[12], const int first, const int last)
 {
     const size_t rb = five ? REC5 : REC;
-    __m512 acc_own[TB][12];   /* 8 lanes, then the 4 min lanes */
-    __m512 (*acc)[12] = carry ? carry : acc_own;
+    /* the sums in a local array (its address never escapes: a pointer to
+       the carry would alias every load, __m512 being may_alias, and ran
+       at two thirds of the speed), from and to the carry between chunks */
+    __m512 acc[TB][12];   /* 8 lanes, then the 4 min lanes */
     const int nu = nti * tb;
-    if (first)
-        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
-            _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = _mm512_setzero_ps();
+    _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+        _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = first ? _mm512_setzero_ps() : carry[u][l];
     const __m512i low4 = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
     for (int64_t b = b0; b < b0 + nb; b++, rec += rb) {
         __m512i is[TB][8];
@@ -356,7 +357,11 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
         }
         }
     }
-    if (!last) return;
+    if (!last) {
+        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+            _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) carry[u][l] = acc[u][l];
+        return;
+    }
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
         const int i = u / tb, t = u % tb;
         __m512 mins = five ? acc[u][8]
