@@ -283,7 +283,7 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
 #define TRI 3
 #define KC 64
 #define TRI_MAX 128                       /* triples prepared per chunk of tokens */
-#define XPREP (640 * 1024)                /* bytes of prepared activations */
+#define XPREP (2560 * 1024)               /* bytes of prepared activations: 128 tokens up to k = 16384 */
 
 typedef struct {
     uint8_t xu[XPREP];                    /* [triple][block][token of 3][32] */

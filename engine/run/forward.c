@@ -302,10 +302,10 @@ static void glu_run(void *ctx, int ith, int nth)
 
 /* The steps between the matrix products work token by token (norms, RoPE,
    the KV rows, residual adds): a prompt pass splits its tokens into one
-   contiguous run per thread, so they are not a serial stretch between two
-   parallel products.  Each token's arithmetic is the same whichever thread
-   runs it. */
-typedef void (*tok_fn)(ember_session *s, const void *ctx, int t0, int t1);
+   contiguous run per thread (ith: the thread's index, for a scratch slot of
+   its own), so they are not a serial stretch between two parallel
+   products.  Each token's arithmetic is the same whichever thread runs it. */
+typedef void (*tok_fn)(ember_session *s, const void *ctx, int t0, int t1, int ith);
 
 typedef struct {
     ember_session *s;
@@ -318,13 +318,13 @@ static void tok_run(void *c, int ith, int nth)
 {
     const tok_job *j = c;
     int t0 = (int)((int64_t)j->n * ith / nth), t1 = (int)((int64_t)j->n * (ith + 1) / nth);
-    if (t0 < t1) j->fn(j->s, j->ctx, t0, t1);
+    if (t0 < t1) j->fn(j->s, j->ctx, t0, t1, ith);
 }
 
 static void for_tokens(ember_session *s, int n, tok_fn fn, const void *ctx)
 {
     if (n < 2) {
-        fn(s, ctx, 0, n);
+        fn(s, ctx, 0, n, 0);
         return;
     }
     tok_job j = {s, fn, ctx, n};
@@ -370,7 +370,7 @@ static void rmsnorm_range(float *out, const float *x, const float *wt, int E, in
     for (; t < t1; t++) rmsnorm(out + (size_t)t * E, x + (size_t)t * E, wt, E, eps);
 }
 
-static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1)
+static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const norm_args *a = ctx;
     rmsnorm_range(a->out, a->x, a->wt, s->m->info.n_embd, t0, t1, s->m->rms_eps);
@@ -388,7 +388,7 @@ typedef struct {
     const float *scale;
 } resid_args;
 
-static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1)
+static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const resid_args *a = ctx;
     const int E = s->m->info.n_embd;
@@ -449,7 +449,7 @@ typedef struct {
     int l, pos0;
 } qk_args;
 
-static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1)
+static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const qk_args *a = ctx;
     const ember_model *m = s->m;
@@ -506,8 +506,9 @@ static void attention(ember_session *s, int l, int n, int pos0)
     residual(s, n, L->post_attn_norm, NULL);
 }
 
-/* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed x. */
-static void ffn(ember_session *s, int l, int n)
+/* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed
+   x, then s->x *= *scale when given. */
+static void ffn(ember_session *s, int l, int n, const float *scale)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
@@ -527,7 +528,7 @@ static void ffn(ember_session *s, int l, int n)
     else glu_run(&gj, 0, 1);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
-    residual(s, n, L->post_ffn_norm, NULL);
+    residual(s, n, L->post_ffn_norm, scale);
 }
 
 static const float *L_out_scale(const ember_model *m, int l) { return m->layers[l].out_scale; }
@@ -536,40 +537,66 @@ static const float *L_out_scale(const ember_model *m, int l) { return m->layers[
    (RMSNorm(per_layer_model_proj x0 / sqrt(n_embd)) * per_layer_proj_norm
     + per_layer_token_embd[tok] * sqrt(n_pl)) * (1 / sqrt(2)), per layer's
    chunk of n_pl, x0 being the scaled token embedding (s->x on entry). */
-static int per_layer_inputs(ember_session *s, const int32_t *tok, int n, ember_err *err)
+typedef struct {
+    const int32_t *tok;
+    atomic_int bad;               /* a token whose row could not be read, + 1 */
+} pl_args;
+
+/* The per-layer inputs of tokens [t0, t1), each thread dequantizing rows
+   into its own slot of s->pl_row. */
+static void pl_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
+    pl_args *a = (pl_args *)ctx;
     const ember_model *m = s->m;
     const int np = m->n_pl, NL = m->info.n_layer, W = np * NL;
-    act_dirty(s);
-    matmul(s, &m->pl_model_proj, s->pl, s->x, n);
-    act_dirty(s);
     const float in_scale = 1.0f / sqrtf((float)m->info.n_embd), emb_scale = sqrtf((float)np);
     const float out_scale = 1.0f / sqrtf(2.0f);
     const size_t rb = m->pl_embd.row_bytes;
-    for (int t = 0; t < n; t++) {
+    float *row = s->pl_row + (size_t)W * (size_t)ith;
+    for (int t = t0; t < t1; t++) {
         float *p = s->pl + (size_t)t * W;
-        if (ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data + (size_t)tok[t] * rb, s->pl_row, W))
-            return ember_seterr(err, "per_layer_token_embd row %d cannot be read", tok[t]);
+        if (ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data + (size_t)a->tok[t] * rb, row, W)) {
+            atomic_store(&a->bad, t + 1);
+            return;
+        }
         for (int i = 0; i < W; i++) p[i] *= in_scale;
-        for (int l = 0; l < NL; l++) rmsnorm(p + l * np, p + l * np, m->pl_proj_norm, np, m->rms_eps);
-        for (int i = 0; i < W; i++) p[i] = (p[i] + s->pl_row[i] * emb_scale) * out_scale;
+        rmsnorm_range(p, p, m->pl_proj_norm, np, 0, NL, m->rms_eps);
+        for (int i = 0; i < W; i++) p[i] = (p[i] + row[i] * emb_scale) * out_scale;
     }
+}
+
+static int per_layer_inputs(ember_session *s, const int32_t *tok, int n, ember_err *err)
+{
+    const ember_model *m = s->m;
+    act_dirty(s);
+    matmul(s, &m->pl_model_proj, s->pl, s->x, n);
+    act_dirty(s);
+    pl_args a = {tok, 0};
+    for_tokens(s, n, pl_tokens, &a);
+    int bad = atomic_load(&a.bad);
+    if (bad) return ember_seterr(err, "per_layer_token_embd row %d cannot be read", tok[bad - 1]);
     return 0;
 }
 
-/* After layer l's FFN: x += post_norm(proj(gelu(inp_gate x) * input_l)). */
-static void per_layer_block(ember_session *s, int l, int n)
+static void pl_gelu_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    const int l = *(const int *)ctx, np = s->m->n_pl, W = np * s->m->info.n_layer;
+    for (int t = t0; t < t1; t++)
+        ember_ref_gelu_tanh_mul(s->plg + (size_t)t * np, s->pl + (size_t)t * W + (size_t)l * np, np);
+}
+
+/* After layer l's FFN: x += post_norm(proj(gelu(inp_gate x) * input_l)),
+   then x *= *scale when given. */
+static void per_layer_block(ember_session *s, int l, int n, const float *scale)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
-    const int np = m->n_pl, W = np * m->info.n_layer;
     act_dirty(s);
     matmul(s, &L->pl_gate, s->plg, s->x, n);
-    for (int t = 0; t < n; t++)
-        ember_ref_gelu_tanh_mul(s->plg + (size_t)t * np, s->pl + (size_t)t * W + (size_t)l * np, np);
+    for_tokens(s, n, pl_gelu_tokens, &l);
     act_dirty(s);
     matmul(s, &L->pl_proj, s->xn, s->plg, n);
-    residual(s, n, L->pl_post_norm, NULL);
+    residual(s, n, L->pl_post_norm, scale);
 }
 
 int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
@@ -585,11 +612,10 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
     }
     if (m->n_pl && per_layer_inputs(s, tok, n, err)) return -1;
     for (int l = 0; l < I->n_layer; l++) {
+        /* the layer's output scale (gemma4) ends its last residual add */
         attention(s, l, n, pos0);
-        ffn(s, l, n);
-        if (m->n_pl) per_layer_block(s, l, n);
-        if (L_out_scale(m, l))
-            for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= *L_out_scale(m, l);
+        ffn(s, l, n, m->n_pl ? NULL : L_out_scale(m, l));
+        if (m->n_pl) per_layer_block(s, l, n, L_out_scale(m, l));
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     int first = all_rows ? 0 : n - 1, rows = n - first;

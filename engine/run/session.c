@@ -79,7 +79,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (m->n_pl) {
         s->pl = zalloc(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
         s->plg = zalloc(B * (size_t)m->n_pl * 4, &ok);
-        s->pl_row = zalloc((size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
+        /* one per_layer_token_embd row per thread (forward.c, pl_tokens) */
+        s->pl_row = zalloc((size_t)ember_pool_size(s->pool) * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
     }
     if (m->rope_long) s->rope_ff = n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);

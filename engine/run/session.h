@@ -40,7 +40,7 @@ struct ember_session {
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
     float *fused;               /* output of a fused projection (qkv, gate+up) before the split */
     float *pl, *plg;            /* per-layer inputs [token][layer][n_pl] and their gated rows (gemma4) */
-    float *pl_row;              /* one per_layer_token_embd row */
+    float *pl_row;              /* one per_layer_token_embd row per pool thread */
     float *all_logits;          /* ubatch rows, only for eval */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
