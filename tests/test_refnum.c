@@ -139,6 +139,22 @@ static void compute(buf *o)
     }
     put(o, g, sizeof g);
     put(o, g2, sizeof g2);
+    /* RoPE: both pair layouts, whole and partial rotary (n_rot / 2 of 24,
+       48: a tail of a 16-lane chunk), heads of up to 512 dims, values with
+       -0, large and tiny magnitudes */
+    static const int ropes[][2] = {{64, 64}, {128, 128}, {256, 256}, {512, 512}, {64, 48}, {128, 96}, {48, 48}, {80, 34}};
+    for (size_t ri = 0; ri < sizeof ropes / sizeof ropes[0]; ri++)
+        for (int neox = 0; neox <= 1; neox++) {
+            const int hd = ropes[ri][0], nr = ropes[ri][1], nh = 3;
+            static float rv[3 * 512], rc[256], rs[256];
+            for (int i = 0; i < nh * hd; i++) rv[i] = i < 37 && !isnan(sp[i]) && !isinf(sp[i]) ? sp[i] : 4.0f * unit() - 2.0f;
+            for (int i = 0; i < nr / 2; i++) {
+                rc[i] = cosf(0.37f * (float)(i + 1) * (float)ri);
+                rs[i] = sinf(0.37f * (float)(i + 1) * (float)ri) * (i % 5 == 0 ? -1.0f : 1.0f);
+            }
+            ember_ref_rope(rv, nh, hd, nr, rc, rs, neox);
+            put(o, rv, sizeof rv[0] * (size_t)(nh * hd));
+        }
 }
 
 /* compute() in a child with EMBER_ISA=isa, its bytes into *o. */

@@ -149,6 +149,20 @@ void ember_refnum_scale_f16r_scalar(float *x, float s, int n)
     for (int i = 0; i < n; i++) x[i] = ember_fp16_to_f32(ember_f32_to_fp16(x[i] * s));
 }
 
+void ember_refnum_rope_scalar(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox)
+{
+    const int h2 = n_rot / 2;
+    for (int h = 0; h < nh; h++) {
+        float *p = v + (size_t)h * (size_t)hd;
+        for (int i = 0; i < h2; i++) {
+            int a = neox ? i : 2 * i, b = neox ? i + h2 : 2 * i + 1;
+            float x0 = p[a], x1 = p[b];
+            p[a] = fmaf(x0, cs[i], -(x1 * sn[i]));
+            p[b] = fmaf(x0, sn[i], x1 * cs[i]);
+        }
+    }
+}
+
 #ifdef EMBER_SIMD
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
@@ -480,12 +494,55 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
         }
     }
 }
+/* fmsub(x0, c, x1 s) is fmaf(x0, c, -(x1 s)): one rounding of the same
+   value.  Interleaved pairs (not neox) are split into even and odd lanes
+   and merged back. */
+static EMBER_TARGET_AVX512 void rope_avx512(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn,
+                                            int neox)
+{
+    const int h2 = n_rot / 2;
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    for (int h = 0; h < nh; h++) {
+        float *p = v + (size_t)h * (size_t)hd;
+        for (int i = 0; i < h2; i += 16) {
+            const int left = h2 - i < 16 ? h2 - i : 16;
+            const __mmask16 m = (__mmask16)((1u << left) - 1);
+            const __m512 c = _mm512_maskz_loadu_ps(m, cs + i), s = _mm512_maskz_loadu_ps(m, sn + i);
+            __m512 x0, x1;
+            if (neox) {
+                x0 = _mm512_maskz_loadu_ps(m, p + i);
+                x1 = _mm512_maskz_loadu_ps(m, p + i + h2);
+            } else {
+                const __mmask16 m0 = (__mmask16)(left >= 8 ? 0xffff : (1u << (2 * left)) - 1);
+                const __mmask16 m1 = (__mmask16)(left > 8 ? (1u << (2 * (left - 8))) - 1 : 0);
+                const __m512 a = _mm512_maskz_loadu_ps(m0, p + 2 * i), b = _mm512_maskz_loadu_ps(m1, p + 2 * i + 16);
+                x0 = _mm512_permutex2var_ps(a, ev, b);
+                x1 = _mm512_permutex2var_ps(a, od, b);
+            }
+            const __m512 y0 = _mm512_fmsub_ps(x0, c, _mm512_mul_ps(x1, s));
+            const __m512 y1 = _mm512_fmadd_ps(x0, s, _mm512_mul_ps(x1, c));
+            if (neox) {
+                _mm512_mask_storeu_ps(p + i, m, y0);
+                _mm512_mask_storeu_ps(p + i + h2, m, y1);
+            } else {
+                const __mmask16 m0 = (__mmask16)(left >= 8 ? 0xffff : (1u << (2 * left)) - 1);
+                const __mmask16 m1 = (__mmask16)(left > 8 ? (1u << (2 * (left - 8))) - 1 : 0);
+                _mm512_mask_storeu_ps(p + 2 * i, m0, _mm512_permutex2var_ps(y0, lo, y1));
+                _mm512_mask_storeu_ps(p + 2 * i + 16, m1, _mm512_permutex2var_ps(y0, hi, y1));
+            }
+        }
+    }
+}
 #endif
 
 
 static refnum_ops ops = {ember_refnum_exp16_scalar, ember_refnum_silu16_scalar, ember_refnum_gelu16_scalar,
                          ember_refnum_scores_heads_scalar,
-                         ember_refnum_to_f16_scalar, ember_refnum_scale_f16r_scalar, ember_refnum_wsum_heads_scalar};
+                         ember_refnum_to_f16_scalar, ember_refnum_scale_f16r_scalar, ember_refnum_wsum_heads_scalar,
+                         ember_refnum_rope_scalar};
 static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
 
 static void ops_pick(void)
@@ -493,7 +550,7 @@ static void ops_pick(void)
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() >= EMBER_ISA_AVX512)
         ops = (refnum_ops){exp16_avx512, silu16_avx512, gelu16_avx512, scores_heads_avx512, to_f16_avx512, scale_f16r_avx512,
-                           wsum_heads_avx512};
+                           wsum_heads_avx512, rope_avx512};
     else if (ember_cpu_isa() >= EMBER_ISA_AVX2)
         ops = ember_refnum_avx2;
 #endif
@@ -559,6 +616,11 @@ void ember_ref_to_f16(uint16_t *dst, const float *src, int n)
 void ember_ref_scale_f16r(float *x, float s, int n)
 {
     get_ops()->scale_f16r(x, s, n);
+}
+
+void ember_ref_rope(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox)
+{
+    get_ops()->rope(v, nh, hd, n_rot, cs, sn, neox);
 }
 
 void ember_ref_wsum_f16(float *out, const float *w, const uint16_t *v, size_t stride,

@@ -73,4 +73,10 @@ void ember_ref_to_f16(uint16_t *dst, const float *src, int n);
    weights), for i < n */
 void ember_ref_scale_f16r(float *x, float s, int n);
 
+/* Rotates the n_rot leading dims of nh heads (hd apart, in place) by one
+   position's cos / sin (n_rot / 2 each), pairs (i, i + n_rot / 2) when
+   neox, else (2i, 2i + 1): x0' = fmaf(x0, c, -(x1 s)), x1' = fmaf(x0, s,
+   x1 c), as the reference rounds them. */
+void ember_ref_rope(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox);
+
 #endif

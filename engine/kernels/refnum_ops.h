@@ -36,6 +36,7 @@ typedef struct {
     void (*scale_f16r)(float *x, float s, int n);
     void (*wsum_heads)(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
                        const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
+    void (*rope)(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox);
 } refnum_ops;
 
 void ember_refnum_exp16_scalar(float *y, const float *x, float sub);
@@ -49,6 +50,7 @@ void ember_refnum_wsum_heads_scalar(float *out, size_t out_stride, const float *
                                     float *acc);
 void ember_refnum_to_f16_scalar(uint16_t *dst, const float *src, int n);
 void ember_refnum_scale_f16r_scalar(float *x, float s, int n);
+void ember_refnum_rope_scalar(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox);
 
 /* The AVX2 + FMA + F16C table (refnum_avx2.c). */
 extern const refnum_ops ember_refnum_avx2;

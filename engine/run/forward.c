@@ -153,32 +153,19 @@ static void rmsnorm(float *out, const float *x, const float *wt, int n, float ep
         for (int i = 0; i < n; i++) out[i] = x[i] * scale * wt[i];
 }
 
-/* Rotates the n_rot leading dims of every head in v (nh heads of hd), in
-   the reference's order: theta = (pos * scale^i / ff[i]) * freq_scale,
-   cos and sin times mscale (a factor of 1 changes no bit). */
-static void rope(const ember_session *s, const ember_rope_cfg *rc, float *v, int nh, int hd, int pos)
+/* The rotation of position pos in the reference's order: theta = (pos *
+   scale^i / ff[i]) * freq_scale, cos and sin times mscale (a factor of 1
+   changes no bit). */
+static void rope_row(const ember_rope_cfg *rc, int pos, float *cs, float *sn)
 {
-    const ember_rope style = s->m->arch->rope;
     const int nr = rc->n_rot;
-    const float *ff = rc->ff ? rc->ff : s->rope_ff;
     float theta_scale = powf(rc->base, -2.0f / (float)nr);
-    float cs[1024], sn[1024];
     float theta = (float)pos;
     for (int i = 0; i < nr / 2; i++) {
-        float t = (ff ? theta / ff[i] : theta) * rc->freq_scale;
+        float t = (rc->ff ? theta / rc->ff[i] : theta) * rc->freq_scale;
         cs[i] = cosf(t) * rc->mscale;
         sn[i] = sinf(t) * rc->mscale;
         theta *= theta_scale;
-    }
-    for (int h = 0; h < nh; h++) {
-        float *p = v + (size_t)h * hd;
-        for (int i = 0; i < nr / 2; i++) {
-            int a = style == ROPE_NORM ? 2 * i : i;
-            int b = style == ROPE_NORM ? 2 * i + 1 : i + nr / 2;
-            float x0 = p[a], x1 = p[b];
-            p[a] = fmaf(x0, cs[i], -(x1 * sn[i]));
-            p[b] = fmaf(x0, sn[i], x1 * cs[i]);
-        }
     }
 }
 
@@ -331,6 +318,45 @@ static void for_tokens(ember_session *s, int n, tok_fn fn, const void *ctx)
     ember_pool_run(s->pool, tok_run, &j);
 }
 
+static void rope_fill_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    const struct ember_rope_table *rt = ctx;
+    const int h = rt->cfg.n_rot / 2;
+    for (int t = t0; t < t1; t++) rope_row(&rt->cfg, rt->pos0 + t, rt->cs + (size_t)t * h, rt->sn + (size_t)t * h);
+}
+
+/* The cos / sin table of rc's setting for this pass's n tokens at pos0:
+   made once (on the pool) by the first layer of that setting, read by the
+   rest.  A pass has few settings (gemma: local and global); past
+   EMBER_ROPE_TABLES the last slot is remade. */
+static const struct ember_rope_table *rope_table(ember_session *s, const ember_rope_cfg *rc, int pos0, int n)
+{
+    ember_rope_cfg want = *rc;
+    if (!want.ff) want.ff = s->rope_ff;
+    int i = 0;
+    for (; i < EMBER_ROPE_TABLES; i++) {
+        struct ember_rope_table *rt = &s->rope_tab[i];
+        if (rt->n == 0) break;
+        const ember_rope_cfg *c = &rt->cfg;
+        if (rt->pos0 == pos0 && rt->n == n && c->base == want.base && c->freq_scale == want.freq_scale &&
+            c->mscale == want.mscale && c->ff == want.ff && c->n_rot == want.n_rot)
+            return rt;
+    }
+    if (i == EMBER_ROPE_TABLES) i--;
+    struct ember_rope_table *rt = &s->rope_tab[i];
+    rt->cfg = want;
+    rt->pos0 = pos0;
+    rt->n = n;
+    for_tokens(s, n, rope_fill_tokens, rt);
+    return rt;
+}
+
+/* Forgets the tables (a new pass's positions, or a truncated cache). */
+static void rope_tables_clear(ember_session *s)
+{
+    for (int i = 0; i < EMBER_ROPE_TABLES; i++) s->rope_tab[i].n = 0;
+}
+
 /* out = RMSNorm(x) * wt, row by row (out may be x) */
 typedef struct {
     float *out;
@@ -447,6 +473,7 @@ static void split_rows(const float *src, int nt, float **dst, const int *w, int 
    K and V rows into the cache. */
 typedef struct {
     int l, pos0;
+    const struct ember_rope_table *rt;
 } qk_args;
 
 static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
@@ -458,13 +485,16 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     const int HQ = nh * hd, HK = nkv * hd;
     const bool own_kv = L->kv_src == a->l;   /* else only Q: the KV is an earlier layer's */
     const bool qscale = m->arch->att_scale != ATT_SCALE_SCORES;
+    const int neox = m->arch->rope != ROPE_NORM;
     for (int t = t0; t < t1; t++) {
         const int pos = a->pos0 + t;
         float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
         if (L->bq)
             for (int i = 0; i < HQ; i++) q[i] += L->bq[i];
         if (L->q_norm) rmsnorm_range(q, q, L->q_norm, hd, 0, nh, m->rms_eps);
-        rope(s, &L->rope, q, nh, hd, pos);
+        const int h2 = a->rt->cfg.n_rot / 2;
+        const float *cs = a->rt->cs + (size_t)t * h2, *sn = a->rt->sn + (size_t)t * h2;
+        ember_ref_rope(q, nh, hd, a->rt->cfg.n_rot, cs, sn, neox);
         if (qscale)
             for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
         if (!own_kv) continue;
@@ -474,7 +504,7 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         if (L->bv)
             for (int i = 0; i < HK; i++) v[i] += L->bv[i];
         if (L->k_norm) rmsnorm_range(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
-        rope(s, &L->rope, k, nkv, hd, pos);
+        ember_ref_rope(k, nkv, hd, a->rt->cfg.n_rot, cs, sn, neox);
         if (m->arch->flags & ARCH_V_NORM) rmsnorm_range(v, v, NULL, hd, 0, nkv, m->rms_eps);
         for (int h = 0; h < nkv; h++) kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
     }
@@ -498,7 +528,7 @@ static void attention(ember_session *s, int l, int n, int pos0)
         float *ys[3] = {s->q, s->k, s->v};
         matmul_n(s, qkv, ys, own_kv ? 3 : 1, s->xn, n);
     }
-    qk_args qa = {l, pos0};
+    qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
     for_tokens(s, n, qk_tokens, &qa);
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
@@ -605,6 +635,7 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
     const ember_model_info *I = &m->info;
     const int E = I->n_embd;
     const int pos0 = s->n_past;
+    rope_tables_clear(s);
     if (embed(s, tok, n, err)) return -1;
     if (m->arch->flags & ARCH_EMBD_SCALE) {
         const float sc = sqrtf((float)E);

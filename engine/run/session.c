@@ -83,6 +83,10 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->pl_row = zalloc((size_t)ember_pool_size(s->pool) * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
     }
     if (m->rope_long) s->rope_ff = n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
+    for (int i = 0; i < EMBER_ROPE_TABLES; i++) {
+        s->rope_tab[i].cs = zalloc(B * hdm / 2 * 4 + 4, &ok);
+        s->rope_tab[i].sn = zalloc(B * hdm / 2 * 4 + 4, &ok);
+    }
     s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
     s->embd_row = zalloc(m->tok_embd.row_bytes, &ok);
     static const int act_types[EMBER_ACT_TYPES] = {EMBER_Q8_0, EMBER_Q8_K, EMBER_Q8_1};
@@ -132,6 +136,7 @@ void ember_session_free(ember_session *s)
     free(s->kcache); free(s->vcache); free(s->embd_row); free(s->x); free(s->xn); free(s->q); free(s->k);
     free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->fused);
     free(s->kv_off); free(s->kv_cap); free(s->ring_pos); free(s->pl); free(s->plg); free(s->pl_row);
+    for (int i = 0; i < EMBER_ROPE_TABLES; i++) free(s->rope_tab[i].cs), free(s->rope_tab[i].sn);
     for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);
     free(s->scratch); free(s->all_logits);
     free(s);

@@ -17,6 +17,7 @@ typedef struct {
     int k, nt;
 } ember_act_cache;
 #define EMBER_ACT_TYPES 3
+#define EMBER_ROPE_TABLES 4    /* rotary settings cached per pass (a model has 1 or 2) */
 
 struct ember_session {
     ember_model *m;
@@ -36,6 +37,14 @@ struct ember_session {
     int ring;                   /* 0: every layer keeps all n_ctx positions */
     int *ring_pos;              /* position each slot holds (-1: none) */
     const float *rope_ff;       /* LongRoPE divisors for this context (phi3), or NULL */
+    /* RoPE's cos and sin of this forward pass's positions, one table per
+       distinct rotary setting (forward.c, rope_table): every layer of that
+       setting reads them instead of recomputing them */
+    struct ember_rope_table {
+        ember_rope_cfg cfg;     /* its ff: the divisors in force (cfg's or the session's) */
+        int pos0, n;            /* n 0: empty */
+        float *cs, *sn;         /* [token][n_rot / 2] */
+    } rope_tab[EMBER_ROPE_TABLES];
     /* workspace, sized for ubatch tokens */
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
     float *fused;               /* output of a fused projection (qkv, gate+up) before the split */
