@@ -1,4 +1,6 @@
-/* The q8_0 KV cache (kv.c): its logits follow the f16 cache's closely on
+/* A decoded token's scores with the V rows prefetched chunk by chunk
+   (kv.c, ember_kv_f16_scores_vpf) equal one call's bit for bit.
+   The q8_0 KV cache (kv.c): its logits follow the f16 cache's closely on
    synthesized models (a 300-token prompt: 280 batched, then 20 single
    tokens; and 700, past a chunk of rows),
    on the fixture models against the reference's goldens (llama-mini,
@@ -13,8 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dtype.h"
 #include "ember.h"
 #include "golden_io.h"
+#include "kv.h"
+#include "refnum.h"
 #include "logits_cmp.h"
 #include "tap.h"
 
@@ -143,8 +148,43 @@ static void golden_case(const char *name, const char *arch, int n_ctx, double mi
     free(q8);
 }
 
+/* ember_kv_f16_scores_vpf against one ember_ref_scores_f16_heads call:
+   position counts around its 512-position chunks and past its 512 KiB
+   bound, head dims 64 and 128, 1 to 3 query heads */
+static void vpf_case(void)
+{
+    enum { MAXP = 4200, HDM = 128 };
+    static uint16_t K[MAXP * HDM], V[MAXP * HDM], q[3 * HDM];
+    static float a[3 * (MAXP + 16)], b[3 * (MAXP + 16)];
+    uint32_t r = 12345;
+    for (int i = 0; i < MAXP * HDM; i++) {
+        r = r * 1103515245u + 12345u;
+        K[i] = ember_f32_to_fp16((float)((int)(r >> 16) % 2001 - 1000) * 1e-3f);
+        V[i] = K[i];
+    }
+    for (int i = 0; i < 3 * HDM; i++) q[i] = ember_f32_to_fp16((float)(i % 17) * 0.05f - 0.4f);
+    static const int nps[] = {1, 100, 511, 512, 513, 1024, 1500, 4096, 4100};
+    int runs = 0, bad = 0;
+    for (int hd = 64; hd <= HDM; hd += 64)
+        for (size_t pi = 0; pi < sizeof nps / sizeof nps[0]; pi++)
+            for (int nh = 1; nh <= 3; nh++) {
+                const int np = nps[pi];
+                const size_t st = MAXP + 16;
+                float ma[3], mb[3];
+                memset(a, 0, sizeof a);
+                memset(b, 0, sizeof b);
+                ember_ref_scores_f16_heads(a, st, K, (size_t)hd, q, (size_t)hd, nh, np, hd, 0, 0.125f, ma);
+                ember_kv_f16_scores_vpf(b, st, K, V, q, nh, np, hd, 0.125f, mb);
+                runs++;
+                bad += memcmp(a, b, sizeof a) != 0 || memcmp(ma, mb, sizeof ma[0] * (size_t)nh) != 0;
+            }
+    tap_ok(bad == 0, "decode scores with V prefetched chunk by chunk == one call, bit for bit (%d of %d cases differ)",
+           bad, runs);
+}
+
 int main(void)
 {
+    vpf_case();
     const char *bin = getenv("EMBER_BIN");
     if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
     char dir[] = "/tmp/ember-kvq8-XXXXXX";

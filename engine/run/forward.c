@@ -249,8 +249,9 @@ static void att_run(void *ctx, int ith, int nth)
             ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
         /* q8_0 rows: read back as fp16 for the same steps (kv.c) */
         if (q8) ember_kv_q8_scores(sc, scs, Kr, qh, ng, npos, hd, kq_gemm, scale, mx, kq);
-        else ember_ref_scores_f16_heads(sc, scs, (const uint16_t *)Kr, (size_t)hd, qh, (size_t)hd, ng, npos, hd,
-                                        kq_gemm, scale, mx);
+        else if (s->batched) ember_ref_scores_f16_heads(sc, scs, (const uint16_t *)Kr, (size_t)hd, qh, (size_t)hd, ng,
+                                                        npos, hd, kq_gemm, scale, mx);
+        else ember_kv_f16_scores_vpf(sc, scs, (const uint16_t *)Kr, (const uint16_t *)Vr, qh, ng, npos, hd, scale, mx);
         for (int i = 0; i < ng; i++) {
             float *si = sc + i * scs;
             double sum = ember_ref_softmax_exp(si, si, mx[i], npos);

@@ -26,6 +26,11 @@ size_t ember_kv_q8_scratch(int group, int hd);
    chunk by chunk: the same scores as over their fp16 copy. */
 void ember_kv_q8_scores(float *sc, size_t sc_stride, const uint8_t *k, const uint16_t *q, int nh, int npos, int hd,
                         int gemm, float scale, float *mx, float *scratch);
+/* A decoded token's scores over npos fp16 rows k (single-row order), as
+   ember_ref_scores_f16_heads gives them, with the V rows v that the
+   weighted sum reads next asked for into L2 while K streams. */
+void ember_kv_f16_scores_vpf(float *sc, size_t sc_stride, const uint16_t *k, const uint16_t *v, const uint16_t *q,
+                             int nh, int npos, int hd, float scale, float *mx);
 /* ember_ref_wsum_f16_heads over npos q8_0 rows v (n_kv the padded length),
    chunk by chunk, the chunks' sums added in order (one chunk: the fp16
    path's order exactly). */
