@@ -248,7 +248,8 @@ INL512 void xu_prep(const block_q8_K *x, int64_t nb, int32_t *xu)
 
 /* Group i of a record's 8 lane vectors, q (0..63) or, signed, q - 32, and
    its two scale vectors as (sc, sc) words. */
-INL512 void decode_group(const uint8_t *ri, int i, const int sub32, __m512i q[8], __m512i *s_lo, __m512i *s_hi)
+INL512 void decode_group(const uint8_t *ri, int i, const int sub32, __m512i q[8], __m512i *s_lo, __m512i *s_hi,
+                         const int pf)
 {
     const __m512i low4 = _mm512_set1_epi8(0x0f), low6 = _mm512_set1_epi8(0x3f), hi2 = _mm512_set1_epi8(0x30);
     const __m512i m32 = _mm512_set1_epi8(32);
@@ -256,16 +257,20 @@ INL512 void decode_group(const uint8_t *ri, int i, const int sub32, __m512i q[8]
     *s_lo = _mm512_unpacklo_epi16(sw, sw);
     *s_hi = _mm512_unpackhi_epi16(sw, sw);
     const uint8_t *bc = ri + BQ + 2 * i * 64;
-    _mm_prefetch((const char *)bc + PF_L1, _MM_HINT_T0);
-    _mm_prefetch((const char *)bc + PF_L2, _MM_HINT_T1);
-    _mm_prefetch((const char *)bc + 64 + PF_L1, _MM_HINT_T0);
-    _mm_prefetch((const char *)bc + 64 + PF_L2, _MM_HINT_T1);
+    if (pf) {
+        _mm_prefetch((const char *)bc + PF_L1, _MM_HINT_T0);
+        _mm_prefetch((const char *)bc + PF_L2, _MM_HINT_T1);
+        _mm_prefetch((const char *)bc + 64 + PF_L1, _MM_HINT_T0);
+        _mm_prefetch((const char *)bc + 64 + PF_L2, _MM_HINT_T1);
+    }
     const __m512i b0 = _mm512_loadu_si512((const void *)bc);
     const __m512i b1 = _mm512_loadu_si512((const void *)(bc + 64));
     _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++) {
         const uint8_t *c = ri + AQ + (4 * i + h) * 64;
-        _mm_prefetch((const char *)c + PF_L1, _MM_HINT_T0);
-        _mm_prefetch((const char *)c + PF_L2, _MM_HINT_T1);
+        if (pf) {
+            _mm_prefetch((const char *)c + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)c + PF_L2, _MM_HINT_T1);
+        }
         __m512i a = _mm512_loadu_si512((const void *)c);
         __m512i th = _mm512_and_si512(_mm512_srli_epi16(a, 2), hi2);
         __m512i bs = h % 2 ? _mm512_srli_epi16(h < 2 ? b0 : b1, 4) : (h < 2 ? b0 : b1);
@@ -292,7 +297,7 @@ INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc)
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) c[l] = _mm512_setzero_si512();
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
             __m512i q[8], s_lo, s_hi;
-            decode_group(rec, i, 1, q, &s_lo, &s_hi);
+            decode_group(rec, i, 1, q, &s_lo, &s_hi, 0);
             _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
                 c[l] = _mm512_dpwssd_epi32(c[l], _mm512_maddubs_epi16(u128, q[l]), l < 4 ? s_lo : s_hi);
         }
@@ -309,16 +314,19 @@ INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc)
    and the tile's weight corrections in wc: 2 multiplies per 64 MACs and
    no subtraction (subtracting the activations' corrections per token, as
    decode does, measured 79 against 89 GMAC/s at 2048 x 2048, 128 tokens). */
-INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int64_t nb,
+INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int64_t b0, int64_t nb,
                       const block_q8_K *const x[TB], const int32_t *const cr[TB], const __m512i *wc, const int tb,
-                      float *y, size_t y_stride, const __mmask16 m[2])
+                      float *y, size_t y_stride, const __mmask16 m[2], const int pf, __m512 (*carry)[8],
+                      const int first, const int last)
 {
     const int us = wc != NULL;
+    /* a local array, from and to the carry (a pointer into the carry would
+       alias every load: kernels_packed_q45_K.c) */
     __m512 acc[TB][8];
     const int nu = nti * tb;
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
-        _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) acc[u][l] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, rec += REC) {
+        _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) acc[u][l] = first ? _mm512_setzero_ps() : carry[u][l];
+    for (int64_t b = b0; b < b0 + nb; b++, rec += REC) {
         __m512i is[TB][8];
         _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
             _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
@@ -326,7 +334,7 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
             _Pragma("GCC unroll 2") for (int ti = 0; ti < nti; ti++) {
                 __m512i q[8], s_lo, s_hi;
-                decode_group(rec + (size_t)ti * tile_bytes, i, us, q, &s_lo, &s_hi);
+                decode_group(rec + (size_t)ti * tile_bytes, i, us, q, &s_lo, &s_hi, pf);
                 _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++)
                     _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                         const int32_t *cv = cr[t] + b * 64 + 8 * i + h;
@@ -349,8 +357,9 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
         }
         _Pragma("GCC unroll 2") for (int ti = 0; ti < nti; ti++) {
             const uint8_t *ri = rec + (size_t)ti * tile_bytes;
-            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                _mm_prefetch((const char *)ri + SC + 64 * q + PF_L1, _MM_HINT_T0);
+            if (pf)
+                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                    _mm_prefetch((const char *)ri + SC + 64 * q + PF_L1, _MM_HINT_T0);
             __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DW)));
             _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                 const int u = ti * tb + t;
@@ -358,12 +367,17 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
                 /* prefill's weight correction added last: as the lanes'
                    start it measured 6% slower (84 against 89 GMAC/s) */
                 _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
-                    __m512i v = us ? _mm512_add_epi32(is[u][l], _mm512_load_si512((const void *)(wc + b * 8 + l)))
+                    __m512i v = us ? _mm512_add_epi32(is[u][l], _mm512_load_si512((const void *)(wc + (b - b0) * 8 + l)))
                                    : is[u][l];
                     acc[u][l] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(v), acc[u][l]);
                 }
             }
         }
+    }
+    if (!last) {
+        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) carry[u][l] = acc[u][l];
+        return;
     }
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
         const int ti = u / tb, t = u % tb;
@@ -371,9 +385,13 @@ INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int6
     }
 }
 
-/* Prefill's weight corrections for rows of up to this many super-blocks
-   (k = 32768; 512 bytes each); longer rows take decode's form. */
+/* Prefill takes the unsigned activations with the weights' corrections
+   (made per tile chunk) for rows of up to this many super-blocks (k =
+   32768: the activations' slots, CORR_SLOTS); longer rows take decode's
+   form. */
 #define WC_BLOCKS 128
+#define KCK 8                   /* super-blocks of a tile chunk */
+#define CARRY_PAIRS 128         /* token pairs' sums carried between chunks */
 
 EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k,
                                                          int r0, int r1, const void *xq, size_t xq_stride,
@@ -396,21 +414,23 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
         int r = r0 - r0 % ROWS;
         for (; r + ROWS < r1; r += 2 * ROWS) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, cr, NULL, 1,
-                      y + r, y_stride, m);
+            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, 0, nb, x, cr, NULL, 1,
+                      y + r, y_stride, m, 1, NULL, 1, 1);
         }
         if (r < r1) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, cr, NULL, 1,
-                      y + r, y_stride, m);
+            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, 0, nb, x, cr, NULL, 1,
+                      y + r, y_stride, m, 1, NULL, 1, 1);
         }
         return;
     }
-    static _Thread_local __m512i wc[WC_BLOCKS * 8];
+    static _Thread_local __m512i wc[KCK * 8];
+    static _Thread_local __m512 carry[CARRY_PAIRS][TB][8];
     const int us = nb <= WC_BLOCKS;
     int chunk = (int)(ACT_CHUNK / ((size_t)nb * sizeof(block_q8_K)));
     if (chunk > CORR_SLOTS / nb) chunk = (int)(CORR_SLOTS / nb);
     chunk = chunk < TB ? TB : chunk - chunk % TB;
+    if (chunk > CARRY_PAIRS * TB) chunk = CARRY_PAIRS * TB;
     for (int c0 = 0; c0 < nt; c0 += chunk) {
         int c1 = nt - c0 < chunk ? nt : c0 + chunk;
         for (int t = c0; t < c1; t++) {
@@ -418,24 +438,39 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
             if (us) xu_prep(xt, nb, corr + (size_t)(t - c0) * nb * 64);
             else corr_prep(xt, nb, corr + (size_t)(t - c0) * nb * 64);
         }
+        const int npairs = (c1 - c0 + TB - 1) / TB;
         for (int r = r0 - r0 % ROWS; r < r1; r += ROWS) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
-            if (us) wc_prep(tile, nb, wc);
-            for (int t0 = c0; t0 < c1; t0 += TB) {
-                const block_q8_K *x[TB];
-                const int32_t *cr[TB];
-                int tb = c1 - t0 < TB ? c1 - t0 : TB;
-                for (int t = 0; t < TB; t++) {
-                    int tt = t0 + (t < tb ? t : 0);
-                    x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)tt * xq_stride);
-                    cr[t] = corr + (size_t)(tt - c0) * nb * 64;
+            /* KCK super-blocks at a time (k = 8192: 108 KiB a tile, read
+               once per token pair from L2 otherwise), the pairs' sums
+               carried, the next chunk prefetched into L2 a share per pair */
+            for (int64_t k0 = 0; k0 < nb; k0 += KCK) {
+                const int64_t nbc = nb - k0 < KCK ? nb - k0 : KCK;
+                const int first = k0 == 0, last = k0 + nbc == nb;
+                const uint8_t *rec = tile + (size_t)k0 * REC;
+                if (us) wc_prep(rec, nbc, wc);
+                const uint8_t *next = last ? tile + tile_bytes : rec + (size_t)nbc * REC;
+                const int64_t next_nb = last ? (nb < KCK ? nb : KCK) : (nb - k0 - nbc < KCK ? nb - k0 - nbc : KCK);
+                const size_t next_lines = (size_t)next_nb * REC / 64, share = (next_lines + (size_t)npairs - 1) / (size_t)npairs;
+                for (int p = 0, t0 = c0; t0 < c1; t0 += TB, p++) {
+                    for (size_t l = (size_t)p * share; l < (size_t)(p + 1) * share && l < next_lines; l++)
+                        _mm_prefetch((const char *)next + l * 64, _MM_HINT_T1);
+                    const block_q8_K *x[TB];
+                    const int32_t *cr[TB];
+                    int tb = c1 - t0 < TB ? c1 - t0 : TB;
+                    for (int t = 0; t < TB; t++) {
+                        int tt = t0 + (t < tb ? t : 0);
+                        x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)tt * xq_stride);
+                        cr[t] = corr + (size_t)(tt - c0) * nb * 64;
+                    }
+                    float *yt = y + (size_t)t0 * y_stride + r;
+                    __m512 (*cp)[8] = carry[p];
+                    if (us && tb == TB) tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, wc, TB, yt, y_stride, m, 0, cp, first, last);
+                    else if (us) tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, wc, 1, yt, y_stride, m, 0, cp, first, last);
+                    else if (tb == TB) tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, NULL, TB, yt, y_stride, m, 0, cp, first, last);
+                    else tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, NULL, 1, yt, y_stride, m, 0, cp, first, last);
                 }
-                float *yt = y + (size_t)t0 * y_stride + r;
-                if (us && tb == TB) tile_pass(tile, tile_bytes, 1, nb, x, cr, wc, TB, yt, y_stride, m);
-                else if (us) tile_pass(tile, tile_bytes, 1, nb, x, cr, wc, 1, yt, y_stride, m);
-                else if (tb == TB) tile_pass(tile, tile_bytes, 1, nb, x, cr, NULL, TB, yt, y_stride, m);
-                else tile_pass(tile, tile_bytes, 1, nb, x, cr, NULL, 1, yt, y_stride, m);
             }
         }
     }
