@@ -3,6 +3,7 @@
    reference and the VNNI kernel) on odd shapes, sub-ranges and nt 1..17. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +92,26 @@ static void test_table(const ember_kernel *vnni, const ember_kernel *kc)
                (ember_cpu_has_vnni512() ? vnni->isa == EMBER_ISA_AVX512 && !strcmp(vnni->name, "q8_0x16_avx512vnni")
                                         : vnni->isa == EMBER_ISA_AVX2 && !strcmp(vnni->name, "q8_0x16_avx2")),
            "the packed entry names its source dtype and ISA (%s)", vnni->name);
-    tap_ok(vnni->act_type == kc->act_type && vnni->quantize_act == kc->quantize_act,
-           "packed and compressed Q8_0 weights take the same activations (one quantization per input)");
+    if (vnni->act_type == EMBER_ACT_Q8_0U) {
+        /* the AVX-512 kernel's activations: the compressed quantizer's codes
+           + 128 and its d widened, for any row (NaN, inf, zeros, ties) */
+        enum { K = 96 };
+        float x[K];
+        for (int i = 0; i < K; i++) x[i] = (float)((int)(next() % 2001) - 1000) * 0.01f;
+        x[5] = 0.5f, x[6] = -0.5f, x[7] = 1e-30f;
+        for (int i = 32; i < 64; i++) x[i] = 0.0f;
+        x[70] = NAN, x[71] = INFINITY;
+        uint8_t q8[K / 32 * sizeof(block_q8_0)], want[K / 32 * sizeof(ember_block_q8_0u)], got[sizeof want];
+        kc->quantize_act(x, q8, K);
+        ember_q8_0u_from_q8_0(q8, want, K);
+        memset(got, 0xaa, sizeof got);
+        vnni->quantize_act(x, got, K);
+        tap_ok(ember_act_bytes(EMBER_ACT_Q8_0U, K) == sizeof want && !memcmp(got, want, sizeof want),
+               "the packed kernel's activations are the compressed kernel's Q8_0 blocks, codes + 128 and d widened");
+    } else {
+        tap_ok(vnni->act_type == kc->act_type && vnni->quantize_act == kc->quantize_act,
+               "packed and compressed Q8_0 weights take the same activations (one quantization per input)");
+    }
 }
 
 typedef struct {
@@ -152,7 +171,18 @@ static void run_case(int rows, int64_t k, int nt, int r0, int r1, const ember_ke
     if (memcmp(yr, ys0, yl * 4) && !st->ref_bad++)
         tap_diag("ref differs: rows=%d k=%lld nt=%d r0=%d r1=%d", rows, (long long)k, nt, r0, r1);
     if (vnni) {
-        vnni->matmul(p, tile_bytes, k, r0, r1, xq, xs, nt, yv, ys);
+        /* the kernel's own activation rows, from the same Q8_0 blocks */
+        const uint8_t *xv = xq;
+        size_t xvs = xs;
+        uint8_t *xu = NULL;
+        if (vnni->act_type == EMBER_ACT_Q8_0U) {
+            xvs = ember_act_bytes(EMBER_ACT_Q8_0U, k) + 4;   /* a padded stride */
+            xu = malloc(xvs * (size_t)nt);
+            for (int t = 0; t < nt; t++) ember_q8_0u_from_q8_0(xq + (size_t)t * xs, xu + (size_t)t * xvs, k);
+            xv = xu;
+        }
+        vnni->matmul(p, tile_bytes, k, r0, r1, xv, xvs, nt, yv, ys);
+        free(xu);
         if (memcmp(yv, ys0, yl * 4) && !st->vnni_bad++) {
             for (size_t i = 0; i < yl; i++)
                 if (memcmp(&yv[i], &ys0[i], 4)) {

@@ -85,6 +85,19 @@ const ember_kernel *ember_kernel_find(int wtype, ember_isa isa);
 /* Bytes of one quantized activation row of k elements in act_type. */
 size_t ember_act_bytes(int act_type, int64_t k);
 
+/* The packed Q8_0 kernel's activations (kernels_packed.c): each block of a
+   Q8_0 row as its scale widened to f32 and its 32 codes + 128 (x ^ 0x80,
+   unsigned), so that the prefill reads them as they are, once quantized
+   for all threads, instead of each kernel call reworking its tokens' rows. */
+#define EMBER_ACT_Q8_0U 100
+typedef struct {
+    float d;                   /* the Q8_0 block's fp16 d, widened */
+    uint8_t xu[32];
+} ember_block_q8_0u;           /* 36 */
+/* A Q8_0 row of k elements (block_q8_0) in that form (tests; the kernel's
+   quantize_act makes it from floats). */
+void ember_q8_0u_from_q8_0(const void *q8, void *out, int64_t k);
+
 /* The kernel for a weight matrix of `rows` rows: ember_kernel_find's,
    except where the reference would repack the matrix into 8-row tiles and
    so sum in another order (Q4_0 with rows % 8 == 0, not also an embedding

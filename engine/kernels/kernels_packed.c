@@ -47,6 +47,16 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
     }
 }
 
+void ember_q8_0u_from_q8_0(const void *q8, void *out, int64_t k)
+{
+    const block_q8_0 *b = q8;
+    ember_block_q8_0u *o = out;
+    for (int64_t i = 0; i < k / QK; i++) {
+        o[i].d = ember_fp16_to_f32(b[i].d);
+        for (int j = 0; j < QK; j++) o[i].xu[j] = (uint8_t)b[i].qs[j] ^ 0x80;
+    }
+}
+
 #ifdef EMBER_SIMD
 /* The record's 8 groups are a 16-row x 8-dword transpose of the rows'
    codes.  Row j and row j + 8 share a register (low and high half), so an
@@ -169,25 +179,29 @@ void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
    group sum is exact for any int8 weights and activations. */
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
-/* corr[(b * TMAX + t) * 8 + g], dx[b * TMAX + t] for blocks b0.. b0+nbc */
+/* From the activations' rows (ember_block_q8_0u) for blocks b0..
+   b0 + nbc: corr[(b * TMAX + t) * 8 + g], dx[b * TMAX + t] and the signed
+   codes again, sq[(b * TMAX + t) * 32 ..], as decode's sign trick wants
+   them. */
 INLINE512 void act_prep(const uint8_t *const xb[TMAX], int tb, int64_t b0, int64_t nbc,
-                        int32_t *corr, float *dx)
+                        int32_t *corr, float *dx, int8_t *sq)
 {
-    const __m256i ones = _mm256_set1_epi8(1);
+    const __m256i ones = _mm256_set1_epi8(1), flip = _mm256_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nbc; b++)
         for (int t = 0; t < tb; t++) {
-            const block_q8_0 *blk = (const block_q8_0 *)xb[t] + b0 + b;
-            __m256i a = _mm256_loadu_si256((const __m256i *)blk->qs);
+            const ember_block_q8_0u *blk = (const ember_block_q8_0u *)(const void *)xb[t] + b0 + b;
+            __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->xu), flip);
+            _mm256_storeu_si256((__m256i *)(sq + (b * TMAX + t) * 32), a);
             __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a);
             _mm256_storeu_si256((__m256i *)(corr + (b * TMAX + t) * 8),
                                 _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
-            dx[b * TMAX + t] = _cvtsh_ss(blk->d);
+            dx[b * TMAX + t] = blk->d;
         }
 }
 
 /* One tile over nbc blocks.  The 8 group sums per token start at zero
    (first) or from carry, and end in y (last) or in carry. */
-INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const xb[TMAX], int64_t b0,
+INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const int8_t *sq,
                          const int32_t *corr, const float *dx, const int tb,
                          float *y, size_t y_stride, __mmask16 m, float *carry, int first, int last)
 {
@@ -207,7 +221,7 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
         _mm_prefetch((const char *)rec + PF_L2_BYTES + SCALES, _MM_HINT_T1);
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + SCALES)));
         _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {
-            const uint8_t *qs = xb[t] + (size_t)(b0 + b) * sizeof(block_q8_0) + 2;
+            const int8_t *qs = sq + (b * TMAX + t) * 32;
             const int32_t *c = corr + (b * TMAX + t) * 8;
             __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b * TMAX + t]));
             _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
@@ -233,7 +247,7 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const uint8_t *const x
    the 16 row streams of the compressed kernel; two interleaved tile streams
    close that gap.  Each tile keeps its own 8 group sums, so the float order
    is tile_pass's. */
-INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t nb, const uint8_t *xb,
+INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t nb, const int8_t *sq,
                               const int32_t *corr, const float *dx,
                               float *y0, __mmask16 m0, float *y1, __mmask16 m1)
 {
@@ -247,7 +261,7 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
             _mm_prefetch((const char *)rec0 + PF_L2_BYTES + q, _MM_HINT_T1);
             _mm_prefetch((const char *)rec1 + PF_L2_BYTES + q, _MM_HINT_T1);
         }
-        const uint8_t *qs = xb + (size_t)b * sizeof(block_q8_0) + 2;
+        const int8_t *qs = sq + b * TMAX * 32;
         const int32_t *c = corr + b * TMAX * 8;
         __m512 dxv = _mm512_set1_ps(dx[b * TMAX]);
         __m512 s0 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec0 + SCALES))), dxv);
@@ -267,8 +281,9 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
 }
 
 /* Prefill (two or more tokens): three tokens per pass over a tile, the
-   other way round from decode's sign trick.  The activations enter
-   unsigned (x ^ 0x80 = x + 128) against the weights as stored (signed), so
+   other way round from decode's sign trick.  The activations come
+   unsigned (x ^ 0x80 = x + 128: the act type EMBER_ACT_Q8_0U, quantized
+   once for all threads) against the weights as stored (signed), so
    each group sum is raw - 128 * (sum of its 4 weights): a correction that
    depends on the weights only, made once per tile and k-chunk (one
    vpdpbusd per group of a record) and shared by every token.  Per group,
@@ -282,29 +297,13 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
    loop ran ~1.4x the two-token form with decode's correction. */
 #define TRI 3
 #define KC 64
-#define TRI_MAX 128                       /* triples prepared per chunk of tokens */
-#define XPREP (2560 * 1024)               /* bytes of prepared activations: 128 tokens up to k = 16384 */
+#define TRI_MAX 128                       /* triples whose sums are carried between chunks */
 
 typedef struct {
-    uint8_t xu[XPREP];                    /* [triple][block][token of 3][32] */
-    float xd[XPREP / 32];                 /* [triple][block][token of 3] */
     int32_t wc[KC * GROUPS * 16];         /* [block][group][row]: -128 * sum of the 4 weights */
     float wd[KC * 16];                    /* [block][row]: d_w */
     float carry[TRI_MAX * TRI * GROUPS * 16];
 } prefill_buf;
-
-INLINE512 void tri_prep(prefill_buf *pb, int p, const uint8_t *xq, size_t xq_stride, int t0, int tb, int64_t nb)
-{
-    const __m256i flip = _mm256_set1_epi8((char)0x80);
-    for (int64_t b = 0; b < nb; b++)
-        for (int t = 0; t < tb; t++) {
-            const block_q8_0 *blk = (const block_q8_0 *)(xq + (size_t)(t0 + t) * xq_stride) + b;
-            size_t at = ((size_t)p * (size_t)nb + (size_t)b) * TRI + (size_t)t;
-            _mm256_store_si256((__m256i *)(pb->xu + at * 32),
-                               _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->qs), flip));
-            pb->xd[at] = _cvtsh_ss(blk->d);
-        }
-}
 
 INLINE512 void tile_chunk_prep(prefill_buf *pb, const uint8_t *rec, int64_t nbc)
 {
@@ -318,26 +317,27 @@ INLINE512 void tile_chunk_prep(prefill_buf *pb, const uint8_t *rec, int64_t nbc)
     }
 }
 
-/* tb (1..3) tokens of one triple over nbc blocks of a tile chunk; the sums
-   start at zero (first) or from carry, and end in y (last) or in carry. */
-INLINE512 void tri_pass(const prefill_buf *pb, const uint8_t *rec, int64_t nbc, const uint8_t *xu, const float *xd,
+/* tb (1..3) tokens' rows x[t] (ember_block_q8_0u, from block b0) over nbc
+   blocks of a tile chunk; the sums start at zero (first) or from carry,
+   and end in y (last) or in carry. */
+INLINE512 void tri_pass(const prefill_buf *pb, const uint8_t *rec, int64_t nbc, const ember_block_q8_0u *const x[TRI],
                         const int tb, float *carry, int first, int last, float *y, size_t y_stride, __mmask16 m)
 {
     __m512 acc[TRI][GROUPS];
     _Pragma("GCC unroll 3") for (int t = 0; t < tb; t++)
         _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++)
             acc[t][g] = first ? _mm512_setzero_ps() : _mm512_load_ps(carry + (t * GROUPS + g) * 16);
-    for (int64_t b = 0; b < nbc; b++, rec += EMBER_PACK_RECORD, xu += TRI * 32, xd += TRI) {
+    for (int64_t b = 0; b < nbc; b++, rec += EMBER_PACK_RECORD) {
         const __m512 dw = _mm512_load_ps(pb->wd + b * 16);
         __m512 s[TRI];
-        _Pragma("GCC unroll 3") for (int t = 0; t < tb; t++) s[t] = _mm512_mul_ps(dw, _mm512_set1_ps(xd[t]));
+        _Pragma("GCC unroll 3") for (int t = 0; t < tb; t++) s[t] = _mm512_mul_ps(dw, _mm512_set1_ps(x[t][b].d));
         _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
             __m512i w = _mm512_loadu_si512((const void *)(rec + g * 64));
             __m512i c = _mm512_load_si512((const void *)(pb->wc + (b * GROUPS + g) * 16));
             /* in registers for the three tokens, not reloaded per token */
             __asm__("" : "+v"(w), "+v"(c));
             _Pragma("GCC unroll 3") for (int t = 0; t < tb; t++) {
-                __m512i isum = _mm512_dpbusd_epi32(c, _mm512_set1_epi32(ember_rd32(xu + t * 32 + 4 * g)), w);
+                __m512i isum = _mm512_dpbusd_epi32(c, _mm512_set1_epi32(ember_rd32(x[t][b].xu + 4 * g)), w);
                 acc[t][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s[t], acc[t][g]);
             }
         }
@@ -356,14 +356,9 @@ static EMBER_TARGET_AVX512 void packed_prefill_vnni(const void *packed, size_t t
                                                      const uint8_t *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
     static _Thread_local prefill_buf pb __attribute__((aligned(64)));
-    int tris = (int)(XPREP / 32 / TRI / nb);
-    if (tris > TRI_MAX) tris = TRI_MAX;
-    for (int c0 = 0; c0 < nt; c0 += TRI * tris) {
-        int np = 0, tbs[TRI_MAX];
-        for (int t0 = c0; t0 < nt && np < tris; t0 += TRI, np++) {
-            tbs[np] = nt - t0 < TRI ? nt - t0 : TRI;
-            tri_prep(&pb, np, xq, xq_stride, t0, tbs[np], nb);
-        }
+    for (int c0 = 0; c0 < nt; c0 += TRI * TRI_MAX) {
+        const int c1 = nt - c0 < TRI * TRI_MAX ? nt : c0 + TRI * TRI_MAX;
+        const int np = (c1 - c0 + TRI - 1) / TRI;
         for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
             __mmask16 m = ember_tile_mask(r, r0, r1);
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
@@ -382,14 +377,15 @@ static EMBER_TARGET_AVX512 void packed_prefill_vnni(const void *packed, size_t t
                 for (int p = 0; p < np; p++) {
                     for (size_t l = (size_t)p * share; l < (size_t)(p + 1) * share && l < next_lines; l++)
                         _mm_prefetch((const char *)next + l * 64, _MM_HINT_T1);
-                    size_t at = ((size_t)p * (size_t)nb + (size_t)k0) * TRI;
-                    const uint8_t *xu = pb.xu + at * 32;
-                    const float *xd = pb.xd + at;
+                    const int t0 = c0 + p * TRI, tb = c1 - t0 < TRI ? c1 - t0 : TRI;
+                    const ember_block_q8_0u *x[TRI];
+                    for (int t = 0; t < TRI; t++)
+                        x[t] = (const ember_block_q8_0u *)(const void *)(xq + (size_t)(t0 + (t < tb ? t : 0)) * xq_stride) + k0;
                     float *carry = pb.carry + (size_t)p * TRI * GROUPS * 16;
-                    float *yt = y + (size_t)(c0 + p * TRI) * y_stride + r;
-                    if (tbs[p] == 3) tri_pass(&pb, rec, nbc, xu, xd, 3, carry, first, last, yt, y_stride, m);
-                    else if (tbs[p] == 2) tri_pass(&pb, rec, nbc, xu, xd, 2, carry, first, last, yt, y_stride, m);
-                    else tri_pass(&pb, rec, nbc, xu, xd, 1, carry, first, last, yt, y_stride, m);
+                    float *yt = y + (size_t)t0 * y_stride + r;
+                    if (tb == 3) tri_pass(&pb, rec, nbc, x, 3, carry, first, last, yt, y_stride, m);
+                    else if (tb == 2) tri_pass(&pb, rec, nbc, x, 2, carry, first, last, yt, y_stride, m);
+                    else tri_pass(&pb, rec, nbc, x, 1, carry, first, last, yt, y_stride, m);
                 }
             }
         }
@@ -405,9 +401,10 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
     if (r0 >= r1 || nb <= 0) return;
     static _Thread_local int32_t corr[PREP * TMAX * 8];
     static _Thread_local float dx[PREP * TMAX];
+    static _Thread_local int8_t sq[PREP * TMAX * 32];
     float carry[TMAX * GROUPS * 16];
     const int whole = nb <= NBMAX;
-    if (whole && nt > 1) {
+    if (nt > 1) {
         packed_prefill_vnni(packed, tile_bytes, nb, r0, r1, (const uint8_t *)xq, xq_stride, nt, y, y_stride);
         return;
     }
@@ -415,13 +412,13 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
         int tb = nt - t0 < TMAX ? nt - t0 : TMAX;
         const uint8_t *xb[TMAX] = {0};
         for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
-        if (whole) act_prep(xb, tb, 0, nb, corr, dx);
+        if (whole) act_prep(xb, tb, 0, nb, corr, dx, sq);
         int r = r0 - r0 % EMBER_PACK_ROWS;
         if (whole && tb == 1)
             for (; r + EMBER_PACK_ROWS < r1; r += 2 * EMBER_PACK_ROWS) {
                 const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
                 float *yt = y + (size_t)t0 * y_stride + r;
-                tile_pair_pass(tile, tile + tile_bytes, nb, xb[0], corr, dx,
+                tile_pair_pass(tile, tile + tile_bytes, nb, sq, corr, dx,
                                yt, ember_tile_mask(r, r0, r1), yt + EMBER_PACK_ROWS, ember_tile_mask(r + EMBER_PACK_ROWS, r0, r1));
             }
         for (; r < r1; r += EMBER_PACK_ROWS) {
@@ -431,11 +428,11 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
             int64_t step = whole ? nb : CHUNK;
             for (int64_t c0 = 0; c0 < nb; c0 += step) {
                 int64_t nbc = nb - c0 < step ? nb - c0 : step;
-                if (!whole) act_prep(xb, tb, c0, nbc, corr, dx);
+                if (!whole) act_prep(xb, tb, c0, nbc, corr, dx, sq);
                 const uint8_t *rec = tile + (size_t)c0 * EMBER_PACK_RECORD;
                 int first = c0 == 0, last = c0 + nbc == nb;
-                if (tb == 1) tile_pass(rec, nbc, xb, c0, corr, dx, 1, yt, y_stride, m, carry, first, last);
-                else tile_pass(rec, nbc, xb, c0, corr, dx, 2, yt, y_stride, m, carry, first, last);
+                if (tb == 1) tile_pass(rec, nbc, sq, corr, dx, 1, yt, y_stride, m, carry, first, last);
+                else tile_pass(rec, nbc, sq, corr, dx, 2, yt, y_stride, m, carry, first, last);
             }
         }
     }
@@ -466,10 +463,11 @@ static const ember_layout q8_0x16 = {"q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBE
 static const ember_layout q8_0x16_avx2 = {"q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
                                           ember_pack_q8_0_bytes, ember_pack_q8_0_ref};
 
-/* Activations are the compressed Q8_0 kernel's (same quantizer), so a
-   packed and a compressed weight on one input share them. */
+/* The AVX-512 kernel's activations are EMBER_ACT_Q8_0U (a weight on the
+   same input that runs compressed gets its own Q8_0 rows); the AVX2
+   kernel's are the compressed Q8_0 kernel's, shared with it. */
 static const ember_kernel table[] = {
-    {"q8_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
+    {"q8_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q8_0, EMBER_ACT_Q8_0U, ember_q8_0u_quantize_act_avx512,
      packed_matmul_vnni, &q8_0x16},
     {"q8_0x16_avx2", EMBER_ISA_AVX2, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx2,
      ember_packed_matmul_avx2, &q8_0x16_avx2},

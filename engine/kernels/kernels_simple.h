@@ -12,6 +12,9 @@
 void ember_q8_0_quantize_act_scalar(const float *x, void *xq, int64_t k);
 void ember_q8_0_quantize_act_avx2(const float *x, void *xq, int64_t k);
 void ember_q8_0_quantize_act_avx512(const float *x, void *xq, int64_t k);
+/* The same blocks as EMBER_ACT_Q8_0U rows (kernels.h), for the packed Q8_0
+   AVX-512 kernel. */
+void ember_q8_0u_quantize_act_avx512(const float *x, void *xq, int64_t k);
 /* Q8_1 (Q4_1/Q5_1 activations): one quantizer for every ISA. */
 void ember_q8_1_quantize_act(const float *x, void *xq, int64_t k);
 void ember_f32_quantize_act(const float *x, void *xq, int64_t k);

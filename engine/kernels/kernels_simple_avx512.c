@@ -396,28 +396,47 @@ FLOAT_KERNEL(bf16)
 
 /* ---- Q8_0 activations: the reference's x86 quantizer's exact bytes ----- */
 
+/* One Q8_0 block of x: its fp16 d and its 32 codes, the reference
+   quantizer's bytes. */
+static inline __attribute__((always_inline)) EMBER_TARGET_AVX512 __m256i q8_0_block(const float *x, uint16_t *d)
+{
+    const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    __m512 v[2] = {_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16)};
+    /* data first: max_ps returns its second operand for NaN, so NaNs
+       are skipped like the reference's `fabsf(x) > amax` */
+    __m512 m = _mm512_max_ps(_mm512_and_ps(v[0], absm), _mm512_setzero_ps());
+    m = _mm512_max_ps(_mm512_and_ps(v[1], absm), m);
+    float amax = _mm512_reduce_max_ps(m);
+    float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    *d = _cvtss_sh(amax / 127.0f, 0);
+    __m512 vid = _mm512_set1_ps(id);
+    __m128i q[2];
+    for (int h = 0; h < 2; h++) {
+        __m512 s = _mm512_mul_ps(v[h], vid);
+        __m512 t = _mm512_roundscale_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+        t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, s, _CMP_ORD_Q), t); /* NaN -> 0 */
+        q[h] = _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t));
+    }
+    return _mm256_set_m128i(q[1], q[0]);
+}
+
 EMBER_TARGET_AVX512 void ember_q8_0_quantize_act_avx512(const float *x, void *xq, int64_t k)
 {
     block_q8_0 *out = xq;
-    const __m512 absm = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    for (int64_t i = 0; i < k / QK; i++, x += QK)
+        _mm256_storeu_si256((__m256i *)out[i].qs, q8_0_block(x, &out[i].d));
+}
+
+EMBER_TARGET_AVX512 void ember_q8_0u_quantize_act_avx512(const float *x, void *xq, int64_t k)
+{
+    ember_block_q8_0u *out = xq;
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
     for (int64_t i = 0; i < k / QK; i++, x += QK) {
-        __m512 v[2] = {_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16)};
-        /* data first: max_ps returns its second operand for NaN, so NaNs
-           are skipped like the reference's `fabsf(x) > amax` */
-        __m512 m = _mm512_max_ps(_mm512_and_ps(v[0], absm), _mm512_setzero_ps());
-        m = _mm512_max_ps(_mm512_and_ps(v[1], absm), m);
-        float amax = _mm512_reduce_max_ps(m);
-        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-        out[i].d = _cvtss_sh(amax / 127.0f, 0);
-        __m512 vid = _mm512_set1_ps(id);
-        for (int h = 0; h < 2; h++) {
-            __m512 s = _mm512_mul_ps(v[h], vid);
-            __m512 t = _mm512_roundscale_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
-            t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(s, s, _CMP_ORD_Q), t); /* NaN -> 0 */
-            _mm_storeu_si128((__m128i *)(out[i].qs + 16 * h), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));
-        }
+        uint16_t d;
+        _mm256_storeu_si256((__m256i *)out[i].xu, _mm256_xor_si256(q8_0_block(x, &d), flip));
+        out[i].d = _cvtsh_ss(d);
     }
 }
 

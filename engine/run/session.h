@@ -16,7 +16,7 @@ typedef struct {
     const float *src;
     int k, nt;
 } ember_act_cache;
-#define EMBER_ACT_TYPES 3
+#define EMBER_ACT_TYPES 4
 #define EMBER_ROPE_TABLES 4    /* rotary settings cached per pass (a model has 1 or 2) */
 
 struct ember_session {
