@@ -367,16 +367,9 @@ static EMBER_TARGET_AVX512 void packed_prefill_vnni(const void *packed, size_t t
                 const uint8_t *rec = tile + (size_t)k0 * EMBER_PACK_RECORD;
                 const int first = k0 == 0, last = k0 + nbc == nb;
                 tile_chunk_prep(&pb, rec, nbc);
-                /* the next chunk (this tile's, or the next tile's first)
-                   comes from memory: its lines are asked for into L2 a
-                   share per pass while this one is served from L1 */
-                const uint8_t *next = last ? tile + tile_bytes : rec + (size_t)nbc * EMBER_PACK_RECORD;
-                const size_t next_lines = (size_t)(last ? (nb < KC ? nb : KC) : (nb - k0 - nbc < KC ? nb - k0 - nbc : KC)) *
-                                          EMBER_PACK_RECORD / 64;
-                const size_t share = (next_lines + (size_t)np - 1) / (size_t)np;
+                const ember_chunk_pf next = ember_chunk_pf_next(tile, tile_bytes, EMBER_PACK_RECORD, nb, KC, k0, nbc, np);
                 for (int p = 0; p < np; p++) {
-                    for (size_t l = (size_t)p * share; l < (size_t)(p + 1) * share && l < next_lines; l++)
-                        _mm_prefetch((const char *)next + l * 64, _MM_HINT_T1);
+                    ember_chunk_pf_share(&next, p);
                     const int t0 = c0 + p * TRI, tb = c1 - t0 < TRI ? c1 - t0 : TRI;
                     const ember_block_q8_0u *x[TRI];
                     for (int t = 0; t < TRI; t++)

@@ -450,12 +450,9 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
                 const int first = k0 == 0, last = k0 + nbc == nb;
                 const uint8_t *rec = tile + (size_t)k0 * REC;
                 if (us) wc_prep(rec, nbc, wc);
-                const uint8_t *next = last ? tile + tile_bytes : rec + (size_t)nbc * REC;
-                const int64_t next_nb = last ? (nb < KCK ? nb : KCK) : (nb - k0 - nbc < KCK ? nb - k0 - nbc : KCK);
-                const size_t next_lines = (size_t)next_nb * REC / 64, share = (next_lines + (size_t)npairs - 1) / (size_t)npairs;
+                const ember_chunk_pf next = ember_chunk_pf_next(tile, tile_bytes, REC, nb, KCK, k0, nbc, npairs);
                 for (int p = 0, t0 = c0; t0 < c1; t0 += TB, p++) {
-                    for (size_t l = (size_t)p * share; l < (size_t)(p + 1) * share && l < next_lines; l++)
-                        _mm_prefetch((const char *)next + l * 64, _MM_HINT_T1);
+                    ember_chunk_pf_share(&next, p);
                     const block_q8_K *x[TB];
                     const int32_t *cr[TB];
                     int tb = c1 - t0 < TB ? c1 - t0 : TB;

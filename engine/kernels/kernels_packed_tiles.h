@@ -27,6 +27,35 @@ static inline void ember_tile_range(int rows, int *t0, int *t1)
     if (*t1 > ntiles) *t1 = ntiles;
 }
 
+/* Prefill takes a tile kc blocks at a time from L1 while the next chunk
+   (this tile's, or the next tile's first) is asked for into L2, a share of
+   its lines before each of the chunk's npass passes over tokens. */
+typedef struct {
+    const char *p;
+    size_t lines, share;
+} ember_chunk_pf;
+
+/* The chunk after blocks [k0, k0 + nbc) of a tile (rows of nb blocks,
+   rec_bytes a block's record). */
+static inline ember_chunk_pf ember_chunk_pf_next(const uint8_t *tile, size_t tile_bytes, size_t rec_bytes, int64_t nb,
+                                                 int64_t kc, int64_t k0, int64_t nbc, int npass)
+{
+    const int last = k0 + nbc == nb;
+    const int64_t n = last ? (nb < kc ? nb : kc) : (nb - k0 - nbc < kc ? nb - k0 - nbc : kc);
+    ember_chunk_pf c = {(const char *)(last ? tile + tile_bytes : tile + (size_t)(k0 + nbc) * rec_bytes),
+                        (size_t)n * rec_bytes / 64, 0};
+    c.share = (c.lines + (size_t)npass - 1) / (size_t)(npass > 0 ? npass : 1);
+    return c;
+}
+
+/* Pass p's share of those lines (prefetches never fault: past the last
+   tile they ask for nothing useful, harmlessly). */
+static inline void ember_chunk_pf_share(const ember_chunk_pf *c, int p)
+{
+    for (size_t l = (size_t)p * c->share; l < (size_t)(p + 1) * c->share && l < c->lines; l++)
+        __builtin_prefetch(c->p + l * 64, 0, 2);
+}
+
 #ifdef EMBER_SIMD
 /* Rows [r, r + 16) clipped to [r0, r1), as a lane mask: a thread's row
    range need not start or end on a tile. */

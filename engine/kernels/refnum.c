@@ -151,16 +151,7 @@ void ember_refnum_scale_f16r_scalar(float *x, float s, int n)
 
 void ember_refnum_rope_scalar(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox)
 {
-    const int h2 = n_rot / 2;
-    for (int h = 0; h < nh; h++) {
-        float *p = v + (size_t)h * (size_t)hd;
-        for (int i = 0; i < h2; i++) {
-            int a = neox ? i : 2 * i, b = neox ? i + h2 : 2 * i + 1;
-            float x0 = p[a], x1 = p[b];
-            p[a] = fmaf(x0, cs[i], -(x1 * sn[i]));
-            p[b] = fmaf(x0, sn[i], x1 * cs[i]);
-        }
-    }
+    ember_refnum_rope_body(v, nh, hd, n_rot, cs, sn, neox);
 }
 
 #ifdef EMBER_SIMD

@@ -289,16 +289,7 @@ static EMBER_TARGET_AVX2 void scale_f16r_avx2(float *x, float s, int n)
 /* The scalar definition where fmaf is the FMA instruction (no libm call). */
 static EMBER_TARGET_AVX2 void rope_avx2(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox)
 {
-    const int h2 = n_rot / 2;
-    for (int h = 0; h < nh; h++) {
-        float *p = v + (size_t)h * (size_t)hd;
-        for (int i = 0; i < h2; i++) {
-            int a = neox ? i : 2 * i, b = neox ? i + h2 : 2 * i + 1;
-            float x0 = p[a], x1 = p[b];
-            p[a] = __builtin_fmaf(x0, cs[i], -(x1 * sn[i]));
-            p[b] = __builtin_fmaf(x0, sn[i], x1 * cs[i]);
-        }
-    }
+    ember_refnum_rope_body(v, nh, hd, n_rot, cs, sn, neox);
 }
 
 const refnum_ops ember_refnum_avx2 = {exp16_avx2, silu16_avx2, gelu16_avx2, scores_heads_avx2, to_f16_avx2, scale_f16r_avx2,

@@ -52,6 +52,24 @@ void ember_refnum_to_f16_scalar(uint16_t *dst, const float *src, int n);
 void ember_refnum_scale_f16r_scalar(float *x, float s, int n);
 void ember_refnum_rope_scalar(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox);
 
+/* The scalar definition of RoPE's rotation, inlined into the scalar entry
+   and into the AVX2 one, whose target makes fmaf the FMA instruction
+   instead of a libm call. */
+static inline __attribute__((always_inline)) void ember_refnum_rope_body(float *v, int nh, int hd, int n_rot,
+                                                                        const float *cs, const float *sn, int neox)
+{
+    const int h2 = n_rot / 2;
+    for (int h = 0; h < nh; h++) {
+        float *p = v + (size_t)h * (size_t)hd;
+        for (int i = 0; i < h2; i++) {
+            int a = neox ? i : 2 * i, b = neox ? i + h2 : 2 * i + 1;
+            float x0 = p[a], x1 = p[b];
+            p[a] = __builtin_fmaf(x0, cs[i], -(x1 * sn[i]));
+            p[b] = __builtin_fmaf(x0, sn[i], x1 * cs[i]);
+        }
+    }
+}
+
 /* The AVX2 + FMA + F16C table (refnum_avx2.c). */
 extern const refnum_ops ember_refnum_avx2;
 
