@@ -109,8 +109,8 @@ void ember_kv_q8_scores(float *sc, size_t sc_stride, const uint8_t *k, const uin
 /* 512 positions at a time, each chunk's V rows asked for into L2 first:
    the weighted sum reads them 64 rows apart (its lanes), a stride the
    prefetchers do not follow, and from memory ran at a third of the
-   bandwidth (on the Zen 5 VM, one thread, 128 MiB of KV: the sum 12-15
-   ms, prefetched 7-9.5).  Chunks of a multiple of 16 positions leave every
+   bandwidth (on the Zen 5 VM, one thread, 128 MiB of KV: the sum 11-15
+   ms, prefetched 6.7-9.5).  Chunks of a multiple of 16 positions leave every
    score as one call gives it (each its own sum; only the tail past the
    last 16 is taken one by one, as there), and the maximum of the chunks'
    maxima is the maximum.  Rows past half of L2 (512 KiB) are not
