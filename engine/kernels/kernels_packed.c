@@ -157,13 +157,11 @@ void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
 
 #ifdef EMBER_SIMD
 
-/* Activation group sums and scales are precomputed once per call for up to
-   NBMAX blocks (longer rows go chunk by chunk, carrying the sums). */
+/* Decode (one token) prepares its activation group sums, scales and signed
+   codes once per call for up to NBMAX blocks; longer rows go CHUNK blocks
+   at a time, carrying the sums. */
 #define NBMAX 1024
 #define CHUNK 64
-#define TMAX 2
-/* decode's activation sums and scales, for up to NBMAX blocks */
-#define PREP NBMAX
 /* Reading ahead within the tile stream (may run past the end of the
    buffer: prefetches never fault): into L1 two records ahead, and into L2
    eight ahead, which on a Xeon VM took the decode kernel from 0.88x to 1.0x
@@ -179,36 +177,30 @@ void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
    group sum is exact for any int8 weights and activations. */
 #define INLINE512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
-/* From the activations' rows (ember_block_q8_0u) for blocks b0..
-   b0 + nbc: corr[(b * TMAX + t) * 8 + g], dx[b * TMAX + t] and the signed
-   codes again, sq[(b * TMAX + t) * 32 ..], as decode's sign trick wants
-   them. */
-INLINE512 void act_prep(const uint8_t *const xb[TMAX], int tb, int64_t b0, int64_t nbc,
-                        int32_t *corr, float *dx, int8_t *sq)
+/* From the token's activation row x (ember_block_q8_0u), blocks b0..
+   b0 + nbc: corr[b * 8 + g], dx[b] and the signed codes again, sq[b * 32
+   ..], as decode's sign trick wants them. */
+INLINE512 void act_prep(const ember_block_q8_0u *x, int64_t b0, int64_t nbc, int32_t *corr, float *dx, int8_t *sq)
 {
     const __m256i ones = _mm256_set1_epi8(1), flip = _mm256_set1_epi8((char)0x80);
-    for (int64_t b = 0; b < nbc; b++)
-        for (int t = 0; t < tb; t++) {
-            const ember_block_q8_0u *blk = (const ember_block_q8_0u *)(const void *)xb[t] + b0 + b;
-            __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->xu), flip);
-            _mm256_storeu_si256((__m256i *)(sq + (b * TMAX + t) * 32), a);
-            __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a);
-            _mm256_storeu_si256((__m256i *)(corr + (b * TMAX + t) * 8),
-                                _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
-            dx[b * TMAX + t] = blk->d;
-        }
+    for (int64_t b = 0; b < nbc; b++) {
+        const ember_block_q8_0u *blk = x + b0 + b;
+        __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)blk->xu), flip);
+        _mm256_storeu_si256((__m256i *)(sq + b * 32), a);
+        __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a);
+        _mm256_storeu_si256((__m256i *)(corr + b * 8), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
+        dx[b] = blk->d;
+    }
 }
 
-/* One tile over nbc blocks.  The 8 group sums per token start at zero
-   (first) or from carry, and end in y (last) or in carry. */
-INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const int8_t *sq,
-                         const int32_t *corr, const float *dx, const int tb,
-                         float *y, size_t y_stride, __mmask16 m, float *carry, int first, int last)
+/* One tile over nbc blocks (a long row's chunk).  The 8 group sums start
+   at zero (first) or from carry, and end in y (last) or in carry. */
+INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const int8_t *sq, const int32_t *corr, const float *dx,
+                         float *y, __mmask16 m, float *carry, int first, int last)
 {
-    __m512 acc[TMAX][GROUPS];
-    _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++)
-        _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++)
-            acc[t][g] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(carry + (t * GROUPS + g) * 16);
+    __m512 acc[GROUPS];
+    _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++)
+        acc[g] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(carry + g * 16);
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nbc; b++, rec += EMBER_PACK_RECORD) {
         __m512i wv[GROUPS];
@@ -220,26 +212,19 @@ INLINE512 void tile_pass(const uint8_t *rec, int64_t nbc, const int8_t *sq,
         _mm_prefetch((const char *)rec + PF_BYTES + SCALES, _MM_HINT_T0);
         _mm_prefetch((const char *)rec + PF_L2_BYTES + SCALES, _MM_HINT_T1);
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + SCALES)));
-        _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {
-            const int8_t *qs = sq + (b * TMAX + t) * 32;
-            const int32_t *c = corr + (b * TMAX + t) * 8;
-            __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b * TMAX + t]));
-            _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
-                int32_t a4;
-                memcpy(&a4, qs + 4 * g, 4);
-                __m512i isum = _mm512_dpbusd_epi32(_mm512_set1_epi32(c[g]), wv[g], _mm512_set1_epi32(a4));
-                acc[t][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[t][g]);
-            }
+        const int8_t *qs = sq + b * 32;
+        const int32_t *c = corr + b * 8;
+        __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(dx[b]));
+        _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
+            __m512i isum = _mm512_dpbusd_epi32(_mm512_set1_epi32(c[g]), wv[g], _mm512_set1_epi32(ember_rd32(qs + 4 * g)));
+            acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[g]);
         }
     }
-    _Pragma("GCC unroll 2") for (int t = 0; t < tb; t++) {
-        if (!last) {
-            _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++)
-                _mm512_storeu_ps(carry + (t * GROUPS + g) * 16, acc[t][g]);
-            continue;
-        }
-        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, ember_sum8x16(acc[t]));
+    if (last) {
+        _mm512_mask_storeu_ps(y, m, ember_sum8x16(acc));
+        return;
     }
+    _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) _mm512_storeu_ps(carry + g * 16, acc[g]);
 }
 
 /* Decode (one token): two tiles per pass.  A single tile is one sequential
@@ -261,9 +246,9 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
             _mm_prefetch((const char *)rec0 + PF_L2_BYTES + q, _MM_HINT_T1);
             _mm_prefetch((const char *)rec1 + PF_L2_BYTES + q, _MM_HINT_T1);
         }
-        const int8_t *qs = sq + b * TMAX * 32;
-        const int32_t *c = corr + b * TMAX * 8;
-        __m512 dxv = _mm512_set1_ps(dx[b * TMAX]);
+        const int8_t *qs = sq + b * 32;
+        const int32_t *c = corr + b * 8;
+        __m512 dxv = _mm512_set1_ps(dx[b]);
         __m512 s0 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec0 + SCALES))), dxv);
         __m512 s1 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec1 + SCALES))), dxv);
         _Pragma("GCC unroll 8") for (int g = 0; g < GROUPS; g++) {
@@ -392,41 +377,33 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 {
     int64_t nb = k / QK;
     if (r0 >= r1 || nb <= 0) return;
-    static _Thread_local int32_t corr[PREP * TMAX * 8];
-    static _Thread_local float dx[PREP * TMAX];
-    static _Thread_local int8_t sq[PREP * TMAX * 32];
-    float carry[TMAX * GROUPS * 16];
-    const int whole = nb <= NBMAX;
+    static _Thread_local int32_t corr[NBMAX * 8];
+    static _Thread_local float dx[NBMAX];
+    static _Thread_local int8_t sq[NBMAX * 32];
     if (nt > 1) {
         packed_prefill_vnni(packed, tile_bytes, nb, r0, r1, (const uint8_t *)xq, xq_stride, nt, y, y_stride);
         return;
     }
-    for (int t0 = 0; t0 < nt; t0 += TMAX) {
-        int tb = nt - t0 < TMAX ? nt - t0 : TMAX;
-        const uint8_t *xb[TMAX] = {0};
-        for (int t = 0; t < tb; t++) xb[t] = (const uint8_t *)xq + (size_t)(t0 + t) * xq_stride;
-        if (whole) act_prep(xb, tb, 0, nb, corr, dx, sq);
-        int r = r0 - r0 % EMBER_PACK_ROWS;
-        if (whole && tb == 1)
-            for (; r + EMBER_PACK_ROWS < r1; r += 2 * EMBER_PACK_ROWS) {
-                const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
-                float *yt = y + (size_t)t0 * y_stride + r;
-                tile_pair_pass(tile, tile + tile_bytes, nb, sq, corr, dx,
-                               yt, ember_tile_mask(r, r0, r1), yt + EMBER_PACK_ROWS, ember_tile_mask(r + EMBER_PACK_ROWS, r0, r1));
-            }
-        for (; r < r1; r += EMBER_PACK_ROWS) {
-            __mmask16 m = ember_tile_mask(r, r0, r1);
+    /* decode: one token */
+    const ember_block_q8_0u *x = xq;
+    const int whole = nb <= NBMAX;
+    if (whole) act_prep(x, 0, nb, corr, dx, sq);
+    int r = r0 - r0 % EMBER_PACK_ROWS;
+    if (whole)
+        for (; r + EMBER_PACK_ROWS < r1; r += 2 * EMBER_PACK_ROWS) {
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
-            float *yt = y + (size_t)t0 * y_stride + r;
-            int64_t step = whole ? nb : CHUNK;
-            for (int64_t c0 = 0; c0 < nb; c0 += step) {
-                int64_t nbc = nb - c0 < step ? nb - c0 : step;
-                if (!whole) act_prep(xb, tb, c0, nbc, corr, dx, sq);
-                const uint8_t *rec = tile + (size_t)c0 * EMBER_PACK_RECORD;
-                int first = c0 == 0, last = c0 + nbc == nb;
-                if (tb == 1) tile_pass(rec, nbc, sq, corr, dx, 1, yt, y_stride, m, carry, first, last);
-                else tile_pass(rec, nbc, sq, corr, dx, 2, yt, y_stride, m, carry, first, last);
-            }
+            tile_pair_pass(tile, tile + tile_bytes, nb, sq, corr, dx, y + r, ember_tile_mask(r, r0, r1),
+                           y + r + EMBER_PACK_ROWS, ember_tile_mask(r + EMBER_PACK_ROWS, r0, r1));
+        }
+    float carry[GROUPS * 16];
+    for (; r < r1; r += EMBER_PACK_ROWS) {
+        __mmask16 m = ember_tile_mask(r, r0, r1);
+        const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
+        int64_t step = whole ? nb : CHUNK;
+        for (int64_t c0 = 0; c0 < nb; c0 += step) {
+            int64_t nbc = nb - c0 < step ? nb - c0 : step;
+            if (!whole) act_prep(x, c0, nbc, corr, dx, sq);
+            tile_pass(tile + (size_t)c0 * EMBER_PACK_RECORD, nbc, sq, corr, dx, y + r, m, carry, c0 == 0, c0 + nbc == nb);
         }
     }
 }
