@@ -232,8 +232,8 @@ void ember_session_free(ember_session *s);
 void ember_session_reset(ember_session *s);
 /* Truncates the cache to n tokens (n <= n_past).  A model with sliding-
    window layers may have overwritten what position n needs (their KV ring
-   holds the last window + one prefill pass (ubatch) of positions): then the cache is reset, so read
-   ember_session_n_past afterwards. */
+   holds the last window + one prefill pass (ubatch) of positions): then
+   the cache is reset, so read ember_session_n_past afterwards. */
 void ember_session_truncate(ember_session *s, int n);
 int ember_session_n_past(const ember_session *s);
 int ember_session_n_ctx(const ember_session *s);

@@ -141,16 +141,22 @@ static void matmul(ember_session *s, const ember_weight *w, float *y, const floa
 
 /* ---- element-wise pieces ------------------------------------------------- */
 
-/* wt NULL: no weight (gemma4's V norm) */
-static void rmsnorm(float *out, const float *x, const float *wt, int n, float eps)
+/* out = x / rms * wt from the row's sum of squares ss (wt NULL: no
+   weight, gemma4's V norm) */
+static void rmsnorm_scale(float *out, const float *x, const float *wt, int n, double ss, float eps)
 {
-    double ss = 0;
-    for (int i = 0; i < n; i++) ss += (double)(x[i] * x[i]);  /* f32 product, f64 sum: as the reference */
     float scale = 1.0f / sqrtf((float)(ss / n) + eps);
     if (!wt)
         for (int i = 0; i < n; i++) out[i] = x[i] * scale;
     else
         for (int i = 0; i < n; i++) out[i] = x[i] * scale * wt[i];
+}
+
+static void rmsnorm(float *out, const float *x, const float *wt, int n, float eps)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += (double)(x[i] * x[i]);  /* f32 product, f64 sum: as the reference */
+    rmsnorm_scale(out, x, wt, n, ss, eps);
 }
 
 /* The rotation of position pos in the reference's order: theta = (pos *
@@ -272,20 +278,6 @@ static void (*const ffn_act[])(float *g, const float *u, int n) = {
     [FFN_GEGLU_TANH] = ember_ref_gelu_tanh_mul,
 };
 
-typedef struct {
-    float *g;
-    const float *u;
-    int n, nt;
-    void (*fn)(float *g, const float *u, int n);
-} glu_job;
-
-static void glu_run(void *ctx, int ith, int nth)
-{
-    glu_job *j = ctx;
-    for (int t = ith; t < j->nt; t += nth)
-        j->fn(j->g + (size_t)t * j->n, j->u + (size_t)t * j->n, j->n);
-}
-
 /* ---- per-token steps on the pool ------------------------------------------ */
 
 /* The steps between the matrix products work token by token (norms, RoPE,
@@ -328,8 +320,9 @@ static void rope_fill_tokens(ember_session *s, const void *ctx, int t0, int t1, 
 
 /* The cos / sin table of rc's setting for this pass's n tokens at pos0:
    made once (on the pool) by the first layer of that setting, read by the
-   rest.  A pass has few settings (gemma: local and global); past
-   EMBER_ROPE_TABLES the last slot is remade. */
+   rest.  The tables live for one pass (ember_forward clears them), so a
+   table is found by its setting alone.  A pass has few settings (gemma:
+   local and global); past EMBER_ROPE_TABLES the last slot is remade. */
 static const struct ember_rope_table *rope_table(ember_session *s, const ember_rope_cfg *rc, int pos0, int n)
 {
     ember_rope_cfg want = *rc;
@@ -339,8 +332,8 @@ static const struct ember_rope_table *rope_table(ember_session *s, const ember_r
         struct ember_rope_table *rt = &s->rope_tab[i];
         if (rt->n == 0) break;
         const ember_rope_cfg *c = &rt->cfg;
-        if (rt->pos0 == pos0 && rt->n == n && c->base == want.base && c->freq_scale == want.freq_scale &&
-            c->mscale == want.mscale && c->ff == want.ff && c->n_rot == want.n_rot)
+        if (c->base == want.base && c->freq_scale == want.freq_scale && c->mscale == want.mscale &&
+            c->ff == want.ff && c->n_rot == want.n_rot)
             return rt;
     }
     if (i == EMBER_ROPE_TABLES) i--;
@@ -352,7 +345,7 @@ static const struct ember_rope_table *rope_table(ember_session *s, const ember_r
     return rt;
 }
 
-/* Forgets the tables (a new pass's positions, or a truncated cache). */
+/* Forgets the tables: a new pass, new positions. */
 static void rope_tables_clear(ember_session *s)
 {
     for (int i = 0; i < EMBER_ROPE_TABLES; i++) s->rope_tab[i].n = 0;
@@ -378,15 +371,7 @@ static void rmsnorm4(float *out, const float *x, const float *wt, int n, float e
         s3 += (double)(x3[i] * x3[i]);
     }
     const double ss[4] = {s0, s1, s2, s3};
-    for (int r = 0; r < 4; r++) {
-        const float scale = 1.0f / sqrtf((float)(ss[r] / n) + eps);
-        const float *xr = x + (size_t)r * n;
-        float *o = out + (size_t)r * n;
-        if (!wt)
-            for (int i = 0; i < n; i++) o[i] = xr[i] * scale;
-        else
-            for (int i = 0; i < n; i++) o[i] = xr[i] * scale * wt[i];
-    }
+    for (int r = 0; r < 4; r++) rmsnorm_scale(out + (size_t)r * n, x + (size_t)r * n, wt, n, ss[r], eps);
 }
 
 /* rows [t0, t1) of E values: four at a time, then one by one */
@@ -432,6 +417,22 @@ static void residual(ember_session *s, int n, const float *post, const float *sc
 {
     resid_args a = {post, scale};
     for_tokens(s, n, resid_tokens, &a);
+}
+
+/* g = act(g) * u, n values a token: g's rows n apart, u's u_stride apart
+   (the FFN's up rows, or gemma4's per-layer inputs of one layer) */
+typedef struct {
+    float *g;
+    const float *u;
+    int n;
+    size_t u_stride;
+    void (*fn)(float *g, const float *u, int n);
+} glu_args;
+
+static void glu_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    const glu_args *a = ctx;
+    for (int t = t0; t < t1; t++) a->fn(a->g + (size_t)t * (size_t)a->n, a->u + (size_t)t * a->u_stride, a->n);
 }
 
 static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
@@ -554,9 +555,8 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
         float *gy[2] = {s->g, s->u};
         matmul_n(s, gu, gy, 2, s->xn, n);
     }
-    glu_job gj = {s->g, s->u, F, n, ffn_act[m->arch->act]};
-    if (n > 1) ember_pool_run(s->pool, glu_run, &gj);
-    else glu_run(&gj, 0, 1);
+    glu_args ga = {s->g, s->u, F, (size_t)F, ffn_act[m->arch->act]};
+    for_tokens(s, n, glu_tokens, &ga);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
     residual(s, n, L->post_ffn_norm, scale);
@@ -570,14 +570,14 @@ static const float *L_out_scale(const ember_model *m, int l) { return m->layers[
    chunk of n_pl, x0 being the scaled token embedding (s->x on entry). */
 typedef struct {
     const int32_t *tok;
-    atomic_int bad;               /* a token whose row could not be read, + 1 */
+    atomic_int *bad;              /* a token whose row could not be read, + 1 */
 } pl_args;
 
 /* The per-layer inputs of tokens [t0, t1), each thread dequantizing rows
    into its own slot of s->pl_row. */
 static void pl_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
-    pl_args *a = (pl_args *)ctx;
+    const pl_args *a = ctx;
     const ember_model *m = s->m;
     const int np = m->n_pl, NL = m->info.n_layer, W = np * NL;
     const float in_scale = 1.0f / sqrtf((float)m->info.n_embd), emb_scale = sqrtf((float)np);
@@ -587,7 +587,7 @@ static void pl_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     for (int t = t0; t < t1; t++) {
         float *p = s->pl + (size_t)t * W;
         if (ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data + (size_t)a->tok[t] * rb, row, W)) {
-            atomic_store(&a->bad, t + 1);
+            atomic_store(a->bad, t + 1);
             return;
         }
         for (int i = 0; i < W; i++) p[i] *= in_scale;
@@ -602,18 +602,12 @@ static int per_layer_inputs(ember_session *s, const int32_t *tok, int n, ember_e
     act_dirty(s);
     matmul(s, &m->pl_model_proj, s->pl, s->x, n);
     act_dirty(s);
-    pl_args a = {tok, 0};
+    atomic_int bad_tok = 0;
+    pl_args a = {tok, &bad_tok};
     for_tokens(s, n, pl_tokens, &a);
-    int bad = atomic_load(&a.bad);
+    int bad = atomic_load(&bad_tok);
     if (bad) return ember_seterr(err, "per_layer_token_embd row %d cannot be read", tok[bad - 1]);
     return 0;
-}
-
-static void pl_gelu_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    const int l = *(const int *)ctx, np = s->m->n_pl, W = np * s->m->info.n_layer;
-    for (int t = t0; t < t1; t++)
-        ember_ref_gelu_tanh_mul(s->plg + (size_t)t * np, s->pl + (size_t)t * W + (size_t)l * np, np);
 }
 
 /* After layer l's FFN: x += post_norm(proj(gelu(inp_gate x) * input_l)),
@@ -624,7 +618,9 @@ static void per_layer_block(ember_session *s, int l, int n, const float *scale)
     const ember_layer *L = &m->layers[l];
     act_dirty(s);
     matmul(s, &L->pl_gate, s->plg, s->x, n);
-    for_tokens(s, n, pl_gelu_tokens, &l);
+    const int np = m->n_pl;
+    glu_args ga = {s->plg, s->pl + (size_t)l * np, np, (size_t)np * m->info.n_layer, ember_ref_gelu_tanh_mul};
+    for_tokens(s, n, glu_tokens, &ga);
     act_dirty(s);
     matmul(s, &L->pl_proj, s->xn, s->plg, n);
     residual(s, n, L->pl_post_norm, scale);
