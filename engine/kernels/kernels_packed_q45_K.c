@@ -374,7 +374,7 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
    a tile (k = 2048: 19 KiB, 8192: 74 KiB) is read from memory once for
    all of them. */
 #define ACT_CHUNK (512 * 1024)
-#define ACT_TOKENS_MAX 256      /* token pairs' float sums carried between chunks */
+#define CARRY_PAIRS 128         /* token pairs' sums carried between chunks (as the Q6_K tiles) */
 #define KCK 8                   /* super-blocks of a tile chunk */
 
 INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
@@ -404,10 +404,10 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
        sums carried from chunk to chunk, while the next chunk's lines are
        prefetched into L2, a share per pair; the passes themselves run
        from L1 without prefetches. */
-    static _Thread_local __m512 carry[ACT_TOKENS_MAX / TB][TB][12];
+    static _Thread_local __m512 carry[CARRY_PAIRS][TB][12];
     int chunk = (int)(ACT_CHUNK / ((size_t)nb * sizeof(block_q8_K)));
     chunk = chunk < TB ? TB : chunk - chunk % TB;
-    if (chunk > ACT_TOKENS_MAX) chunk = ACT_TOKENS_MAX;
+    if (chunk > CARRY_PAIRS * TB) chunk = CARRY_PAIRS * TB;
     const size_t rb = five ? REC5 : REC;
     for (int c0 = 0; c0 < nt; c0 += chunk) {
         int c1 = nt - c0 < chunk ? nt : c0 + chunk;
