@@ -43,7 +43,8 @@ EOF2
 chmod +x "$tmp/run.sh"
 $T new-session -d -s ember -x 140 -y 40 "$tmp/run.sh" || skip_all "tmux cannot start a session"
 wait_for 'RSS' 20 || skip_all "the chat did not start"
-screen | grep 'RSS' | grep -q '^ember-synth-tiny-Q8_0 '
+# the first frames may lead with the load's progress: the name comes with the stats
+wait_for '^ember-synth-tiny-Q8_0 .*RSS' 20
 ok $? "the status bar names the first model"
 $T send-keys -t ember 'first message' Enter
 wait_for 'tok/s avg' 20

@@ -248,7 +248,7 @@ static const struct {
 
 static void snap(ember_session *s, ember_phase p)
 {
-    ember_memstat_read(&s->st.phase_mem[p]);
+    ember_memstat_read_model(&s->st.phase_mem[p], s->m->f->map, s->m->f->size);
     s->st.phase_seen[p] = true;
 }
 
@@ -268,10 +268,10 @@ static int pack(ember_session *s, ember_err *err)
 {
     ember_model *m = s->m;
     if (pack_weights(m, s->pool, err)) return -1;
-    ember_memstat_read(&m->mem_packed);
+    ember_memstat_read_model(&m->mem_packed, m->f->map, m->f->size);
     if (m->opts.evict_source) {
         evict_sources(m);
-        ember_memstat_read(&m->mem_evicted);
+        ember_memstat_read_model(&m->mem_evicted, m->f->map, m->f->size);
     }
     return 0;
 }

@@ -78,5 +78,76 @@ bool ember_memstat_read(ember_memstat *m)
     }
     m->valid = slurp("/proc/self/smaps_rollup", buf, sizeof buf) &&
                ember_memstat_parse_smaps(buf, m);
+    m->model_rss_kb = -1;
     return m->valid;
+}
+
+/* One smaps entry's header: "start-end perms ...", both in hex. */
+static bool vma_header(const char *line, uintptr_t *a, uintptr_t *b)
+{
+    char *end;
+    unsigned long long x = strtoull(line, &end, 16);
+    if (end == line || *end != '-') return false;
+    const char *q = end + 1;
+    unsigned long long y = strtoull(q, &end, 16);
+    if (end == q || *end != ' ' || y < x) return false;
+    *a = (uintptr_t)x;
+    *b = (uintptr_t)y;
+    return true;
+}
+
+/* Line by line, so the walk works on a text or a stream alike: in_range
+   says whether the current entry lies in [lo, hi). */
+static void range_line(const char *line, uintptr_t lo, uintptr_t hi, bool *in_range, bool *seen, int64_t *kb)
+{
+    uintptr_t a, b;
+    if (vma_header(line, &a, &b)) {
+        *in_range = a >= lo && b <= hi && a < b;
+        *seen |= *in_range;
+        return;
+    }
+    int64_t v;
+    if (*in_range && !strncmp(line, "Rss:", 4) && field_kb(line, "Rss", &v)) *kb += v;
+}
+
+bool ember_memstat_parse_range_rss(const char *text, uintptr_t lo, uintptr_t hi, int64_t *kb)
+{
+    bool in = false, seen = false;
+    *kb = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        char line[256];
+        size_t n = strcspn(p, "\n");
+        if (n >= sizeof line) n = sizeof line - 1;
+        memcpy(line, p, n);
+        line[n] = 0;
+        range_line(line, lo, hi, &in, &seen, kb);
+    }
+    return seen;
+}
+
+bool ember_memstat_read_model(ember_memstat *m, const void *base, size_t len)
+{
+    bool ok = ember_memstat_read(m);
+    FILE *f = base && len ? fopen("/proc/self/smaps", "re") : NULL;
+    if (!f) return ok;
+    /* the mapping's last VMA ends on a page boundary */
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)base, hi = (lo + len + pg - 1) & ~(pg - 1);
+    bool in = false, seen = false;
+    int64_t kb = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        if (n && line[n - 1] != '\n' && !feof(f)) {
+            /* a path longer than the buffer: the header's start was parsed,
+               the rest of the line is skipped */
+            range_line(line, lo, hi, &in, &seen, &kb);
+            int c;
+            while ((c = fgetc(f)) != EOF && c != '\n') {}
+            continue;
+        }
+        range_line(line, lo, hi, &in, &seen, &kb);
+    }
+    fclose(f);
+    if (seen) m->model_rss_kb = kb;
+    return ok;
 }

@@ -204,6 +204,7 @@ static void mem_json(json_w *j, const ember_memstat *m)
     json_kv_i64(j, "pss_anon_kb", m->pss_anon_kb);
     json_kv_i64(j, "pss_file_kb", m->pss_file_kb);
     json_kv_i64(j, "file_pmd_kb", m->file_pmd_kb);
+    json_kv_i64(j, "model_rss_kb", m->model_rss_kb);
     json_kv_i64(j, "hwm_kb", m->hwm_kb);
     json_kv_i64(j, "minflt", m->minflt);
     json_kv_i64(j, "majflt", m->majflt);
