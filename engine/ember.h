@@ -144,6 +144,10 @@ typedef struct ember_session_opts {
     /* prompt tokens per forward pass, 2..EMBER_UBATCH (0 = EMBER_UBATCH);
        a sliding-window layer's KV ring holds its window + this many */
     int ubatch;
+    /* prompt tokens whose attention reads the keys in one pass (0: as many
+       as the context leaves room for, up to 8; 1: one token at a time, as
+       the tests compare): the same logits bit for bit either way */
+    int att_block;
 } ember_session_opts;
 
 typedef enum {

@@ -214,24 +214,143 @@ static void kv_write(ember_session *s, int l, int h, int pos, const float *k, co
 /* Attention in the reference's float order (refnum.h): its batched prompt
    pass and its single-token step sum in different lane orders, and the
    single-token weighted sum depends on the KV length it pads to 32. */
+typedef struct {
+    ember_session *s;
+    const ember_layer *L;
+    int hd, nh, group;
+    float scale;
+    size_t scs;                 /* one head's scores (padded for softmax) */
+    bool kq_gemm, kqv_gemm, q8;
+    int ctx_pad;
+    float *sc, *acc, *kq;       /* this thread's scratch */
+    uint16_t *qh;
+} att_ctx;
+
+/* The first position token t's query sees: a sliding layer sees the keys
+   at pos_q - pos_k < window. */
+static int att_first(const att_job *j, const ember_layer *L, int t)
+{
+    const int pos = j->pos0 + t;
+    return L->swa && pos >= L->swa ? pos - L->swa + 1 : 0;
+}
+
+/* Softmax of token t's ng heads (scores at sc, scs apart, maxima mx) and
+   their weighted sum of the V rows Vr into att. */
+static void att_finish(const att_ctx *c, const att_job *j, int t, int h0, int ng, float *sc, const float *mx,
+                       const uint8_t *Vr, int npos)
+{
+    for (int i = 0; i < ng; i++) {
+        float *si = sc + i * c->scs;
+        double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
+        ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
+    }
+    int n_kv = (npos + 31) / 32 * 32;
+    if (n_kv > c->ctx_pad) n_kv = c->ctx_pad;
+    float *o = c->s->att + (size_t)t * c->nh * c->hd + (size_t)h0 * c->hd;
+    if (c->q8) ember_kv_q8_wsum(o, (size_t)c->hd, sc, c->scs, ng, Vr, npos, c->hd, n_kv, c->kqv_gemm, c->acc, c->kq);
+    else ember_ref_wsum_f16_heads(o, (size_t)c->hd, sc, c->scs, ng, (const uint16_t *)Vr, (size_t)c->hd, npos, c->hd,
+                                  n_kv, c->kqv_gemm, c->acc);
+}
+
+/* One token's q heads [h0, h0 + ng) of KV head kvh: they share its K and
+   V rows, read once for the run. */
+static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0, int ng)
+{
+    ember_session *s = c->s;
+    const int hd = c->hd, first = att_first(j, c->L, t), npos = j->pos0 + t - first + 1;
+    size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
+    const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
+    float mx[ng];
+    for (int i = 0; i < ng; i++)
+        ember_ref_to_f16(c->qh + (size_t)i * hd, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd, hd);
+    /* q8_0 rows: read back as fp16 for the same steps (kv.c) */
+    if (c->q8) ember_kv_q8_scores(c->sc, c->scs, Kr, c->qh, ng, npos, hd, c->kq_gemm, c->scale, mx, c->kq);
+    else if (s->batched) ember_ref_scores_f16_heads(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, c->qh, (size_t)hd,
+                                                    ng, npos, hd, c->kq_gemm, c->scale, mx);
+    else ember_kv_f16_scores_vpf(c->sc, c->scs, (const uint16_t *)Kr, (const uint16_t *)Vr, c->qh, ng, npos, hd, c->scale, mx);
+    att_finish(c, j, t, h0, ng, c->sc, mx, Vr, npos);
+}
+
+/* A block of prompt tokens [t0, t0 + tb) whose keys all start at row 0,
+   all q heads of KV head kvh: their scores are taken in one pass over the
+   K rows, a chunk of rows (~16 KiB, in L1) against every query of the
+   block, so a 4096-token prompt reads the keys once per block instead of
+   once per token.  Each score is the same dot product a token's own call
+   forms (chunks start at multiples of 16, as kv.c's), positions past a
+   token's own are computed and left out of its max, softmax and sum, and
+   its maximum is the chunks' (exact) maximum over its own positions. */
+static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int kvh)
+{
+    ember_session *s = c->s;
+    const int hd = c->hd, g = c->group, nq = tb * g, h0 = kvh * g;
+    const int npos_min = j->pos0 + t0 + 1, npos_max = npos_min + tb - 1;
+    const uint16_t *K = (const uint16_t *)kv_rows(s, s->kcache, j->layer, kvh);
+    const uint8_t *Vr = kv_rows(s, s->vcache, j->layer, kvh);
+    for (int i = 0; i < tb; i++)
+        for (int h = 0; h < g; h++)
+            ember_ref_to_f16(c->qh + (size_t)(i * g + h) * hd, s->q + ((size_t)(t0 + i) * c->nh + (size_t)(h0 + h)) * hd,
+                             hd);
+    int chunk = (16384 / (hd * 2)) & ~15;
+    if (chunk < 16) chunk = 16;
+    /* the maxima of the chunks every token of the block sees whole */
+    const int whole = npos_min / chunk * chunk;
+    float mx[nq], cmx[nq];
+    for (int q = 0; q < nq; q++) mx[q] = -INFINITY;
+    for (int p0 = 0; p0 < npos_max; p0 += chunk) {
+        const int n = npos_max - p0 < chunk ? npos_max - p0 : chunk;
+        ember_ref_scores_f16_heads(c->sc + p0, c->scs, K + (size_t)p0 * hd, (size_t)hd, c->qh, (size_t)hd, nq, n, hd,
+                                   c->kq_gemm, c->scale, cmx);
+        if (p0 + n <= whole)
+            for (int q = 0; q < nq; q++)
+                if (cmx[q] > mx[q]) mx[q] = cmx[q];
+    }
+    for (int i = 0; i < tb; i++) {
+        float *sc = c->sc + (size_t)i * g * c->scs;
+        const int npos = npos_min + i;
+        for (int h = 0; h < g; h++) {
+            const float *sh = sc + (size_t)h * c->scs;
+            for (int p = whole; p < npos; p++)
+                if (sh[p] > mx[i * g + h]) mx[i * g + h] = sh[p];
+        }
+        att_finish(c, j, t0 + i, h0, g, sc, mx + i * g, Vr, npos);
+    }
+}
+
 static void att_run(void *ctx, int ith, int nth)
 {
     att_job *j = ctx;
     ember_session *s = j->s;
     const ember_model_info *I = &s->m->info;
     const ember_layer *L = &s->m->layers[j->layer];
-    const int hd = L->head_dim, nh = I->n_head, nkv = L->n_head_kv, group = nh / nkv;
+    att_ctx c = {.s = s, .L = L, .hd = L->head_dim, .nh = I->n_head, .group = I->n_head / L->n_head_kv};
+    const int hd = c.hd, nkv = L->n_head_kv, group = c.group;
     /* Q was scaled already where the reference scales Q (arch.h) */
-    const float scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;   /* NONE: 1 */
-    const size_t scs = (size_t)s->n_ctx + 16;   /* one head's scores (padded for softmax) */
-    float *sc = s->scratch + (size_t)ith * s->scratch_stride;
-    float *acc = sc + (size_t)group * scs;
-    uint16_t *qh = (uint16_t *)(acc + (size_t)group * 64 * hd);
-    const bool kq_gemm = s->batched && hd % 16 == 0, kqv_gemm = s->batched && hd % 4 == 0;
-    const int ctx_pad = (s->n_ctx + 31) / 32 * 32;
-    const bool q8 = s->kv_type == EMBER_KV_Q8_0;
+    c.scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;   /* NONE: 1 */
+    c.scs = (size_t)s->n_ctx + 16;
+    const int blk = s->att_block;
+    c.sc = s->scratch + (size_t)ith * s->scratch_stride;
+    c.acc = c.sc + (size_t)blk * group * c.scs;
+    c.qh = (uint16_t *)(c.acc + (size_t)group * 64 * hd);
+    c.kq_gemm = s->batched && hd % 16 == 0;
+    c.kqv_gemm = s->batched && hd % 4 == 0;
+    c.ctx_pad = (s->n_ctx + 31) / 32 * 32;
+    c.q8 = s->kv_type == EMBER_KV_Q8_0;
     /* q8_0: the end of this thread's scratch (session.c, kv.h) */
-    float *kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
+    c.kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
+    /* A prompt of fp16 rows, enough tokens for every thread's blocks: an
+       item is a block of tokens for one KV head, the blocks of a head
+       side by side so the threads share its rows in cache.  Tokens whose
+       window starts past row 0 go one by one. */
+    if (s->batched && !c.q8 && blk > 1 && j->nt >= 2 * blk * nth) {
+        const int nblk = (j->nt + blk - 1) / blk;
+        for (int w = ith; w < nblk * nkv; w += nth) {
+            const int kvh = w / nblk, t0 = w % nblk * blk, tb = j->nt - t0 < blk ? j->nt - t0 : blk;
+            if (att_first(j, L, t0 + tb - 1) == 0) att_tokens(&c, j, t0, tb, kvh);
+            else
+                for (int t = t0; t < t0 + tb; t++) att_token(&c, j, t, kvh, kvh * group, group);
+        }
+        return;
+    }
     /* The q heads of a KV head share its K and V rows: an item is a run of
        them (for one token) and reads the rows once for the whole run.  Runs
        are split below the whole group only when there are fewer (token, KV
@@ -243,32 +362,7 @@ static void att_run(void *ctx, int ith, int nth)
     for (int w = ith; w < pairs * parts; w += nth) {
         int t = w / (nkv * parts), kvh = w % (nkv * parts) / parts, part = w % parts;
         int g0 = part * run, ng = group - g0 < run ? group - g0 : run;
-        if (ng <= 0) continue;
-        /* a sliding layer sees the keys at pos_q - pos_k < window: the
-           run of rows from the window's first position */
-        int h0 = kvh * group + g0, pos = j->pos0 + t, first = L->swa && pos >= L->swa ? pos - L->swa + 1 : 0;
-        int npos = pos - first + 1;
-        size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
-        const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
-        float mx[ng];
-        for (int i = 0; i < ng; i++)
-            ember_ref_to_f16(qh + (size_t)i * hd, s->q + (size_t)t * nh * hd + (size_t)(h0 + i) * hd, hd);
-        /* q8_0 rows: read back as fp16 for the same steps (kv.c) */
-        if (q8) ember_kv_q8_scores(sc, scs, Kr, qh, ng, npos, hd, kq_gemm, scale, mx, kq);
-        else if (s->batched) ember_ref_scores_f16_heads(sc, scs, (const uint16_t *)Kr, (size_t)hd, qh, (size_t)hd, ng,
-                                                        npos, hd, kq_gemm, scale, mx);
-        else ember_kv_f16_scores_vpf(sc, scs, (const uint16_t *)Kr, (const uint16_t *)Vr, qh, ng, npos, hd, scale, mx);
-        for (int i = 0; i < ng; i++) {
-            float *si = sc + i * scs;
-            double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
-            ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
-        }
-        int n_kv = (npos + 31) / 32 * 32;
-        if (n_kv > ctx_pad) n_kv = ctx_pad;
-        float *o = s->att + (size_t)t * nh * hd + (size_t)h0 * hd;
-        if (q8) ember_kv_q8_wsum(o, (size_t)hd, sc, scs, ng, Vr, npos, hd, n_kv, kqv_gemm, acc, kq);
-        else ember_ref_wsum_f16_heads(o, (size_t)hd, sc, scs, ng, (const uint16_t *)Vr, (size_t)hd, npos, hd, n_kv,
-                                      kqv_gemm, acc);
+        if (ng > 0) att_token(&c, j, t, kvh, kvh * group + g0, ng);
     }
 }
 

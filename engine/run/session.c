@@ -100,7 +100,13 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     size_t group = 1;
     for (int l = 0; l < I->n_layer; l++)
         if ((size_t)(I->n_head / m->layers[l].n_head_kv) > group) group = (size_t)(I->n_head / m->layers[l].n_head_kv);
-    s->scratch_stride = group * ((size_t)n_ctx + 16) + group * 64 * hdm + (group * hdm + 1) / 2 + 16;
+    /* a block of prompt tokens' scores, up to 4 MiB a thread */
+    s->att_block = (int)((4u << 20) / (4 * group * ((size_t)n_ctx + 16)));
+    if (s->att_block > ATT_BLOCK_MAX) s->att_block = ATT_BLOCK_MAX;
+    if (s->att_block < 1) s->att_block = 1;
+    if (o && o->att_block > 0 && o->att_block < s->att_block) s->att_block = o->att_block;
+    const size_t blk = (size_t)s->att_block;
+    s->scratch_stride = blk * group * ((size_t)n_ctx + 16) + group * 64 * hdm + (blk * group * hdm + 1) / 2 + 16;
     /* q8_0: a chunk of a KV head's rows read back as fp16 (kv.c) */
     if (s->kv_type == EMBER_KV_Q8_0) s->kv_scratch = ember_kv_q8_scratch((int)group, (int)hdm);
     s->scratch_stride += s->kv_scratch;

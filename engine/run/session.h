@@ -7,6 +7,8 @@
 /* prompt tokens per forward pass: 128 measured 1.07-1.09x the prefill of
    64 on a Zen 5 VM (the weights streamed once per 128 tokens), 256 no more */
 #define EMBER_UBATCH 128
+/* prompt tokens whose attention reads a KV head's rows in one pass */
+#define ATT_BLOCK_MAX 8
 
 /* One activation type's quantized rows, and the input and shape they were
    made from (reused by the next weight on the same input). */
@@ -56,6 +58,9 @@ struct ember_session {
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
     size_t kv_scratch;          /* of it, at the end: q8_0 rows read back (kv.h) */
+    int att_block;              /* prompt tokens whose attention shares one pass over
+                                   the keys (forward.c, att_run); the scratch holds
+                                   that many tokens' scores */
     ember_stats st;
     bool prefilled_once;
     double prepack_ms;             /* ember_session_pack's time, counted in the next TTFT */
