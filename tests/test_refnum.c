@@ -139,6 +139,18 @@ static void compute(buf *o)
     }
     put(o, g, sizeof g);
     put(o, g2, sizeof g2);
+    /* softmax rows on their own: lengths around the 16-wide chunks,
+       scores down to -300 below the max (exp's slow path past |n| > 192)
+       and -inf (a masked score); every padded value and the double sum */
+    static const int sms[] = {1, 7, 15, 16, 17, 31, 32, 33, 100, 257};
+    for (size_t si = 0; si < sizeof sms / sizeof sms[0]; si++) {
+        const int n = sms[si];
+        static float sx[272], sy[272];
+        for (int i = 0; i < n; i++) sx[i] = i % 13 == 5 ? -INFINITY : -300.0f * (float)i / (float)n + 0.01f * unit();
+        double sum = ember_ref_softmax_exp(sy, sx, 0.25f, n);
+        put(o, &sum, sizeof sum);
+        put(o, sy, sizeof sy[0] * (size_t)((n + 15) / 16 * 16));
+    }
     /* RoPE: both pair layouts, whole and partial rotary (n_rot / 2 of 24,
        48: a tail of a 16-lane chunk), heads of up to 512 dims, values with
        -0, large and tiny magnitudes */

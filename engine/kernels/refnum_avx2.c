@@ -293,5 +293,5 @@ static EMBER_TARGET_AVX2 void rope_avx2(float *v, int nh, int hd, int n_rot, con
 }
 
 const refnum_ops ember_refnum_avx2 = {exp16_avx2, silu16_avx2, gelu16_avx2, scores_heads_avx2, to_f16_avx2, scale_f16r_avx2,
-                                      wsum_heads_avx2, rope_avx2};
+                                      wsum_heads_avx2, rope_avx2, NULL};
 #endif

@@ -37,6 +37,9 @@ typedef struct {
     void (*wsum_heads)(float *out, size_t out_stride, const float *w, size_t w_stride, int nh,
                        const uint16_t *v, size_t stride, int npos, int hd, int n_kv, int gemm, float *acc);
     void (*rope)(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox);
+    /* a whole row of ember_ref_softmax_exp in one call (NULL: exp16 and
+       the scalar tree sum, 16 at a time) */
+    double (*softmax_exp)(float *y, const float *x, float max, int n);
 } refnum_ops;
 
 void ember_refnum_exp16_scalar(float *y, const float *x, float sub);
