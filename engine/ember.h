@@ -64,6 +64,10 @@ typedef struct ember_plan_opts {
     bool pack_cache;               /* keep the packed tiles in a cache file
                                       (packcache.c); off in the defaults below,
                                       on in the program's (profile key pack_cache) */
+    bool model_pages;              /* the lifecycle's memory snapshots also count
+                                      the model file's mapped pages (model_rss_kb):
+                                      a walk of /proc/self/smaps, ~10 ms for a 1B
+                                      model, so only where asked (run --json) */
 } ember_plan_opts;
 
 void ember_plan_opts_default(ember_plan_opts *o);  /* compressed, fallback on, no pack cache */

@@ -246,9 +246,16 @@ static const struct {
     [EMBER_AT_DECODE_DONE] = {-1, EMBER_PHASE_DECODE_DONE},
 };
 
+/* A snapshot, with the model's own mapped pages where the opts ask. */
+static void mem_read(const ember_model *m, ember_memstat *out)
+{
+    if (m->opts.model_pages) ember_memstat_read_model(out, m->f->map, m->f->size);
+    else ember_memstat_read(out);
+}
+
 static void snap(ember_session *s, ember_phase p)
 {
-    ember_memstat_read_model(&s->st.phase_mem[p], s->m->f->map, s->m->f->size);
+    mem_read(s->m, &s->st.phase_mem[p]);
     s->st.phase_seen[p] = true;
 }
 
@@ -268,10 +275,10 @@ static int pack(ember_session *s, ember_err *err)
 {
     ember_model *m = s->m;
     if (pack_weights(m, s->pool, err)) return -1;
-    ember_memstat_read_model(&m->mem_packed, m->f->map, m->f->size);
+    mem_read(m, &m->mem_packed);
     if (m->opts.evict_source) {
         evict_sources(m);
-        ember_memstat_read_model(&m->mem_evicted, m->f->map, m->f->size);
+        mem_read(m, &m->mem_evicted);
     }
     return 0;
 }

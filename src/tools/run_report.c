@@ -76,7 +76,9 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
     memset(r, 0, sizeof *r);
     r->eot = -1;
     double t0 = ember_now_ms();
-    ember_model *m = ember_model_open(o->model, &o->plan, err);
+    ember_plan_opts po = o->plan;
+    po.model_pages = o->json;   /* the report's model_rss_kb */
+    ember_model *m = ember_model_open(o->model, &po, err);
     if (!m) return -1;
     r->load_ms = ember_now_ms() - t0;
     r->info = *ember_model_get_info(m);
