@@ -276,6 +276,7 @@ static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_
 #endif
 #define WS_CHUNK_BYTES 65536
 #define WS_CHUNK_HINT _MM_HINT_T0
+#define WS_CHUNKED_MIN (256 * 1024)
 INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_t *v, size_t stride,
                           int hd, int lanes, int end, float *acc, size_t acc_stride)
 {
@@ -285,9 +286,11 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
        prefill's attention 0.60-0.64 of the matmuls' time against 0.46-0.56) */
     int chunk = WS_CHUNK_BYTES / 2 / hd / lanes * lanes;
     if (chunk < lanes) chunk = lanes;
-    /* a run of one chunk or less, as before: the lanes prefetch their own
-       rows (decode at 16-144 positions was 2% slower without) */
-    const bool chunked = lanes == 64 && end > chunk;
+    /* a run of one chunk or less, or of 256 KiB or less (which the scores'
+       V prefetch has put in L2, kv.c), as before: the lanes prefetch their
+       own rows (decode at 16-144 positions was 2% slower chunked, at
+       600-728 4%; at 2048, 256 KiB, the same either way) */
+    const bool chunked = lanes == 64 && end > chunk && (size_t)end * (size_t)hd * sizeof *v > WS_CHUNKED_MIN;
     if (!chunked) chunk = (end + lanes - 1) / lanes * lanes;
     const size_t row_bytes = (size_t)hd * sizeof *v;
     for (int c0 = 0; c0 < end; c0 += chunk) {
