@@ -37,6 +37,16 @@ wait_for() {
     done
     return 1
 }
+# wait_gone REGEX SECONDS [SESSION]: polls the pane until REGEX no longer shows.
+wait_gone() {
+    _i=0
+    while [ $_i -lt $(($2 * 10)) ]; do
+        screen "${3:-ember}" | grep -Eq -- "$1" || return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}
 # synth_tiny: a tiny random model at $tmp/tiny.gguf (SKIPs all without it).
 synth_tiny() {
     "$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||

@@ -92,7 +92,8 @@ if [ -n "$HUB" ]; then
     ok $? "Esc cancels the download and says the partial is kept"
     part=$(ls "$blobs"/*.incomplete 2>/dev/null | head -n 1)
     psize=$(if [ -n "$part" ]; then wc -c < "$part" | tr -d ' '; else echo 0; fi)
-    [ "$psize" -gt 0 ] && screen | grep 'RSS' | grep -q '^ember-synth-tiny-gemma3'
+    # the status line may still lead with the download's progress for a frame
+    [ "$psize" -gt 0 ] && wait_for '^ember-synth-tiny-gemma3.*RSS' 5
     ok $? "the partial file stays in the cache ($psize bytes) and the model in use stays ($(screen | grep RSS | cut -c1-60))"
     $T send-keys -t ember C-u
     $T send-keys -t ember '/model hf:test/slow' Enter
@@ -111,7 +112,7 @@ if [ -n "$HUB" ]; then
     $T send-keys -t ember Escape
     wait_for '/model hf:test/stall: .*cancelled' 3
     ok $? "Esc during the Hub's file listing cancels it within 3 s"
-    screen | grep 'RSS' | grep -q '^ember-synth-tiny-qwen2' && ! screen | grep -q 'asking the Hub'
+    wait_for '^ember-synth-tiny-qwen2.*RSS' 5 && wait_gone 'asking the Hub' 5
     ok $? "the model in use stays and the status line is clear again"
     $T send-keys -t ember 'after the stall' Enter
     # (up to 30 s: under ASan beside the other suites a reply is slow)
