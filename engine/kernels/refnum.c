@@ -297,8 +297,10 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
         const int c1 = end - c0 < chunk ? end : c0 + chunk, n1 = end - c1 < chunk ? end - c1 : chunk;
         const int per_lane = (n1 + lanes - 1) / lanes;   /* the next chunk's rows asked for per lane */
         for (int r = 0; r < lanes && c0 + r < c1; r++) {
-            for (int p = c1 + r * per_lane; chunked && p < c1 + (r + 1) * per_lane && p < c1 + n1; p++)
-                for (size_t o = 0; o < row_bytes; o += 64) _mm_prefetch((const char *)(v + (size_t)p * stride) + o, WS_CHUNK_HINT);
+            if (chunked)
+                for (int p = c1 + r * per_lane; p < c1 + (r + 1) * per_lane && p < c1 + n1; p++)
+                    for (size_t o = 0; o < row_bytes; o += 64)
+                        _mm_prefetch((const char *)(v + (size_t)p * stride) + o, WS_CHUNK_HINT);
             for (int d0 = 0; d0 < hd; d0 += 64) {
                 const int nd = hd - d0 < 64 ? (hd - d0) / 16 : 4;
                 for (int h0 = 0; h0 < nh; h0 += HW) {

@@ -107,7 +107,7 @@ static void range_line(const char *line, uintptr_t lo, uintptr_t hi, bool *in_ra
         return;
     }
     int64_t v;
-    if (*in_range && !strncmp(line, "Rss:", 4) && field_kb(line, "Rss", &v)) *kb += v;
+    if (*in_range && field_kb(line, "Rss", &v)) *kb += v;
 }
 
 bool ember_memstat_parse_range_rss(const char *text, uintptr_t lo, uintptr_t hi, int64_t *kb)
@@ -136,16 +136,14 @@ bool ember_memstat_read_model(ember_memstat *m, const void *base, size_t len)
     int64_t kb = 0;
     char line[512];
     while (fgets(line, sizeof line, f)) {
+        range_line(line, lo, hi, &in, &seen, &kb);
+        /* a path longer than the buffer: its header's start was parsed,
+           the rest of the line is skipped */
         size_t n = strlen(line);
-        if (n && line[n - 1] != '\n' && !feof(f)) {
-            /* a path longer than the buffer: the header's start was parsed,
-               the rest of the line is skipped */
-            range_line(line, lo, hi, &in, &seen, &kb);
+        if (n && line[n - 1] != '\n') {
             int c;
             while ((c = fgetc(f)) != EOF && c != '\n') {}
-            continue;
         }
-        range_line(line, lo, hi, &in, &seen, &kb);
     }
     fclose(f);
     if (seen) m->model_rss_kb = kb;
