@@ -277,10 +277,41 @@ static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_
 #define WS_CHUNK_BYTES 65536
 #define WS_CHUNK_HINT _MM_HINT_T0
 #define WS_CHUNKED_MIN (256 * 1024)
+/* Lane r's run over the rows [c0, c1) for hn heads and nd x 16 dims from
+   v (the block's first dimension): accumulators from a (head i at
+   a + i * acc_stride) unless c0 is the first row, back to a after. */
+#define WS_HW 4
+INLINE512 void wsum_lane(float *a, size_t acc_stride, const float *wh, size_t w_stride, const uint16_t *v,
+                         size_t stride, int r, int c0, int c1, int lanes, bool chunked, const int hn, const int nd)
+{
+    __m512 c[WS_HW][4];
+    /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
+    _Pragma("GCC unroll 4") for (int i = 0; i < WS_HW; i++)
+        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+            c[i][q] = c0 && i < hn && q < nd ? _mm512_loadu_ps(a + (size_t)i * acc_stride + 16 * q) : _mm512_setzero_ps();
+    for (int p = c0 + r; p < c1; p += lanes) {
+        const uint16_t *vp = v + (size_t)p * stride;
+        if (!chunked)
+            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q += 2)
+                if (q < nd) _mm_prefetch((const char *)(vp + (size_t)WS_AHEAD * lanes * stride + 16 * q), _MM_HINT_T0);
+        __m512 vv[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+            if (q < nd) vv[q] = ldh(vp + 16 * q);
+        _Pragma("GCC unroll 4") for (int i = 0; i < WS_HW; i++) {
+            if (i >= hn) break;
+            __m512 wp = _mm512_set1_ps(wh[(size_t)i * w_stride + (size_t)p]);
+            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                if (q < nd) c[i][q] = _mm512_fmadd_ps(wp, vv[q], c[i][q]);
+        }
+    }
+    for (int i = 0; i < hn; i++)
+        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+            if (q < nd) _mm512_storeu_ps(a + (size_t)i * acc_stride + 16 * q, c[i][q]);
+}
+
 INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_t *v, size_t stride,
                           int hd, int lanes, int end, float *acc, size_t acc_stride)
 {
-    enum { HW = 4 };
     /* the prompt's 16 lanes walk rows 16 apart, which the prefetch in the
        loop covers (32 KiB chunks there measured slower: a 4096-token
        prefill's attention 0.60-0.64 of the matmuls' time against 0.46-0.56) */
@@ -303,36 +334,19 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
                         _mm_prefetch((const char *)(v + (size_t)p * stride) + o, WS_CHUNK_HINT);
             for (int d0 = 0; d0 < hd; d0 += 64) {
                 const int nd = hd - d0 < 64 ? (hd - d0) / 16 : 4;
-                for (int h0 = 0; h0 < nh; h0 += HW) {
-                    const int hn = nh - h0 < HW ? nh - h0 : HW;
-                    __m512 c[HW][4];
-                    /* + 0.0f as the scalar's zeroed accumulator: -0 becomes +0 */
-                    _Pragma("GCC unroll 4") for (int i = 0; i < HW; i++)
-                        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {
-                            const float *a = acc + (size_t)(h0 + i) * acc_stride + (size_t)r * (size_t)hd + d0 + 16 * q;
-                            c[i][q] = c0 && i < hn && q < nd ? _mm512_loadu_ps(a) : _mm512_setzero_ps();
-                        }
+                for (int h0 = 0; h0 < nh; h0 += WS_HW) {
+                    const int hn = nh - h0 < WS_HW ? nh - h0 : WS_HW;
+                    float *a = acc + (size_t)h0 * acc_stride + (size_t)r * (size_t)hd + d0;
                     const float *wh = w + (size_t)h0 * w_stride;
-                    for (int p = c0 + r; p < c1; p += lanes) {
-                        const uint16_t *vp = v + (size_t)p * stride + d0;
-                        if (!chunked)
-                            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q += 2)
-                                if (q < nd) _mm_prefetch((const char *)(vp + (size_t)WS_AHEAD * lanes * stride + 16 * q), _MM_HINT_T0);
-                        __m512 vv[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-                        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                            if (q < nd) vv[q] = ldh(vp + 16 * q);
-                        _Pragma("GCC unroll 4") for (int i = 0; i < HW; i++) {
-                            if (i >= hn) break;
-                            __m512 wp = _mm512_set1_ps(wh[(size_t)i * w_stride + (size_t)p]);
-                            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                                if (q < nd) c[i][q] = _mm512_fmadd_ps(wp, vv[q], c[i][q]);
-                        }
-                    }
-                    for (int i = 0; i < hn; i++) {
-                        float *a = acc + (size_t)(h0 + i) * acc_stride + (size_t)r * (size_t)hd + d0;
-                        _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                            if (q < nd) _mm512_storeu_ps(a + 16 * q, c[i][q]);
-                    }
+                    /* a group of four heads and 64 dimensions with constant
+                       counts: the general body tests hn and nd at every row
+                       and spills.  One thread, 4 heads over 4096 rows of 64
+                       dims (Zen 5 VM, in rounds): 11-15 -> 16-23 GB/s with
+                       the rows in L2, 8-12 -> 12-18 from memory */
+                    if (hn == WS_HW && nd == 4)
+                        wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, WS_HW, 4);
+                    else
+                        wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, hn, nd);
                 }
             }
         }
