@@ -22,7 +22,7 @@
 #define MAXPOS 1100
 #define MAXHD 576
 #define KVH 3   /* heads side by side in a row: stride 3 * hd */
-#define WH 5    /* heads of the weighted sums over the same rows */
+#define WH 7    /* the most heads of the weighted sums over the same rows */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next(void)
@@ -88,15 +88,18 @@ static void compute(buf *o)
                 int n_kv = (npos + 31) / 32 * 32;
                 ember_ref_wsum_f16(out, sc, V + 2 * hd, stride, npos, hd, n_kv, gemm && hd % 4 == 0, acc);
                 put(o, out, sizeof out[0] * (size_t)hd);
-                /* five heads over the same rows, as attention's KV groups
-                   (a group of four, the SIMD path's constant case, and one) */
-                for (int i = 0; i < WH; i++) {
-                    memcpy(w3 + (size_t)i * (MAXPOS + 16), sc, sizeof sc[0] * (size_t)npos);
-                    ember_ref_scale_f16r(w3 + (size_t)i * (MAXPOS + 16), 0.5f + 0.25f * (float)i, npos);
+                /* heads over the same rows, as attention's KV groups: two,
+                   and seven (a group of four, the SIMD path's constant
+                   case, and three) */
+                for (int wh = 2; wh <= WH; wh += WH - 2) {
+                    for (int i = 0; i < wh; i++) {
+                        memcpy(w3 + (size_t)i * (MAXPOS + 16), sc, sizeof sc[0] * (size_t)npos);
+                        ember_ref_scale_f16r(w3 + (size_t)i * (MAXPOS + 16), 0.5f + 0.25f * (float)i, npos);
+                    }
+                    ember_ref_wsum_f16_heads(out, (size_t)hd, w3, MAXPOS + 16, wh, V + 2 * hd, stride, npos, hd, n_kv,
+                                             gemm && hd % 4 == 0, acc);
+                    put(o, out, sizeof out[0] * (size_t)wh * (size_t)hd);
                 }
-                ember_ref_wsum_f16_heads(out, (size_t)hd, w3, MAXPOS + 16, WH, V + 2 * hd, stride, npos, hd, n_kv,
-                                         gemm && hd % 4 == 0, acc);
-                put(o, out, sizeof out[0] * WH * (size_t)hd);
                 /* three queries over the same rows, as attention's KV groups
                    (nine: more than the SIMD path takes at once) */
                 for (int nq3 = 3; nq3 <= 9; nq3 += 6) {

@@ -338,15 +338,18 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
                     const int hn = nh - h0 < WS_HW ? nh - h0 : WS_HW;
                     float *a = acc + (size_t)h0 * acc_stride + (size_t)r * (size_t)hd + d0;
                     const float *wh = w + (size_t)h0 * w_stride;
-                    /* a group of four heads and 64 dimensions with constant
-                       counts: the general body tests hn and nd at every row
+                    /* a group of up to four heads and 64 dimensions with
+                       constant counts: the general body tests hn and nd at every row
                        and spills.  One thread, 4 heads over 4096 rows of 64
                        dims (Zen 5 VM, in rounds): 11-15 -> 16-23 GB/s with
                        the rows in L2, 8-12 -> 12-18 from memory */
-                    if (hn == WS_HW && nd == 4)
-                        wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, WS_HW, 4);
-                    else
-                        wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, hn, nd);
+#define WS_LANE(HN, ND) wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, HN, ND)
+                    if (nd != 4) WS_LANE(hn, nd);
+                    else if (hn == 4) WS_LANE(4, 4);
+                    else if (hn == 3) WS_LANE(3, 4);   /* Phi-3/4 mini: groups of 3 */
+                    else if (hn == 2) WS_LANE(2, 4);   /* Qwen3, Gemma 2: groups of 2 */
+                    else WS_LANE(1, 4);
+#undef WS_LANE
                 }
             }
         }
