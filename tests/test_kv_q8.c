@@ -182,9 +182,40 @@ static void vpf_case(void)
            bad, runs);
 }
 
+/* q8_0 rows read back as fp16 (ember_kv_q8_to_f16, on this CPU's path)
+   against the definition, d * q rounded once to fp16: every int8 value
+   under scales from subnormal to the largest fp16 (d * q past 65504
+   rounds to infinity) and of both signs */
+static void readback_case(void)
+{
+    enum { NB = 64 };
+    static block_q8_0 b[NB];
+    static uint16_t got[NB * 32];
+    static const uint16_t ds[] = {0x0001, 0x03ff, 0x0400, 0x1000, 0x2e66, 0x3c00, 0x3555, 0x7bff, 0x5bff, 0x6000,
+                                  0x8001, 0xbc00, 0xd3ff, 0xfbff, 0x0000, 0x8000};
+    int bad = 0;
+    for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++) {
+        for (int i = 0; i < NB; i++) {
+            b[i].d = ds[(di + (size_t)i) % (sizeof ds / sizeof ds[0])];
+            for (int j = 0; j < 32; j++) b[i].qs[j] = (int8_t)(uint8_t)((i * 32 + j) * 7 + (int)di);
+        }
+        /* 64 blocks as rows of 64, 128 and 32 dims */
+        for (int hd = 32; hd <= 128; hd *= 2) {
+            memset(got, 0xff, sizeof got);
+            ember_kv_q8_to_f16(got, (const uint8_t *)b, NB * 32 / hd, hd);
+            for (int i = 0; i < NB; i++)
+                for (int j = 0; j < 32; j++)
+                    bad += got[32 * i + j] != ember_f32_to_fp16(ember_fp16_to_f32(b[i].d) * (float)b[i].qs[j]);
+        }
+    }
+    tap_ok(bad == 0, "q8_0 rows read back as fp16 equal d * q rounded once, every int8 and scales from subnormal "
+           "to 65504 (%d values differ)", bad);
+}
+
 int main(void)
 {
     vpf_case();
+    readback_case();
     const char *bin = getenv("EMBER_BIN");
     if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
     char dir[] = "/tmp/ember-kvq8-XXXXXX";
