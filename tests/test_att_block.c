@@ -5,8 +5,9 @@
    past the chunks every token sees whole), on synthesized models of every
    attention shape: heads of 64, 48 (gemm over 16 lanes, not 64), a window
    the prompt outgrows (gemma3: blocks past it go one by one), gemma4's
-   shared KV and its 512-wide global heads, phi3's partial rotary; 1 and 2
-   threads, and prompts whose last pass leaves a partial block. */
+   shared KV and its 512-wide global heads, phi3's partial rotary, a q8_0
+   KV cache; 1 and 2 threads, and prompts whose last pass leaves a partial
+   block. */
 #include "config.h"
 
 #include <stdio.h>
@@ -45,13 +46,17 @@ int main(void)
     static const struct {
         const char *like, *dtype;
         int n;                  /* prompt tokens */
+        ember_kv_type kv;
     } cs[] = {
-        {"tiny", "F16", 300},          /* passes of 128, 128, 44 */
-        {"tiny-hd48", "Q8_0", 270},
-        {"tiny-gemma3", "Q8_0", 200},
-        {"tiny-gemma4", "Q8_0", 181},
-        {"tiny-phi3", "Q8_0", 150},
-        {"tiny-qwen2", "Q8_0", 77},     /* one pass, a partial last block */
+        {"tiny", "F16", 300, EMBER_KV_F16},          /* passes of 128, 128, 44 */
+        {"tiny-hd48", "Q8_0", 270, EMBER_KV_F16},
+        {"tiny-gemma3", "Q8_0", 200, EMBER_KV_F16},
+        {"tiny-gemma4", "Q8_0", 181, EMBER_KV_F16},
+        {"tiny-phi3", "Q8_0", 150, EMBER_KV_F16},
+        {"tiny-qwen2", "Q8_0", 77, EMBER_KV_F16},     /* one pass, a partial last block */
+        /* a q8_0 cache: each chunk of keys read back once per block */
+        {"tiny", "Q8_0", 300, EMBER_KV_Q8_0},
+        {"tiny-gemma3", "Q8_0", 200, EMBER_KV_Q8_0},
     };
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         char model[256], cmd[1024];
@@ -67,6 +72,7 @@ int main(void)
         ember_plan_opts_default(&po);
         po.strategy = EMBER_STRATEGY_COMPRESSED;
         po.threads = 2;
+        po.kv_cache = cs[c].kv;
         ember_model *m = ember_model_open(model, &po, &err);
         if (!m) {
             tap_ok(0, "%s: open: %s", model, err.msg);
@@ -82,9 +88,10 @@ int main(void)
             for (size_t i = 0; one && blk && i < (size_t)n * (size_t)V; i++)
                 if (memcmp(&one[i], &blk[i], sizeof *one) && !bad++) first = i;
             tap_ok(one && blk && !bad,
-                   "%s %s, %d tokens, %d thread%s: blocks of prompt tokens == one at a time, every logit bit for "
-                   "bit (%zu differ, the first in row %zu)",
-                   cs[c].like, cs[c].dtype, n, th, th > 1 ? "s" : "", bad, first / (size_t)V);
+                   "%s %s, KV %s, %d tokens, %d thread%s: blocks of prompt tokens == one at a time, every logit "
+                   "bit for bit (%zu differ, the first in row %zu)",
+                   cs[c].like, cs[c].dtype, cs[c].kv == EMBER_KV_Q8_0 ? "q8_0" : "f16", n, th, th > 1 ? "s" : "",
+                   bad, first / (size_t)V);
             free(one);
             free(blk);
         }

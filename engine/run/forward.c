@@ -284,8 +284,8 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
     ember_session *s = c->s;
     const int hd = c->hd, g = c->group, nq = tb * g, h0 = kvh * g;
     const int npos_min = j->pos0 + t0 + 1, npos_max = npos_min + tb - 1;
-    const uint16_t *K = (const uint16_t *)kv_rows(s, s->kcache, j->layer, kvh);
-    const uint8_t *Vr = kv_rows(s, s->vcache, j->layer, kvh);
+    const uint8_t *K = kv_rows(s, s->kcache, j->layer, kvh), *Vr = kv_rows(s, s->vcache, j->layer, kvh);
+    const size_t rb = ember_kv_row_bytes(s->kv_type, hd);
     for (int i = 0; i < tb; i++)
         for (int h = 0; h < g; h++)
             ember_ref_to_f16(c->qh + (size_t)(i * g + h) * hd, s->q + ((size_t)(t0 + i) * c->nh + (size_t)(h0 + h)) * hd,
@@ -298,8 +298,14 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
     for (int q = 0; q < nq; q++) mx[q] = -INFINITY;
     for (int p0 = 0; p0 < npos_max; p0 += chunk) {
         const int n = npos_max - p0 < chunk ? npos_max - p0 : chunk;
-        ember_ref_scores_f16_heads(c->sc + p0, c->scs, K + (size_t)p0 * hd, (size_t)hd, c->qh, (size_t)hd, nq, n, hd,
-                                   c->kq_gemm, c->scale, cmx);
+        /* q8_0 rows: the chunk read back as fp16, as kv.c's scores do */
+        const uint16_t *Kc = (const uint16_t *)(K + (size_t)p0 * rb);
+        if (c->q8) {
+            ember_kv_q8_to_f16((uint16_t *)c->kq, K + (size_t)p0 * rb, n, hd);
+            Kc = (const uint16_t *)c->kq;
+        }
+        ember_ref_scores_f16_heads(c->sc + p0, c->scs, Kc, (size_t)hd, c->qh, (size_t)hd, nq, n, hd, c->kq_gemm,
+                                   c->scale, cmx);
         if (p0 + n <= whole)
             for (int q = 0; q < nq; q++)
                 if (cmx[q] > mx[q]) mx[q] = cmx[q];
@@ -340,8 +346,10 @@ static void att_run(void *ctx, int ith, int nth)
     /* A prompt of fp16 rows, enough tokens for every thread's blocks: an
        item is a block of tokens for one KV head, the blocks of a head
        side by side so the threads share its rows in cache.  Tokens whose
-       window starts past row 0 go one by one. */
-    if (s->batched && !c.q8 && blk > 1 && j->nt >= 2 * blk * nth) {
+       window starts past row 0 go one by one.  A q8_0 cache reads each
+       chunk of keys back once for the block (its values, token by token
+       as before). */
+    if (s->batched && blk > 1 && j->nt >= 2 * blk * nth) {
         const int nblk = (j->nt + blk - 1) / blk;
         for (int w = ith; w < nblk * nkv; w += nth) {
             const int kvh = w / nblk, t0 = w % nblk * blk, tb = j->nt - t0 < blk ? j->nt - t0 : blk;
