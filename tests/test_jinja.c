@@ -511,6 +511,11 @@ static void test_filters(void)
     expect_v("{{ people|selectattr('age', 'gt', 26)|map(attribute='name')|list }}|{{ people|rejectattr('admin')|map(attribute='name')|join(',') }}|{{ people|selectattr('admin')|list|length }}",
              "{\"people\": [{\"name\": \"bob\", \"age\": 30, \"admin\": true}, {\"name\": \"amy\", \"age\": 25}]}",
              "['bob']|amy|1");
+    /* a value that is not true (none, 0, '', undefined) yields nothing,
+       arguments unchecked, as jinja2's select_or_reject and map: the
+       functionary v3.1 template filters a tools of none */
+    expect("{{ none|selectattr('type', 'equalto', 'x')|list }}|{{ none|rejectattr('type')|list|length }}|{{ none|select|list }}|{{ undefined_v|reject|list }}|{{ 0|selectattr|list }}|{{ ''|map|list }}|{{ none|map('upper')|list|length }}|{{ none|map(attribute='a')|list }}",
+           "[]|0|[]|[]|[]|[]|0|[]");
     expect("{{ [1, 2, 3, 4]|select('even')|list }}|{{ [1, 2, 3, 4]|reject('even')|list }}|{{ [0, 1, '', 'a', none]|select|list }}|{{ [1, 5, 9]|select('ge', 5)|list }}|{{ ['a', 'b']|select('in', 'ab')|list }}",
            "[2, 4]|[1, 3]|[1, 'a']|[5, 9]|['a', 'b']");
     expect_v("{{ people|map(attribute='name')|join(', ') }}|{{ people|map(attribute='age', default=0)|list }}|{{ ['a', 'b']|map('upper')|list }}|{{ ['x1', 'y1']|map('replace', '1', '2')|list }}|{{ people|map(attribute='n.0')|list }}",

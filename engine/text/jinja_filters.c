@@ -458,6 +458,7 @@ static jx_args rest_args(const jx_args *a, int n)
 
 static jx_val f_map(jx_ctx *c, jx_val in, const jx_args *a)
 {
+    if (!jx_truthy(in)) return jv_list(c->a, 0);   /* as select_common */
     size_t n;
     jx_val *it = jx_iterate(c, in, &n);
     jx_val r = jv_list(c->a, n);
@@ -506,8 +507,12 @@ static jx_val f_pprint(jx_ctx *c, jx_val in, const jx_args *a)
     return jx_sb_val(&b);
 }
 
+/* jinja2's select/reject/selectattr/rejectattr and map run only on a
+   true value: none, 0, '' or undefined give an empty sequence, and their
+   arguments go unchecked (tools | selectattr(...) with tools none). */
 static jx_val select_common(jx_ctx *c, jx_val in, const jx_args *a, bool by_attr, bool keep)
 {
+    if (!jx_truthy(in)) return jv_list(c->a, 0);
     size_t n;
     jx_val *it = jx_iterate(c, in, &n);
     int skip = by_attr ? 1 : 0;
