@@ -511,6 +511,12 @@ static void test_filters(void)
     expect_v("{{ people|selectattr('age', 'gt', 26)|map(attribute='name')|list }}|{{ people|rejectattr('admin')|map(attribute='name')|join(',') }}|{{ people|selectattr('admin')|list|length }}",
              "{\"people\": [{\"name\": \"bob\", \"age\": 30, \"admin\": true}, {\"name\": \"amy\", \"age\": 25}]}",
              "['bob']|amy|1");
+    /* Markup: safe and escape give safe strings, + escapes the other operand
+       on either side and stays safe, ~ does not escape, escape leaves a safe
+       string alone and forceescape does not (jinja2 3.1 with markupsafe; the
+       functionary v3.1 template builds '...'|safe + name + tool|tojson) */
+    expect("{{ 'a<'|safe + '<b>' }}|{{ '<x>' + '\"q\"'|safe }}|{{ ('<'|safe + '<')|e }}|{{ '<'|safe|forceescape }}|{{ '<' ~ '<'|safe }}|{{ '<'|e + '<' }}|{{ 'x'|safe + 'a&b' + 'c' }}",
+           "a<&lt;b&gt;|&lt;x&gt;\"q\"|<&lt;|&lt;|<<|&lt;&lt;|xa&amp;bc");
     /* a value that is not true (none, 0, '', undefined) yields nothing,
        arguments unchecked, as jinja2's select_or_reject and map: the
        functionary v3.1 template filters a tools of none */

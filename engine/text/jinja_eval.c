@@ -494,11 +494,16 @@ static jx_val binop(jx_ctx *c, jx_op op, jx_val a, jx_val b)
         }
         if (nums) return jv_float(fval(a) + fval(b));
         if (a.t == JT_STR && b.t == JT_STR) {
+            /* a safe string (Markup) escapes the other operand, either
+               side, and the sum is safe: '...'|safe + name */
+            const bool safe = a.u.s->safe || b.u.s->safe;
+            const jx_str *x = safe && !a.u.s->safe ? jx_html_escape(c->a, a.u.s) : a.u.s;
+            const jx_str *y = safe && !b.u.s->safe ? jx_html_escape(c->a, b.u.s) : b.u.s;
             jx_sb s;
             jx_sb_init(&s, c->a);
-            jx_sb_add(&s, a.u.s->s, a.u.s->len);
-            jx_sb_add(&s, b.u.s->s, b.u.s->len);
-            return jx_sb_val(&s);
+            jx_sb_add(&s, x->s, x->len);
+            jx_sb_add(&s, y->s, y->len);
+            return jv_strv(safe ? jx_str_safe(c->a, jx_sb_str(&s)) : jx_sb_str(&s));
         }
         if (a.t == JT_LIST && b.t == JT_LIST && a.u.l->tuple == b.u.l->tuple) {
             jx_val l = jv_list(c->a, a.u.l->n + b.u.l->n);

@@ -218,23 +218,19 @@ static jx_val f_dictsort(jx_ctx *c, jx_val in, const jx_args *a)
     return r;
 }
 
+/* escape (e) leaves a safe string as it is; forceescape escapes its text
+   again (markupsafe.escape and jinja2's do_forceescape) */
 static jx_val f_escape(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("escape");
-    const jx_str *s = jx_to_str(c, in);
-    jx_sb b;
-    jx_sb_init(&b, c->a);
-    for (size_t i = 0; i < s->len; i++) {
-        switch (s->s[i]) {
-        case '&': jx_sb_add(&b, "&amp;", 5); break;
-        case '<': jx_sb_add(&b, "&lt;", 4); break;
-        case '>': jx_sb_add(&b, "&gt;", 4); break;
-        case '"': jx_sb_add(&b, "&#34;", 5); break;
-        case '\'': jx_sb_add(&b, "&#39;", 5); break;
-        default: jx_sb_addc(&b, s->s[i]);
-        }
-    }
-    return jx_sb_val(&b);
+    if (in.t == JT_STR && in.u.s->safe) return in;
+    return jv_strv(jx_html_escape(c->a, jx_to_str(c, in)));
+}
+
+static jx_val f_forceescape(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    NOARGS("forceescape");
+    return jv_strv(jx_html_escape(c->a, jx_to_str(c, in)));
 }
 
 static jx_val f_first(jx_ctx *c, jx_val in, const jx_args *a)
@@ -600,7 +596,7 @@ static jx_val f_round(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_safe(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("safe");
-    return in.t == JT_STR ? in : jv_strv(jx_to_str(c, in));
+    return jv_strv(jx_str_safe(c->a, jx_to_str(c, in)));
 }
 
 static jx_val f_sort(jx_ctx *c, jx_val in, const jx_args *a)
@@ -777,7 +773,7 @@ static const struct {
     {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
     {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
     {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"first", f_first},
-    {"float", f_float}, {"forceescape", f_escape}, {"format", f_format}, {"groupby", f_groupby},
+    {"float", f_float}, {"forceescape", f_forceescape}, {"format", f_format}, {"groupby", f_groupby},
     {"indent", f_indent}, {"int", f_int}, {"items", f_items}, {"join", f_join}, {"last", f_last},
     {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"map", f_map}, {"max", f_max},
     {"min", f_min}, {"pprint", f_pprint}, {"reject", f_reject}, {"rejectattr", f_rejectattr},

@@ -59,6 +59,7 @@ typedef enum {
 
 typedef struct jx_str {
     size_t len;
+    bool safe;                /* markupsafe's Markup (the safe and escape filters): + escapes the other operand */
     char s[];                 /* NUL terminated after len bytes */
 } jx_str;
 
@@ -133,6 +134,10 @@ static inline jx_val jv_float(double f) { jx_val v = {JT_FLOAT, {0}}; v.u.f = f;
 static inline jx_val jv_strv(const jx_str *s) { jx_val v = {JT_STR, {0}}; v.u.s = s; return v; }
 
 const jx_str *jx_str_new(jx_arena *a, const char *s, size_t n);
+/* s's text as a safe string (Markup), and s with & < > " ' escaped as
+   markupsafe escapes them, safe */
+const jx_str *jx_str_safe(jx_arena *a, const jx_str *s);
+const jx_str *jx_html_escape(jx_arena *a, const jx_str *s);
 const jx_str *jx_str_c(jx_arena *a, const char *s);
 jx_val jv_str(jx_arena *a, const char *s, size_t n);
 jx_val jv_cstr(jx_arena *a, const char *s);

@@ -119,8 +119,36 @@ const jx_str *jx_str_new(jx_arena *a, const char *s, size_t n)
     if (n > SIZE_MAX / 2) jx_fail(a->fail, JINJA_ERR_LIMIT, "string too large");
     jx_str *r = jx_alloc(a, sizeof(jx_str) + n + 1);
     r->len = n;
+    r->safe = false;
     if (n) memcpy(r->s, s, n);
     r->s[n] = 0;
+    return r;
+}
+
+const jx_str *jx_str_safe(jx_arena *a, const jx_str *s)
+{
+    if (s->safe) return s;
+    jx_str *r = (jx_str *)jx_str_new(a, s->s, s->len);
+    r->safe = true;
+    return r;
+}
+
+const jx_str *jx_html_escape(jx_arena *a, const jx_str *s)
+{
+    jx_sb b;
+    jx_sb_init(&b, a);
+    for (size_t i = 0; i < s->len; i++) {
+        switch (s->s[i]) {
+        case '&': jx_sb_add(&b, "&amp;", 5); break;
+        case '<': jx_sb_add(&b, "&lt;", 4); break;
+        case '>': jx_sb_add(&b, "&gt;", 4); break;
+        case '"': jx_sb_add(&b, "&#34;", 5); break;
+        case '\'': jx_sb_add(&b, "&#39;", 5); break;
+        default: jx_sb_addc(&b, s->s[i]);
+        }
+    }
+    jx_str *r = (jx_str *)jx_sb_str(&b);
+    r->safe = true;
     return r;
 }
 
