@@ -73,7 +73,7 @@ static EMBER_TARGET_AVX2 void q8_to_f16_avx2(uint16_t *dst, const block_q8_0 *b,
 
 /* The read-back was a fifth of decode's time at 4096 positions of a 1B
    Llama (perf, Zen 5 VM): 8 lanes at a time and a call per block for the
-   scale.  Two blocks a pass, 16 lanes at a time. */
+   scale.  Here a block is two halves of 16 lanes. */
 static EMBER_TARGET_AVX512 void q8_to_f16_avx512(uint16_t *dst, const block_q8_0 *b, int nb)
 {
     for (int i = 0; i < nb; i++) {
