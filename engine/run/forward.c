@@ -298,14 +298,14 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
     for (int q = 0; q < nq; q++) mx[q] = -INFINITY;
     for (int p0 = 0; p0 < npos_max; p0 += chunk) {
         const int n = npos_max - p0 < chunk ? npos_max - p0 : chunk;
-        /* q8_0 rows: the chunk read back as fp16, as kv.c's scores do */
-        const uint16_t *Kc = (const uint16_t *)(K + (size_t)p0 * rb);
-        if (c->q8) {
-            ember_kv_q8_to_f16((uint16_t *)c->kq, K + (size_t)p0 * rb, n, hd);
-            Kc = (const uint16_t *)c->kq;
-        }
-        ember_ref_scores_f16_heads(c->sc + p0, c->scs, Kc, (size_t)hd, c->qh, (size_t)hd, nq, n, hd, c->kq_gemm,
-                                   c->scale, cmx);
+        const uint8_t *Kc = K + (size_t)p0 * rb;
+        /* q8_0 rows: kv.c reads the chunk back as fp16 (at most 512 rows,
+           EMBER_KV_CHUNK: one read-back) and takes the same scores */
+        if (c->q8)
+            ember_kv_q8_scores(c->sc + p0, c->scs, Kc, c->qh, nq, n, hd, c->kq_gemm, c->scale, cmx, c->kq);
+        else
+            ember_ref_scores_f16_heads(c->sc + p0, c->scs, (const uint16_t *)Kc, (size_t)hd, c->qh, (size_t)hd, nq, n,
+                                       hd, c->kq_gemm, c->scale, cmx);
         if (p0 + n <= whole)
             for (int q = 0; q < nq; q++)
                 if (cmx[q] > mx[q]) mx[q] = cmx[q];
