@@ -503,7 +503,9 @@ static jx_val binop(jx_ctx *c, jx_op op, jx_val a, jx_val b)
             jx_sb_init(&s, c->a);
             jx_sb_add(&s, x->s, x->len);
             jx_sb_add(&s, y->s, y->len);
-            return jv_strv(safe ? jx_str_safe(c->a, jx_sb_str(&s)) : jx_sb_str(&s));
+            jx_str *sum = (jx_str *)jx_sb_str(&s);   /* fresh: its flag is this sum's */
+            sum->safe = safe;
+            return jv_strv(sum);
         }
         if (a.t == JT_LIST && b.t == JT_LIST && a.u.l->tuple == b.u.l->tuple) {
             jx_val l = jv_list(c->a, a.u.l->n + b.u.l->n);
