@@ -339,10 +339,10 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
                     float *a = acc + (size_t)h0 * acc_stride + (size_t)r * (size_t)hd + d0;
                     const float *wh = w + (size_t)h0 * w_stride;
                     /* a group of up to four heads and 64 dimensions with
-                       constant counts: the general body tests hn and nd at every row
-                       and spills.  One thread, 4 heads over 4096 rows of 64
-                       dims (Zen 5 VM, in rounds): 11-15 -> 16-23 GB/s with
-                       the rows in L2, 8-12 -> 12-18 from memory */
+                       constant counts: the general body tests hn and nd at
+                       every row and spills.  One thread, 4 heads over 4096
+                       rows of 64 dims (Zen 5 VM, in rounds): 11-15 -> 16-23
+                       GB/s with the rows in L2, 8-12 -> 12-18 from memory */
 #define WS_LANE(HN, ND) wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, HN, ND)
                     if (nd != 4) WS_LANE(hn, nd);
                     else if (hn == 4) WS_LANE(4, 4);
