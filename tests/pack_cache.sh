@@ -10,7 +10,7 @@
 # inspect --plan says what a load would find, bench --json each run's state;
 # the write runs in the background (not in the TTFT) and a SIGTERM or SIGINT
 # during it leaves no temporary;
-# ember cache list and clear.  A synth model, XDG_CACHE_HOME in a temp dir.
+# ember cache list and clear; the file written is in 2 MiB page-cache folios.  A synth model, XDG_CACHE_HOME in a temp dir.
 # TAP; SKIP where the CPU (or EMBER_ISA) has no packed kernel.
 set -u
 EMBER_BIN=${EMBER_BIN:-./ember}
@@ -253,6 +253,31 @@ ok $? "Q4_K_M: the first packed load writes a file named for its q4_Kx16 layout,
 run "$tmp/kh" --strategy packed
 grep -q '^packed [0-9]*/[0-9]* tensors from cache' "$tmp/kh" && [ "$(hash_of "$tmp/kh")" = "$HK" ]
 ok $? "Q4_K_M: the second load maps it, same tokens ($(grep '^packed' "$tmp/kh"))"
+
+# The file just written is read back into 2 MiB page-cache folios before
+# any process maps it (a written file sits in folios of the writes'
+# sizes, and the GEMM then streams its tiles through 4 KiB mappings).
+# tiny-qwen2's Q8_0 file is the one tiny shape past 2 MiB.  Where this
+# kernel or filesystem keeps no large folios (recache's "after" is 0),
+# there is nothing to see: SKIP.
+M="$tmp/qwen2.gguf"
+"$EMBER_BIN" synth -q -o "$M" --like tiny-qwen2 --dtype Q8_0 --threads 1
+"$EMBER_BIN" cache clear > /dev/null 2>&1
+run "$tmp/qw" --strategy packed
+F=$(ls "$C"/*.pack 2>/dev/null | head -1)
+"$EMBER_BIN" recache "$F" > "$tmp/rc" 2>&1
+before=$(sed -n 's/^mapped 2 MiB at a time: before \([0-9.]*\) MiB, after \([0-9.]*\) MiB.*/\1/p' "$tmp/rc")
+after=$(sed -n 's/^mapped 2 MiB at a time: before \([0-9.]*\) MiB, after \([0-9.]*\) MiB.*/\2/p' "$tmp/rc")
+n=$((n + 1))
+if [ -z "$after" ]; then
+    echo "not ok $n - recache of the written file failed: $(cat "$tmp/rc")"; fail=1
+elif [ "$after" = 0.0 ]; then
+    echo "ok $n # SKIP no 2 MiB page-cache folios for $F here"
+elif [ "$before" = "$after" ]; then
+    echo "ok $n - the written file is already in 2 MiB folios ($before MiB of it, as after a recache)"
+else
+    echo "not ok $n - the written file: $before MiB in 2 MiB folios, $after after a recache"; fail=1
+fi
 
 echo "1..$n"
 exit $fail

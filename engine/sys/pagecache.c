@@ -33,7 +33,10 @@ void ember_populate(void *p, size_t n, bool write)
     }
 }
 
-void *ember_map_file(int fd, size_t size)
+/* [off, off + size) of the file at a 2 MiB-aligned address (off itself a
+   multiple of 2 MiB: a PMD maps a folio only where the address and the
+   file offset agree modulo 2 MiB), advised for huge pages. */
+static void *map_range(int fd, uint64_t off, size_t size)
 {
     void *map = MAP_FAILED;
     if (size >= HUGE_BYTES) {
@@ -41,7 +44,7 @@ void *ember_map_file(int fd, size_t size)
         uint8_t *res = mmap(NULL, size + HUGE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (res != MAP_FAILED) {
             uint8_t *al = (uint8_t *)(((uintptr_t)res + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-            map = mmap(al, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+            map = mmap(al, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, (off_t)off);
             if (map == MAP_FAILED) {
                 munmap(res, size + HUGE_BYTES);
             } else {   /* the reservation's slack on both sides goes back */
@@ -51,11 +54,33 @@ void *ember_map_file(int fd, size_t size)
             }
         }
     }
-    if (map == MAP_FAILED) map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, (off_t)off);
 #ifdef MADV_HUGEPAGE
     if (map != MAP_FAILED && size >= HUGE_BYTES) madvise(map, size, MADV_HUGEPAGE);
 #endif
     return map;
+}
+
+void *ember_map_file(int fd, size_t size)
+{
+    return map_range(fd, 0, size);
+}
+
+/* The read-back window: the process maps at most this much of the file at
+   once, so a re-read adds no more than it to the resident set. */
+#define REFOLD_WINDOW ((size_t)8 << 20)
+
+int ember_refold(int fd, uint64_t size)
+{
+    if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) return -1;
+    for (uint64_t off = 0; off < size; off += REFOLD_WINDOW) {
+        size_t n = size - off < REFOLD_WINDOW ? (size_t)(size - off) : REFOLD_WINDOW;
+        void *map = map_range(fd, off, n);
+        if (map == MAP_FAILED) return -1;
+        ember_populate(map, n, false);
+        munmap(map, n);
+    }
+    return 0;
 }
 
 /* Maps the file, faults every page in (from the cache, or the disk) and
@@ -98,12 +123,9 @@ int ember_recache(const char *path, ember_recache_stats *st, ember_err *err)
     if (size > 0) {
         rc = map_and_count(path, fd, size, &st->pmd_before_kb, err);
         double t0 = ember_now_ms();
-        if (!rc && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
-            rc = ember_seterr(err, "%s: posix_fadvise: %s", path, strerror(errno));
-        st->drop_ms = ember_now_ms() - t0;
-        t0 = ember_now_ms();
-        if (!rc) rc = map_and_count(path, fd, size, &st->pmd_after_kb, err);
+        if (!rc && ember_refold(fd, size) != 0) rc = ember_seterr(err, "%s: %s", path, strerror(errno));
         st->read_ms = ember_now_ms() - t0;
+        if (!rc) rc = map_and_count(path, fd, size, &st->pmd_after_kb, err);
     }
     close(fd);
     return rc;

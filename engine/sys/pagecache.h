@@ -32,13 +32,21 @@ typedef struct {
     uint64_t file_bytes;
     int64_t pmd_before_kb;   /* of the file, mapped 2 MiB at a time, before */
     int64_t pmd_after_kb;    /* the same after the re-read */
-    double drop_ms, read_ms;
+    double read_ms;          /* the drop and the re-read */
 } ember_recache_stats;
 
 /* Drops the file's clean page-cache pages that no process maps
-   (posix_fadvise DONTNEED) and reads the file back through
-   ember_map_file's mapping.  Nothing of the file changes; pages another
-   process maps stay as they are. */
+   (posix_fadvise DONTNEED) and reads it back through huge-page-advised
+   mappings of 8 MiB windows (so the re-read adds at most that to the
+   caller's resident set): where the filesystem keeps large folios, the
+   cache then holds the file in 2 MiB folios.  A file written with write()
+   lands in the cache in folios of the writes' sizes, and stays so until
+   evicted.  Nothing of the file changes; pages another process maps stay
+   as they are.  0, or -1 with errno. */
+int ember_refold(int fd, uint64_t size);
+
+/* ember_refold on the file at path, with how much of it one mapping of
+   the whole file maps 2 MiB at a time before and after. */
 int ember_recache(const char *path, ember_recache_stats *st, ember_err *err);
 
 #endif

@@ -123,6 +123,18 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
         hf_dl_stats ds;
         if (hf_download(r->repo, e, part, blob, progress, watch, &ds, err)) goto out;
         sync_dir(blob);
+        /* A downloaded file sits in the page cache in folios the size of
+           curl's writes, mapped 4 KiB at a time: read it back once into 2
+           MiB folios (ember recache), which the weights then stream
+           through with far fewer TLB misses.  Its pages are clean (the
+           download synced them); a failure here costs only that. */
+        double t0 = ember_now_ms();
+        int bfd = open(blob, O_RDONLY | O_CLOEXEC);
+        if (bfd >= 0) {
+            (void)ember_refold(bfd, e->size);
+            close(bfd);
+        }
+        double refold_s = (ember_now_ms() - t0) / 1000.0;
         if (summary) {
             char got[32], rate[32], before[64] = "";
             bytes_human(got, sizeof got, (double)ds.fetched);
@@ -132,8 +144,9 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
                 bytes_human(had, sizeof had, (double)ds.resumed_from);
                 snprintf(before, sizeof before, ", resumed after %s", had);
             }
-            fprintf(stderr, "ember pull: %s: %s: %s in %.1f s (%s/s)%s, %s verified\n", r->repo, e->path, got,
-                    ds.seconds, rate, before, e->lfs ? "sha256" : "git blob id");
+            fprintf(stderr, "ember pull: %s: %s: %s in %.1f s (%s/s)%s, %s verified, read into 2 MiB page-cache "
+                            "folios in %.1f s\n", r->repo, e->path, got, ds.seconds, rate, before,
+                    e->lfs ? "sha256" : "git blob id", refold_s);
         }
     } else if (summary) {
         fprintf(stderr, "ember pull: %s: %s (%s) is already in the cache\n", r->repo, e->path, size);
