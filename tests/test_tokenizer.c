@@ -91,6 +91,11 @@ static void check_specials(const char *name, const ember_tokenizer *t)
         tap_ok(has_ids(t, "<start_of_turn>user\nHi<end_of_turn>", true, (int32_t[]){2, 105, 2364, 107, 10979, 106}, 6),
                "gemma3: turn markers parsed, no space prefix");
         tap_ok(ember_tok_is_eog(t, 106) && !ember_tok_is_eog(t, 105), "gemma3: <end_of_turn> ends generation");
+    } else if (!strcmp(name, "gpt4o-bpe")) {
+        tap_ok(!ember_tok_add_bos(t) && ember_tok_eos(t) == 199999, "gpt4o: no BOS, EOS 199999");
+        tap_ok(has_ids(t, "Hello<|endoftext|>", true, (int32_t[]){13225, 199999}, 2),
+               "gpt4o: <|endoftext|> parsed as one token");
+        tap_ok(ember_tok_is_eog(t, 199999) && !ember_tok_is_eog(t, 13225), "gpt4o: <|endoftext|> ends generation");
     } else {
         tap_ok(ember_tok_add_bos(t) && ember_tok_bos(t) == 1 && ember_tok_eos(t) == 2, "spm: BOS 1, EOS 2");
         tap_ok(has_ids(t, "Hello</s>", true, (int32_t[]){1, 15043, 2}, 3), "spm: </s> parsed after a spaced word");
@@ -408,6 +413,23 @@ static void test_tiny_bpe(void)
     n = t ? tok(t, "hello12 x", false, false, ids) : -1;
     tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO, '1', '2', ' ', 'x'}, 5),
            "smollm pre-tokenizer isolates each digit");
+    char warn[1024] = "";
+    ember_err err2;
+    tap_ok(t && ember_tok_check(t, T_N, warn, sizeof warn, &err2) == 0 && !strstr(warn, "pre-tokenizer"),
+           "a known pre-tokenizer gives no warning");
+    ember_tokenizer_free(t);
+    if (f) gguf_close(f);
+    free(mem);
+
+    /* A pre-tokenizer Ember does not know runs GPT-2's pattern, and the
+       vocabulary check says so (inspect prints it). */
+    t = tiny_bpe(&mem, &f, "frobnicator-v2");
+    warn[0] = 0;
+    tap_ok(t && ember_tok_check(t, T_N, warn, sizeof warn, &err2) == 0 &&
+               strstr(warn, "pre-tokenizer 'frobnicator-v2' is not one Ember knows"),
+           "an unknown pre-tokenizer loads with a warning (%s)", warn);
+    n = t ? tok(t, "hello12", false, false, ids) : -1;
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO, T_12}, 2), "and splits as GPT-2's pattern does");
     ember_tokenizer_free(t);
     if (f) gguf_close(f);
     free(mem);
@@ -646,5 +668,6 @@ int main(void)
     run_vectors("qwen2-bpe");
     run_vectors("llama-spm");
     run_vectors("gemma3-spm");
+    run_vectors("gpt4o-bpe");
     return tap_done();
 }

@@ -5,6 +5,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,16 @@ static const char RE_QWEN2[] =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
     "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
     "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+/* GPT-4o's o200k vocabulary (Phi-4-mini, gpt-oss): a word is an optional
+   non-letter, capitals, then lower case (so "camelCase" is two words),
+   combining marks counted as letters, and its contraction; digits in
+   threes; punctuation runs keep trailing newlines and slashes. */
+static const char RE_GPT4O[] =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 static const char RE_GPT2[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
 
@@ -100,14 +111,19 @@ int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
 }
 
 /* Which patterns a tokenizer.ggml.pre name uses, as the reference maps
-   them.  Unknown names get GPT-2's (the caller can tell from the file). */
-static int patterns_for(const char *pre, const char *pats[2], bool *ignore_merges)
+   them.  Unknown names get GPT-2's, with *known false. */
+static int patterns_for(const char *pre, const char *pats[2], bool *ignore_merges, bool *known)
 {
     *ignore_merges = false;
+    *known = true;
     if (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3") ||
                 !strcmp(pre, "falcon3"))) {
         pats[0] = RE_LLAMA3;
         *ignore_merges = true;
+        return 1;
+    }
+    if (pre && !strcmp(pre, "gpt-4o")) {
+        pats[0] = RE_GPT4O;
         return 1;
     }
     if (pre && !strcmp(pre, "smaug-bpe")) {
@@ -131,6 +147,9 @@ static int patterns_for(const char *pre, const char *pats[2], bool *ignore_merge
         }
     }
     pats[0] = RE_GPT2;
+    /* GPT-2's own names; any other is a vocabulary whose pattern Ember
+       does not know (tokenizer_check.c says so) */
+    *known = !pre || !strcmp(pre, "default") || !strcmp(pre, "gpt-2") || !strcmp(pre, "gpt2");
     return 1;
 }
 
@@ -138,7 +157,9 @@ int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
 {
     tables_init();
     const char *pats[2] = {NULL, NULL};
-    int n = patterns_for(pre, pats, &t->ignore_merges);
+    bool known;
+    int n = patterns_for(pre, pats, &t->ignore_merges, &known);
+    if (!known) snprintf(t->pre_unknown, sizeof t->pre_unknown, "%s", pre);
     for (int i = 0; i < n; i++) {
         int ec;
         PCRE2_SIZE eoff;

@@ -26,6 +26,11 @@ int ember_tok_check(const ember_tokenizer *t, int n_rows, char *warnings, size_t
     if (t->n_vocab > n_rows)
         return ember_seterr(err, "the tokenizer has %d tokens but token_embd.weight only %d rows "
                             "(ids from %d would read past the embedding)", t->n_vocab, n_rows, n_rows);
+    if (t->pre_unknown[0]) {
+        snprintf(line, sizeof line, "pre-tokenizer '%.40s' is not one Ember knows: GPT-2's pattern splits the text, "
+                 "so some texts may tokenize differently from the model's own tokenizer", t->pre_unknown);
+        warn(warnings, cap, line);
+    }
     if (t->n_vocab < n_rows) {
         snprintf(line, sizeof line, "token_embd.weight has %d rows, the tokenizer %d tokens: ids from %d have no text",
                  n_rows, t->n_vocab, t->n_vocab);

@@ -63,6 +63,7 @@ struct ember_tokenizer {
     struct pcre2_real_code_8 *re[2]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
     int n_re;
     bool ignore_merges;          /* llama-bpe: whole-word vocab hits skip merging */
+    char pre_unknown[48];        /* BPE: tokenizer.ggml.pre when Ember does not know it (GPT-2's pattern runs), else "" */
     bool add_space_prefix;       /* SPM */
     bool add_bos;
     int32_t bos, eos, eot, unk;
