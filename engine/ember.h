@@ -29,13 +29,17 @@ enum {
     EMBER_PROJ_Q = 1 << 0, EMBER_PROJ_K = 1 << 1, EMBER_PROJ_V = 1 << 2,
     EMBER_PROJ_O = 1 << 3, EMBER_PROJ_GATE = 1 << 4, EMBER_PROJ_UP = 1 << 5,
     EMBER_PROJ_DOWN = 1 << 6,
-    EMBER_PROJ_ALL = (1 << 7) - 1,        /* the seven layer projections */
+    EMBER_PROJ_SEVEN = (1 << 7) - 1,      /* the seven projections of a layer */
     /* The LM head (output.weight, or the tied embedding): not a layer
        projection and not in ALL; packed only when named. */
     EMBER_PROJ_OUTPUT = 1 << 7,
+    /* Gemma 4's per-layer input: each layer's gate and projection and the
+       model-wide per_layer_model_proj */
+    EMBER_PROJ_PER_LAYER = 1 << 8,
+    EMBER_PROJ_ALL = EMBER_PROJ_SEVEN | EMBER_PROJ_PER_LAYER,   /* every layer projection */
 };
-#define EMBER_PROJ_NAMES 8
-const char *ember_proj_name(int bit_index);   /* "q", "k", ... "down", "output" */
+#define EMBER_PROJ_NAMES 9
+const char *ember_proj_name(int bit_index);   /* "q", "k", ... "down", "output", "per_layer" */
 int ember_proj_from_name(const char *name);   /* bit mask, 0 when unknown */
 
 typedef enum {

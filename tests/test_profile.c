@@ -169,7 +169,7 @@ static void test_shipped(void)
                "shipped profile %s parses (name, description, rules)", names[i]);
         profile_free(p);
     }
-    const unsigned no_down = EMBER_PROJ_ALL & ~(unsigned)EMBER_PROJ_DOWN;
+    const unsigned no_down = EMBER_PROJ_SEVEN & ~(unsigned)EMBER_PROJ_DOWN;
     profile *p = load_shipped("auto");
     if (p) {
         const profile_rule *r = &p->rules[0];
@@ -248,7 +248,7 @@ static void test_match(void)
     profile_target t = tgt("llama", "Q8_0", "Q8_0", "Llama Mini", 1000000, "llama-mini-Q8_0.gguf");
     int rc = profile_match(p, &t, &o, &ri, &err);
     tap_ok(rc == 0 && ri == 0 && o.strategy == EMBER_STRATEGY_PACKED &&
-           o.projections == (EMBER_PROJ_ALL & ~(unsigned)EMBER_PROJ_DOWN) &&
+           o.projections == (EMBER_PROJ_SEVEN & ~(unsigned)EMBER_PROJ_DOWN) &&
            o.pack_when == EMBER_PACK_BEFORE_PREFILL && o.evict_source &&
            o.reevict_after_prefill && !o.packed_prefill && !o.allow_fallback && o.threads == 3,
            "llama Q8_0 -> rule 1, packed, plan opts filled");

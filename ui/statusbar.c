@@ -93,7 +93,7 @@ int ui_status_format(const ui_status *s, int width, bool ascii, char *out, size_
     if (s->have_stats) {
         snprintf(strat, sizeof strat, "%s", strategy_name(st->strategy));
         if (st->strategy == EMBER_STRATEGY_PACKED) {
-            int np = __builtin_popcount(st->packed_proj_mask & EMBER_PROJ_ALL);
+            int np = __builtin_popcount(st->packed_proj_mask & EMBER_PROJ_SEVEN);
             snprintf(detail, sizeof detail, " %d/7 proj%s%s%s", np,
                      st->packed_proj_mask & EMBER_PROJ_OUTPUT ? " + head" : "", dot,
                      /* tiles mapped from the pack cache: file pages, and the

@@ -397,8 +397,8 @@ static int bind_layers(ember_model *m, ember_err *err)
             if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
         }
         if (!rc && m->n_pl) {
-            bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, 0, err, &rc);
-            if (!rc) bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, 0, err, &rc);
+            bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
+            if (!rc) bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, EMBER_PROJ_PER_LAYER, err, &rc);
             if (!rc) L->pl_post_norm = load_vec(m, NAME("post_norm.weight"), E, true, err, &rc);
         }
         if (!rc) L->out_scale = load_vec(m, NAME("layer_output_scale.weight"), 1, false, err, &rc);
@@ -454,7 +454,7 @@ static int bind_model(ember_model *m, ember_err *err)
     if (m->n_pl) {   /* gemma4's per-layer inputs: a second embedding table and its projection */
         const int64_t NP = (int64_t)m->n_pl * I->n_layer;
         bind_weight(m, &m->pl_embd, "per_layer_token_embd.weight", NP, I->n_vocab, 0, err, &rc);
-        if (!rc) bind_weight(m, &m->pl_model_proj, "per_layer_model_proj.weight", I->n_embd, NP, 0, err, &rc);
+        if (!rc) bind_weight(m, &m->pl_model_proj, "per_layer_model_proj.weight", I->n_embd, NP, EMBER_PROJ_PER_LAYER, err, &rc);
         if (!rc) m->pl_proj_norm = load_vec(m, "per_layer_proj_norm.weight", m->n_pl, true, err, &rc);
         if (rc) return rc;
         float *row = malloc((size_t)NP * sizeof *row);

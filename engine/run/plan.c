@@ -14,7 +14,8 @@
 #include "plan.h"
 
 static const char *const strategy_names[] = {"eager", "compressed", "packed"};
-static const char *const proj_names[EMBER_PROJ_NAMES] = {"q", "k", "v", "o", "gate", "up", "down", "output"};
+static const char *const proj_names[EMBER_PROJ_NAMES] = {"q", "k", "v", "o", "gate", "up", "down", "output",
+                                                           "per_layer"};
 static const char *const rep_names[] = {"eager-f32", "compressed", "packed"};
 
 const char *ember_strategy_name(ember_strategy s)
