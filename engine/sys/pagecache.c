@@ -72,7 +72,11 @@ void *ember_map_file(int fd, size_t size)
 
 int ember_refold(int fd, uint64_t size)
 {
-    if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) return -1;
+    int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);   /* returns the error, errno untouched */
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
     for (uint64_t off = 0; off < size; off += REFOLD_WINDOW) {
         size_t n = size - off < REFOLD_WINDOW ? (size_t)(size - off) : REFOLD_WINDOW;
         void *map = map_range(fd, off, n);
