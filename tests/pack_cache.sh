@@ -264,20 +264,7 @@ M="$tmp/qwen2.gguf"
 "$EMBER_BIN" synth -q -o "$M" --like tiny-qwen2 --dtype Q8_0 --threads 1
 "$EMBER_BIN" cache clear > /dev/null 2>&1
 run "$tmp/qw" --strategy packed
-F=$(ls "$C"/*.pack 2>/dev/null | head -1)
-"$EMBER_BIN" recache "$F" > "$tmp/rc" 2>&1
-before=$(sed -n 's/^mapped 2 MiB at a time: before \([0-9.]*\) MiB, after \([0-9.]*\) MiB.*/\1/p' "$tmp/rc")
-after=$(sed -n 's/^mapped 2 MiB at a time: before \([0-9.]*\) MiB, after \([0-9.]*\) MiB.*/\2/p' "$tmp/rc")
-n=$((n + 1))
-if [ -z "$after" ]; then
-    echo "not ok $n - recache of the written file failed: $(cat "$tmp/rc")"; fail=1
-elif [ "$after" = 0.0 ]; then
-    echo "ok $n # SKIP no 2 MiB page-cache folios for $F here"
-elif [ "$before" = "$after" ]; then
-    echo "ok $n - the written file is already in 2 MiB folios ($before MiB of it, as after a recache)"
-else
-    echo "not ok $n - the written file: $before MiB in 2 MiB folios, $after after a recache"; fail=1
-fi
+folded "$EMBER_BIN" "$(ls "$C"/*.pack 2>/dev/null | head -1)" "the pack cache file just written"
 
 echo "1..$n"
 exit $fail

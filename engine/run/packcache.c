@@ -328,28 +328,20 @@ static int write_file(ember_pack_writer *w, ember_err *err)
     return rc;
 }
 
-/* The file just written sits in the page cache in folios the size of
-   its writes, and a quarter of a 1 GiB file was then mapped 4 KiB at a
-   time: the prefill GEMM streaming those tiles ran ~20% slower on one
-   core of the Zen 5 VM (TLB misses) than over the same tiles re-read into
-   2 MiB folios.  The fsync has made every page clean, so ember_refold
-   can drop them and read them back, before any process maps the file. */
-static void refold(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st;
-    if (fd < 0) return;
-    if (fstat(fd, &st) == 0 && !ember_stop_guard_stopped()) (void)ember_refold(fd, (uint64_t)st.st_size);
-    close(fd);
-}
-
+/* After the rename: the file just written sits in the page cache in
+   folios the size of its writes, and a quarter of a 1 GiB file was then
+   mapped 4 KiB at a time: the prefill GEMM streaming those tiles ran ~20%
+   slower on one core of the Zen 5 VM (TLB misses) than over the same tiles
+   re-read into 2 MiB folios.  The fsync has made every page clean, so
+   ember_refold can drop them and read them back, before any process maps
+   the file. */
 static void *writer_run(void *arg)
 {
     ember_pack_writer *w = arg;
     ember_err err = {{0}};
     int rc = write_file(w, &err);
     double ms = ember_now_ms() - w->t0;
-    if (!rc) refold(w->path);
+    if (!rc && !ember_stop_guard_stopped()) (void)ember_refold_path(w->path);
     pthread_mutex_lock(&w->mu);
     w->rc = rc;
     w->err = err;

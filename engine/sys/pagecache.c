@@ -87,6 +87,19 @@ int ember_refold(int fd, uint64_t size)
     return 0;
 }
 
+int ember_refold_path(const char *path)
+{
+    uint64_t size;
+    ember_err err;
+    int fd = ember_open_regular(path, &size, &err);
+    if (fd < 0) return -1;
+    int rc = ember_refold(fd, size);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
 /* Maps the file, faults every page in (from the cache, or the disk) and
    returns how much of it the process then maps 2 MiB at a time. */
 static int map_and_count(const char *path, int fd, size_t size, int64_t *pmd_kb, ember_err *err)

@@ -45,6 +45,10 @@ typedef struct {
    as they are.  0, or -1 with errno. */
 int ember_refold(int fd, uint64_t size);
 
+/* ember_refold on the regular file at path (the pack cache writer and
+   ember pull, on what they have just written and synced). */
+int ember_refold_path(const char *path);
+
 /* ember_refold on the file at path, with how much of it one mapping of
    the whole file maps 2 MiB at a time before and after. */
 int ember_recache(const char *path, ember_recache_stats *st, ember_err *err);

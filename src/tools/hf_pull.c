@@ -129,11 +129,7 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
            through with far fewer TLB misses.  Its pages are clean (the
            download synced them); a failure here costs only that. */
         double t0 = ember_now_ms();
-        int bfd = open(blob, O_RDONLY | O_CLOEXEC);
-        if (bfd >= 0) {
-            (void)ember_refold(bfd, e->size);
-            close(bfd);
-        }
+        (void)ember_refold_path(blob);
         double refold_s = (ember_now_ms() - t0) / 1000.0;
         if (summary) {
             char got[32], rate[32], before[64] = "";
