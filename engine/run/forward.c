@@ -271,33 +271,42 @@ static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0
     att_finish(c, j, t, h0, ng, c->sc, mx, Vr, npos);
 }
 
-/* A block of prompt tokens [t0, t0 + tb) whose keys all start at row 0,
-   all q heads of KV head kvh: their scores are taken in one pass over the
-   K rows, a chunk of rows (~16 KiB, in L1) against every query of the
-   block, so a 4096-token prompt reads the keys once per block instead of
-   once per token.  Each score is the same dot product a token's own call
-   forms (chunks start at multiples of 16, as kv.c's), positions past a
-   token's own are computed and left out of its max, softmax and sum, and
-   its maximum is the chunks' (exact) maximum over its own positions. */
+/* A block of prompt tokens [t0, t0 + tb), all q heads of KV head kvh:
+   their scores are taken in one pass over the K rows from the first
+   token's first position to the last token's own, a chunk of rows (~16
+   KiB, in L1) against every query of the block, so a 4096-token prompt
+   reads the keys once per block instead of once per token.  Each score is
+   the same dot product a token's own call forms; rows outside a token's
+   range (past its position, or before its window on a sliding layer) are
+   computed and left out of its max, softmax and sum, and its maximum is
+   the exact maximum over its own rows (chunk maxima where a chunk lies
+   inside every token's range).  On a sliding layer the rows run from
+   window + tb - 1 positions back, contiguous in the ring (session.h). */
 static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int kvh)
 {
     ember_session *s = c->s;
     const int hd = c->hd, g = c->group, nq = tb * g, h0 = kvh * g;
-    const int npos_min = j->pos0 + t0 + 1, npos_max = npos_min + tb - 1;
-    const uint8_t *K = kv_rows(s, s->kcache, j->layer, kvh), *Vr = kv_rows(s, s->vcache, j->layer, kvh);
-    const size_t rb = ember_kv_row_bytes(s->kv_type, hd);
+    /* rows relative to base, token 0's first: token i sees [lo[i], hi[i]) */
+    const int base = att_first(j, c->L, t0);
+    int lo[tb], hi[tb];
+    for (int i = 0; i < tb; i++) {
+        lo[i] = att_first(j, c->L, t0 + i) - base;
+        hi[i] = j->pos0 + t0 + i + 1 - base;
+    }
+    const size_t rb = ember_kv_row_bytes(s->kv_type, hd), r0 = kv_row(s, j->layer, base) * rb;
+    const uint8_t *K = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
     for (int i = 0; i < tb; i++)
         for (int h = 0; h < g; h++)
             ember_ref_to_f16(c->qh + (size_t)(i * g + h) * hd, s->q + ((size_t)(t0 + i) * c->nh + (size_t)(h0 + h)) * hd,
                              hd);
     int chunk = (16384 / (hd * 2)) & ~15;
     if (chunk < 16) chunk = 16;
-    /* the maxima of the chunks every token of the block sees whole */
-    const int whole = npos_min / chunk * chunk;
+    /* the whole chunks every token of the block sees: [wlo, whi) */
+    const int wlo = (lo[tb - 1] + chunk - 1) / chunk * chunk, whi = hi[0] / chunk * chunk;
     float mx[nq], cmx[nq];
     for (int q = 0; q < nq; q++) mx[q] = -INFINITY;
-    for (int p0 = 0; p0 < npos_max; p0 += chunk) {
-        const int n = npos_max - p0 < chunk ? npos_max - p0 : chunk;
+    for (int p0 = 0; p0 < hi[tb - 1]; p0 += chunk) {
+        const int n = hi[tb - 1] - p0 < chunk ? hi[tb - 1] - p0 : chunk;
         const uint8_t *Kc = K + (size_t)p0 * rb;
         /* q8_0 rows: kv.c reads the chunk back as fp16 (at most 512 rows,
            EMBER_KV_CHUNK: one read-back) and takes the same scores */
@@ -306,19 +315,24 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
         else
             ember_ref_scores_f16_heads(c->sc + p0, c->scs, (const uint16_t *)Kc, (size_t)hd, c->qh, (size_t)hd, nq, n,
                                        hd, c->kq_gemm, c->scale, cmx);
-        if (p0 + n <= whole)
+        if (p0 >= wlo && p0 + n <= whi)
             for (int q = 0; q < nq; q++)
                 if (cmx[q] > mx[q]) mx[q] = cmx[q];
     }
     for (int i = 0; i < tb; i++) {
         float *sc = c->sc + (size_t)i * g * c->scs;
-        const int npos = npos_min + i;
+        /* the rows of token i outside the shared whole chunks */
+        const int a = wlo < whi ? wlo : hi[i], b = wlo < whi ? whi : hi[i];
         for (int h = 0; h < g; h++) {
             const float *sh = sc + (size_t)h * c->scs;
-            for (int p = whole; p < npos; p++)
-                if (sh[p] > mx[i * g + h]) mx[i * g + h] = sh[p];
+            float m = mx[i * g + h];
+            for (int p = lo[i]; p < a; p++)
+                if (sh[p] > m) m = sh[p];
+            for (int p = b; p < hi[i]; p++)
+                if (sh[p] > m) m = sh[p];
+            mx[i * g + h] = m;
         }
-        att_finish(c, j, t0 + i, h0, g, sc, mx + i * g, Vr, npos);
+        att_finish(c, j, t0 + i, h0, g, sc + lo[i], mx + i * g, Vr + (size_t)lo[i] * rb, hi[i] - lo[i]);
     }
 }
 
@@ -345,17 +359,14 @@ static void att_run(void *ctx, int ith, int nth)
     c.kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
     /* A prompt of fp16 rows, enough tokens for every thread's blocks: an
        item is a block of tokens for one KV head, the blocks of a head
-       side by side so the threads share its rows in cache.  Tokens whose
-       window starts past row 0 go one by one.  A q8_0 cache reads each
+       side by side so the threads share its rows in cache.  A q8_0 cache reads each
        chunk of keys back once for the block (its values, token by token
        as before). */
     if (s->batched && blk > 1 && j->nt >= 2 * blk * nth) {
         const int nblk = (j->nt + blk - 1) / blk;
         for (int w = ith; w < nblk * nkv; w += nth) {
             const int kvh = w / nblk, t0 = w % nblk * blk, tb = j->nt - t0 < blk ? j->nt - t0 : blk;
-            if (att_first(j, L, t0 + tb - 1) == 0) att_tokens(&c, j, t0, tb, kvh);
-            else
-                for (int t = t0; t < t0 + tb; t++) att_token(&c, j, t, kvh, kvh * group, group);
+            att_tokens(&c, j, t0, tb, kvh);
         }
         return;
     }

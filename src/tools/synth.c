@@ -42,6 +42,11 @@ static const shape shapes[] = {
     /* gemma3 at tiny size: 7 layers (6 sliding, 1 global), window 8, head
        dim 128 != n_embd / n_head */
     {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0},
+    /* the same with a window of 160: wider than a chunk of keys (64 rows of
+       128 dims), so a block of prompt tokens shares whole chunks inside
+       every token's window (forward.c, att_tokens) */
+    {"tiny-gemma3-w160", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 160, true,
+     false, 0, 0, 0, 0, 0},
     /* gemma4 at tiny size: 6 layers [S,S,F] x 2, the last 3 sharing KV,
        head dims 64 / 128, window 8, per-layer inputs of 32 */
     {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
@@ -505,10 +510,20 @@ int synth_write(const synth_opts *o, ember_err *err)
     const char *like = o->like ? o->like : "tiny";
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
-    if (!sh) return ember_seterr(err, "unknown shape '%s' (known: tiny, tiny-qwen2, tiny-gemma3, tiny-gemma4, tiny-hd48, tiny-phi3, llama-3.2-1b, qwen2.5-0.5b, gemma-3-1b, gemma-4-e2b, phi-4-mini)", like);
+    if (!sh) {
+        char known[512] = "";
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", shapes[i].like);
+        return ember_seterr(err, "unknown shape '%s' (known: %s)", like, known);
+    }
     for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
         if (!strcasecmp(dt, file_dtypes[i].name)) fd = &file_dtypes[i];
-    if (!fd) return ember_seterr(err, "unknown dtype '%s' (known: F16, Q8_0, Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K)", dt);
+    if (!fd) {
+        char known[256] = "";
+        for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", file_dtypes[i].name);
+        return ember_seterr(err, "unknown dtype '%s' (known: %s)", dt, known);
+    }
     if (!o->out || !*o->out) return ember_seterr(err, "no output file given");
 
     if (o->untied && sh->g4_period) return ember_seterr(err, "--untied: the %s shape has no separate output projection", like);
