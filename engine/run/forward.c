@@ -625,8 +625,12 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     }
 }
 
-/* The attention block of layer l for n tokens at pos0: s->x += attention(s->x). */
-static void attention(ember_session *s, int l, int n, int pos0)
+/* The attention block of layer l for n tokens at pos0: s->x += attention(s->x).
+   Every token's K and V go into the cache; past that only tokens [skip, n)
+   go on, moved to rows [0, n - skip) of s->x: the last layer of a prompt
+   whose other rows' outputs nobody reads (the reference, too, keeps only
+   its output rows there). */
+static void attention(ember_session *s, int l, int n, int pos0, int skip)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
@@ -645,6 +649,12 @@ static void attention(ember_session *s, int l, int n, int pos0)
     }
     qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
     for_tokens(s, n, qk_tokens, &qa);
+    if (skip > 0) {
+        memmove(s->q, s->q + (size_t)skip * HQ, (size_t)(n - skip) * HQ * sizeof *s->q);
+        memmove(s->x, s->x + (size_t)skip * m->info.n_embd, (size_t)(n - skip) * m->info.n_embd * sizeof *s->x);
+        n -= skip;
+        pos0 += skip;
+    }
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
     matmul(s, &L->wo, s->xn, s->att, n);
@@ -752,15 +762,22 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
         for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= sc;
     }
     if (m->n_pl && per_layer_inputs(s, tok, n, err)) return -1;
+    int nr = n;   /* rows still going on: the last layer keeps the output rows only */
     for (int l = 0; l < I->n_layer; l++) {
+        const int skip = l == I->n_layer - 1 && !all_rows ? nr - 1 : 0;
         /* the layer's output scale (gemma4) ends its last residual add */
-        attention(s, l, n, pos0);
-        ffn(s, l, n, m->n_pl ? NULL : L_out_scale(m, l));
-        if (m->n_pl) per_layer_block(s, l, n, L_out_scale(m, l));
+        attention(s, l, nr, pos0, skip);
+        if (skip && m->n_pl) {
+            const size_t W = (size_t)m->n_pl * (size_t)I->n_layer;
+            memmove(s->pl, s->pl + (size_t)skip * W, (size_t)(nr - skip) * W * sizeof *s->pl);
+        }
+        nr -= skip;
+        ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
+        if (m->n_pl) per_layer_block(s, l, nr, L_out_scale(m, l));
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
-    int first = all_rows ? 0 : n - 1, rows = n - first;
-    for (int t = first; t < n; t++)
+    int first = all_rows ? 0 : nr - 1, rows = nr - first;
+    for (int t = first; t < nr; t++)
         rmsnorm(s->xn + (size_t)(t - first) * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);
     act_dirty(s);
     matmul(s, &m->output, s->logits, s->xn, rows);
