@@ -628,8 +628,8 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
 /* The attention block of layer l for n tokens at pos0: s->x += attention(s->x).
    Every token's K and V go into the cache; past that only tokens [skip, n)
    go on, moved to rows [0, n - skip) of s->x: the last layer of a prompt
-   whose other rows' outputs nobody reads (the reference, too, keeps only
-   its output rows there). */
+   pass, whose other rows' outputs nobody reads (the reference, too, keeps
+   only its output rows there), none in a pass before the prompt's last. */
 static void attention(ember_session *s, int l, int n, int pos0, int skip)
 {
     const ember_model *m = s->m;
@@ -654,6 +654,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
         memmove(s->x, s->x + (size_t)skip * m->info.n_embd, (size_t)(n - skip) * m->info.n_embd * sizeof *s->x);
         n -= skip;
         pos0 += skip;
+        if (n == 0) return;
     }
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
@@ -749,7 +750,7 @@ static void per_layer_block(ember_session *s, int l, int n, const float *scale)
     residual(s, n, L->pl_post_norm, scale);
 }
 
-int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err)
+int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_err *err)
 {
     const ember_model *m = s->m;
     const ember_model_info *I = &m->info;
@@ -764,7 +765,7 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
     if (m->n_pl && per_layer_inputs(s, tok, n, err)) return -1;
     int nr = n;   /* rows still going on: the last layer keeps the output rows only */
     for (int l = 0; l < I->n_layer; l++) {
-        const int skip = l == I->n_layer - 1 && !all_rows ? nr - 1 : 0;
+        const int skip = l == I->n_layer - 1 ? nr - out : 0;
         /* the layer's output scale (gemma4) ends its last residual add */
         attention(s, l, nr, pos0, skip);
         if (skip && m->n_pl) {
@@ -772,13 +773,15 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, em
             memmove(s->pl, s->pl + (size_t)skip * W, (size_t)(nr - skip) * W * sizeof *s->pl);
         }
         nr -= skip;
+        if (nr == 0) break;
         ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
         if (m->n_pl) per_layer_block(s, l, nr, L_out_scale(m, l));
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
-    int first = all_rows ? 0 : nr - 1, rows = nr - first;
-    for (int t = first; t < nr; t++)
-        rmsnorm(s->xn + (size_t)(t - first) * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);
+    if (nr == 0) return 0;
+    const int rows = nr;
+    for (int t = 0; t < rows; t++)
+        rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);
     act_dirty(s);
     matmul(s, &m->output, s->logits, s->xn, rows);
     act_dirty(s);

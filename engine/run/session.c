@@ -217,12 +217,12 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
         if (all) {
             float *keep = s->logits;
             s->logits = s->all_logits;
-            int rc = ember_forward(s, tokens + i, nb, true, err);
+            int rc = ember_forward(s, tokens + i, nb, nb, err);
             s->logits = keep;
             if (rc) return -1;
             memcpy(all_logits + (size_t)i * V, s->all_logits, (size_t)nb * V * sizeof(float));
             memcpy(s->logits, s->all_logits + (size_t)(nb - 1) * V, (size_t)V * sizeof(float));
-        } else if (ember_forward(s, tokens + i, nb, false, err)) {
+        } else if (ember_forward(s, tokens + i, nb, i + nb == n, err)) {   /* logits of the last pass only */
             return -1;
         }
         (void)dst;
@@ -251,7 +251,7 @@ int ember_decode(ember_session *s, int32_t token, float *logits, ember_err *err)
     if (ember_lifecycle(s, EMBER_AT_DECODE, err)) return -1;
     double t0 = ember_now_ms();
     s->batched = false;
-    if (ember_forward(s, &token, 1, false, err)) return -1;
+    if (ember_forward(s, &token, 1, 1, err)) return -1;
     s->n_past++;
     if (logits) memcpy(logits, s->logits, (size_t)m->info.n_vocab * sizeof(float));
     s->st.decode_ms += ember_now_ms() - t0;

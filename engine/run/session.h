@@ -72,8 +72,9 @@ struct ember_session {
 /* Tokens in the prefill pass that starts at token i of an n-token prompt:
    at most ub, and never a pass of one token when n >= 2. */
 int ember_prefill_pass(int n, int i, int ub);
-/* Runs n (<= the session's ubatch) tokens at positions n_past.. ; writes logits of
-   the last token (or all n rows when all_rows) into s->logits. */
-int ember_forward(ember_session *s, const int32_t *tok, int n, bool all_rows, ember_err *err);
+/* Runs n (<= the session's ubatch) tokens at positions n_past.. ; writes the
+   logits of the last `out` tokens (0, 1 or n) into s->logits.  With 0 (a
+   prompt pass before the last) the pass only fills the KV cache. */
+int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_err *err);
 
 #endif
