@@ -213,7 +213,6 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
             if (!s->all_logits)
                 return ember_seterr(err, "out of memory for logits");
         }
-        float *dst = s->logits;
         if (all) {
             float *keep = s->logits;
             s->logits = s->all_logits;
@@ -225,7 +224,6 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
         } else if (ember_forward(s, tokens + i, nb, i + nb == n, err)) {   /* logits of the last pass only */
             return -1;
         }
-        (void)dst;
         s->n_past += nb;
     }
     if (last_logits) memcpy(last_logits, s->logits, (size_t)V * sizeof(float));
