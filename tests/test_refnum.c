@@ -50,7 +50,7 @@ static void put(buf *o, const void *p, size_t n)
     o->n += n;
 }
 
-static const int hds[] = {16, 48, 64, 80, 128, 256, 512, 576};   /* 512: Gemma 4 global heads; 576: past the SIMD rows */
+static const int hds[] = {16, 48, 64, 80, 96, 128, 256, 512, 576};   /* 96: Phi-3; 512: Gemma 4 global heads; 576: past the SIMD rows */
 static const int nposs[] = {1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 200, 1000};
 #define NH (int)(sizeof hds / sizeof hds[0])
 #define NP (int)(sizeof nposs / sizeof nposs[0])
@@ -155,6 +155,26 @@ static void compute(buf *o)
         double sum = ember_ref_softmax_exp(sy, sx, 0.25f, n);
         put(o, &sum, sizeof sum);
         put(o, sy, sizeof sy[0] * (size_t)((n + 15) / 16 * 16));
+    }
+    /* A single token's scores whose double tail is inexact: big values in
+       the first dims (the 64-wide steps, or the tail's first 16 where there
+       are none) and fp16 subnormals after, so the partial sums span more
+       than a double's 53 bits and the order of the tail's adds shows in the
+       bits (heads of 48, 80 and 96: no step, 64 + 16, 64 + 32). */
+    static const int tails[] = {48, 80, 96};
+    for (size_t ti = 0; ti < sizeof tails / sizeof tails[0]; ti++) {
+        const int hd = tails[ti], big = hd >= 64 ? (hd & ~63) : 16;
+        static uint16_t tk[200 * 96], tq[96];
+        static float tsc[200 + 16];
+        for (int p = 0; p < 200; p++)
+            for (int d = 0; d < hd; d++) tk[p * hd + d] = ember_f32_to_fp16(d < big ? 500.0f * unit() : 6e-6f * unit());
+        for (int d = 0; d < hd; d++) tq[d] = ember_f32_to_fp16(d < big ? 700.0f * unit() : 6e-6f * unit());
+        static const int tn[] = {7, 8, 17, 200};
+        for (size_t ni = 0; ni < sizeof tn / sizeof tn[0]; ni++) {
+            float mx = ember_ref_scores_f16(tsc, tk, (size_t)hd, tq, tn[ni], hd, 0, 1.0f);
+            put(o, &mx, sizeof mx);
+            put(o, tsc, sizeof tsc[0] * (size_t)tn[ni]);
+        }
     }
     /* RoPE: both pair layouts, whole and partial rotary (n_rot / 2 of 24,
        48: a tail of a 16-lane chunk), heads of up to 512 dims, values with

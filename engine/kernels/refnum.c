@@ -527,14 +527,81 @@ INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k
     (void)p0;
 }
 
+/* A single token's scores of one query over npos rows when hd is not whole
+   64-wide steps (Phi-3's heads of 96): each row's steps as dot_vec_avx512
+   takes them, then its tail of hd % 64 products added one by one in double,
+   as the reference does.  That chain of dependent adds is the cost, so 8
+   rows go side by side, one row per double lane: lane r adds row r's
+   products in the same order, so every score has dot_vec_avx512's bits. */
+static EMBER_TARGET_AVX512 float scores_tail8_avx512(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                                                     int npos, int hd, float scale)
+{
+    const int np = hd & ~63, nt = hd - np;
+    float qt[64], prod[64][8];
+    for (int i = 0; i < nt; i++) qt[i] = ember_fp16_to_f32(q[np + i]);
+    float m = -INFINITY;
+    int p = 0;
+    for (; p + 8 <= npos; p += 8) {
+        double head[8];
+        for (int r = 0; r < 8; r++) {
+            const uint16_t *kr = k + (size_t)(p + r) * stride;
+            __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+            for (int i = 0; i < np; i += 64) {
+                s0 = _mm512_fmadd_ps(ldh(kr + i), ldh(q + i), s0);
+                s1 = _mm512_fmadd_ps(ldh(kr + i + 16), ldh(q + i + 16), s1);
+                s2 = _mm512_fmadd_ps(ldh(kr + i + 32), ldh(q + i + 32), s2);
+                s3 = _mm512_fmadd_ps(ldh(kr + i + 48), ldh(q + i + 48), s3);
+            }
+            head[r] = sum16_avx512(_mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+            for (int i = 0; i < nt; i += 16) {
+                const __mmask16 mk = nt - i >= 16 ? 0xffff : (__mmask16)((1u << (nt - i)) - 1);
+                float t[16];
+                _mm512_storeu_ps(t, _mm512_mul_ps(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, kr + np + i)),
+                                                  _mm512_maskz_loadu_ps(mk, qt + i)));
+                for (int j = 0; j < 16 && i + j < nt; j++) prod[i + j][r] = t[j];
+            }
+        }
+        __m512d acc = _mm512_loadu_pd(head);
+        for (int i = 0; i < nt; i++) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(prod[i])));
+        __m256 v = _mm256_mul_ps(_mm512_cvtpd_ps(acc), _mm256_set1_ps(scale));
+        _mm256_storeu_ps(sc + p, v);
+        for (int r = 0; r < 8; r++)
+            if (sc[p + r] > m) m = sc[p + r];
+    }
+    for (; p < npos; p++) {
+        sc[p] = dot_vec_avx512(k + (size_t)p * stride, q, hd) * scale;
+        if (sc[p] > m) m = sc[p];
+    }
+    return m;
+}
+
 static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                                     const uint16_t *q, size_t q_stride, int nh, int npos, int hd,
                                                     int gemm, float scale, float *mx)
 {
     enum { HQ = 4 };
     if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 16 * SCORES_MAXQ) {
-        for (int h = 0; h < nh; h++)
-            mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm, scale);
+        /* one score at a time: a single token's dot product (any hd: its
+           64-wide steps, then the reference's scalar tail, as Phi-3's heads
+           of 96 need) or a batch's over whole 16-lane steps */
+        for (int h = 0; h < nh; h++) {
+            if (gemm && hd % 16) {
+                mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm,
+                                      scale);
+                continue;
+            }
+            float *sh = sc + (size_t)h * sc_stride, m = -INFINITY;
+            const uint16_t *qh = q + (size_t)h * q_stride;
+            if (!gemm) {
+                mx[h] = scores_tail8_avx512(sh, k, stride, qh, npos, hd, scale);
+                continue;
+            }
+            for (int p = 0; p < npos; p++) {
+                sh[p] = (gemm ? dot_gemm_avx512 : dot_vec_avx512)(k + (size_t)p * stride, qh, hd) * scale;
+                if (sh[p] > m) m = sh[p];
+            }
+            mx[h] = m;
+        }
         return;
     }
     const int nq = hd / 16, pe = npos & ~15;

@@ -136,12 +136,41 @@ INLINE2 void scores_row(float *sc, size_t sc_stride, int p, const uint16_t *k, c
     }
 }
 
+/* A single token's dot product of any length: its 64-wide steps as 8
+   registers (scores_row's vec order), then the reference's scalar tail in
+   double (Phi-3's heads of 96: 64 + 32). */
+static EMBER_TARGET_AVX2 float dot_vec_avx2(const uint16_t *a, const uint16_t *b, int n)
+{
+    const int np = n & ~63;
+    __m256 s[8];
+    for (int j = 0; j < 8; j++) s[j] = _mm256_setzero_ps();
+    for (int i = 0; i < np; i += 64)
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++)
+            s[j] = _mm256_fmadd_ps(ldh8(a + i + 8 * j), ldh8(b + i + 8 * j), s[j]);
+    __m256 lo = _mm256_add_ps(_mm256_add_ps(s[0], s[4]), _mm256_add_ps(s[2], s[6]));
+    __m256 hi = _mm256_add_ps(_mm256_add_ps(s[1], s[5]), _mm256_add_ps(s[3], s[7]));
+    double sum = sum16_avx2(lo, hi);
+    for (int i = np; i < n; i++) sum += (double)(ember_fp16_to_f32(a[i]) * ember_fp16_to_f32(b[i]));
+    return (float)sum;
+}
+
 static EMBER_TARGET_AVX2 void scores_heads_avx2(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                                 const uint16_t *q, size_t q_stride, int nh, int npos, int hd,
                                                 int gemm, float scale, float *mx)
 {
     enum { HQ = 4 };
-    if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 8 * SCORES_MAXQ8) {
+    if (!gemm && hd % 64 != 0) {
+        for (int h = 0; h < nh; h++) {
+            float *sh = sc + (size_t)h * sc_stride, m = -INFINITY;
+            for (int p = 0; p < npos; p++) {
+                sh[p] = dot_vec_avx2(k + (size_t)p * stride, q + (size_t)h * q_stride, hd) * scale;
+                if (sh[p] > m) m = sh[p];
+            }
+            mx[h] = m;
+        }
+        return;
+    }
+    if ((gemm && hd % 16 != 0) || hd > 8 * SCORES_MAXQ8) {
         ember_refnum_scores_heads_scalar(sc, sc_stride, k, stride, q, q_stride, nh, npos, hd, gemm, scale, mx);
         return;
     }
