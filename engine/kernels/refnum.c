@@ -242,9 +242,10 @@ static EMBER_TARGET_AVX512 float dot_gemm_avx512(const uint16_t *a, const uint16
     return sum16_avx512(s);
 }
 
-static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_t *b, int n)
+/* A single token's dot product over its np (a multiple of 64) leading
+   dims: 4 x 16 lanes, folded as the reference folds them. */
+INLINE512 float steps64_avx512(const uint16_t *a, const uint16_t *b, int np)
 {
-    int np = n & ~63;
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     for (int i = 0; i < np; i += 64) {
         s0 = _mm512_fmadd_ps(ldh(a + i), ldh(b + i), s0);
@@ -252,8 +253,14 @@ static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_
         s2 = _mm512_fmadd_ps(ldh(a + i + 32), ldh(b + i + 32), s2);
         s3 = _mm512_fmadd_ps(ldh(a + i + 48), ldh(b + i + 48), s3);
     }
-    s0 = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
-    double sum = sum16_avx512(s0);
+    return sum16_avx512(_mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+}
+
+/* ...and its tail, product by product in double */
+static EMBER_TARGET_AVX512 float dot_vec_avx512(const uint16_t *a, const uint16_t *b, int n)
+{
+    int np = n & ~63;
+    double sum = steps64_avx512(a, b, np);
     for (int i = np; i < n; i++) sum += (double)(f16(a[i]) * f16(b[i]));
     return (float)sum;
 }
@@ -545,14 +552,7 @@ static EMBER_TARGET_AVX512 float scores_tail8_avx512(float *sc, const uint16_t *
         double head[8];
         for (int r = 0; r < 8; r++) {
             const uint16_t *kr = k + (size_t)(p + r) * stride;
-            __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-            for (int i = 0; i < np; i += 64) {
-                s0 = _mm512_fmadd_ps(ldh(kr + i), ldh(q + i), s0);
-                s1 = _mm512_fmadd_ps(ldh(kr + i + 16), ldh(q + i + 16), s1);
-                s2 = _mm512_fmadd_ps(ldh(kr + i + 32), ldh(q + i + 32), s2);
-                s3 = _mm512_fmadd_ps(ldh(kr + i + 48), ldh(q + i + 48), s3);
-            }
-            head[r] = sum16_avx512(_mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+            head[r] = steps64_avx512(kr, q, np);
             for (int i = 0; i < nt; i += 16) {
                 const __mmask16 mk = nt - i >= 16 ? 0xffff : (__mmask16)((1u << (nt - i)) - 1);
                 float t[16];
