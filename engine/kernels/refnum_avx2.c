@@ -136,12 +136,10 @@ INLINE2 void scores_row(float *sc, size_t sc_stride, int p, const uint16_t *k, c
     }
 }
 
-/* A single token's dot product of any length: its 64-wide steps as 8
-   registers (scores_row's vec order), then the reference's scalar tail in
-   double (Phi-3's heads of 96: 64 + 32). */
-static EMBER_TARGET_AVX2 float dot_vec_avx2(const uint16_t *a, const uint16_t *b, int n)
+/* A single token's dot product over its np (a multiple of 64) leading
+   dims: its 64-wide steps as 8 registers, folded as scores_row folds them. */
+INLINE2 float steps64_avx2(const uint16_t *a, const uint16_t *b, int np)
 {
-    const int np = n & ~63;
     __m256 s[8];
     for (int j = 0; j < 8; j++) s[j] = _mm256_setzero_ps();
     for (int i = 0; i < np; i += 64)
@@ -149,9 +147,46 @@ static EMBER_TARGET_AVX2 float dot_vec_avx2(const uint16_t *a, const uint16_t *b
             s[j] = _mm256_fmadd_ps(ldh8(a + i + 8 * j), ldh8(b + i + 8 * j), s[j]);
     __m256 lo = _mm256_add_ps(_mm256_add_ps(s[0], s[4]), _mm256_add_ps(s[2], s[6]));
     __m256 hi = _mm256_add_ps(_mm256_add_ps(s[1], s[5]), _mm256_add_ps(s[3], s[7]));
-    double sum = sum16_avx2(lo, hi);
-    for (int i = np; i < n; i++) sum += (double)(ember_fp16_to_f32(a[i]) * ember_fp16_to_f32(b[i]));
-    return (float)sum;
+    return sum16_avx2(lo, hi);
+}
+
+/* A single token's scores of one query over npos rows when hd is not whole
+   64-wide steps (Phi-3's heads of 96): the steps, then the reference's
+   tail of products added one by one in double, 4 rows side by side, one
+   row per double lane, each in its own order (refnum.c's 8-row form). */
+static EMBER_TARGET_AVX2 float scores_tail4_avx2(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
+                                                 int npos, int hd, float scale)
+{
+    const int np = hd & ~63, nt = hd - np;
+    float qt[64 + 8], prod[64][4];
+    for (int i = 0; i < nt; i++) qt[i] = ember_fp16_to_f32(q[np + i]);
+    float m = -INFINITY;
+    for (int p = 0; p < npos; p += 4) {
+        const int nr = npos - p < 4 ? npos - p : 4;
+        double head[4] = {0, 0, 0, 0};
+        for (int r = 0; r < nr; r++) {
+            const uint16_t *kr = k + (size_t)(p + r) * stride;
+            head[r] = steps64_avx2(kr, q, np);
+            int i = 0;
+            for (; i + 8 <= nt; i += 8) {
+                float t[8];
+                _mm256_storeu_ps(t, _mm256_mul_ps(ldh8(kr + np + i), _mm256_loadu_ps(qt + i)));
+                for (int j = 0; j < 8; j++) prod[i + j][r] = t[j];
+            }
+            for (; i < nt; i++) prod[i][r] = ember_fp16_to_f32(kr[np + i]) * qt[i];
+        }
+        for (int r = nr; r < 4; r++)
+            for (int i = 0; i < nt; i++) prod[i][r] = 0;
+        __m256d acc = _mm256_loadu_pd(head);
+        for (int i = 0; i < nt; i++) acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm_loadu_ps(prod[i])));
+        float v[4];
+        _mm_storeu_ps(v, _mm_mul_ps(_mm256_cvtpd_ps(acc), _mm_set1_ps(scale)));
+        for (int r = 0; r < nr; r++) {
+            sc[p + r] = v[r];
+            if (v[r] > m) m = v[r];
+        }
+    }
+    return m;
 }
 
 static EMBER_TARGET_AVX2 void scores_heads_avx2(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
@@ -160,14 +195,8 @@ static EMBER_TARGET_AVX2 void scores_heads_avx2(float *sc, size_t sc_stride, con
 {
     enum { HQ = 4 };
     if (!gemm && hd % 64 != 0) {
-        for (int h = 0; h < nh; h++) {
-            float *sh = sc + (size_t)h * sc_stride, m = -INFINITY;
-            for (int p = 0; p < npos; p++) {
-                sh[p] = dot_vec_avx2(k + (size_t)p * stride, q + (size_t)h * q_stride, hd) * scale;
-                if (sh[p] > m) m = sh[p];
-            }
-            mx[h] = m;
-        }
+        for (int h = 0; h < nh; h++)
+            mx[h] = scores_tail4_avx2(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, scale);
         return;
     }
     if ((gemm && hd % 16 != 0) || hd > 8 * SCORES_MAXQ8) {
