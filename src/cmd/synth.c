@@ -28,7 +28,7 @@ static void usage(FILE *out)
         "                    that take the K-quant fallbacks), tiny-gemma3 (window 8),\n"
         "                    tiny-gemma3-w160 (window 160), tiny-gemma4, tiny-hd48\n"
         "                    (heads of 48), tiny-phi3, llama-3.2-1b, qwen2.5-0.5b,\n"
-        "                    gemma-3-1b, gemma-4-e2b, phi-4-mini\n"
+        "                    gemma-3-1b, gemma-4-e2b, phi-3.5-mini, phi-4-mini\n"
         "  --dtype DTYPE     F16, Q8_0 (default), Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M,\n"
         "                    Q6_K (mixes as the reference's quantizer makes them)\n"
         "  --vocab FILE      copy the tokenizer of this GGUF (else a built-in toy\n"

@@ -64,6 +64,10 @@ static const shape shapes[] = {
        sharing, wider global heads); sizes approximate the published model */
     {"gemma-4-e2b", "gemma4", 1536, 35, 8, 1, 6144, 262144, 32768, 1000000.0, 1e-6, true, false, false, 512, 0, 512,
      true, false, 5, 256, 20, 12288, 256},
+    /* Phi-3.5-mini: 32 heads of 96 dims (not whole 64-wide steps), no GQA,
+       untied output, vocabulary of 32064 */
+    {"phi-3.5-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000.0, 1e-5, false, false, false, 0, 0, 262144,
+     false, true, 0, 0, 0, 0, 0},
     {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0},
 };
 
