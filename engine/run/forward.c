@@ -359,9 +359,9 @@ static void att_run(void *ctx, int ith, int nth)
     c.kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
     /* A prompt of fp16 rows, enough tokens for every thread's blocks: an
        item is a block of tokens for one KV head, the blocks of a head
-       side by side so the threads share its rows in cache.  A q8_0 cache reads each
-       chunk of keys back once for the block (its values, token by token
-       as before). */
+       side by side so the threads share its rows in cache.  A q8_0 cache
+       reads each chunk of keys back once for the block (its values, token
+       by token as before). */
     if (s->batched && blk > 1 && j->nt >= 2 * blk * nth) {
         const int nblk = (j->nt + blk - 1) / blk;
         for (int w = ith; w < nblk * nkv; w += nth) {
@@ -625,6 +625,18 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     }
 }
 
+/* Moves rows [skip, n) of everything a token carries past the attention's
+   K/V writes (its query of HQ floats, its residual stream, gemma4's
+   per-layer inputs) to rows [0, n - skip). */
+static void drop_rows(ember_session *s, int HQ, int n, int skip)
+{
+    const ember_model *m = s->m;
+    const size_t E = (size_t)m->info.n_embd, W = (size_t)m->n_pl * (size_t)m->info.n_layer, k = (size_t)(n - skip);
+    memmove(s->q, s->q + (size_t)skip * HQ, k * HQ * sizeof *s->q);
+    memmove(s->x, s->x + (size_t)skip * E, k * E * sizeof *s->x);
+    if (W) memmove(s->pl, s->pl + (size_t)skip * W, k * W * sizeof *s->pl);
+}
+
 /* The attention block of layer l for n tokens at pos0: s->x += attention(s->x).
    Every token's K and V go into the cache; past that only tokens [skip, n)
    go on, moved to rows [0, n - skip) of s->x: the last layer of a prompt
@@ -650,8 +662,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
     for_tokens(s, n, qk_tokens, &qa);
     if (skip > 0) {
-        memmove(s->q, s->q + (size_t)skip * HQ, (size_t)(n - skip) * HQ * sizeof *s->q);
-        memmove(s->x, s->x + (size_t)skip * m->info.n_embd, (size_t)(n - skip) * m->info.n_embd * sizeof *s->x);
+        drop_rows(s, HQ, n, skip);
         n -= skip;
         pos0 += skip;
         if (n == 0) return;
@@ -768,10 +779,6 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         const int skip = l == I->n_layer - 1 ? nr - out : 0;
         /* the layer's output scale (gemma4) ends its last residual add */
         attention(s, l, nr, pos0, skip);
-        if (skip && m->n_pl) {
-            const size_t W = (size_t)m->n_pl * (size_t)I->n_layer;
-            memmove(s->pl, s->pl + (size_t)skip * W, (size_t)(nr - skip) * W * sizeof *s->pl);
-        }
         nr -= skip;
         if (nr == 0) break;
         ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
@@ -779,12 +786,11 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     if (nr == 0) return 0;
-    const int rows = nr;
-    for (int t = 0; t < rows; t++)
+    for (int t = 0; t < nr; t++)
         rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);
     act_dirty(s);
-    matmul(s, &m->output, s->logits, s->xn, rows);
+    matmul(s, &m->output, s->logits, s->xn, nr);
     act_dirty(s);
-    if (m->softcap > 0) ember_ref_softcap(s->logits, (size_t)rows * (size_t)I->n_vocab, m->softcap);
+    if (m->softcap > 0) ember_ref_softcap(s->logits, (size_t)nr * (size_t)I->n_vocab, m->softcap);
     return 0;
 }
