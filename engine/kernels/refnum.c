@@ -585,20 +585,17 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
            64-wide steps, then the reference's scalar tail, as Phi-3's heads
            of 96 need) or a batch's over whole 16-lane steps */
         for (int h = 0; h < nh; h++) {
-            if (gemm && hd % 16) {
-                mx[h] = scores_scalar(sc + (size_t)h * sc_stride, k, stride, q + (size_t)h * q_stride, npos, hd, gemm,
-                                      scale);
-                continue;
-            }
             float *sh = sc + (size_t)h * sc_stride, m = -INFINITY;
             const uint16_t *qh = q + (size_t)h * q_stride;
             if (!gemm) {
-                mx[h] = scores_tail8_avx512(sh, k, stride, qh, npos, hd, scale);
-                continue;
-            }
-            for (int p = 0; p < npos; p++) {
-                sh[p] = (gemm ? dot_gemm_avx512 : dot_vec_avx512)(k + (size_t)p * stride, qh, hd) * scale;
-                if (sh[p] > m) m = sh[p];
+                m = scores_tail8_avx512(sh, k, stride, qh, npos, hd, scale);
+            } else if (hd % 16) {
+                m = scores_scalar(sh, k, stride, qh, npos, hd, gemm, scale);
+            } else {
+                for (int p = 0; p < npos; p++) {
+                    sh[p] = dot_gemm_avx512(k + (size_t)p * stride, qh, hd) * scale;
+                    if (sh[p] > m) m = sh[p];
+                }
             }
             mx[h] = m;
         }

@@ -158,7 +158,7 @@ static EMBER_TARGET_AVX2 float scores_tail4_avx2(float *sc, const uint16_t *k, s
                                                  int npos, int hd, float scale)
 {
     const int np = hd & ~63, nt = hd - np;
-    float qt[64 + 8], prod[64][4];
+    float qt[64], prod[64][4];
     for (int i = 0; i < nt; i++) qt[i] = ember_fp16_to_f32(q[np + i]);
     float m = -INFINITY;
     for (int p = 0; p < npos; p += 4) {
