@@ -506,6 +506,13 @@ static int copy_vocab(gguf_writer *w, const char *path, int *n_vocab, ember_err 
 
 /* ---- entry point ---------------------------------------------------------- */
 
+/* Appends name to the comma-separated list in buf (cap bytes). */
+static void list_add(char *buf, size_t cap, const char *name)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", name);
+}
+
 int synth_write(const synth_opts *o, ember_err *err)
 {
     const shape *sh = NULL;
@@ -516,8 +523,7 @@ int synth_write(const synth_opts *o, ember_err *err)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
     if (!sh) {
         char known[512] = "";
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", shapes[i].like);
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) list_add(known, sizeof known, shapes[i].like);
         return ember_seterr(err, "unknown shape '%s' (known: %s)", like, known);
     }
     for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
@@ -525,7 +531,7 @@ int synth_write(const synth_opts *o, ember_err *err)
     if (!fd) {
         char known[256] = "";
         for (size_t i = 0; i < sizeof file_dtypes / sizeof file_dtypes[0]; i++)
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", file_dtypes[i].name);
+            list_add(known, sizeof known, file_dtypes[i].name);
         return ember_seterr(err, "unknown dtype '%s' (known: %s)", dt, known);
     }
     if (!o->out || !*o->out) return ember_seterr(err, "no output file given");
