@@ -306,83 +306,73 @@ INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc)
     }
 }
 
-/* nti (1 or 2) tiles, tile_bytes apart, against tb (1..TB) tokens over all
-   nb super-blocks; accumulator u = i * tb + t is tile i's with token t.
+/* One tile against tb (1..TB) tokens over all nb super-blocks;
+   accumulator t is token t's.
    The int32 lane sums of a super-block live in registers, the float sums
    across super-blocks in L1.  Decode (wc NULL) takes the activations'
    corrections in cr; prefill (one tile) the unsigned activations in cr
    and the tile's weight corrections in wc: 2 multiplies per 64 MACs and
    no subtraction (subtracting the activations' corrections per token, as
    decode does, measured 79 against 89 GMAC/s at 2048 x 2048, 128 tokens). */
-INL512 void tile_pass(const uint8_t *rec, size_t tile_bytes, const int nti, int64_t b0, int64_t nb,
+INL512 void tile_pass(const uint8_t *rec, int64_t b0, int64_t nb,
                       const block_q8_K *const x[TB], const int32_t *const cr[TB], const __m512i *wc, const int tb,
-                      float *y, size_t y_stride, const __mmask16 m[2], const int pf, __m512 (*carry)[8],
+                      float *y, size_t y_stride, const __mmask16 m, const int pf, __m512 (*carry)[8],
                       const int first, const int last)
 {
     const int us = wc != NULL;
     /* a local array, from and to the carry (a pointer into the carry would
        alias every load: kernels_packed_q45_K.c) */
     __m512 acc[TB][8];
-    const int nu = nti * tb;
-    _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
-        _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) acc[u][l] = first ? _mm512_setzero_ps() : carry[u][l];
+    _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++)
+        _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) acc[t][l] = first ? _mm512_setzero_ps() : carry[t][l];
     for (int64_t b = b0; b < b0 + nb; b++, rec += REC) {
         __m512i is[TB][8];
-        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
+        _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++)
             _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
-                is[u][l] = _mm512_setzero_si512();
+                is[t][l] = _mm512_setzero_si512();
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
-            _Pragma("GCC unroll 2") for (int ti = 0; ti < nti; ti++) {
-                __m512i q[8], s_lo, s_hi;
-                decode_group(rec + (size_t)ti * tile_bytes, i, us, q, &s_lo, &s_hi, pf);
-                _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++)
-                    _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
-                        const int32_t *cv = cr[t] + b * 64 + 8 * i + h;
-                        const int u = ti * tb + t;
-                        __m512i pl, ph;
-                        if (us) {
-                            pl = _mm512_maddubs_epi16(_mm512_set1_epi32(cv[0]), q[h]);
-                            ph = _mm512_maddubs_epi16(_mm512_set1_epi32(cv[4]), q[h + 4]);
-                        } else {
-                            const int8_t *qs = x[t][b].qs + 32 * i + 4 * h;
-                            pl = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h], _mm512_set1_epi32(ember_rd32(qs))),
-                                                  _mm512_set1_epi32(cv[0]));
-                            ph = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h + 4], _mm512_set1_epi32(ember_rd32(qs + 16))),
-                                                  _mm512_set1_epi32(cv[4]));
-                        }
-                        is[u][h] = _mm512_dpwssd_epi32(is[u][h], pl, s_lo);
-                        is[u][h + 4] = _mm512_dpwssd_epi32(is[u][h + 4], ph, s_hi);
+            __m512i q[8], s_lo, s_hi;
+            decode_group(rec, i, us, q, &s_lo, &s_hi, pf);
+            _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++)
+                _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
+                    const int32_t *cv = cr[t] + b * 64 + 8 * i + h;
+                    __m512i pl, ph;
+                    if (us) {
+                        pl = _mm512_maddubs_epi16(_mm512_set1_epi32(cv[0]), q[h]);
+                        ph = _mm512_maddubs_epi16(_mm512_set1_epi32(cv[4]), q[h + 4]);
+                    } else {
+                        const int8_t *qs = x[t][b].qs + 32 * i + 4 * h;
+                        pl = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h], _mm512_set1_epi32(ember_rd32(qs))),
+                                              _mm512_set1_epi32(cv[0]));
+                        ph = _mm512_sub_epi16(_mm512_maddubs_epi16(q[h + 4], _mm512_set1_epi32(ember_rd32(qs + 16))),
+                                              _mm512_set1_epi32(cv[4]));
                     }
-            }
-        }
-        _Pragma("GCC unroll 2") for (int ti = 0; ti < nti; ti++) {
-            const uint8_t *ri = rec + (size_t)ti * tile_bytes;
-            if (pf)
-                _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
-                    _mm_prefetch((const char *)ri + SC + 64 * q + PF_L1, _MM_HINT_T0);
-            __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DW)));
-            _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
-                const int u = ti * tb + t;
-                __m512 d = _mm512_mul_ps(_mm512_set1_ps(x[t][b].d), dw);
-                /* prefill's weight correction added last: as the lanes'
-                   start it measured 6% slower (84 against 89 GMAC/s) */
-                _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
-                    __m512i v = us ? _mm512_add_epi32(is[u][l], _mm512_load_si512((const void *)(wc + (b - b0) * 8 + l)))
-                                   : is[u][l];
-                    acc[u][l] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(v), acc[u][l]);
+                    is[t][h] = _mm512_dpwssd_epi32(is[t][h], pl, s_lo);
+                    is[t][h + 4] = _mm512_dpwssd_epi32(is[t][h + 4], ph, s_hi);
                 }
+        }
+        if (pf)
+            _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+                _mm_prefetch((const char *)rec + SC + 64 * q + PF_L1, _MM_HINT_T0);
+        __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(rec + DW)));
+        _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
+            __m512 d = _mm512_mul_ps(_mm512_set1_ps(x[t][b].d), dw);
+            /* prefill's weight correction added last: as the lanes'
+               start it measured 6% slower (84 against 89 GMAC/s) */
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
+                __m512i v = us ? _mm512_add_epi32(is[t][l], _mm512_load_si512((const void *)(wc + (b - b0) * 8 + l)))
+                               : is[t][l];
+                acc[t][l] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(v), acc[t][l]);
             }
         }
     }
     if (!last) {
-        _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
-            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) carry[u][l] = acc[u][l];
+        _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++)
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) carry[t][l] = acc[t][l];
         return;
     }
-    _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
-        const int ti = u / tb, t = u % tb;
-        _mm512_mask_storeu_ps(y + (size_t)t * y_stride + ti * ROWS, m[ti], ember_sum8x16(acc[u]));
-    }
+    _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++)
+        _mm512_mask_storeu_ps(y + (size_t)t * y_stride, m, ember_sum8x16(acc[t]));
 }
 
 /* Prefill takes the unsigned activations with the weights' corrections
@@ -411,17 +401,14 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
         const int32_t *cr[TB];
         for (int t = 0; t < TB; t++) x[t] = (const block_q8_K *)xq, cr[t] = corr;
         corr_prep(x[0], nb, corr);
-        int r = r0 - r0 % ROWS;
-        for (; r + ROWS < r1; r += 2 * ROWS) {
-            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, 0, nb, x, cr, NULL, 1,
-                      y + r, y_stride, m, 1, NULL, 1, 1);
-        }
-        if (r < r1) {
-            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, 0, nb, x, cr, NULL, 1,
-                      y + r, y_stride, m, 1, NULL, 1, 1);
-        }
+        /* one tile at a time: two interleaved tiles (two streams, as the
+           Q8_0 decode takes them) kept 16 lane sums and 16 float sums in
+           the 32 registers and spilled; one Zen 5 core, tiles in L2:
+           ~78 -> ~100 GMAC/s, two threads from memory (16384 x 8192):
+           50-60 -> 61-72 */
+        for (int r = r0 - r0 % ROWS; r < r1; r += ROWS)
+            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, 0, nb, x, cr, NULL, 1, y + r, y_stride,
+                      ember_tile_mask(r, r0, r1), 1, NULL, 1, 1);
         return;
     }
     static _Thread_local __m512i wc[KCK * 8];
@@ -440,7 +427,7 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
         }
         const int npairs = (c1 - c0 + TB - 1) / TB;
         for (int r = r0 - r0 % ROWS; r < r1; r += ROWS) {
-            __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
+            const __mmask16 m = ember_tile_mask(r, r0, r1);
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
             /* KCK super-blocks at a time (k = 8192: 108 KiB a tile, read
                once per token pair from L2 otherwise), the pairs' sums
@@ -463,10 +450,10 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
                     }
                     float *yt = y + (size_t)t0 * y_stride + r;
                     __m512 (*cp)[8] = carry[p];
-                    if (us && tb == TB) tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, wc, TB, yt, y_stride, m, 0, cp, first, last);
-                    else if (us) tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, wc, 1, yt, y_stride, m, 0, cp, first, last);
-                    else if (tb == TB) tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, NULL, TB, yt, y_stride, m, 0, cp, first, last);
-                    else tile_pass(rec, tile_bytes, 1, k0, nbc, x, cr, NULL, 1, yt, y_stride, m, 0, cp, first, last);
+                    if (us && tb == TB) tile_pass(rec, k0, nbc, x, cr, wc, TB, yt, y_stride, m, 0, cp, first, last);
+                    else if (us) tile_pass(rec, k0, nbc, x, cr, wc, 1, yt, y_stride, m, 0, cp, first, last);
+                    else if (tb == TB) tile_pass(rec, k0, nbc, x, cr, NULL, TB, yt, y_stride, m, 0, cp, first, last);
+                    else tile_pass(rec, k0, nbc, x, cr, NULL, 1, yt, y_stride, m, 0, cp, first, last);
                 }
             }
         }
