@@ -114,6 +114,19 @@ int main(void)
     tap_ok(y && comp && !memcmp(y, comp, nbytes), "before prefill, packed prefill: logits == compressed bit for bit");
     free(y);
 
+    /* a weight packed in slices, each slice's source released once its
+       tiles are written: one tile a slice (the test-only knob), the LM
+       head too (tied: its embedding rows then read with pread) */
+    setenv("EMBER_TEST_PACK_SLICE_BYTES", "1", 1);
+    opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_BEFORE_PREFILL, true);
+    po.projections |= EMBER_PROJ_OUTPUT;
+    y = run(model, &po, st, &pend);
+    unsetenv("EMBER_TEST_PACK_SLICE_BYTES");
+    tap_ok(y && st[1].packed == st[1].packable && st[1].src_evicted && comp && !memcmp(y, comp, nbytes),
+           "packed a tile at a time with the LM head, sources released slice by slice: logits == compressed bit "
+           "for bit (%d of %d packed)", y ? st[1].packed : 0, y ? st[1].packable : 0);
+    free(y);
+
     /* after prefill: the first decoded token packs */
     opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_AFTER_PREFILL, false);
     y = run(model, &po, st, &pend);

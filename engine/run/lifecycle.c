@@ -5,6 +5,7 @@
    snapshot of each phase. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,20 +47,27 @@ static long free_huge_blocks(void)
     return total;
 }
 
+/* Weights ws[0..n), each its tiles [t0, t1) clipped to the weight's own
+   (t1 INT_MAX: all), shared out among the threads. */
 typedef struct {
     ember_weight **ws;
-    int n;
+    int n, t0, t1;
 } pack_job;
+
+static int tiles_of(const ember_weight *w)
+{
+    const int tr = w->pack_kern->layout->tile_rows;
+    return (int)((w->out + tr - 1) / tr);
+}
 
 static void pack_run(void *ctx, int ith, int nth)
 {
     pack_job *j = ctx;
     for (int i = 0; i < j->n; i++) {
         ember_weight *w = j->ws[i];
-        const ember_layout *L = w->pack_kern->layout;
-        int tiles = (int)((w->out + L->tile_rows - 1) / L->tile_rows);
-        int t0 = (int)((int64_t)tiles * ith / nth), t1 = (int)((int64_t)tiles * (ith + 1) / nth);
-        if (t1 > t0) L->pack(w->data, w->row_bytes, (int)w->out, w->in, w->packed, t0, t1);
+        int lo = j->t0, hi = j->t1 < tiles_of(w) ? j->t1 : tiles_of(w);
+        int t0 = lo + (int)((int64_t)(hi - lo) * ith / nth), t1 = lo + (int)((int64_t)(hi - lo) * (ith + 1) / nth);
+        if (t1 > t0) w->pack_kern->layout->pack(w->data, w->row_bytes, (int)w->out, w->in, w->packed, t0, t1);
     }
 }
 
@@ -140,22 +148,96 @@ static void small_pages_at(const ember_model *m, uintptr_t x)
 #endif
 }
 
-/* Releases a packed weight's source pages: only whole pages inside the
-   tensor, since a page shared with a neighbour that stays compressed must
-   remain mapped. */
-static void evict_weight(ember_model *m, const ember_weight *w)
+/* The 2 MiB blocks [a, b) touches mapped 4 KiB at a time. */
+static void small_pages_over(const ember_model *m, uintptr_t a, uintptr_t b)
+{
+#ifdef MADV_NOHUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = a & ~(huge - 1), hi = (b + huge - 1) & ~(huge - 1);
+    uintptr_t map = (uintptr_t)m->f->map, end = map + (uintptr_t)m->f->size;
+    if (lo < map) lo = map;
+    if (hi > end) hi = end;
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
+#else
+    (void)m;
+    (void)a;
+    (void)b;
+#endif
+}
+
+/* The whole pages of a packed weight's source from its start up to byte
+   `end` of it: only pages inside the tensor, since a page shared with a
+   neighbour that stays compressed must remain mapped. */
+static uintptr_t source_pages_end(const ember_weight *w, uint64_t end)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
-    uintptr_t b = ((uintptr_t)w->t->data + w->t->nbytes) & ~(page - 1);
-    if (b <= a) return;
-    small_pages_at(m, a);
-    small_pages_at(m, b);
-    madvise((void *)a, b - a, MADV_DONTNEED);
+    return ((uintptr_t)w->t->data + (uintptr_t)end) & ~(page - 1);
+}
+
+/* Releases the source pages [*done, b) of a packed weight and moves *done
+   on; *done starts at the tensor's first whole page. */
+static void evict_upto(ember_model *m, const ember_weight *w, uintptr_t *done, uintptr_t b)
+{
+    if (b > *done) {
+        small_pages_at(m, *done);
+        small_pages_at(m, b);
+        madvise((void *)*done, b - *done, MADV_DONTNEED);
+        *done = b;
+    }
     /* a packed LM head tied to the embedding table: its rows are still
        looked up, one per token; read through the mapping, each lookup
        would map back the whole page-cache folio around it (up to 2 MiB) */
     if (m->tok_embd.t == w->t) m->embd_released = true;
+}
+
+static uintptr_t source_pages_start(const ember_weight *w)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
+}
+
+/* Releases a packed weight's source pages. */
+static void evict_weight(ember_model *m, const ember_weight *w)
+{
+    uintptr_t done = source_pages_start(w);
+    evict_upto(m, w, &done, source_pages_end(w, w->t->nbytes));
+}
+
+/* A weight is packed in slices of about this much source, each slice's
+   pages released as soon as its tiles are written, so that a big weight
+   (the 207 MB LM head of a 1B model with 128256 tokens) is not held twice
+   while it is packed. */
+#define PACK_SLICE_BYTES ((size_t)4 << 20)
+
+/* Test-only: EMBER_TEST_PACK_SLICE_BYTES sets the slice (1: a tile at a
+   time), so that a tiny model's weights are packed in many slices. */
+static size_t pack_slice_bytes(void)
+{
+    const char *e = getenv("EMBER_TEST_PACK_SLICE_BYTES");
+    long v = e ? atol(e) : 0;
+    return v > 0 ? (size_t)v : PACK_SLICE_BYTES;
+}
+
+static void pack_and_evict(ember_model *m, ember_pool *pool, ember_weight **w)
+{
+    const int tr = (*w)->pack_kern->layout->tile_rows, tiles = tiles_of(*w);
+    size_t slice_rows = pack_slice_bytes() / (*w)->row_bytes;
+    int per = (int)(slice_rows / (size_t)tr);
+    if (per < 1) per = 1;
+    uintptr_t done = source_pages_start(*w), end = source_pages_end(*w, (*w)->t->nbytes);
+    /* the weight's source mapped 4 KiB at a time before it is read: read
+       through 2 MiB mappings, the block at each end of a weight or a slice
+       maps back its neighbour's released pages (up to 2 MiB a boundary:
+       72 MiB of a 1B model's file mapped again by the end of packing
+       weight by weight, 144 MiB more with its LM head in 4 MiB slices) */
+    small_pages_over(m, done, end);
+    for (int t0 = 0; t0 < tiles; t0 += per) {
+        const int t1 = tiles - t0 < per ? tiles : t0 + per;
+        pack_job one = {w, 1, t0, t1};
+        ember_pool_run(pool, pack_run, &one);
+        const int64_t rows = (int64_t)t1 * tr < (*w)->out ? (int64_t)t1 * tr : (*w)->out;
+        evict_upto(m, *w, &done, t1 == tiles ? end : source_pages_end(*w, (uint64_t)rows * (*w)->row_bytes));
+    }
 }
 
 static void evict_sources(ember_model *m)
@@ -202,19 +284,23 @@ static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
         ember_pack_key_free(key);
         return -1;
     }
-    pack_job j = {todo, k};
+    /* The file pages mapped so far are the 2 MiB blocks around what the
+       load read (the norms sit between the big tensors: ~70 MiB of a 1B
+       file mapped 2 MiB at a time).  They would stay mapped beside every
+       tile until the sources are released, so they are let go before the
+       tiles are faulted in: the page cache keeps them, and a read maps
+       them again (the mapping is read-only). */
+    if (m->opts.evict_source) madvise((void *)(uintptr_t)m->f->map, m->f->size, MADV_DONTNEED);
+    pack_job j = {todo, k, 0, INT_MAX};
     ember_pool_run(pool, prefault_run, &j);
     m->prefault_ms = ember_now_ms() - t0;
     if (m->opts.evict_source) {
-        /* One weight at a time, its source released as soon as its tiles
-           are written: the file pages and their packed copy are mapped
-           together for one weight only, so the process never holds two
-           copies of the weights (peak RSS about one copy, not two). */
-        for (int i = 0; i < k; i++) {
-            pack_job one = {todo + i, 1};
-            ember_pool_run(pool, pack_run, &one);
-            evict_weight(m, todo[i]);
-        }
+        /* One weight at a time, a slice of it at a time, its source
+           released as soon as its tiles are written: the file pages and
+           their packed copy are mapped together for one slice only, so
+           the process never holds two copies of the weights (peak RSS
+           about one copy, not two). */
+        for (int i = 0; i < k; i++) pack_and_evict(m, pool, todo + i);
     } else {
         ember_pool_run(pool, pack_run, &j);
     }
