@@ -177,11 +177,11 @@ static void test_shipped(void)
         tap_ok(p->n_rules == 3 && r->strategy == EMBER_STRATEGY_PACKED &&
                r->projections == EMBER_PROJ_ALL && r->when == EMBER_PACK_BEFORE_PREFILL &&
                r->evict_source && r->reevict_after_prefill && !r->arch && !strcmp(r->dtype, "Q8_0") &&
-               r2->strategy == EMBER_STRATEGY_PACKED && r2->projections == EMBER_PROJ_ALL &&
+               r2->strategy == EMBER_STRATEGY_PACKED && r2->projections == (EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT) &&
                r2->when == EMBER_PACK_BEFORE_PREFILL && r2->evict_source && !r2->arch &&
                !strcmp(r2->dtype, "Q[456]_K*") && p->rules[2].strategy == EMBER_STRATEGY_COMPRESSED &&
                !p->rules[2].arch && !p->rules[2].dtype,
-               "auto: Q8_0 and Q[456]_K* (any arch) -> packed q,k,v,o,gate,up,down before-prefill, else compressed");
+               "auto: Q8_0 and Q[456]_K* (any arch) -> packed projections before-prefill (the K-quants' LM head too), else compressed");
     }
     profile_free(p);
     p = load_shipped("packed");
