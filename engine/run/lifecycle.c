@@ -132,28 +132,13 @@ static void prefault_run(void *ctx, int ith, int nth)
    during decode.  The 2 MiB blocks that a released range only partly covers
    are therefore mapped 4 KiB at a time (MADV_NOHUGEPAGE splits them off
    into their own mapping), so a neighbour's touch maps only its own pages. */
-static void small_pages_at(const ember_model *m, uintptr_t x)
-{
-#ifdef MADV_NOHUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t lo = x & ~(huge - 1), hi = lo + huge;
-    if (lo == x) return;   /* on a 2 MiB boundary: no block is split */
-    uintptr_t map = (uintptr_t)m->f->map, end = map + (uintptr_t)m->f->size;
-    if (lo < map) lo = map;
-    if (hi > end) hi = end;
-    if (hi > lo) madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
-#else
-    (void)m;
-    (void)x;
-#endif
-}
+#define HUGE_BLOCK ((uintptr_t)2 << 20)
 
 /* The 2 MiB blocks [a, b) touches mapped 4 KiB at a time. */
 static void small_pages_over(const ember_model *m, uintptr_t a, uintptr_t b)
 {
 #ifdef MADV_NOHUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t lo = a & ~(huge - 1), hi = (b + huge - 1) & ~(huge - 1);
+    uintptr_t lo = a & ~(HUGE_BLOCK - 1), hi = (b + HUGE_BLOCK - 1) & ~(HUGE_BLOCK - 1);
     uintptr_t map = (uintptr_t)m->f->map, end = map + (uintptr_t)m->f->size;
     if (lo < map) lo = map;
     if (hi > end) hi = end;
@@ -163,6 +148,12 @@ static void small_pages_over(const ember_model *m, uintptr_t a, uintptr_t b)
     (void)a;
     (void)b;
 #endif
+}
+
+/* The block around x, unless x is on a block boundary (no block is split). */
+static void small_pages_at(const ember_model *m, uintptr_t x)
+{
+    if (x & (HUGE_BLOCK - 1)) small_pages_over(m, x, x + 1);
 }
 
 /* The whole pages of a packed weight's source from its start up to byte
