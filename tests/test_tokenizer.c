@@ -342,6 +342,55 @@ static bool ids_eq(const int32_t *a, int n, const int32_t *b, int m)
     return n == m && !memcmp(a, b, (size_t)n * sizeof *a);
 }
 
+/* A tiny vocabulary the way Gemma 4's converter stores it
+   (tokenizer.ggml.model gemma4): SentencePiece pieces with merges, <0xXX>
+   byte tokens.  Spaces become U+2581 and merge like any character, runs of
+   newlines are split off (one token where the vocabulary has the run),
+   a character with no piece falls back to its <0xXX> bytes, BOS always. */
+static void test_tiny_gemma4(void)
+{
+    enum { G_PAD, G_EOS, G_BOS, G_SP, G_H, G_I, G_SPH, G_SPHI, G_HI, G_NL, G_NL2, G_X41, G_XC3, G_XA9, G_N };
+    const char *toks[G_N] = {"<pad>", "<eos>", "<bos>", "\xE2\x96\x81", "h", "i", "\xE2\x96\x81h",
+                             "\xE2\x96\x81hi", "hi", "\n", "\n\n", "<0x41>", "<0xC3>", "<0xA9>"};
+    int32_t types[G_N] = {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 6, 6};
+    const char *merges[] = {"\xE2\x96\x81 h", "\xE2\x96\x81h i", "h i"};
+    gguf_writer *w = gguf_writer_new();
+    gguf_w_str(w, "general.architecture", "gemma4");
+    gguf_w_str(w, "tokenizer.ggml.model", "gemma4");
+    gguf_w_str(w, "tokenizer.ggml.pre", "gemma4");
+    gguf_w_arr_str(w, "tokenizer.ggml.tokens", toks, G_N);
+    gguf_w_arr(w, "tokenizer.ggml.token_type", GGUF_T_I32, types, G_N);
+    gguf_w_arr_str(w, "tokenizer.ggml.merges", merges, 3);
+    gguf_w_u32(w, "tokenizer.ggml.bos_token_id", G_BOS);
+    gguf_w_u32(w, "tokenizer.ggml.eos_token_id", G_EOS);
+    uint8_t *mem = NULL;
+    size_t size;
+    ember_err err = {{0}};
+    gguf_file *f = gguf_writer_to_mem(w, &mem, &size, &err) == 0 ? gguf_open_mem(mem, size, &err) : NULL;
+    ember_tokenizer *t = f ? ember_tokenizer_load(f, &err) : NULL;
+    gguf_writer_free(w);
+    if (tap_ok(t != NULL, "tiny gemma4 vocabulary loads (%s)", t ? "ok" : err.msg)) {
+        int32_t ids[64];
+        int n = tok(t, "hi hi", true, false, ids);
+        tap_ok(ids_eq(ids, n, (int32_t[]){G_BOS, G_HI, G_SPHI}, 3),
+               "gemma4: BOS, then spaces as U+2581 merged with the word after them (%d ids)", n);
+        n = tok(t, "hi\n\nhi\nA\xC3\xA9", false, false, ids);
+        tap_ok(ids_eq(ids, n, (int32_t[]){G_HI, G_NL2, G_HI, G_NL, G_X41, G_XC3, G_XA9}, 7),
+               "gemma4: newline runs split off whole, missing characters as <0xXX> bytes (%d ids)", n);
+        char b[64];
+        int l = 0;
+        ember_detok d;
+        ember_detok_init(&d);
+        const int32_t back[] = {G_HI, G_SPHI, G_NL2, G_X41, G_XC3, G_XA9};
+        for (int i = 0; i < 6; i++) l += ember_detok_push(&d, t, back[i], b + l, (int)sizeof b - l);
+        l += ember_detok_flush(&d, b + l, (int)sizeof b - l);
+        tap_ok(l == 10 && !memcmp(b, "hi hi\n\nA\xC3\xA9", 10), "gemma4: pieces decode with U+2581 as a space, bytes as bytes");
+    }
+    ember_tokenizer_free(t);
+    if (f) gguf_close(f);
+    free(mem);
+}
+
 static void test_tiny_bpe(void)
 {
     uint8_t *mem = NULL;
@@ -597,7 +646,13 @@ static void test_golden_prompts(void)
         {"fixtures/models/llama-mini-f16.gguf", "fixtures/golden/llama-prompt.ids"},
         {"fixtures/models/qwen2-mini-Q8_0.gguf", "fixtures/golden/qwen2-prompt.ids"},
         {"fixtures/models/qwen3-mini-f16.gguf", "fixtures/golden/qwen3-prompt.ids"},
+        {"fixtures/models/gemma3-mini-f16.gguf", "fixtures/golden/gemma3-prompt.ids"},
+        /* tokenizer.ggml.model gemma4: BPE merges over SentencePiece pieces */
+        {"fixtures/models/gemma4-mini-f16.gguf", "fixtures/golden/gemma4-prompt.ids"},
     };
+    /* the sentence each one decodes to: Gemma 3's and Gemma 4's must agree */
+    static char texts[8][8192];
+    memset(texts, 0, sizeof texts);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char pm[1024], pi[1024];
         if (!tap_shared(cases[c][0], pm, sizeof pm) || !tap_shared(cases[c][1], pi, sizeof pi)) {
@@ -625,15 +680,33 @@ static void test_golden_prompts(void)
             ember_detok d;
             ember_detok_init(&d);
             for (int i = 0; i < n && tl < 7000; i++) tl += ember_detok_push(&d, t, ids[i], text + tl, (int)sizeof text - tl);
+            /* the sentence as typed: a U+2581 in it (SentencePiece
+               vocabularies without a lone "\u2581" piece spell a space as
+               its three bytes) was a space */
+            int k = 0;
+            for (int i = 0; i < tl; i++) {
+                if (i + 3 <= tl && !memcmp(text + i, "\xE2\x96\x81", 3)) {
+                    text[k++] = ' ';
+                    i += 2;
+                } else {
+                    text[k++] = text[i];
+                }
+            }
+            tl = k;
             int m = ember_tokenize(t, text, (size_t)tl, true, false, back, 512, &err);
             ok = m == n && !memcmp(ids, back, (size_t)n * sizeof *ids);
+            snprintf(texts[c], sizeof texts[c], "%.*s", tl, text);
         }
-        tap_ok(ok, "%s: the golden prompt's text tokenizes back to the same %d ids%s%s", cases[c][1], n,
+        tap_ok(ok, "%s: the golden prompt's sentence tokenizes to the same %d ids%s%s", cases[c][1], n,
                t ? "" : ": ", t ? "" : err.msg);
         free(txt);
         ember_tokenizer_free(t);
         if (f) gguf_close(f);
     }
+    if (texts[3][0] && texts[4][0] &&
+        !tap_ok(!strcmp(texts[3], texts[4]), "gemma3's and gemma4's golden prompts decode to the same sentence ('%.40s...')",
+                texts[4]))
+        tap_diag("gemma3: '%s'\ngemma4: '%s'", texts[3], texts[4]);
 }
 
 /* The bigram queue both merging tokenizers share: lowest cost first, the
@@ -662,6 +735,7 @@ int main(void)
     test_golden_prompts();
     test_cli();
     test_tiny_bpe();
+    test_tiny_gemma4();
     test_tiny_spm();
     test_bad();
     run_vectors("llama3-bpe");

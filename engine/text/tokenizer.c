@@ -223,7 +223,7 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
     for (int b2 = 0; b2 < 256; b2++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", b2);
-        t->byte_tok[b2] = t->kind == TOK_KIND_SPM ? ember_tok_find(t, name) : -1;
+        t->byte_tok[b2] = t->kind == TOK_KIND_SPM || t->spm_pieces ? ember_tok_find(t, name) : -1;
     }
     for (int i = 0; i < n; i++) {
         int l = ember_token_bytes(t, i, NULL, 0);
@@ -249,9 +249,15 @@ ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err)
         t->kind = TOK_KIND_BPE;
     } else if (!strcmp(model, "llama")) {
         t->kind = TOK_KIND_SPM;
+    } else if (!strcmp(model, "gemma4")) {
+        /* Gemma 4's converter stores its SentencePiece vocabulary as BPE
+           with merges: the reference merges the raw text (spaces as U+2581)
+           and always starts with BOS */
+        t->kind = TOK_KIND_BPE;
+        t->spm_pieces = true;
     } else {
         ember_seterr(err, "tokenizer.ggml.model '%.64s' is not supported (known: gpt2 = byte-level BPE, "
-                          "llama = SentencePiece)", model);
+                          "llama = SentencePiece, gemma4 = BPE over SentencePiece pieces)", model);
         goto fail;
     }
     pre = gguf_get_strdup(f, "tokenizer.ggml.pre");
@@ -260,7 +266,8 @@ ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err)
         t->add_space_prefix = true;
     } else {
         /* Llama 3 prepends <|begin_of_text|>; Qwen and GPT-2 style do not. */
-        t->add_bos = pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3"));
+        t->add_bos = t->spm_pieces ||
+                     (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3")));
     }
     if (load_arrays(t, f, err)) goto fail;
     if (load_specials(t, f, err)) goto fail;
@@ -451,6 +458,31 @@ static char *sanitize_utf8(const char *s, size_t len, size_t *out_len)
     return o;
 }
 
+/* Spaces as U+2581, SentencePiece's way; takes s (freed) and returns the
+   new text, NULL when out of memory. */
+static char *escape_spaces(char *s, size_t *len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < *len; i++) n += s[i] == ' ';
+    if (!n) return s;
+    char *o = malloc(*len + 2 * n + 1);
+    if (o) {
+        size_t k = 0;
+        for (size_t i = 0; i < *len; i++) {
+            if (s[i] == ' ') {
+                memcpy(o + k, "\xE2\x96\x81", 3);
+                k += 3;
+            } else {
+                o[k++] = s[i];
+            }
+        }
+        o[k] = 0;
+        *len = k;
+    }
+    free(s);
+    return o;
+}
+
 int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len, bool add_bos,
                    bool parse_special, int32_t *out, int cap, ember_err *err)
 {
@@ -482,6 +514,7 @@ int ember_tokenize_masked(const ember_tokenizer *t, const char *text, size_t len
         } else {
             size_t sl;
             char *s = sanitize_utf8(text + fr[i].off, fr[i].len, &sl);
+            if (s && t->spm_pieces) s = escape_spaces(s, &sl);
             rc = s ? tok_bpe_encode(t, s, sl, &o, err) : ember_seterr(err, "tokenizer: out of memory");
             free(s);
         }
@@ -506,7 +539,7 @@ int ember_token_bytes(const ember_tokenizer *t, int32_t id, char *buf, int cap)
     if (!buf || cap < 0) cap = 0;
     const tok_entry *e = &t->tok[id];
     int n = 0;
-    if (t->kind == TOK_KIND_BPE) {
+    if (t->kind == TOK_KIND_BPE && !t->spm_pieces) {
         if (e->type == TOK_NORMAL || e->type == TOK_BYTE) n = tok_bpe_decode_piece(e->text, e->len, buf, cap);
         else n = put(buf, cap, 0, e->text, e->len);
     } else {

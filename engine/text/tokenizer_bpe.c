@@ -32,6 +32,9 @@ static const char RE_GPT4O[] =
     "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
     "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+/* Gemma 4 (SentencePiece pieces): no word splitting, only runs of
+   newlines apart from the rest, as the reference's gemma4 pre-tokenizer. */
+static const char RE_NEWLINES[] = "[^\\n]+|[\\n]+";
 static const char RE_GPT2[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
 
@@ -158,7 +161,14 @@ int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
     tables_init();
     const char *pats[2] = {NULL, NULL};
     bool known;
-    int n = patterns_for(pre, pats, &t->ignore_merges, &known);
+    int n = 1;
+    if (t->spm_pieces) {
+        pats[0] = RE_NEWLINES;
+        t->ignore_merges = false;
+        known = true;
+    } else {
+        n = patterns_for(pre, pats, &t->ignore_merges, &known);
+    }
     if (!known) snprintf(t->pre_unknown, sizeof t->pre_unknown, "%s", pre);
     for (int i = 0; i < n; i++) {
         int ec;
@@ -230,7 +240,8 @@ static int try_bigram(const struct ember_tokenizer *t, bpe_scratch *s, int l, in
 static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen, tok_out *out)
 {
     const char *w = s->word;
-    if (t->ignore_merges) {
+    /* Gemma 4: a run of newlines is one token where the vocabulary has it */
+    if (t->ignore_merges || (t->spm_pieces && wlen && strspn(w, "\n") >= wlen)) {
         int32_t id = tok_map_get(&t->by_text, w, wlen);
         if (id >= 0) {
             tok_out_push(out, id);
@@ -270,9 +281,11 @@ static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen
             tok_out_push(out, id);
             continue;
         }
-        /* No token for the symbol: fall back to single bytes that are. */
+        /* No token for the symbol: fall back to single bytes that are
+           (SentencePiece pieces: the <0xXX> tokens). */
         for (uint32_t k = 0; k < a->n; k++) {
-            int32_t bid = tok_map_get(&t->by_text, w + a->off + k, 1);
+            int32_t bid = t->spm_pieces ? t->byte_tok[(unsigned char)w[a->off + k]]
+                                        : tok_map_get(&t->by_text, w + a->off + k, 1);
             if (bid >= 0) tok_out_push(out, bid);
         }
     }
@@ -292,11 +305,17 @@ static int emit_word(bpe_run *r, const char *text, size_t a, size_t b)
     size_t wl = 0;
     if (ensure((void **)&r->s.word, &r->s.cap_word, (b - a) * 2 + 1, 1))
         return ember_seterr(r->err, "tokenizer: out of memory");
-    for (size_t i = a; i < b; i++) {
-        unsigned char c = (unsigned char)text[i];
-        memcpy(r->s.word + wl, g_benc[c].s, g_benc[c].n);
-        wl += g_benc[c].n;
+    if (r->t->spm_pieces) {   /* the raw text, not byte-encoded */
+        memcpy(r->s.word, text + a, b - a);
+        wl = b - a;
+    } else {
+        for (size_t i = a; i < b; i++) {
+            unsigned char c = (unsigned char)text[i];
+            memcpy(r->s.word + wl, g_benc[c].s, g_benc[c].n);
+            wl += g_benc[c].n;
+        }
     }
+    r->s.word[wl] = 0;
     if (bpe_word(r->t, &r->s, wl, r->out)) return ember_seterr(r->err, "tokenizer: out of memory");
     return 0;
 }

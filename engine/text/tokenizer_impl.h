@@ -63,6 +63,8 @@ struct ember_tokenizer {
     struct pcre2_real_code_8 *re[2]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
     int n_re;
     bool ignore_merges;          /* llama-bpe: whole-word vocab hits skip merging */
+    bool spm_pieces;             /* BPE over the raw text with SentencePiece's pieces (Gemma 4):
+                                    spaces as U+2581, <0xXX> byte tokens, runs of newlines split off */
     char pre_unknown[48];        /* BPE: tokenizer.ggml.pre when Ember does not know it (GPT-2's pattern runs), else "" */
     bool add_space_prefix;       /* SPM */
     bool add_bos;
