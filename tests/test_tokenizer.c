@@ -363,6 +363,7 @@ static void test_tiny_gemma4(void)
     gguf_w_arr_str(w, "tokenizer.ggml.merges", merges, 3);
     gguf_w_u32(w, "tokenizer.ggml.bos_token_id", G_BOS);
     gguf_w_u32(w, "tokenizer.ggml.eos_token_id", G_EOS);
+    gguf_w_bool(w, "tokenizer.ggml.add_bos_token", false);   /* as Gemma 4's converter wrote it */
     uint8_t *mem = NULL;
     size_t size;
     ember_err err = {{0}};
