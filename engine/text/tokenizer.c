@@ -188,7 +188,7 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
     }
     bool b;
     /* Gemma 4 starts with BOS whatever the file says, as the reference
-       does (its converter wrote add_bos_token false) */
+       does (some conversions wrote add_bos_token false) */
     if (gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b)) t->add_bos = b || t->spm_pieces;
     if (gguf_get_bool(f, "tokenizer.ggml.add_space_prefix", &b)) t->add_space_prefix = b;
 
