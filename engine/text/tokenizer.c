@@ -187,9 +187,10 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
         }
     }
     bool b;
+    if (gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b)) t->add_bos = b;
     /* Gemma 4 starts with BOS whatever the file says, as the reference
        does (some conversions wrote add_bos_token false) */
-    if (gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &b)) t->add_bos = b || t->spm_pieces;
+    if (t->spm_pieces) t->add_bos = true;
     if (gguf_get_bool(f, "tokenizer.ggml.add_space_prefix", &b)) t->add_space_prefix = b;
 
     t->special = malloc((size_t)n * sizeof *t->special);
@@ -254,7 +255,7 @@ ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err)
     } else if (!strcmp(model, "gemma4")) {
         /* Gemma 4's converter stores its SentencePiece vocabulary as BPE
            with merges: the reference merges the raw text (spaces as U+2581)
-           and always starts with BOS */
+           and always starts with BOS (load_specials) */
         t->kind = TOK_KIND_BPE;
         t->spm_pieces = true;
     } else {
@@ -268,8 +269,7 @@ ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err)
         t->add_space_prefix = true;
     } else {
         /* Llama 3 prepends <|begin_of_text|>; Qwen and GPT-2 style do not. */
-        t->add_bos = t->spm_pieces ||
-                     (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3")));
+        t->add_bos = pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3"));
     }
     if (load_arrays(t, f, err)) goto fail;
     if (load_specials(t, f, err)) goto fail;
@@ -438,8 +438,10 @@ static int partition(const ember_tokenizer *t, const char *text, size_t len, boo
 }
 
 /* Invalid UTF-8 becomes U+FFFD so PCRE2 sees well-formed text (the
-   reference maps undecodable bytes the same way). Returns NULL on OOM. */
-static char *sanitize_utf8(const char *s, size_t len, size_t *out_len)
+   reference maps undecodable bytes the same way), and with `escape` each
+   space becomes U+2581 (Gemma 4's SentencePiece pieces).  Every input byte
+   takes at most 3.  Returns NULL on OOM. */
+static char *sanitize_utf8(const char *s, size_t len, bool escape, size_t *out_len)
 {
     char *o = malloc(len * 3 + 1);
     if (!o) return NULL;
@@ -450,6 +452,10 @@ static char *sanitize_utf8(const char *s, size_t len, size_t *out_len)
             memcpy(o + k, "\xEF\xBF\xBD", 3);
             k += 3;
             i++;
+        } else if (escape && s[i] == ' ') {
+            memcpy(o + k, "\xE2\x96\x81", 3);
+            k += 3;
+            i++;
         } else {
             memcpy(o + k, s + i, (size_t)l);
             k += (size_t)l;
@@ -457,31 +463,6 @@ static char *sanitize_utf8(const char *s, size_t len, size_t *out_len)
         }
     }
     *out_len = k;
-    return o;
-}
-
-/* Spaces as U+2581, SentencePiece's way; takes s (freed) and returns the
-   new text, NULL when out of memory. */
-static char *escape_spaces(char *s, size_t *len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < *len; i++) n += s[i] == ' ';
-    if (!n) return s;
-    char *o = malloc(*len + 2 * n + 1);
-    if (o) {
-        size_t k = 0;
-        for (size_t i = 0; i < *len; i++) {
-            if (s[i] == ' ') {
-                memcpy(o + k, "\xE2\x96\x81", 3);
-                k += 3;
-            } else {
-                o[k++] = s[i];
-            }
-        }
-        o[k] = 0;
-        *len = k;
-    }
-    free(s);
     return o;
 }
 
@@ -515,8 +496,7 @@ int ember_tokenize_masked(const ember_tokenizer *t, const char *text, size_t len
             rc = tok_spm_encode(t, text + fr[i].off, fr[i].len, t->add_space_prefix && prev_special, &o, err);
         } else {
             size_t sl;
-            char *s = sanitize_utf8(text + fr[i].off, fr[i].len, &sl);
-            if (s && t->spm_pieces) s = escape_spaces(s, &sl);
+            char *s = sanitize_utf8(text + fr[i].off, fr[i].len, t->spm_pieces, &sl);
             rc = s ? tok_bpe_encode(t, s, sl, &o, err) : ember_seterr(err, "tokenizer: out of memory");
             free(s);
         }
