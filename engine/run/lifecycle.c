@@ -209,13 +209,14 @@ static size_t pack_slice_bytes(void)
     return v > 0 ? (size_t)v : PACK_SLICE_BYTES;
 }
 
-static void pack_and_evict(ember_model *m, ember_pool *pool, ember_weight **w)
+static void pack_and_evict(ember_model *m, ember_pool *pool, ember_weight **wp)
 {
-    const int tr = (*w)->pack_kern->layout->tile_rows, tiles = tiles_of(*w);
-    size_t slice_rows = pack_slice_bytes() / (*w)->row_bytes;
+    ember_weight *w = *wp;   /* a one-weight job array for pack_run */
+    const int tr = w->pack_kern->layout->tile_rows, tiles = tiles_of(w);
+    size_t slice_rows = pack_slice_bytes() / w->row_bytes;
     int per = (int)(slice_rows / (size_t)tr);
     if (per < 1) per = 1;
-    uintptr_t done = source_pages_start(*w), end = source_pages_end(*w, (*w)->t->nbytes);
+    uintptr_t done = source_pages_start(w), end = source_pages_end(w, w->t->nbytes);
     /* the weight's source mapped 4 KiB at a time before it is read: read
        through 2 MiB mappings, the block at each end of a weight or a slice
        maps back its neighbour's released pages (up to 2 MiB a boundary:
@@ -224,10 +225,10 @@ static void pack_and_evict(ember_model *m, ember_pool *pool, ember_weight **w)
     small_pages_over(m, done, end);
     for (int t0 = 0; t0 < tiles; t0 += per) {
         const int t1 = tiles - t0 < per ? tiles : t0 + per;
-        pack_job one = {w, 1, t0, t1};
+        pack_job one = {wp, 1, t0, t1};
         ember_pool_run(pool, pack_run, &one);
-        const int64_t rows = (int64_t)t1 * tr < (*w)->out ? (int64_t)t1 * tr : (*w)->out;
-        evict_upto(m, *w, &done, t1 == tiles ? end : source_pages_end(*w, (uint64_t)rows * (*w)->row_bytes));
+        const int64_t rows = (int64_t)t1 * tr < w->out ? (int64_t)t1 * tr : w->out;
+        evict_upto(m, w, &done, t1 == tiles ? end : source_pages_end(w, (uint64_t)rows * w->row_bytes));
     }
 }
 
