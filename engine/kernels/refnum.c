@@ -514,7 +514,9 @@ INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k
                     v[h][j] = a;
                 } else {
                     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-                    _Pragma("GCC unroll 4") for (int i = 0; i < nq; i += 4) {
+                    /* (a single row's order comes here only with nq a
+                       multiple of 4: hd % 64 == 0) */
+                    _Pragma("GCC unroll 4") for (int i = 0; i + 3 < nq; i += 4) {
                         s0 = _mm512_fmadd_ps(kv[i], qh[i], s0);
                         s1 = _mm512_fmadd_ps(kv[i + 1], qh[i + 1], s1);
                         s2 = _mm512_fmadd_ps(kv[i + 2], qh[i + 2], s2);
@@ -608,8 +610,14 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
         for (int h = 0; h < hn; h++)
             for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = ldh(q + (size_t)(h0 + h) * q_stride + 16 * i);
         float *sch = sc + (size_t)h0 * sc_stride;
+        /* the row width as a constant for the heads models have (64, 128;
+           Phi-3's 96 and Gemma's 256 in a prompt): the general body's
+           loops over nq are not unrolled */
         if (nq == 4) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 4);
         else if (nq == 8) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 8);
+        else if (nq == 6) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 6);
+        else if (nq == 16) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 16);
+        else if (nq == 32) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 32);
         else scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, nq);
         for (int h = 0; h < hn; h++) {
             const uint16_t *qh = q + (size_t)(h0 + h) * q_stride;
