@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/mman.h>
+
 #include "clock.h"
 #include "dtype.h"
 #include "kv.h"
@@ -18,6 +20,24 @@ static void *zalloc(size_t n, bool *ok)
 {
     void *p = calloc(1, n ? n : 1);
     if (!p) *ok = false;
+    return p;
+}
+
+/* The KV cache on 2 MiB pages where the kernel gives them (it is resident
+   from the start anyway, see below): attention walks dozens of KV heads'
+   rows a token, each its own run of pages, and a prompt pass writes a row
+   of every head per position. */
+#define KV_HUGE ((size_t)2 << 20)
+static void *kv_alloc(size_t n, bool *ok)
+{
+    if (n < KV_HUGE) return zalloc(n, ok);
+    void *p = NULL;
+    if (posix_memalign(&p, KV_HUGE, n)) {
+        *ok = false;
+        return NULL;
+    }
+    (void)madvise(p, (n + KV_HUGE - 1) & ~(KV_HUGE - 1), MADV_HUGEPAGE);
+    memset(p, 0, n);
     return p;
 }
 
@@ -64,8 +84,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int i = 0; ok && i < s->ring; i++) s->ring_pos[i] = -1;
     size_t maxk = HQ > E ? HQ : E;
     if (F > maxk) maxk = F;
-    s->kcache = zalloc(kvn, &ok);
-    s->vcache = zalloc(kvn, &ok);
+    s->kcache = kv_alloc(kvn, &ok);
+    s->vcache = kv_alloc(kvn, &ok);
     s->x = zalloc(B * E * 4, &ok);
     s->xn = zalloc(B * (E > HQ ? E : HQ) * 4, &ok);
     s->q = zalloc(B * HQ * 4, &ok);
