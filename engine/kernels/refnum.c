@@ -351,7 +351,8 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
                        rows of 64 dims (Zen 5 VM, in rounds): 11-15 -> 16-23
                        GB/s with the rows in L2, 8-12 -> 12-18 from memory */
 #define WS_LANE(HN, ND) wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, HN, ND)
-                    if (nd != 4) WS_LANE(hn, nd);
+                    if (nd == 2 && hn == 1) WS_LANE(1, 2);
+                    else if (nd != 4) WS_LANE(hn, nd);
                     else if (hn == 4) WS_LANE(4, 4);
                     else if (hn == 3) WS_LANE(3, 4);   /* Phi-3/4 mini: groups of 3 */
                     else if (hn == 2) WS_LANE(2, 4);   /* Qwen3, Gemma 2: groups of 2 */
