@@ -572,15 +572,32 @@ static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
     return 0;
 }
 
-/* Copies nt rows of a fused projection's output (row width = sum of
-   widths) into the parts. */
-static void split_rows(const float *src, int nt, float **dst, const int *w, int nparts)
+/* Copies the rows of a fused projection's output (row width = sum of the
+   parts' widths, or more: `width`) into the parts, the tokens split over
+   the pool (on one thread, phi-3.5-mini's copies held its other thread
+   idle for ~2% of a prompt). */
+typedef struct {
+    const float *src;
+    float *const *dst;
+    const int *w;
+    int nparts, width;
+} split_args;
+
+static void split_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
-    int width = 0;
-    for (int i = 0; i < nparts; i++) width += w[i];
-    for (int t = 0; t < nt; t++)
-        for (int i = 0, off = 0; i < nparts; off += w[i], i++)
-            memcpy(dst[i] + (size_t)t * w[i], src + (size_t)t * width + off, (size_t)w[i] * sizeof(float));
+    (void)s;
+    (void)ith;
+    const split_args *a = ctx;
+    for (int t = t0; t < t1; t++)
+        for (int i = 0, off = 0; i < a->nparts; off += a->w[i], i++)
+            memcpy(a->dst[i] + (size_t)t * a->w[i], a->src + (size_t)t * a->width + off, (size_t)a->w[i] * sizeof(float));
+}
+
+static void split_rows(ember_session *s, const float *src, int nt, float *const *dst, const int *w, int nparts,
+                       int width)
+{
+    split_args a = {src, dst, w, nparts, width};
+    for_tokens(s, nt, split_tokens, &a);
 }
 
 /* Layer l's Q (and, where the layer keeps its own KV, K and V) of tokens
@@ -653,7 +670,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
         matmul(s, &L->wqkv, s->fused, s->xn, n);
-        split_rows(s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3);
+        split_rows(s, s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3, HQ + 2 * HK);
     } else {
         const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
         float *ys[3] = {s->q, s->k, s->v};
@@ -682,15 +699,21 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
     const int F = L->n_ff;
     norm_rows(s, s->xn, s->x, L->ffn_norm, n);
     act_dirty(s);
+    /* a fused gate/up: the gate half copied out (the down projection reads
+       whole rows of F), the up half read where the product left it */
+    const float *u = s->u;
+    size_t u_stride = (size_t)F;
     if (L->gate_up.t) {
         matmul(s, &L->gate_up, s->fused, s->xn, n);
-        split_rows(s->fused, n, (float *[]){s->g, s->u}, (int[]){F, F}, 2);
+        split_rows(s, s->fused, n, (float *[]){s->g}, (int[]){F}, 1, 2 * F);
+        u = s->fused + F;
+        u_stride = 2 * (size_t)F;
     } else {
         const ember_weight *gu[2] = {&L->gate, &L->up};
         float *gy[2] = {s->g, s->u};
         matmul_n(s, gu, gy, 2, s->xn, n);
     }
-    glu_args ga = {s->g, s->u, F, (size_t)F, ffn_act[m->arch->act]};
+    glu_args ga = {s->g, u, F, u_stride, ffn_act[m->arch->act]};
     for_tokens(s, n, glu_tokens, &ga);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
