@@ -351,7 +351,7 @@ INLINE512 void wsum_lanes(const float *w, size_t w_stride, int nh, const uint16_
                        rows of 64 dims (Zen 5 VM, in rounds): 11-15 -> 16-23
                        GB/s with the rows in L2, 8-12 -> 12-18 from memory */
 #define WS_LANE(HN, ND) wsum_lane(a, acc_stride, wh, w_stride, v + d0, stride, r, c0, c1, lanes, chunked, HN, ND)
-                    if (nd == 2 && hn == 1) WS_LANE(1, 2);
+                    if (nd == 2 && hn == 1) WS_LANE(1, 2);   /* Phi-3's 96 dims: the last 32, one head */
                     else if (nd != 4) WS_LANE(hn, nd);
                     else if (hn == 4) WS_LANE(4, 4);
                     else if (hn == 3) WS_LANE(3, 4);   /* Phi-3/4 mini: groups of 3 */
@@ -614,12 +614,14 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
         /* the row width as a constant for the heads models have (64, 128;
            Phi-3's 96 and Gemma's 256 in a prompt): the general body's
            loops over nq are not unrolled */
-        if (nq == 4) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 4);
-        else if (nq == 8) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 8);
-        else if (nq == 6) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 6);
-        else if (nq == 16) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 16);
-        else if (nq == 32) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, 32);
-        else scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, nq);
+#define SH_BLOCK(NQ) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, NQ)
+        if (nq == 4) SH_BLOCK(4);
+        else if (nq == 8) SH_BLOCK(8);
+        else if (nq == 6) SH_BLOCK(6);
+        else if (nq == 16) SH_BLOCK(16);
+        else if (nq == 32) SH_BLOCK(32);
+        else SH_BLOCK(nq);
+#undef SH_BLOCK
         for (int h = 0; h < hn; h++) {
             const uint16_t *qh = q + (size_t)(h0 + h) * q_stride;
             float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];
