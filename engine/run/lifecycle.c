@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,35 +16,6 @@
 #include "lifecycle.h"
 #include "packcache.h"
 #include "pagecache.h"
-
-/* 2 MiB blocks the buddy allocator could hand out right now (orders 9
-   and 10 of /proc/buddyinfo), or -1 when unknown. */
-static long free_huge_blocks(void)
-{
-    FILE *f = fopen("/proc/buddyinfo", "r");
-    if (!f) return -1;
-    char line[512];
-    long total = 0;
-    while (fgets(line, sizeof line, f)) {
-        const char *p = strstr(line, "zone");
-        if (!p) continue;
-        p += 4;
-        while (*p == ' ') p++;
-        while (*p && *p != ' ') p++;   /* zone name */
-        long v[11] = {0};
-        int n = 0;
-        char *end;
-        while (n < 11) {
-            long x = strtol(p, &end, 10);
-            if (end == p) break;
-            v[n++] = x;
-            p = end;
-        }
-        if (n == 11) total += v[9] + 2 * v[10];
-    }
-    fclose(f);
-    return total;
-}
 
 /* Weights ws[0..n), each its tiles [t0, t1) clipped to the weight's own
    (t1 INT_MAX: all), shared out among the threads. */
@@ -79,7 +49,7 @@ static int alloc_arenas(ember_model *m, ember_err *err)
 {
     ember_weight *all[4096];
     int n = ember_model_weights(m, all, 4096);
-    const size_t page = 4096, huge_page = (size_t)2 << 20;
+    const size_t page = 4096;
     size_t need = 0;
     for (int i = 0; i < n; i++)
         if (all[i]->pack_kern) {
@@ -87,20 +57,10 @@ static int alloc_arenas(ember_model *m, ember_err *err)
             need += (all[i]->packed_bytes + page - 1) / page * page;
         }
     if (!need) return 0;
-    /* Huge pages shorten the tile streams' TLB walks, but when the kernel
-       must compact memory to find them a fault can stall for seconds: ask
-       for them only when enough 2 MiB blocks are free already. */
-    long free2m = free_huge_blocks();
-    bool huge = need >= huge_page && free2m >= 0 && (size_t)free2m * huge_page >= need + need / 4;
-    size_t align = need >= huge_page ? huge_page : page;
-    if (posix_memalign(&m->pack_arena, align, need) != 0) {
-        m->pack_arena = NULL;
-        return ember_seterr(err, "cannot allocate %zu MiB for packed tiles", need >> 20);
-    }
+    /* huge pages shorten the tile streams' TLB walks (pagecache.h) */
+    m->pack_arena = ember_alloc_huge(need);
+    if (!m->pack_arena) return ember_seterr(err, "cannot allocate %zu MiB for packed tiles", need >> 20);
     m->pack_arena_bytes = need;
-#ifdef MADV_HUGEPAGE
-    if (huge) madvise(m->pack_arena, need, MADV_HUGEPAGE);
-#endif
     size_t off = 0;
     for (int i = 0; i < n; i++) {
         ember_weight *w = all[i];
@@ -132,7 +92,7 @@ static void prefault_run(void *ctx, int ith, int nth)
    during decode.  The 2 MiB blocks that a released range only partly covers
    are therefore mapped 4 KiB at a time (MADV_NOHUGEPAGE splits them off
    into their own mapping), so a neighbour's touch maps only its own pages. */
-#define HUGE_BLOCK ((uintptr_t)2 << 20)
+#define HUGE_BLOCK ((uintptr_t)EMBER_HUGE_PAGE)
 
 /* The 2 MiB blocks [a, b) touches mapped 4 KiB at a time. */
 static void small_pages_over(const ember_model *m, uintptr_t a, uintptr_t b)

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <sys/mman.h>
-
 #include "clock.h"
 #include "dtype.h"
 #include "kv.h"
@@ -23,21 +21,15 @@ static void *zalloc(size_t n, bool *ok)
     return p;
 }
 
-/* The KV cache on 2 MiB pages where the kernel gives them (it is resident
-   from the start anyway, see below): attention walks dozens of KV heads'
-   rows a token, each its own run of pages, and a prompt pass writes a row
-   of every head per position. */
-#define KV_HUGE ((size_t)2 << 20)
+/* The KV cache on 2 MiB pages where the kernel gives them (pagecache.h;
+   it is resident from the start anyway, see below): a prompt pass writes
+   a row of every KV head per position, and attention walks each head's
+   rows, dozens of runs of pages a token. */
 static void *kv_alloc(size_t n, bool *ok)
 {
-    if (n < KV_HUGE) return zalloc(n, ok);
-    void *p = NULL;
-    if (posix_memalign(&p, KV_HUGE, n)) {
-        *ok = false;
-        return NULL;
-    }
-    (void)madvise(p, (n + KV_HUGE - 1) & ~(KV_HUGE - 1), MADV_HUGEPAGE);
-    memset(p, 0, n);
+    void *p = ember_alloc_huge(n);
+    if (p) memset(p, 0, n);
+    else *ok = false;
     return p;
 }
 

@@ -1,8 +1,10 @@
-/* Page-cache placement of the model file (pagecache.h). */
+/* Page-cache placement of the model file, and huge-page allocations (pagecache.h). */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,8 +13,6 @@
 #include "clock.h"
 #include "memstat.h"
 #include "pagecache.h"
-
-#define HUGE_BYTES ((size_t)2 << 20)
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22   /* Linux 5.14 */
@@ -33,30 +33,72 @@ void ember_populate(void *p, size_t n, bool write)
     }
 }
 
+/* 2 MiB blocks the buddy allocator could hand out right now (orders 9
+   and 10 of /proc/buddyinfo), or -1 when unknown. */
+static long free_huge_blocks(void)
+{
+    FILE *f = fopen("/proc/buddyinfo", "r");
+    if (!f) return -1;
+    char line[512];
+    long total = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "zone");
+        if (!p) continue;
+        p += 4;
+        while (*p == ' ') p++;
+        while (*p && *p != ' ') p++;   /* zone name */
+        long v[11] = {0};
+        int n = 0;
+        char *end;
+        while (n < 11) {
+            long x = strtol(p, &end, 10);
+            if (end == p) break;
+            v[n++] = x;
+            p = end;
+        }
+        if (n == 11) total += v[9] + 2 * v[10];
+    }
+    fclose(f);
+    return total;
+}
+
+void *ember_alloc_huge(size_t n)
+{
+    const size_t page = 4096;
+    const bool big = n >= EMBER_HUGE_PAGE;
+    void *p = NULL;
+    if (posix_memalign(&p, big ? EMBER_HUGE_PAGE : page, n ? n : 1) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    const long free2m = big ? free_huge_blocks() : -1;
+    if (free2m >= 0 && (size_t)free2m * EMBER_HUGE_PAGE >= n + n / 4) madvise(p, n, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 /* [off, off + size) of the file at a 2 MiB-aligned address (off itself a
    multiple of 2 MiB: a PMD maps a folio only where the address and the
    file offset agree modulo 2 MiB), advised for huge pages. */
 static void *map_range(int fd, uint64_t off, size_t size)
 {
     void *map = MAP_FAILED;
-    if (size >= HUGE_BYTES) {
+    if (size >= EMBER_HUGE_PAGE) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        uint8_t *res = mmap(NULL, size + HUGE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uint8_t *res = mmap(NULL, size + EMBER_HUGE_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (res != MAP_FAILED) {
-            uint8_t *al = (uint8_t *)(((uintptr_t)res + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+            uint8_t *al = (uint8_t *)(((uintptr_t)res + EMBER_HUGE_PAGE - 1) & ~(uintptr_t)(EMBER_HUGE_PAGE - 1));
             map = mmap(al, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, (off_t)off);
             if (map == MAP_FAILED) {
-                munmap(res, size + HUGE_BYTES);
+                munmap(res, size + EMBER_HUGE_PAGE);
             } else {   /* the reservation's slack on both sides goes back */
                 uint8_t *end = al + ((size + page - 1) & ~(page - 1));
                 if (al > res) munmap(res, (size_t)(al - res));
-                if (res + size + HUGE_BYTES > end) munmap(end, (size_t)(res + size + HUGE_BYTES - end));
+                if (res + size + EMBER_HUGE_PAGE > end) munmap(end, (size_t)(res + size + EMBER_HUGE_PAGE - end));
             }
         }
     }
     if (map == MAP_FAILED) map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, (off_t)off);
 #ifdef MADV_HUGEPAGE
-    if (map != MAP_FAILED && size >= HUGE_BYTES) madvise(map, size, MADV_HUGEPAGE);
+    if (map != MAP_FAILED && size >= EMBER_HUGE_PAGE) madvise(map, size, MADV_HUGEPAGE);
 #endif
     return map;
 }

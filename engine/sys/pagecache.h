@@ -1,5 +1,5 @@
 /* How the model file sits in the page cache, re-reading it into 2 MiB
-   folios, and faulting memory in ahead of use.  Streaming weights through
+   folios, memory on huge pages, and faulting memory in ahead of use.  Streaming weights through
    4 KiB mappings costs a TLB miss (and a page walk, far dearer under nested
    paging) per 4 KiB; 2 MiB folios are mapped by one PMD each. */
 #ifndef EMBER_PAGECACHE_H
@@ -10,6 +10,16 @@
 #include <stdint.h>
 
 #include "sys/err.h"
+
+/* The huge page (one PMD) of x86-64 and arm64 with 4 KiB pages. */
+#define EMBER_HUGE_PAGE ((size_t)2 << 20)
+
+/* n bytes (not zeroed; free() them) at a 2 MiB boundary when n is at
+   least 2 MiB, else at 4 KiB, and advised for huge pages only when the
+   buddy allocator has 2 MiB blocks free for all of it and a quarter more:
+   where the kernel must compact memory first, a fault can stall for
+   seconds.  NULL on failure. */
+void *ember_alloc_huge(size_t n);
 
 /* Opens a model file for reading: O_NONBLOCK, so that a FIFO, a socket or
    a device given as a model is refused at once (a plain open would wait on
