@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "att_q8.h"
 #include "dtype.h"
 #include "kv.h"
 #include "refnum.h"
@@ -222,8 +223,9 @@ typedef struct {
     size_t scs;                 /* one head's scores (padded for softmax) */
     bool kq_gemm, kqv_gemm, q8;
     int ctx_pad;
-    float *sc, *acc, *kq;       /* this thread's scratch */
-    uint16_t *qh;
+    float *sc, *acc;            /* this thread's scratch */
+    uint16_t *qh;               /* the queries as fp16, or q8_0 (qb bytes a head) */
+    size_t qb;
 } att_ctx;
 
 /* The first position token t's query sees: a sliding layer sees the keys
@@ -232,6 +234,14 @@ static int att_first(const att_job *j, const ember_layer *L, int t)
 {
     const int pos = j->pos0 + t;
     return L->swa && pos >= L->swa ? pos - L->swa + 1 : 0;
+}
+
+/* Query head i of the run at q (hd floats) in the form the scores take:
+   fp16 (the reference's f16 product) or q8_0 (att_q8.h). */
+static void att_query(const att_ctx *c, int i, const float *q)
+{
+    if (c->q8) ember_attq8_query((uint8_t *)c->qh + (size_t)i * c->qb, q, c->hd);
+    else ember_ref_to_f16(c->qh + (size_t)i * c->hd, q, c->hd);
 }
 
 /* Softmax of token t's ng heads (scores at sc, scs apart, maxima mx) and
@@ -247,7 +257,7 @@ static void att_finish(const att_ctx *c, const att_job *j, int t, int h0, int ng
     int n_kv = (npos + 31) / 32 * 32;
     if (n_kv > c->ctx_pad) n_kv = c->ctx_pad;
     float *o = c->s->att + (size_t)t * c->nh * c->hd + (size_t)h0 * c->hd;
-    if (c->q8) ember_kv_q8_wsum(o, (size_t)c->hd, sc, c->scs, ng, Vr, npos, c->hd, n_kv, c->kqv_gemm, c->acc, c->kq);
+    if (c->q8) ember_attq8_wsum(o, (size_t)c->hd, sc, c->scs, ng, Vr, npos, c->hd);
     else ember_ref_wsum_f16_heads(o, (size_t)c->hd, sc, c->scs, ng, (const uint16_t *)Vr, (size_t)c->hd, npos, c->hd,
                                   n_kv, c->kqv_gemm, c->acc);
 }
@@ -261,10 +271,8 @@ static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0
     size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
     const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
     float mx[ng];
-    for (int i = 0; i < ng; i++)
-        ember_ref_to_f16(c->qh + (size_t)i * hd, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd, hd);
-    /* q8_0 rows: read back as fp16 for the same steps (kv.c) */
-    if (c->q8) ember_kv_q8_scores(c->sc, c->scs, Kr, c->qh, ng, npos, hd, c->kq_gemm, c->scale, mx, c->kq);
+    for (int i = 0; i < ng; i++) att_query(c, i, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd);
+    if (c->q8) ember_attq8_scores(c->sc, c->scs, Kr, (const uint8_t *)c->qh, c->qb, ng, npos, hd, c->scale, mx);
     else if (s->batched) ember_ref_scores_f16_heads(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, c->qh, (size_t)hd,
                                                     ng, npos, hd, c->kq_gemm, c->scale, mx);
     else ember_kv_f16_scores_vpf(c->sc, c->scs, (const uint16_t *)Kr, (const uint16_t *)Vr, c->qh, ng, npos, hd, c->scale, mx);
@@ -296,10 +304,8 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
     const size_t rb = ember_kv_row_bytes(s->kv_type, hd), r0 = kv_row(s, j->layer, base) * rb;
     const uint8_t *K = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
     for (int i = 0; i < tb; i++)
-        for (int h = 0; h < g; h++)
-            ember_ref_to_f16(c->qh + (size_t)(i * g + h) * hd, s->q + ((size_t)(t0 + i) * c->nh + (size_t)(h0 + h)) * hd,
-                             hd);
-    int chunk = (16384 / (hd * 2)) & ~15;
+        for (int h = 0; h < g; h++) att_query(c, i * g + h, s->q + ((size_t)(t0 + i) * c->nh + (size_t)(h0 + h)) * hd);
+    int chunk = (int)(16384 / rb) & ~15;
     if (chunk < 16) chunk = 16;
     /* the whole chunks every token of the block sees: [wlo, whi) */
     const int wlo = (lo[tb - 1] + chunk - 1) / chunk * chunk, whi = hi[0] / chunk * chunk;
@@ -308,10 +314,8 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
     for (int p0 = 0; p0 < hi[tb - 1]; p0 += chunk) {
         const int n = hi[tb - 1] - p0 < chunk ? hi[tb - 1] - p0 : chunk;
         const uint8_t *Kc = K + (size_t)p0 * rb;
-        /* q8_0 rows: kv.c reads the chunk back as fp16 (at most 512 rows,
-           EMBER_KV_CHUNK: one read-back) and takes the same scores */
         if (c->q8)
-            ember_kv_q8_scores(c->sc + p0, c->scs, Kc, c->qh, nq, n, hd, c->kq_gemm, c->scale, cmx, c->kq);
+            ember_attq8_scores(c->sc + p0, c->scs, Kc, (const uint8_t *)c->qh, c->qb, nq, n, hd, c->scale, cmx);
         else
             ember_ref_scores_f16_heads(c->sc + p0, c->scs, (const uint16_t *)Kc, (size_t)hd, c->qh, (size_t)hd, nq, n,
                                        hd, c->kq_gemm, c->scale, cmx);
@@ -355,13 +359,11 @@ static void att_run(void *ctx, int ith, int nth)
     c.kqv_gemm = s->batched && hd % 4 == 0;
     c.ctx_pad = (s->n_ctx + 31) / 32 * 32;
     c.q8 = s->kv_type == EMBER_KV_Q8_0;
-    /* q8_0: the end of this thread's scratch (session.c, kv.h) */
-    c.kq = s->scratch + (size_t)(ith + 1) * s->scratch_stride - s->kv_scratch;
+    c.qb = c.q8 ? ember_attq8_query_bytes(hd) : (size_t)hd * 2;
     /* A prompt of fp16 rows, enough tokens for every thread's blocks: an
        item is a block of tokens for one KV head, the blocks of a head
        side by side so the threads share its rows in cache.  A q8_0 cache
-       reads each chunk of keys back once for the block (its values, token
-       by token as before). */
+       takes the same steps over its rows (att_q8.h). */
     if (s->batched && blk > 1 && j->nt >= 2 * blk * nth) {
         const int nblk = (j->nt + blk - 1) / blk;
         for (int w = ith; w < nblk * nkv; w += nth) {

@@ -1,20 +1,19 @@
 /* KV cache rows: fp16 (the reference's cache, what the golden logits
-   record) or Q8_0 (blocks of 32 int8 and an fp16 scale: 34 bytes where
-   fp16 takes 64).  Attention reads a run of Q8_0 rows back as fp16 into a
-   per-thread scratch and then takes the fp16 path unchanged (forward.c):
-   one attention implementation, one float order, and the q8_0 cache costs
-   only the rounding of its values, d * q rounded once to fp16. */
+   record) or Q8_0 (34 bytes per 32 values where fp16 takes 64; the row
+   layout and attention over it: att_q8.h).  The q8_0 cache computes
+   attention as the reference does over a quantized cache (integer block
+   dot products with a q8_0 query), not the fp16 cache's float order:
+   reading its rows back as fp16 for that order cost twice the fp16
+   cache's time, and the halved bytes are the point of it. */
 #include "config.h"
 
 #include <string.h>
 
-#include "dtype.h"
+#include "att_q8.h"
 #include "kernels.h"
-#include "kernels_simple.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"
-#include "simd.h"
 
 static const char *const kv_names[EMBER_KV_TYPES] = {[EMBER_KV_F16] = "f16", [EMBER_KV_Q8_0] = "q8_0"};
 
@@ -29,113 +28,13 @@ int ember_kv_type_from_name(const char *s)
 
 size_t ember_kv_row_bytes(ember_kv_type t, int hd)
 {
-    return t == EMBER_KV_Q8_0 ? (size_t)hd / 32 * sizeof(block_q8_0) : (size_t)hd * 2;
+    return t == EMBER_KV_Q8_0 ? ember_attq8_row_bytes(hd) : (size_t)hd * 2;
 }
 
 void ember_kv_store(ember_kv_type t, void *dst, const float *src, int hd)
 {
-    if (t != EMBER_KV_Q8_0) {
-        ember_ref_to_f16(dst, src, hd);
-        return;
-    }
-#ifdef EMBER_SIMD
-    if (ember_cpu_isa() >= EMBER_ISA_AVX2) {
-        ember_q8_0_quantize_act_avx2(src, dst, hd);
-        return;
-    }
-#endif
-    ember_q8_0_quantize_act_scalar(src, dst, hd);
-}
-
-static void q8_to_f16_scalar(uint16_t *dst, const block_q8_0 *b, int nb)
-{
-    for (int i = 0; i < nb; i++) {
-        const float d = ember_fp16_to_f32(b[i].d);
-        for (int j = 0; j < 32; j++) dst[32 * i + j] = ember_f32_to_fp16(d * (float)b[i].qs[j]);
-    }
-}
-
-#ifdef EMBER_SIMD
-static EMBER_TARGET_AVX2 void q8_to_f16_avx2(uint16_t *dst, const block_q8_0 *b, int nb)
-{
-    for (int i = 0; i < nb; i++) {
-        const __m256 d = _mm256_set1_ps(_cvtsh_ss(b[i].d));
-        __m256i q = _mm256_loadu_si256((const __m256i *)b[i].qs);
-        __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
-        __m128i part[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
-        for (int j = 0; j < 4; j++) {
-            __m256 f = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(part[j])));
-            /* d * q is finite: no NaN for the rounding to differ on */
-            _mm_storeu_si128((__m128i *)(dst + 32 * i + 8 * j), _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
-        }
-    }
-}
-
-/* The read-back was a fifth of decode's time at 4096 positions of a 1B
-   Llama (perf, Zen 5 VM): 8 lanes at a time and a call per block for the
-   scale.  Here a block is two halves of 16 lanes. */
-static EMBER_TARGET_AVX512 void q8_to_f16_avx512(uint16_t *dst, const block_q8_0 *b, int nb)
-{
-    for (int i = 0; i < nb; i++) {
-        const __m512 d = _mm512_set1_ps(_cvtsh_ss(b[i].d));
-        for (int j = 0; j < 2; j++) {
-            const __m128i q = _mm_loadu_si128((const __m128i *)(b[i].qs + 16 * j));
-            const __m512 f = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
-            _mm256_storeu_si256((__m256i *)(dst + 32 * i + 16 * j), _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
-        }
-    }
-}
-#endif
-
-void ember_kv_q8_to_f16(uint16_t *dst, const uint8_t *src, int nrows, int hd)
-{
-    const int nb = nrows * (hd / 32);   /* the rows are contiguous blocks */
-#ifdef EMBER_SIMD
-    if (ember_cpu_isa() >= EMBER_ISA_AVX512) {
-        q8_to_f16_avx512(dst, (const block_q8_0 *)src, nb);
-        return;
-    }
-    if (ember_cpu_isa() >= EMBER_ISA_AVX2) {
-        q8_to_f16_avx2(dst, (const block_q8_0 *)src, nb);
-        return;
-    }
-#endif
-    q8_to_f16_scalar(dst, (const block_q8_0 *)src, nb);
-}
-
-/* The q8_0 rows of the chunk after [p0, p0 + EMBER_KV_CHUNK) asked for
-   while this one is read back and used: the read-back is the rows' first
-   touch, and chunk after chunk it waited on memory while the scores or
-   sums of the last chunk ran with memory idle. */
-static void q8_ask_next(const uint8_t *rows, int p0, int npos, size_t rb)
-{
-    const int p1 = p0 + EMBER_KV_CHUNK, n = npos - p1 < EMBER_KV_CHUNK ? npos - p1 : EMBER_KV_CHUNK;
-    if (n <= 0) return;
-    const char *c = (const char *)(rows + (size_t)p1 * rb);
-    for (size_t o = 0; o < (size_t)n * rb; o += 64) __builtin_prefetch(c + o, 0, 2);
-}
-
-size_t ember_kv_q8_scratch(int group, int hd)
-{
-    /* a chunk's fp16 rows, then nh partial sums */
-    return (size_t)EMBER_KV_CHUNK * (size_t)hd / 2 + (size_t)group * (size_t)hd + 16;
-}
-
-void ember_kv_q8_scores(float *sc, size_t sc_stride, const uint8_t *k, const uint16_t *q, int nh, int npos, int hd,
-                        int gemm, float scale, float *mx, float *scratch)
-{
-    uint16_t *rows = (uint16_t *)scratch;
-    const size_t rb = ember_kv_row_bytes(EMBER_KV_Q8_0, hd);
-    float cmx[nh];
-    for (int p0 = 0; p0 < npos; p0 += EMBER_KV_CHUNK) {
-        const int n = npos - p0 < EMBER_KV_CHUNK ? npos - p0 : EMBER_KV_CHUNK;
-        q8_ask_next(k, p0, npos, rb);
-        ember_kv_q8_to_f16(rows, k + (size_t)p0 * rb, n, hd);
-        ember_ref_scores_f16_heads(sc + p0, sc_stride, rows, (size_t)hd, q, (size_t)hd, nh, n, hd, gemm, scale,
-                                   p0 ? cmx : mx);
-        for (int i = 0; p0 && i < nh; i++)
-            if (cmx[i] > mx[i]) mx[i] = cmx[i];
-    }
+    if (t == EMBER_KV_Q8_0) ember_attq8_store(dst, src, hd);
+    else ember_ref_to_f16(dst, src, hd);
 }
 
 /* 512 positions at a time, each chunk's V rows asked for into L2 first:
@@ -166,25 +65,6 @@ void ember_kv_f16_scores_vpf(float *sc, size_t sc_stride, const uint16_t *k, con
                                    hd, 0, scale, p0 ? cmx : mx);
         for (int i = 0; p0 && i < nh; i++)
             if (cmx[i] > mx[i]) mx[i] = cmx[i];
-    }
-}
-
-void ember_kv_q8_wsum(float *out, size_t out_stride, const float *w, size_t w_stride, int nh, const uint8_t *v,
-                      int npos, int hd, int n_kv, int gemm, float *acc, float *scratch)
-{
-    uint16_t *rows = (uint16_t *)scratch;
-    float *part = scratch + (size_t)EMBER_KV_CHUNK * (size_t)hd / 2 + 8;
-    const size_t rb = ember_kv_row_bytes(EMBER_KV_Q8_0, hd);
-    for (int p0 = 0; p0 < npos; p0 += EMBER_KV_CHUNK) {
-        const int n = npos - p0 < EMBER_KV_CHUNK ? npos - p0 : EMBER_KV_CHUNK;
-        /* a whole chunk is whole 64-position lanes; the last pads as the run would */
-        const int nk = p0 + n < npos ? n : n_kv - p0;
-        q8_ask_next(v, p0, npos, rb);
-        ember_kv_q8_to_f16(rows, v + (size_t)p0 * rb, n, hd);
-        ember_ref_wsum_f16_heads(p0 ? part : out, p0 ? (size_t)hd : out_stride, w + p0, w_stride, nh, rows,
-                                 (size_t)hd, n, hd, nk, gemm, acc);
-        for (int i = 0; p0 && i < nh; i++)
-            for (int d = 0; d < hd; d++) out[(size_t)i * out_stride + (size_t)d] += part[(size_t)i * (size_t)hd + (size_t)d];
     }
 }
 

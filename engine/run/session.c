@@ -108,7 +108,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->act[i].buf = zalloc(B * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
     }
     /* per thread, for the q heads of one KV head: scores, lane
-       accumulators, fp16 queries (forward.c, att_run) */
+       accumulators, the queries as fp16 or q8_0 (forward.c, att_run) */
     size_t group = 1;
     for (int l = 0; l < I->n_layer; l++)
         if ((size_t)(I->n_head / m->layers[l].n_head_kv) > group) group = (size_t)(I->n_head / m->layers[l].n_head_kv);
@@ -119,9 +119,6 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (o && o->att_block > 0 && o->att_block < s->att_block) s->att_block = o->att_block;
     const size_t blk = (size_t)s->att_block;
     s->scratch_stride = blk * group * ((size_t)n_ctx + 16) + group * 64 * hdm + (blk * group * hdm + 1) / 2 + 16;
-    /* q8_0: a chunk of a KV head's rows read back as fp16 (kv.c) */
-    if (s->kv_type == EMBER_KV_Q8_0) s->kv_scratch = ember_kv_q8_scratch((int)group, (int)hdm);
-    s->scratch_stride += s->kv_scratch;
     s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %s %zu MiB)", n_ctx,

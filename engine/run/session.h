@@ -57,7 +57,6 @@ struct ember_session {
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
     size_t scratch_stride;
-    size_t kv_scratch;          /* of it, at the end: q8_0 rows read back (kv.h) */
     int att_block;              /* prompt tokens whose attention shares one pass over
                                    the keys (forward.c, att_run); the scratch holds
                                    that many tokens' scores */
