@@ -20,23 +20,8 @@
 #include "dtype.h"
 #include "kernels.h"
 #include "kernels_simple.h"
+#include "isa_child.h"
 #include "tap.h"
-
-typedef struct {
-    uint8_t *b;
-    size_t n, cap;
-} buf;
-
-static void put(buf *o, const void *p, size_t n)
-{
-    if (o->n + n > o->cap) {
-        o->cap = (o->n + n) * 2;
-        o->b = realloc(o->b, o->cap);
-        if (!o->b) abort();
-    }
-    memcpy(o->b + o->n, p, n);
-    o->n += n;
-}
 
 static uint32_t rng = 1;
 static uint32_t next(void)
@@ -68,7 +53,7 @@ static void rows_random(uint8_t *r, int np, int hd)
 }
 
 /* every path's results for the battery into o (scalar: the definitions) */
-static void compute(buf *o, int scalar)
+static void compute_on(isa_buf *o, int scalar)
 {
     static uint8_t K[MAXP * MAXHD / 32 * 34], V[MAXP * MAXHD / 32 * 34], Q[MAXNH * (MAXHD + MAXHD / 4)];
     static float q[MAXHD], sc[MAXNH * (MAXP + 16)], w[MAXNH * (MAXP + 16)], out[MAXNH * (MAXHD + 8)];
@@ -105,43 +90,11 @@ static void compute(buf *o, int scalar)
             }
 }
 
-static int child_compute(const char *isa, buf *o)
-{
-    int fd[2];
-    if (pipe(fd) != 0) return 0;
-    pid_t pid = fork();
-    if (pid < 0) return 0;
-    if (pid == 0) {
-        close(fd[0]);
-        setenv("EMBER_ISA", isa, 1);
-        buf c = {0};
-        compute(&c, 0);
-        size_t off = 0;
-        while (off < c.n) {
-            ssize_t n = write(fd[1], c.b + off, c.n - off);
-            if (n <= 0) _exit(1);
-            off += (size_t)n;
-        }
-        _exit(0);
-    }
-    close(fd[1]);
-    uint8_t chunk[65536];
-    ssize_t r;
-    while ((r = read(fd[0], chunk, sizeof chunk)) > 0) put(o, chunk, (size_t)r);
-    close(fd[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && o->n > 0;
-}
+static void compute_simd(isa_buf *o) { compute_on(o, 0); }
 
-static void compare(const buf *got, const buf *ref, const char *name)
+static void compare(const isa_buf *got, const isa_buf *ref, const char *name)
 {
-    size_t first = got->n;
-    for (size_t i = 0; i < got->n && i < ref->n; i++)
-        if (got->b[i] != ref->b[i]) {
-            first = i;
-            break;
-        }
+    const size_t first = first_difference(got, ref);
     tap_ok(got->n == ref->n && first == got->n,
            "%s: q8_0 scores, maxima and weighted sums bit-identical to the definitions (%zu of %zu bytes, first "
            "difference at byte %zu)", name, got->n, ref->n, first);
@@ -226,15 +179,15 @@ int main(void)
 {
     /* the child first: a fork after this process picked its ISA would
        inherit it (EMBER_ISA only lowers the ISA) */
-    buf a2 = {0};
-    const int ok2 = child_compute("avx2", &a2);
+    isa_buf a2 = {0};
+    const int ok2 = child_compute("avx2", compute_simd, &a2);
     semantics();
-    buf ref = {0}, got = {0};
-    compute(&ref, 1);
+    isa_buf ref = {0}, got = {0};
+    compute_on(&ref, 1);
     if (ember_cpu_isa() == EMBER_ISA_SCALAR) {
         tap_skip("this CPU or build has only the scalar path: nothing to compare");
     } else {
-        compute(&got, 0);
+        compute_simd(&got);
         compare(&got, &ref, ember_isa_name(ember_cpu_isa()));
         if (ember_cpu_isa() > EMBER_ISA_AVX2) {
             if (tap_ok(ok2, "avx2 child computed %zu bytes", a2.n)) compare(&a2, &ref, "avx2");

@@ -17,6 +17,7 @@
 #include "dtype.h"
 #include "kernels/kernels.h"
 #include "kernels/refnum.h"
+#include "isa_child.h"
 #include "tap.h"
 
 #define MAXPOS 1100
@@ -34,29 +35,13 @@ static uint32_t next(void)
 }
 static float unit(void) { return (float)((int)(next() % 20001) - 10000) / 10000.0f; }
 
-typedef struct {
-    size_t n, cap;
-    uint8_t *b;
-} buf;
-
-static void put(buf *o, const void *p, size_t n)
-{
-    if (o->n + n > o->cap) {
-        o->cap = (o->n + n) * 2;
-        o->b = realloc(o->b, o->cap);
-        if (!o->b) abort();
-    }
-    memcpy(o->b + o->n, p, n);
-    o->n += n;
-}
-
 static const int hds[] = {16, 48, 64, 80, 96, 128, 256, 512, 576};   /* 96: Phi-3; 512: Gemma 4 global heads; 576: past the SIMD rows */
 static const int nposs[] = {1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 200, 1000};
 #define NH (int)(sizeof hds / sizeof hds[0])
 #define NP (int)(sizeof nposs / sizeof nposs[0])
 
 /* Everything the forward pass does with these functions, in its order. */
-static void compute(buf *o)
+static void compute(isa_buf *o)
 {
     static uint16_t K[MAXPOS * KVH * MAXHD], V[MAXPOS * KVH * MAXHD], qh[MAXHD], q3[9 * MAXHD];
     static float s3[9 * (MAXPOS + 16)];
@@ -194,45 +179,10 @@ static void compute(buf *o)
         }
 }
 
-/* compute() in a child with EMBER_ISA=isa, its bytes into *o. */
-static int child_compute(const char *isa, buf *o)
-{
-    int fd[2];
-    if (pipe(fd) != 0) return 0;
-    pid_t pid = fork();
-    if (pid < 0) return 0;
-    if (pid == 0) {
-        close(fd[0]);
-        setenv("EMBER_ISA", isa, 1);
-        buf c = {0};
-        compute(&c);
-        size_t off = 0;
-        while (off < c.n) {
-            ssize_t w = write(fd[1], c.b + off, c.n - off);
-            if (w <= 0) _exit(1);
-            off += (size_t)w;
-        }
-        _exit(0);
-    }
-    close(fd[1]);
-    uint8_t chunk[65536];
-    ssize_t r;
-    while ((r = read(fd[0], chunk, sizeof chunk)) > 0) put(o, chunk, (size_t)r);
-    close(fd[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && o->n > 0;
-}
-
-static void compare(const buf *got, const buf *ref, const char *name)
+static void compare(const isa_buf *got, const isa_buf *ref, const char *name)
 {
     tap_ok(got->n == ref->n, "%s path gives as many results (%zu vs %zu bytes)", name, got->n, ref->n);
-    size_t first = got->n;
-    for (size_t i = 0; i < got->n && i < ref->n; i++)
-        if (got->b[i] != ref->b[i]) {
-            first = i;
-            break;
-        }
+    const size_t first = first_difference(got, ref);
     tap_ok(first == got->n, "%s attention steps and activations bit-identical to the scalar definitions "
            "(first difference at byte %zu)", name, first);
 }
@@ -242,8 +192,8 @@ int main(void)
     /* children first: a fork after this process picked its ISA or table
        would inherit them.  (EMBER_ISA only lowers the ISA, so on a CPU
        without AVX2 the "avx2" child computes the scalar bytes.) */
-    buf ref = {0}, a2 = {0};
-    int ok = child_compute("scalar", &ref), ok2 = child_compute("avx2", &a2);
+    isa_buf ref = {0}, a2 = {0};
+    int ok = child_compute("scalar", compute, &ref), ok2 = child_compute("avx2", compute, &a2);
     tap_ok(ok, "scalar child computed %zu bytes", ref.n);
     if (!ok) return tap_done();
     if (ember_cpu_isa() == EMBER_ISA_SCALAR) {
@@ -252,7 +202,7 @@ int main(void)
     }
     const int avx2_too = ember_cpu_isa() > EMBER_ISA_AVX2;   /* the AVX2 table too, where this CPU runs it */
     if (avx2_too) tap_ok(ok2, "avx2 child computed %zu bytes", a2.n);
-    buf got = {0};
+    isa_buf got = {0};
     compute(&got);
     compare(&got, &ref, ember_isa_name(ember_cpu_isa()));
     if (avx2_too) compare(&a2, &ref, "avx2");
