@@ -51,20 +51,23 @@ int main(void)
         ember_kv_type kv;
         int ubatch;             /* 0: the default; 40: sliding layers keep a ring of window + 40 */
     } cs[] = {
-        {"tiny", "F16", 300, EMBER_KV_F16},          /* passes of 128, 128, 44 */
-        {"tiny-hd48", "Q8_0", 270, EMBER_KV_F16},
-        {"tiny-gemma3", "Q8_0", 200, EMBER_KV_F16},
-        {"tiny-gemma4", "Q8_0", 181, EMBER_KV_F16},
-        {"tiny-phi3", "Q8_0", 150, EMBER_KV_F16},
-        {"tiny-qwen2", "Q8_0", 77, EMBER_KV_F16},     /* one pass, a partial last block */
-        /* a q8_0 cache: each chunk of keys read back once per block */
-        {"tiny", "Q8_0", 300, EMBER_KV_Q8_0},
-        {"tiny-gemma3", "Q8_0", 200, EMBER_KV_Q8_0},
+        {"tiny", "F16", 300, EMBER_KV_F16, 0},          /* passes of 128, 128, 44 */
+        {"tiny-hd48", "Q8_0", 270, EMBER_KV_F16, 0},
+        {"tiny-gemma3", "Q8_0", 200, EMBER_KV_F16, 0},
+        {"tiny-gemma4", "Q8_0", 181, EMBER_KV_F16, 0},
+        {"tiny-phi3", "Q8_0", 150, EMBER_KV_F16, 0},
+        {"tiny-qwen2", "Q8_0", 77, EMBER_KV_F16, 0},     /* one pass, a partial last block */
+        /* a q8_0 cache (att_q8.h): a chunk of keys against a block's queries */
+        {"tiny", "Q8_0", 300, EMBER_KV_Q8_0, 0},
+        {"tiny-gemma3", "Q8_0", 200, EMBER_KV_Q8_0, 0},
+        {"tiny-gemma4", "Q8_0", 181, EMBER_KV_Q8_0, 0},
+        {"tiny-phi3", "Q8_0", 150, EMBER_KV_Q8_0, 0},
+        {"tiny-gemma4", "Q8_0", 200, EMBER_KV_Q8_0, 40},
         {"tiny-gemma3", "Q8_0", 200, EMBER_KV_F16, 40},
         {"tiny-gemma4", "Q8_0", 200, EMBER_KV_F16, 40},
         {"tiny-gemma3", "Q8_0", 200, EMBER_KV_Q8_0, 40},
         /* a window of 160: blocks share whole chunks of keys inside it */
-        {"tiny-gemma3-w160", "Q8_0", 420, EMBER_KV_F16},
+        {"tiny-gemma3-w160", "Q8_0", 420, EMBER_KV_F16, 0},
         {"tiny-gemma3-w160", "Q8_0", 420, EMBER_KV_F16, 40},
         {"tiny-gemma3-w160", "Q8_0", 420, EMBER_KV_Q8_0, 40},
     };
