@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "att_q8.h"
-#include "kernels.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"

@@ -55,7 +55,7 @@ struct ember_session {
     float *all_logits;          /* ubatch rows, only for eval */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
-    float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, f16 queries */
+    float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */
     size_t scratch_stride;
     int att_block;              /* prompt tokens whose attention shares one pass over
                                    the keys (forward.c, att_run); the scratch holds
