@@ -237,12 +237,13 @@ int main(void)
     run_case(40, 8192, 9, 16, 37, kc, vnni, &st);
     run_case(40, 8192, 37, 0, 40, kc, vnni, &st);
     run_case(21, 8192, 34, 5, 21, kc, vnni, &st);
-    /* prefill takes rows 32 blocks at a time, two blocks a turn, carrying
-       the sums: 65 blocks are two chunks and a one-block chunk (the odd
-       turn); a UBATCH of 64 tokens at k = 8192 is 21
+    /* prefill takes rows in chunks of equal size up to 32 blocks, two
+       blocks a turn, carrying the sums: 65 blocks are chunks of 22, 22 and
+       21 (an odd turn), 36 blocks two of 18; a UBATCH of 64 tokens at k = 8192 is 21
        triples and a lone token over 4 chunks; 389 tokens of one block are
        more than the 128 triples prepared at a time */
     run_case(33, 65 * 32, 7, 3, 33, kc, vnni, &st);
+    run_case(33, 36 * 32, 8, 0, 33, kc, vnni, &st);
     run_case(32, 8192, 64, 0, 32, kc, vnni, &st);
     run_case(17, 32, 389, 0, 17, kc, vnni, &st);
     /* rows of more than 1024 blocks go block chunk by block chunk */

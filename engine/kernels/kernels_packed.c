@@ -345,18 +345,22 @@ static EMBER_TARGET_AVX512 void packed_prefill_vnni(const void *packed, size_t t
                                                      const uint8_t *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
     static _Thread_local prefill_buf pb __attribute__((aligned(64)));
+    /* chunks of equal size up to KC: 36 blocks (k = 1152, gemma-3-1b) go
+       18 + 18, not 32 + a 4-block chunk that carries all its sums for
+       little work */
+    const int64_t nch = (nb + KC - 1) / KC, kc = (nb + nch - 1) / nch;
     for (int c0 = 0; c0 < nt; c0 += TRI * TRI_MAX) {
         const int c1 = nt - c0 < TRI * TRI_MAX ? nt : c0 + TRI * TRI_MAX;
         const int np = (c1 - c0 + TRI - 1) / TRI;
         for (int r = r0 - r0 % EMBER_PACK_ROWS; r < r1; r += EMBER_PACK_ROWS) {
             __mmask16 m = ember_tile_mask(r, r0, r1);
             const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / EMBER_PACK_ROWS) * tile_bytes;
-            for (int64_t k0 = 0; k0 < nb; k0 += KC) {
-                const int64_t nbc = nb - k0 < KC ? nb - k0 : KC;
+            for (int64_t k0 = 0; k0 < nb; k0 += kc) {
+                const int64_t nbc = nb - k0 < kc ? nb - k0 : kc;
                 const uint8_t *rec = tile + (size_t)k0 * EMBER_PACK_RECORD;
                 const int first = k0 == 0, last = k0 + nbc == nb;
                 tile_chunk_prep(&pb, rec, nbc);
-                const ember_chunk_pf next = ember_chunk_pf_next(tile, tile_bytes, EMBER_PACK_RECORD, nb, KC, k0, nbc, np);
+                const ember_chunk_pf next = ember_chunk_pf_next(tile, tile_bytes, EMBER_PACK_RECORD, nb, kc, k0, nbc, np);
                 for (int p = 0; p < np; p++) {
                     ember_chunk_pf_share(&next, p);
                     const int t0 = c0 + p * TRI, tb = c1 - t0 < TRI ? c1 - t0 : TRI;
