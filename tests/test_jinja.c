@@ -623,6 +623,29 @@ static void test_methods(void)
              "True");
 }
 
+/* jinja2's map, select, unique, batch and items return generators, its
+   reverse an iterator, dict.keys() and friends views: always true (a view:
+   when not empty), no len() or index or JSON for an iterator, and a loop
+   uses it up.  Ember once returned lists, so `{% if tools|selectattr(...) %}`
+   was false where jinja2 says true, and `tools|map(...)|tojson` rendered
+   where jinja2 fails. */
+static void test_iterators(void)
+{
+    expect("{% if [1]|select('gt', 5) %}T{% endif %}|{% if none|map('upper') %}T{% endif %}|{% if []|reverse %}T{% endif %}|{% if {}.keys() %}T{% else %}F{% endif %}",
+           "T|T|T|F");
+    expect("{% set g = [1, 2, 3]|map('string') %}{{ g|first }}{{ g|list }}{{ g|list }}|{% set h = [1, 2, 3]|select %}{{ 2 in h }}{{ h|join }}|{% set k = [4, 5]|unique %}{% for x in k %}{{ x }}{{ loop.length }}{% endfor %}{% for x in k %}again{% else %}gone{% endfor %}",
+           "1['2', '3'][]|True3|4252gone");
+    expect("{{ ([1, 2]|select)[0] }}|{{ [1]|select is sequence }}{{ [1]|select is iterable }}|{% set g = [1]|select %}{{ g is sameas g }}{{ g == [1] }}|{{ [2, 1]|reverse|join }}{{ [1, [2]]|batch(1)|list }}{{ [3, 1]|select|reverse }}",
+           "|FalseTrue|TrueFalse|12[[1], [[2]]][1, 3]");
+    expect_err("{{ [1]|map('abs')|length }}", JINJA_ERR_RUNTIME, "object of type 'generator' has no len()");
+    expect_err("{{ [1]|select|tojson }}", JINJA_ERR_RUNTIME, "Object of type generator is not JSON serializable");
+    expect_err("{{ [1, 2]|reverse|last }}", JINJA_ERR_RUNTIME, "'list_reverseiterator' object is not reversible");
+    expect_err("{{ {'a': 1}|items|length }}", JINJA_ERR_RUNTIME, "object of type 'generator' has no len()");
+    expect("{% set d = {'a': 1, 'b': [2]} %}{{ d.keys() }}|{{ d.values() }}|{{ d.items() }}|{{ d.items()|length }}{{ d.keys()|last }}{{ d.keys()[0] }}|{{ d.keys() is sequence }}{{ 'a' in d.keys() }}|{{ d.values()|list }}{{ d.items()|list }}|{{ d|reverse|list }}{{ d.items()|reverse|list }}",
+           "dict_keys(['a', 'b'])|dict_values([1, [2]])|dict_items([('a', 1), ('b', [2])])|2b|FalseTrue|[1, [2]][('a', 1), ('b', [2])]|['b', 'a'][('b', [2]), ('a', 1)]");
+    expect_err("{{ {'a': 1}.keys()|tojson }}", JINJA_ERR_RUNTIME, "Object of type dict_keys is not JSON serializable");
+}
+
 static void test_globals(void)
 {
     expect("{{ range(4)|list }}|{{ range(1, 10, 3)|list }}|{{ range(5, 0, -2)|list }}|{{ range(0)|list }}|{{ range(3)|length }}",
@@ -874,6 +897,7 @@ int main(void)
     test_filters();
     test_tests();
     test_methods();
+    test_iterators();
     test_globals();
     test_generation_tag();
     test_errors();

@@ -224,6 +224,12 @@ jx_val *jx_iterate(jx_ctx *c, jx_val v, size_t *n)
     case JT_LIST:
         *n = v.u.l->n;
         return v.u.l->v;
+    case JT_ITER: {
+        jx_val *items = v.u.l->v;
+        *n = v.u.l->n;
+        jx_iter_drop(v, *n);          /* a second loop over a generator sees nothing */
+        return items;
+    }
     case JT_DICT: {
         jx_val *k = v.u.d->n ? jx_alloc(c->a, v.u.d->n * sizeof *k) : NULL;
         if (v.u.d->n) memcpy(k, v.u.d->k, v.u.d->n * sizeof *k);
@@ -611,6 +617,16 @@ static bool contains(jx_ctx *c, jx_val hay, jx_val needle)
         for (size_t i = 0; i < hay.u.l->n; i++)
             if (jx_equal(hay.u.l->v[i], needle)) return true;
         jx_step(c, hay.u.l->n >> 4);
+        return false;
+    case JT_ITER:
+        /* an iterator is used up to the item found, as Python's `in` */
+        for (size_t i = 0; i < hay.u.l->n; i++)
+            if (jx_equal(hay.u.l->v[i], needle)) {
+                jx_iter_drop(hay, i + 1);
+                return true;
+            }
+        jx_step(c, hay.u.l->n >> 4);
+        jx_iter_drop(hay, hay.u.l->n);
         return false;
     case JT_DICT: case JT_NS:
         return jx_dict_find(hay.u.d, needle) != NULL;

@@ -1,8 +1,9 @@
 /* Jinja filters and tests, as tables from name to function.  Each follows
  * jinja2 3.1's definition (argument names, defaults and odd corners such as
- * sort and unique ignoring case by default); where jinja2 returns a
- * generator (map, select, ...) we return a list, which is what every
- * template then turns it into. */
+ * sort and unique ignoring case by default).  Where jinja2 returns a
+ * generator (map, select, unique, batch, items) or reverse an iterator, we
+ * return a JT_ITER: templates see the difference (always true, no length,
+ * no JSON, used up by a loop), and must see it as jinja2 shows it. */
 #include "config.h"
 
 #include "jinja_impl.h"
@@ -150,7 +151,7 @@ static jx_val f_batch(jx_ctx *c, jx_val in, const jx_args *a)
             while (row.u.l->n < (uint64_t)n) jx_list_push(c->a, row.u.l, p[1]);
         jx_list_push(c->a, r.u.l, row);
     }
-    return r;
+    return jv_iter(r, "generator", false);
 }
 
 static jx_val f_capitalize(jx_ctx *c, jx_val in, const jx_args *a)
@@ -236,6 +237,12 @@ static jx_val f_forceescape(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_first(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("first");
+    if (in.t == JT_ITER) {              /* next(): only the first item is used up */
+        if (!in.u.l->n) return jv_undef_hint(c->a, "No first item, sequence was empty.");
+        jx_val v = in.u.l->v[0];
+        jx_iter_drop(in, 1);
+        return v;
+    }
     size_t n;
     jx_val *it = jx_iterate(c, in, &n);
     return n ? it[0] : jv_undef_hint(c->a, "No first item, sequence was empty.");
@@ -244,6 +251,8 @@ static jx_val f_first(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_last(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("last");
+    /* jinja2 takes the first of reversed(): iterators are not reversible */
+    if (in.t == JT_ITER && !in.u.l->view) jx_rt_fail(c, "'%s' object is not reversible", in.u.l->iter);
     size_t n;
     jx_val *it = jx_iterate(c, in, &n);
     return n ? it[n - 1] : jv_undef_hint(c->a, "No last item, sequence was empty.");
@@ -382,12 +391,12 @@ static jx_val f_indent(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_items(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("items");
-    if (in.t == JT_UNDEF) return jv_list(c->a, 0);
+    if (in.t == JT_UNDEF) return jv_iter(jv_list(c->a, 0), "generator", false);
     if (in.t != JT_DICT && in.t != JT_NS) jx_rt_fail(c, "Can only get item pairs from a mapping.");
     jx_val r = jv_list(c->a, in.u.d->n);
     for (size_t i = 0; i < in.u.d->n; i++) r.u.l->v[i] = jv_tuple2(c->a, in.u.d->k[i], in.u.d->v[i]);
     r.u.l->n = in.u.d->n;
-    return r;
+    return jv_iter(r, "generator", false);
 }
 
 static jx_val f_join(jx_ctx *c, jx_val in, const jx_args *a)
@@ -416,6 +425,9 @@ static jx_val f_length(jx_ctx *c, jx_val in, const jx_args *a)
     case JT_LIST: return jv_int((int64_t)in.u.l->n);
     case JT_DICT: return jv_int((int64_t)in.u.d->n);
     case JT_LOOP: return jv_int((int64_t)in.u.loop->n);
+    case JT_ITER:             /* a view has a len(), an iterator none */
+        if (in.u.l->view) return jv_int((int64_t)in.u.l->n);
+        /* fall through */
     default: jx_rt_fail(c, "object of type '%s' has no len()", jx_type_name(in));
     }
 }
@@ -454,11 +466,12 @@ static jx_args rest_args(const jx_args *a, int n)
 
 static jx_val f_map(jx_ctx *c, jx_val in, const jx_args *a)
 {
-    if (!jx_truthy(in)) return jv_list(c->a, 0);   /* as select_common */
+    if (!jx_truthy(in)) return jv_iter(jv_list(c->a, 0), "generator", false);   /* as select_common */
     size_t n;
     jx_val *it = jx_iterate(c, in, &n);
     jx_val r = jv_list(c->a, n);
     r.u.l->n = n;
+    jx_val g = jv_iter(r, "generator", false);
     const jx_str *attr = NULL;
     jx_val dflt = jv_absent();
     for (int k = 0; k < a->nkw; k++) {
@@ -467,13 +480,13 @@ static jx_val f_map(jx_ctx *c, jx_val in, const jx_args *a)
     }
     if (attr) {
         for (size_t i = 0; i < n; i++) r.u.l->v[i] = attr_path(c, it[i], attr, dflt);
-        return r;
+        return g;
     }
     if (!a->npos) jx_rt_fail(c, "map requires a filter argument");
     const jx_str *fname = jx_arg_str(c, "map", a->pos[0]);
     jx_args rest = rest_args(a, 1);
     for (size_t i = 0; i < n; i++) r.u.l->v[i] = jx_apply_filter(c, fname->s, it[i], &rest);
-    return r;
+    return g;
 }
 
 static jx_val min_max(jx_ctx *c, jx_val in, const jx_args *a, bool want_max)
@@ -508,7 +521,7 @@ static jx_val f_pprint(jx_ctx *c, jx_val in, const jx_args *a)
    arguments go unchecked (tools | selectattr(...) with tools none). */
 static jx_val select_common(jx_ctx *c, jx_val in, const jx_args *a, bool by_attr, bool keep)
 {
-    if (!jx_truthy(in)) return jv_list(c->a, 0);
+    if (!jx_truthy(in)) return jv_iter(jv_list(c->a, 0), "generator", false);
     size_t n;
     jx_val *it = jx_iterate(c, in, &n);
     int skip = by_attr ? 1 : 0;
@@ -525,7 +538,7 @@ static jx_val select_common(jx_ctx *c, jx_val in, const jx_args *a, bool by_attr
         bool t = test ? jx_apply_test(c, test, v, &rest) : jx_truthy(v);
         if (t == keep) jx_list_push(c->a, r.u.l, it[i]);
     }
-    return r;
+    return jv_iter(r, "generator", false);
 }
 
 static jx_val f_select(jx_ctx *c, jx_val in, const jx_args *a) { return select_common(c, in, a, false, true); }
@@ -553,13 +566,22 @@ static jx_val f_reverse(jx_ctx *c, jx_val in, const jx_args *a)
         }
         return jv_str(c->a, o, n);
     }
+    /* reversed() where Python has it, else a reversed list (a generator) */
+    const char *rev = NULL;
+    if (in.t == JT_LIST) rev = in.u.l->tuple ? "reversed" : "list_reverseiterator";
+    else if (in.t == JT_DICT) rev = "dict_reversekeyiterator";
+    else if (in.t == JT_UNDEF) rev = "reversed";
+    else if (in.t == JT_ITER && in.u.l->view)
+        rev = !strcmp(in.u.l->iter, "dict_items") ? "dict_reverseitemiterator"
+            : !strcmp(in.u.l->iter, "dict_values") ? "dict_reversevalueiterator" : "dict_reversekeyiterator";
+    else if (in.t != JT_ITER) jx_rt_fail(c, "argument must be iterable");
     jx_val l = list_of(c, in);
     for (size_t i = 0, j = l.u.l->n; j > 0 && i < j - 1; i++, j--) {
         jx_val t = l.u.l->v[i];
         l.u.l->v[i] = l.u.l->v[j - 1];
         l.u.l->v[j - 1] = t;
     }
-    return l;
+    return rev ? jv_iter(l, rev, false) : l;
 }
 
 static jx_val f_round(jx_ctx *c, jx_val in, const jx_args *a)
@@ -748,7 +770,7 @@ static jx_val f_unique(jx_ctx *c, jx_val in, const jx_args *a)
         jx_list_push(c->a, seen.u.l, keys[i]);
         jx_list_push(c->a, r.u.l, it[i]);
     }
-    return r;
+    return jv_iter(r, "generator", false);
 }
 
 static jx_val f_wordcount(jx_ctx *c, jx_val in, const jx_args *a)

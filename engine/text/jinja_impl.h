@@ -54,6 +54,7 @@ void jx_arena_free(jx_arena *a);
 typedef enum {
     JT_UNDEF = 0, JT_NONE, JT_BOOL, JT_INT, JT_FLOAT, JT_STR,
     JT_LIST, JT_DICT, JT_NS, JT_FUNC, JT_LOOP,
+    JT_ITER,                  /* an iterator or a dict view over a jx_list (see iter there) */
     JT_ABSENT,                /* internal: an argument nobody passed */
 } jx_type;
 
@@ -87,6 +88,14 @@ struct jx_list {
     jx_val *v;
     bool tuple;
     bool group;               /* a groupby row: .grouper / .list */
+    /* JT_ITER only.  jinja2's map, select, unique, reverse ... return Python
+       iterators and dict.keys() ... return views, and templates can tell
+       them from lists: an iterator is always true, has no len(), no index,
+       no JSON, and iterating it uses it up; a view has a len() and stays.
+       iter is Python's type name ("generator", "dict_keys"); n and v are
+       the items still to come. */
+    const char *iter;
+    bool view;
 };
 
 struct jx_dict {
@@ -144,6 +153,11 @@ jx_val jv_cstr(jx_arena *a, const char *s);
 jx_val jv_undef_hint(jx_arena *a, const char *fmt, ...) JX_PRINTF(2, 3);
 jx_val jv_list(jx_arena *a, size_t cap);
 jx_val jv_tuple2(jx_arena *a, jx_val x, jx_val y);
+/* The list value l (not used elsewhere) as an iterator or, with view, a
+   dict view, of Python type pytype. */
+jx_val jv_iter(jx_val l, const char *pytype, bool view);
+/* Uses up the first k of an iterator's items (no-op for a view). */
+void jx_iter_drop(jx_val it, size_t k);
 jx_val jv_dict(jx_arena *a);
 void jx_list_push(jx_arena *a, jx_list *l, jx_val v);
 /* NULL when absent. */

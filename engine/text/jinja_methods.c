@@ -504,7 +504,16 @@ static jx_val m_removeprefix(jx_ctx *c, jx_val self, const jx_args *a) { return 
 static jx_val m_removesuffix(jx_ctx *c, jx_val self, const jx_args *a) { return affix(c, self, a, false); }
 
 /* ---- dict methods ------------------------------------------------------------ */
-static jx_val m_items(jx_ctx *c, jx_val self, const jx_args *a) { return jx_apply_filter(c, "items", self, a); }
+/* dict.items(), keys() and values() are views: sized, reusable, but not
+   lists (no index, no JSON, printed as dict_keys([...])) */
+static jx_val m_items(jx_ctx *c, jx_val self, const jx_args *a)
+{
+    NOARGS("items");
+    jx_val r = jv_list(c->a, self.u.d->n);
+    for (size_t i = 0; i < self.u.d->n; i++) r.u.l->v[i] = jv_tuple2(c->a, self.u.d->k[i], self.u.d->v[i]);
+    r.u.l->n = self.u.d->n;
+    return jv_iter(r, "dict_items", true);
+}
 
 static jx_val m_keys(jx_ctx *c, jx_val self, const jx_args *a)
 {
@@ -512,7 +521,7 @@ static jx_val m_keys(jx_ctx *c, jx_val self, const jx_args *a)
     jx_val r = jv_list(c->a, self.u.d->n);
     if (self.u.d->n) memcpy(r.u.l->v, self.u.d->k, self.u.d->n * sizeof(jx_val));
     r.u.l->n = self.u.d->n;
-    return r;
+    return jv_iter(r, "dict_keys", true);
 }
 
 static jx_val m_values(jx_ctx *c, jx_val self, const jx_args *a)
@@ -521,7 +530,7 @@ static jx_val m_values(jx_ctx *c, jx_val self, const jx_args *a)
     jx_val r = jv_list(c->a, self.u.d->n);
     if (self.u.d->n) memcpy(r.u.l->v, self.u.d->v, self.u.d->n * sizeof(jx_val));
     r.u.l->n = self.u.d->n;
-    return r;
+    return jv_iter(r, "dict_values", true);
 }
 
 static jx_val m_get(jx_ctx *c, jx_val self, const jx_args *a)

@@ -27,7 +27,7 @@ static bool t_escaped(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("escaped")
 static bool t_iterable(jx_ctx *c, jx_val v, const jx_args *a)
 {
     NOARGS("iterable");
-    return v.t == JT_STR || v.t == JT_LIST || v.t == JT_DICT || v.t == JT_UNDEF;
+    return v.t == JT_STR || v.t == JT_LIST || v.t == JT_DICT || v.t == JT_UNDEF || v.t == JT_ITER;
 }
 
 static bool t_sequence(jx_ctx *c, jx_val v, const jx_args *a)
@@ -103,7 +103,7 @@ static bool t_sameas(jx_ctx *c, jx_val v, const jx_args *a)
     case JT_BOOL: return v.u.b == o.u.b;
     case JT_INT: return v.u.i == o.u.i && v.u.i >= -5 && v.u.i <= 256;   /* CPython's small ints */
     case JT_STR: return v.u.s == o.u.s;
-    case JT_LIST: return v.u.l == o.u.l;
+    case JT_LIST: case JT_ITER: return v.u.l == o.u.l;
     case JT_DICT: case JT_NS: return v.u.d == o.u.d;
     case JT_FUNC: return v.u.fn == o.u.fn;
     default: return false;

@@ -191,6 +191,27 @@ jx_val jv_tuple2(jx_arena *a, jx_val x, jx_val y)
     return t;
 }
 
+jx_val jv_iter(jx_val l, const char *pytype, bool view)
+{
+    l.t = JT_ITER;
+    l.u.l->iter = pytype;
+    l.u.l->view = view;
+    return l;
+}
+
+void jx_iter_drop(jx_val it, size_t k)
+{
+    jx_list *l = it.u.l;
+    if (l->view) return;
+    if (k > l->n) k = l->n;
+    /* the items stay where they are (callers may hold a pointer to them);
+       the list just starts later, and cap shrinks with it so a push (there
+       is none on iterators) could never write past the block */
+    l->v += k;
+    l->n -= k;
+    l->cap = l->n;
+}
+
 jx_val jv_dict(jx_arena *a)
 {
     jx_val v = {JT_DICT, {0}};
@@ -289,6 +310,7 @@ bool jx_truthy(jx_val v)
     case JT_LIST: return v.u.l->n > 0;
     case JT_DICT: return v.u.d->n > 0;
     case JT_NS: case JT_FUNC: case JT_LOOP: return true;
+    case JT_ITER: return !v.u.l->view || v.u.l->n > 0;    /* Python objects without __len__ are true */
     default: return false;
     }
 }
@@ -307,6 +329,7 @@ const char *jx_type_name(jx_val v)
     case JT_NS: return "Namespace";
     case JT_FUNC: return v.u.fn->kind == FN_BUILTIN ? "builtin_function_or_method" : "Macro";
     case JT_LOOP: return "LoopContext";
+    case JT_ITER: return v.u.l->iter;
     }
     return "object";
 }
@@ -346,6 +369,7 @@ static bool equal_depth(jx_val a, jx_val b, int depth)
     case JT_NS: return a.u.d == b.u.d;
     case JT_FUNC: return a.u.fn == b.u.fn;
     case JT_LOOP: return a.u.loop == b.u.loop;
+    case JT_ITER: return a.u.l == b.u.l;            /* iterators compare by identity */
     default: return false;
     }
 }
@@ -556,6 +580,22 @@ void jx_repr_of(jx_ctx *c, jx_sb *b, jx_val v, int depth)
         }
         if (l->tuple && l->n == 1) jx_sb_addc(b, ',');
         jx_sb_addc(b, l->tuple ? ')' : ']');
+        return;
+    }
+    case JT_ITER: {
+        jx_list *l = v.u.l;
+        if (!l->view) {
+            /* Python adds the object's address, which no one can match */
+            jx_sb_printf(b, "<%s object>", l->iter);
+            return;
+        }
+        jx_sb_add(b, l->iter, strlen(l->iter));       /* dict_keys(['a', 'b']) */
+        jx_sb_add(b, "([", 2);
+        for (size_t i = 0; i < l->n; i++) {
+            if (i) jx_sb_add(b, ", ", 2);
+            jx_repr_of(c, b, l->v[i], depth + 1);
+        }
+        jx_sb_add(b, "])", 2);
         return;
     }
     case JT_DICT: case JT_NS: {
