@@ -646,6 +646,22 @@ static void test_iterators(void)
     expect_err("{{ {'a': 1}.keys()|tojson }}", JINJA_ERR_RUNTIME, "Object of type dict_keys is not JSON serializable");
 }
 
+/* The int and float filters parse text as Python's int() and float():
+   underscores only between digits, 0b/0o/0x prefixes, no hex floats, no
+   C-style octal, Unicode spaces around; a bad base falls back to float()
+   as jinja2 does, and undefined fails. */
+static void test_numbers(void)
+{
+    expect("{{ '0b11'|int(0, 0) }}|{{ '0x10'|int }}|{{ '0x10'|float }}|{{ '0x1A'|int(0, 16) }}|{{ '010'|int(0, 0) }}|{{ '0o17'|int(0, 8) }}|{{ '00'|int(7, 0) }}|{{ '5'|int(0, 1) }}|{{ '5'|int(0, 'x') }}|{{ 3.0|int(base=2) }}",
+           "3|0|0.0|26|10|15|0|5|5|3");
+    expect("{{ '1_000'|int }}|{{ '1__0'|int }}|{{ '_1'|int }}|{{ '1_'|int }}|{{ '1_0.5'|float }}|{{ '1._5'|float }}|{{ '0x_1f'|int(0, 16) }}|{{ '0_7'|int(9, 0) }}|{{ '1e3'|int }}|{{ '-5.9'|int }}",
+           "1000|0|0|0|10.5|0.0|31|7|1000|-5");
+    expect("{{ ' \\t+5\\n'|int }}|{{ '- 5'|int }}|{{ '\\u00a05\\u3000'|int }}|{{ 'inf'|int }}|{{ 'nan'|int }}|{{ '-Infinity'|float }}|{{ 'NaN'|float }}|{{ 'nan(1)'|float }}|{{ '1e'|float }}|{{ '0x1p3'|float }}|{{ '-0'|float }}|{{ '1e400'|float }}|{{ '1e400'|int }}|{{ 2.9e18|int }}",
+           "5|0|5|0|0|-inf|nan|0.0|0.0|0.0|-0.0|inf|0|2900000000000000000");
+    expect_err("{{ nope|int }}", JINJA_ERR_RUNTIME, "'nope' is undefined");
+    expect_err("{{ nope|float }}", JINJA_ERR_RUNTIME, "'nope' is undefined");
+}
+
 static void test_globals(void)
 {
     expect("{{ range(4)|list }}|{{ range(1, 10, 3)|list }}|{{ range(5, 0, -2)|list }}|{{ range(0)|list }}|{{ range(3)|length }}",
@@ -898,6 +914,7 @@ int main(void)
     test_tests();
     test_methods();
     test_iterators();
+    test_numbers();
     test_globals();
     test_generation_tag();
     test_errors();

@@ -258,46 +258,39 @@ static jx_val f_last(jx_ctx *c, jx_val in, const jx_args *a)
     return n ? it[n - 1] : jv_undef_hint(c->a, "No last item, sequence was empty.");
 }
 
-static bool parse_num(const jx_str *s, bool want_int, int base, int64_t *iv, double *fv)
+/* Python's int(x) of a float: toward zero; jinja2 gives the default for
+   nan (ValueError) and lets inf fail (OverflowError). */
+static jx_val float_to_int(jx_ctx *c, double f, jx_val dflt, bool inf_fails)
 {
-    char buf[128];
-    size_t k = 0;
-    for (size_t i = 0; i < s->len && k < sizeof buf - 1; i++)
-        if (s->s[i] != '_') buf[k++] = s->s[i];
-    buf[k] = 0;
-    char *e;
-    if (want_int) {
-        long long v = strtoll(buf, &e, base);
-        while (*e == ' ' || *e == '\t' || *e == '\n' || *e == '\r') e++;
-        if (e == buf || *e || k == 0) return false;
-        *iv = v;
-        return true;
-    }
-    double d = strtod(buf, &e);
-    while (*e == ' ' || *e == '\t' || *e == '\n' || *e == '\r') e++;
-    if (e == buf || *e || k == 0) return false;
-    *fv = d;
-    return true;
+    if (isnan(f)) return dflt;
+    if (isinf(f) && !inf_fails) return dflt;
+    if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+        jx_rt_fail(c, "int(): %g does not fit in 64 bits", f);
+    return jv_int((int64_t)f);
 }
 
+/* jinja2's do_int: int(text, base), else int(float(text)), else the
+   default; a bad base is one more way for int(text, base) to fail. */
 static jx_val f_int(jx_ctx *c, jx_val in, const jx_args *a)
 {
     BIND("int", "default", "base");
     jx_val dflt = given(p[0]) ? p[0] : jv_int(0);
-    int base = given(p[1]) ? (int)jx_arg_int(c, "int", p[1]) : 10;
-    if (base < 0 || base == 1 || base > 36) jx_rt_fail(c, "int() base must be >= 2 and <= 36, or 0");
+    jx_need_defined(c, in);             /* Undefined.__int__ raises */
     switch (in.t) {
     case JT_INT: return in;
     case JT_BOOL: return jv_int(in.u.b);
-    case JT_FLOAT:
-        if (!isfinite(in.u.f) || fabs(in.u.f) >= 9.2e18) return dflt;
-        return jv_int((int64_t)in.u.f);
+    case JT_FLOAT: return float_to_int(c, in.u.f, dflt, true);
     case JT_STR: {
-        int64_t iv;
+        int64_t base = 10;
+        if (given(p[1])) base = p[1].t == JT_INT ? p[1].u.i : p[1].t == JT_BOOL ? p[1].u.b : -1;
+        if (base == 0 || (base >= 2 && base <= 36)) {
+            int64_t iv;
+            jx_numparse r = jx_parse_int(in.u.s, (int)base, &iv);
+            if (r == JX_NUM_OK) return jv_int(iv);
+            if (r == JX_NUM_RANGE) jx_rt_fail(c, "int(): '%.60s' does not fit in 64 bits", in.u.s->s);
+        }
         double fv;
-        if (parse_num(in.u.s, true, base, &iv, &fv)) return jv_int(iv);
-        if (parse_num(in.u.s, false, 10, &iv, &fv) && isfinite(fv) && fabs(fv) < 9.2e18) return jv_int((int64_t)fv);
-        return dflt;
+        return jx_parse_float(in.u.s, &fv) ? float_to_int(c, fv, dflt, false) : dflt;
     }
     default: return dflt;
     }
@@ -307,13 +300,11 @@ static jx_val f_float(jx_ctx *c, jx_val in, const jx_args *a)
 {
     BIND("float", "default");
     jx_val dflt = given(p[0]) ? p[0] : jv_float(0);
+    jx_need_defined(c, in);             /* Undefined.__float__ raises */
     if (in.t == JT_FLOAT) return in;
     if (in.t == JT_INT || in.t == JT_BOOL) return jv_float(in.t == JT_INT ? (double)in.u.i : in.u.b);
-    if (in.t == JT_STR) {
-        int64_t iv;
-        double fv;
-        if (parse_num(in.u.s, false, 10, &iv, &fv)) return jv_float(fv);
-    }
+    double fv;
+    if (in.t == JT_STR && jx_parse_float(in.u.s, &fv)) return jv_float(fv);
     return dflt;
 }
 

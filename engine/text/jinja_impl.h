@@ -347,6 +347,11 @@ int64_t jx_arg_int(jx_ctx *c, const char *fname, jx_val v);
 jx_val jx_apply_filter(jx_ctx *c, const char *name, jx_val in, const jx_args *a);
 bool jx_apply_test(jx_ctx *c, const char *name, jx_val in, const jx_args *a);
 
+/* Python's int(text, base) (base 0 or 2..36) and float(text) (jinja_numparse.c). */
+typedef enum { JX_NUM_OK, JX_NUM_BAD, JX_NUM_RANGE } jx_numparse;
+jx_numparse jx_parse_int(const jx_str *s, int base, int64_t *out);
+bool jx_parse_float(const jx_str *s, double *out);
+
 /* Shared pieces of filters, methods and operators. */
 jx_val jx_case_map(jx_ctx *c, jx_val in, bool up);
 jx_val jx_percent_format(jx_ctx *c, const jx_str *fmt, const jx_args *a);   /* str % args */
