@@ -65,6 +65,7 @@ static int parse_into(jinja_template *t, jx_fail_ctx *f, const char *src, size_t
     jx_toks toks = {0};
     jx_lex(&t->arena, f, src, len, &toks);
     t->body = jx_parse_tokens(&t->arena, f, &toks);
+    jx_check_names(f, t->body);
     return 0;
 }
 

@@ -725,9 +725,10 @@ static jx_val eval_slice(jx_ctx *c, jx_scope *s, const jx_node *x)
 /* ---- expressions ----------------------------------------------------------- */
 static jx_val eval_filter(jx_ctx *c, jx_scope *s, const jx_node *x, jx_val in)
 {
-    /* an unknown name fails when run, not at parse time, so a template that
-       names a filter we lack still renders the branches that do not use it */
-    if (!x->filter_fn) jx_rt_fail(c, "No filter named '%.100s'.", x->name->s);
+    /* jinja_names.c refused unknown names outside an if at parse time; a
+       name inside one, or a jinja2 filter we lack, fails only when reached,
+       so the branches that do not use it still render */
+    if (!x->filter_fn) jx_rt_fail(c, "No filter named '%.100s' found.", x->name->s);
     jx_args a;
     eval_args(c, s, x, &a, jv_none(), NULL);
     return x->filter_fn(c, in, &a);
@@ -778,7 +779,7 @@ static jx_val eval(jx_ctx *c, jx_scope *s, const jx_node *x)
     }
     case N_FILTER: r = eval_filter(c, s, x, eval(c, s, x->x)); break;
     case N_TEST: {
-        if (!x->test_fn) jx_rt_fail(c, "No test named '%.100s'.", x->name->s);
+        if (!x->test_fn) jx_rt_fail(c, "No test named '%.100s' found.", x->name->s);
         jx_val in = eval(c, s, x->x);
         jx_args a;
         eval_args(c, s, x, &a, jv_none(), NULL);

@@ -276,6 +276,9 @@ struct jx_node {
 
 /* Parses the token list into the top-level statement list. */
 jx_nodes jx_parse_tokens(jx_arena *a, jx_fail_ctx *f, const jx_toks *toks);
+/* Fails, as jinja2's compiler, on an unknown filter or test name outside
+   an if (jinja_names.c). */
+void jx_check_names(jx_fail_ctx *f, jx_nodes body);
 
 struct jinja_template {
     jx_arena arena;
