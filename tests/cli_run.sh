@@ -186,8 +186,14 @@ print(int(L*1200*(E//H)*KV*2*2/1024))")
   if [ "${pk_kb:-0}" -gt 0 ]; then
     a0=$(jget "$tmp/p.json" "d['phases']['opened']['pss_anon_kb']")
     a1=$(jget "$tmp/p.json" "d['phases']['packed']['pss_anon_kb']")
-    [ $((a1 - a0)) -le $((pk_kb + 8192)) ]
-    ok $? "packing added $((a1 - a0)) kB of anonymous memory for $pk_kb kB of tiles (+ 8 MiB at most)"
+    # under AddressSanitizer its shadow memory (a byte per 8 it tracks) is
+    # anonymous too, and packing touches it: on the Zen 5 VM 296852 kB in
+    # all, the extra ~59 MB in the shadow's mapping (smaps), against 237380
+    # without ASan; a second copy of the tiles would still fail
+    slack=8192
+    if grep -q __asan_init "$EMBER" 2>/dev/null; then slack=$((8192 + pk_kb / 4)); fi
+    [ $((a1 - a0)) -le $((pk_kb + slack)) ]
+    ok $? "packing added $((a1 - a0)) kB of anonymous memory for $pk_kb kB of tiles (+ $slack kB at most)"
   else
     skip "no packed kernel here: nothing packed"
   fi
