@@ -193,6 +193,7 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
     if (t->spm_pieces) t->add_bos = true;
     if (gguf_get_bool(f, "tokenizer.ggml.add_space_prefix", &b)) t->add_space_prefix = b;
 
+    tok_apply_attrs(t, f);
     t->special = malloc((size_t)n * sizeof *t->special);
     t->eog = malloc((sizeof EOG_NAMES / sizeof EOG_NAMES[0] + 2) * sizeof *t->eog);
     if (!t->special || !t->eog) return ember_seterr(err, "tokenizer: out of memory");

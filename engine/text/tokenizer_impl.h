@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ember.h"
+#include "format/gguf.h"
 #include "err.h"
 
 /* GGUF token_type values (tokenizer.ggml.token_type). */
@@ -124,6 +125,10 @@ typedef struct {
 
 int tok_heap_push(tok_heap *h, tok_bigram g);   /* -1 when out of memory */
 tok_bigram tok_heap_pop(tok_heap *h);          /* h->n must be > 0 */
+
+/* tokenizer_attr.c: attributes the file does not store (marker tokens
+   made control); before the special-token lists are built */
+void tok_apply_attrs(struct ember_tokenizer *t, const gguf_file *f);
 
 /* tokenizer_bpe.c */
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err);
