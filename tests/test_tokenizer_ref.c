@@ -46,6 +46,23 @@ static void run_cases(const char *rel, const ref_case *c, int nc, const char *wh
     if (f) gguf_close(f);
 }
 
+/* Phi-3's added tokens strip the whitespace after them (rstrip in its
+   tokenizer.json), except <unk>, <s> and <|endoftext|>: the chat
+   template's "\n" after <|user|> and <|end|> never reaches the model. */
+static void test_phi3_rstrip(void)
+{
+    static const ref_case c[] = {
+        {"<|user|>\nhi<|end|>\n<|assistant|>", true, {4095, 298, 108, 4092, 4086}, 5},
+        {"<|system|>\n  You are kind.<|end|>\n<|user|>\n\tHi there \n<|end|>\n<|assistant|>\n", true,
+         {4091, 887, 526, 2924, 49, 4092, 4095, 379, 108, 727, 229, 153, 132, 13, 4092, 4086}, 16},
+        {"</s> \t x", true, {2, 921}, 2},
+        {"<s>\nx<|endoftext|>\ny", true, {1, 229, 153, 132, 13, 123, 4085, 229, 153, 132, 13, 124}, 12},
+        /* special parsing off: the text is text, nothing is stripped */
+        {"<|user|>\nhi", false, {529, 127, 1792, 127, 65, 13, 2918}, 7},
+    };
+    run_cases("fixtures/models/phi3-mini-Q8_0.gguf", c, (int)(sizeof c / sizeof c[0]), "rstrip after specials");
+}
+
 /* End-of-turn and fill-in-the-middle markers that a file stores as
    user-defined tokens are control tokens (the reference's name lists):
    with special parsing off they are plain text. */
@@ -73,6 +90,7 @@ static void test_marker_control(void)
 
 int main(void)
 {
+    test_phi3_rstrip();
     test_marker_control();
     return tap_done();
 }

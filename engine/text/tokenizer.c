@@ -420,6 +420,12 @@ static int partition(const ember_tokenizer *t, const char *text, size_t len, boo
             frag before = {fr[k].off, pre, -1};
             frag tokf = {fr[k].off + pre, e->len, id};
             frag after = {fr[k].off + pre + e->len, end - (fr[k].off + pre + e->len), -1};
+            /* rstrip tokens (Phi-3's) swallow the whitespace after them (the
+               C locale's isspace set, spelled out: the UI sets a locale) */
+            while (e->rstrip && after.len > 0 && text[after.off] && strchr(" \t\n\v\f\r", text[after.off])) {
+                after.off++;
+                after.len--;
+            }
             memmove(&fr[k + 3], &fr[k + 1], (size_t)(n - k - 1) * sizeof *fr);
             n += 2;
             fr[k] = before;

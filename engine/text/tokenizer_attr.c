@@ -7,9 +7,15 @@
      on, so this keeps "</s>" or "<|fim_prefix|>" in plain text plain.
      Only user-defined tokens change: a normal vocabulary piece with such a
      name (Qwen's "</s>") stays text, as in the Hugging Face tokenizer the
-     model was trained with. */
+     model was trained with.
+
+   - Phi-3's added tokens strip the whitespace that follows them (rstrip in
+     its tokenizer.json), except <unk>, <s> and <|endoftext|>, so the "\n"
+     its chat template writes after <|user|> and <|end|> never reaches the
+     model.  Like the reference, recognised by general.name. */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +48,16 @@ static bool keeps_eos_text(const ember_tokenizer *t)
     return ember_tok_find(t, "<|tool_response>") >= 0;
 }
 
+static bool is_phi3(const gguf_file *f)
+{
+    char *name = gguf_get_strdup(f, "general.name");
+    if (!name) return false;
+    for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
+    bool yes = strstr(name, "phi-3") || strstr(name, "phi3");
+    free(name);
+    return yes;
+}
+
 void tok_apply_attrs(ember_tokenizer *t, const gguf_file *f)
 {
     bool keep_s = keeps_eos_text(t);
@@ -52,5 +68,15 @@ void tok_apply_attrs(ember_tokenizer *t, const gguf_file *f)
             continue;
         }
         if (id >= 0 && t->tok[id].type == TOK_USER) t->tok[id].type = TOK_CONTROL;
+    }
+    if (!is_phi3(f)) return;
+    for (int i = 0; i < t->n_vocab; i++) {
+        tok_entry *e = &t->tok[i];
+        e->rstrip = e->type == TOK_CONTROL || e->type == TOK_USER || e->type == TOK_UNKNOWN;
+    }
+    static const char *const keep[] = {"<unk>", "<s>", "<|endoftext|>"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        int32_t id = ember_tok_find(t, keep[i]);
+        if (id >= 0) t->tok[id].rstrip = false;
     }
 }

@@ -50,6 +50,7 @@ typedef struct {
     uint32_t len;
     float score;
     uint8_t type;
+    bool rstrip;        /* whitespace after the token is dropped (tokenizer_attr.c) */
 } tok_entry;
 
 struct pcre2_real_code_8;
@@ -127,7 +128,7 @@ int tok_heap_push(tok_heap *h, tok_bigram g);   /* -1 when out of memory */
 tok_bigram tok_heap_pop(tok_heap *h);          /* h->n must be > 0 */
 
 /* tokenizer_attr.c: attributes the file does not store (marker tokens
-   made control); before the special-token lists are built */
+   made control, Phi-3's rstrip); before the special-token lists are built */
 void tok_apply_attrs(struct ember_tokenizer *t, const gguf_file *f);
 
 /* tokenizer_bpe.c */
