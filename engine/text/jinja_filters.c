@@ -384,10 +384,7 @@ static jx_val f_items(jx_ctx *c, jx_val in, const jx_args *a)
     NOARGS("items");
     if (in.t == JT_UNDEF) return jv_iter(jv_list(c->a, 0), "generator", false);
     if (in.t != JT_DICT && in.t != JT_NS) jx_rt_fail(c, "Can only get item pairs from a mapping.");
-    jx_val r = jv_list(c->a, in.u.d->n);
-    for (size_t i = 0; i < in.u.d->n; i++) r.u.l->v[i] = jv_tuple2(c->a, in.u.d->k[i], in.u.d->v[i]);
-    r.u.l->n = in.u.d->n;
-    return jv_iter(r, "generator", false);
+    return jv_iter(jx_dict_pairs(c->a, in.u.d), "generator", false);
 }
 
 static jx_val f_join(jx_ctx *c, jx_val in, const jx_args *a)

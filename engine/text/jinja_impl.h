@@ -153,6 +153,9 @@ jx_val jv_cstr(jx_arena *a, const char *s);
 jx_val jv_undef_hint(jx_arena *a, const char *fmt, ...) JX_PRINTF(2, 3);
 jx_val jv_list(jx_arena *a, size_t cap);
 jx_val jv_tuple2(jx_arena *a, jx_val x, jx_val y);
+/* The (key, value) tuples of d, in order: a list (the items filter and
+   dict.items() wrap it as their iterator or view). */
+jx_val jx_dict_pairs(jx_arena *a, const jx_dict *d);
 /* The list value l (not used elsewhere) as an iterator or, with view, a
    dict view, of Python type pytype. */
 jx_val jv_iter(jx_val l, const char *pytype, bool view);

@@ -509,10 +509,7 @@ static jx_val m_removesuffix(jx_ctx *c, jx_val self, const jx_args *a) { return 
 static jx_val m_items(jx_ctx *c, jx_val self, const jx_args *a)
 {
     NOARGS("items");
-    jx_val r = jv_list(c->a, self.u.d->n);
-    for (size_t i = 0; i < self.u.d->n; i++) r.u.l->v[i] = jv_tuple2(c->a, self.u.d->k[i], self.u.d->v[i]);
-    r.u.l->n = self.u.d->n;
-    return jv_iter(r, "dict_items", true);
+    return jv_iter(jx_dict_pairs(c->a, self.u.d), "dict_items", true);
 }
 
 static jx_val m_keys(jx_ctx *c, jx_val self, const jx_args *a)

@@ -191,6 +191,14 @@ jx_val jv_tuple2(jx_arena *a, jx_val x, jx_val y)
     return t;
 }
 
+jx_val jx_dict_pairs(jx_arena *a, const jx_dict *d)
+{
+    jx_val r = jv_list(a, d->n);
+    for (size_t i = 0; i < d->n; i++) r.u.l->v[i] = jv_tuple2(a, d->k[i], d->v[i]);
+    r.u.l->n = d->n;
+    return r;
+}
+
 jx_val jv_iter(jx_val l, const char *pytype, bool view)
 {
     l.t = JT_ITER;
