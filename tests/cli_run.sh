@@ -11,6 +11,9 @@ export XDG_CACHE_HOME="$tmp/cache"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 if ! command -v python3 >/dev/null; then echo "1..0 # SKIP python3 needed to read --json"; exit 0; fi
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+# an AddressSanitizer build: its shadow memory is anonymous and faults lazily
+asan=false
+if grep -q __asan_init "$EMBER" 2>/dev/null; then asan=true; fi
 
 m="$tmp/tiny.gguf"
 "$EMBER" synth -o "$m" --like tiny --dtype Q8_0 --seed 7 -q
@@ -32,7 +35,7 @@ hc=$(jget "$tmp/a.json" "'fnv1a64:%016x' % __import__('functools').reduce(lambda
 # over 200 tokens).  The CLI's own growing output buffers may take one or
 # two; a sanitizer's shadow memory faults lazily, so not under one.
 "$EMBER" run -m "$m" -p "hello there" -n 200 --temp 0 --json > "$tmp/pf.json"
-if grep -q __asan_init "$EMBER" 2>/dev/null; then
+if $asan; then
   skip "built with AddressSanitizer: its shadow memory faults in lazily"
 else
   f=$(jget "$tmp/pf.json" "d['phases']['decode']['minflt'] - d['phases']['prefill']['minflt']")
@@ -191,7 +194,7 @@ print(int(L*1200*(E//H)*KV*2*2/1024))")
     # without ASan, and smaps showed the tiles' arena at exactly their size
     # and the rest in the shadow's mapping; a second copy would still fail
     slack=8192
-    if grep -q __asan_init "$EMBER" 2>/dev/null; then slack=$((8192 + pk_kb / 4)); fi
+    if $asan; then slack=$((8192 + pk_kb / 4)); fi
     [ $((a1 - a0)) -le $((pk_kb + slack)) ]
     ok $? "packing added $((a1 - a0)) kB of anonymous memory for $pk_kb kB of tiles (+ $slack kB at most)"
   else
