@@ -15,7 +15,6 @@
      model.  Like the reference, recognised by general.name. */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,8 +51,7 @@ static bool is_phi3(const gguf_file *f)
 {
     char *name = gguf_get_strdup(f, "general.name");
     if (!name) return false;
-    for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
-    bool yes = strstr(name, "phi-3") || strstr(name, "phi3");
+    bool yes = strcasestr(name, "phi-3") || strcasestr(name, "phi3");
     free(name);
     return yes;
 }
