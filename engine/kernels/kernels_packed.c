@@ -276,12 +276,12 @@ INLINE512 void tile_pair_pass(const uint8_t *rec0, const uint8_t *rec1, int64_t 
    tokens, and each token adds one broadcast, one vpdpbusd, a convert and
    its fma: 24 float sums in registers.  The integer sums are exact either
    way and every fma is the reference's, in block order, so the result is
-   decode's and the compressed kernel's bit for bit.  A row is taken KC
-   blocks at a time, the tokens' sums carried between chunks: 32 blocks'
-   records, corrections and scales are 35 KiB, in a 48 KiB L1 (64 blocks,
-   71 KiB, ran 1.04-1.06x slower in the model on Zen 5).  On a Zen 5 core
-   (tile in L1) the loop ran ~1.4x the two-token form with decode's
-   correction. */
+   decode's and the compressed kernel's bit for bit.  A row is taken in
+   chunks of at most KC blocks, the tokens' sums carried between chunks:
+   32 blocks' records, corrections and scales are 35 KiB, in a 48 KiB L1
+   (64 blocks, 71 KiB, ran 1.04-1.06x slower in the model on Zen 5).  On a
+   Zen 5 core (tile in L1) the loop ran ~1.4x the two-token form with
+   decode's correction. */
 #define TRI 3
 #define KC 32
 #define TRI_MAX 128                       /* triples whose sums are carried between chunks */

@@ -613,21 +613,14 @@ static bool contains(jx_ctx *c, jx_val hay, jx_val needle)
         }
         jx_step(c, hay.u.s->len >> 6);
         return needle.u.s->len == 0 || memmem(hay.u.s->s, hay.u.s->len, needle.u.s->s, needle.u.s->len);
-    case JT_LIST:
-        for (size_t i = 0; i < hay.u.l->n; i++)
-            if (jx_equal(hay.u.l->v[i], needle)) return true;
-        jx_step(c, hay.u.l->n >> 4);
-        return false;
-    case JT_ITER:
+    case JT_LIST: case JT_ITER: {
+        size_t i = 0, n = hay.u.l->n;
+        while (i < n && !jx_equal(hay.u.l->v[i], needle)) i++;
+        if (i == n) jx_step(c, n >> 4);
         /* an iterator is used up to the item found, as Python's `in` */
-        for (size_t i = 0; i < hay.u.l->n; i++)
-            if (jx_equal(hay.u.l->v[i], needle)) {
-                jx_iter_drop(hay, i + 1);
-                return true;
-            }
-        jx_step(c, hay.u.l->n >> 4);
-        jx_iter_drop(hay, hay.u.l->n);
-        return false;
+        if (hay.t == JT_ITER) jx_iter_drop(hay, i < n ? i + 1 : n);
+        return i < n;
+    }
     case JT_DICT: case JT_NS:
         return jx_dict_find(hay.u.d, needle) != NULL;
     case JT_UNDEF: case JT_ABSENT:
