@@ -21,11 +21,20 @@ static void *zalloc(size_t n, bool *ok)
     return p;
 }
 
-/* The KV cache on 2 MiB pages where the kernel gives them (pagecache.h;
-   it is resident from the start anyway, see below): a prompt pass writes
-   a row of every KV head per position, and attention walks each head's
-   rows, dozens of runs of pages a token. */
-static void *kv_alloc(size_t n, bool *ok)
+/* Memory a session writes, zeroed and resident from the start, on 2 MiB
+   pages where the kernel gives them (pagecache.h).  The KV cache and the
+   attention scratch grow with the context: left lazy, decode would take a
+   page fault every few tokens (8 per token for a 1B Llama's KV cache), so
+   like llama.cpp's cleared KV buffer the whole context is resident, on huge
+   pages since a prompt pass writes a row of every KV head per position and
+   attention walks each head's rows.  The working buffers too: left lazy, a
+   fresh process's first prompt faulted them in a page at a time, and on the
+   2-vCPU VMs a first touch of a 4 KiB page costs 11-17 us (the host backs
+   the page too): ~5000 faults inside the matrix products of the first
+   128-token gemma-4-e2b prefill.  Resident from the start they add 8 MiB
+   (llama-3.2-1b) to 24 MiB (gemma-4-e2b) while the prompts stay short; a
+   prompt of ~180 tokens touches them all anyway. */
+static void *resident(size_t n, bool *ok)
 {
     void *p = ember_alloc_huge(n);
     if (p) memset(p, 0, n);
@@ -76,36 +85,36 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int i = 0; ok && i < s->ring; i++) s->ring_pos[i] = -1;
     size_t maxk = HQ > E ? HQ : E;
     if (F > maxk) maxk = F;
-    s->kcache = kv_alloc(kvn, &ok);
-    s->vcache = kv_alloc(kvn, &ok);
-    s->x = zalloc(B * E * 4, &ok);
-    s->xn = zalloc(B * (E > HQ ? E : HQ) * 4, &ok);
-    s->q = zalloc(B * HQ * 4, &ok);
-    s->k = zalloc(B * kv_dim * 4, &ok);
-    s->v = zalloc(B * kv_dim * 4, &ok);
-    s->att = zalloc(B * HQ * 4, &ok);
-    s->g = zalloc(B * F * 4, &ok);
-    s->u = zalloc(B * F * 4, &ok);
+    s->kcache = resident(kvn, &ok);
+    s->vcache = resident(kvn, &ok);
+    s->x = resident(B * E * 4, &ok);
+    s->xn = resident(B * (E > HQ ? E : HQ) * 4, &ok);
+    s->q = resident(B * HQ * 4, &ok);
+    s->k = resident(B * kv_dim * 4, &ok);
+    s->v = resident(B * kv_dim * 4, &ok);
+    s->att = resident(B * HQ * 4, &ok);
+    s->g = resident(B * F * 4, &ok);
+    s->u = resident(B * F * 4, &ok);
     if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
-        s->fused = zalloc(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
+        s->fused = resident(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
     if (m->n_pl) {
-        s->pl = zalloc(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
-        s->plg = zalloc(B * (size_t)m->n_pl * 4, &ok);
+        s->pl = resident(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
+        s->plg = resident(B * (size_t)m->n_pl * 4, &ok);
         /* one per_layer_token_embd row per thread (forward.c, pl_tokens) */
-        s->pl_row = zalloc((size_t)ember_pool_size(s->pool) * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
+        s->pl_row = resident((size_t)ember_pool_size(s->pool) * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
     }
     if (m->rope_long) s->rope_ff = n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
     for (int i = 0; i < EMBER_ROPE_TABLES; i++) {
-        s->rope_tab[i].cs = zalloc(B * hdm / 2 * 4 + 4, &ok);
-        s->rope_tab[i].sn = zalloc(B * hdm / 2 * 4 + 4, &ok);
+        s->rope_tab[i].cs = resident(B * hdm / 2 * 4 + 4, &ok);
+        s->rope_tab[i].sn = resident(B * hdm / 2 * 4 + 4, &ok);
     }
-    s->logits = zalloc((size_t)I->n_vocab * 4, &ok);
-    s->embd_row = zalloc(m->tok_embd.row_bytes, &ok);
+    s->logits = resident((size_t)I->n_vocab * 4, &ok);
+    s->embd_row = resident(m->tok_embd.row_bytes, &ok);
     static const int act_types[EMBER_ACT_TYPES] = {EMBER_Q8_0, EMBER_Q8_K, EMBER_Q8_1, EMBER_ACT_Q8_0U};
     for (int i = 0; i < EMBER_ACT_TYPES; i++) {
         int64_t blk = act_types[i] == EMBER_Q8_K ? 256 : 32;
         s->act[i].type = act_types[i];
-        s->act[i].buf = zalloc(B * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
+        s->act[i].buf = resident(B * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
     }
     /* per thread, for the q heads of one KV head: scores, lane
        accumulators, the queries as fp16 or q8_0 (forward.c, att_run) */
@@ -119,22 +128,14 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (o && o->att_block > 0 && o->att_block < s->att_block) s->att_block = o->att_block;
     const size_t blk = (size_t)s->att_block;
     s->scratch_stride = blk * group * ((size_t)n_ctx + 16) + group * 64 * hdm + (blk * group * hdm + 1) / 2 + 16;
-    s->scratch = zalloc((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
+    s->scratch = resident((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %s %zu MiB)", n_ctx,
                      ember_kv_type_name(s->kv_type), kvn * 2 >> 20);
         ember_session_free(s);
         return NULL;
     }
-    /* The KV cache and the attention scratch grow with the context: left
-       lazy, decode would take a page fault every few tokens (8 per token for
-       a 1B Llama's KV cache), where it should take none after the first
-       token.  Like llama.cpp's cleared KV buffer, the whole context is
-       resident from the start. */
-    ember_populate(s->kcache, kvn, true);
-    ember_populate(s->vcache, kvn, true);
     s->kv_bytes = 2 * kvn;
-    ember_populate(s->scratch, (size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, true);
     s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
