@@ -33,7 +33,7 @@ static void *zalloc(size_t n, bool *ok)
    the page too): ~5000 faults inside the matrix products of the first
    128-token gemma-4-e2b prefill.  Resident from the start they add 8 MiB
    (llama-3.2-1b) to 24 MiB (gemma-4-e2b) while the prompts stay short; a
-   prompt of ~180 tokens touches them all anyway. */
+   prompt of one whole pass (128 tokens) touches them all anyway. */
 static void *resident(size_t n, bool *ok)
 {
     void *p = ember_alloc_huge(n);
