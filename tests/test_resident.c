@@ -58,8 +58,10 @@ int main(void)
     if (!rc) rc = ember_decode(s, toks[0], logits, &err);
     long f2 = minflt();
     if (rc) tap_diag("%s", err.msg);
-    tap_ok(!rc && f1 - f0 <= 4, "a %d-token prompt after a 4-token one takes %ld page faults (at most 4)", n - 4, f1 - f0);
-    tap_ok(!rc && f2 - f1 <= 4, "a decode step after it takes %ld (at most 4)", f2 - f1);
+    /* before, the working buffers' rows took 370 faults here; the bound
+       leaves room for a sanitizer's own bookkeeping (ASan took 9) */
+    tap_ok(!rc && f1 - f0 <= 32, "a %d-token prompt after a 4-token one takes %ld page faults (at most 32)", n - 4, f1 - f0);
+    tap_ok(!rc && f2 - f1 <= 32, "a decode step after it takes %ld (at most 32)", f2 - f1);
     ember_session_free(s);
     ember_model_free(m);
     free(toks);
