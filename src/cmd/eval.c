@@ -19,24 +19,27 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: ember eval -m MODEL --ids PROMPT_IDS [--force IDS] --logits OUT\n"
-        "                  [--strategy eager|compressed|packed] [--threads N]\n"
+        "                  [--strategy eager|compressed|packed] [--threads N] [--ctx N]\n"
         "\n"
         "Runs the prompt ids (a file of whitespace-separated ids, - for stdin) as one\n"
         "batched prefill, then decodes each id of --force (a file) one at a time, and\n"
         "writes f32 little-endian logits: one row of n_vocab per prompt position, then\n"
-        "one row after each forced id.\n");
+        "one row after each forced id.  --ctx sets the session's context size (default:\n"
+        "prompt + forced + 1; at least that): settings chosen by the context size, such\n"
+        "as LongRoPE's long or short factors, follow it.\n");
 }
 
 int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *ids_path = NULL, *force_path = NULL, *out_path = NULL;
+    int n_ctx = 0;
     ember_plan_opts po;
     ember_plan_opts_default(&po);
     static const struct option lo[] = {
         {"model", required_argument, 0, 'm'}, {"ids", required_argument, 0, 'i'},
         {"force", required_argument, 0, 'f'}, {"logits", required_argument, 0, 'o'},
         {"strategy", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"ctx", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:t:h", lo, NULL)) != -1) {
@@ -51,13 +54,16 @@ int cmd_eval(int argc, char **argv)
             po.strategy = (ember_strategy)s;
             break;
         }
-        case 't': {
-            /* the thread count's range is the option table's */
+        case 't':
+        case 'c': {
+            /* the thread count's and the context's ranges are the option table's */
             gen_opts g;
             gen_opts_default(&g);
-            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + OPT_THREADS, "ember eval", argc, argv, optarg, &g) < 0)
+            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + (c == 't' ? OPT_THREADS : OPT_CTX), "ember eval", argc, argv,
+                                       optarg, &g) < 0)
                 return 2;
-            po.threads = g.threads;
+            if (c == 't') po.threads = g.threads;
+            else n_ctx = g.n_ctx;
             break;
         }
         case 'h': usage(stdout); return 0;
@@ -95,7 +101,11 @@ int cmd_eval(int argc, char **argv)
     bool write_err = false;
     if (!m) goto fail;
     const int V = ember_model_get_info(m)->n_vocab;
-    ember_session_opts so = {.n_ctx = np + nf + 1, .threads = po.threads};
+    if (n_ctx && n_ctx < np + nf + 1) {
+        ember_seterr(&err, "--ctx %d is smaller than the %d prompt and forced ids need (plus one)", n_ctx, np + nf);
+        goto fail;
+    }
+    ember_session_opts so = {.n_ctx = n_ctx ? n_ctx : np + nf + 1, .threads = po.threads};
     if (!(s = ember_session_new(m, &so, &err))) goto fail;
     rows = malloc((size_t)np * V * sizeof *rows);
     if (!rows) {
