@@ -12,8 +12,9 @@ static const ember_arch_desc archs[] = {
     {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0},
     {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0},
     /* text-only Gemma 3: every 6th layer global; local layers use rope
-       base 10000 whatever the file says (the reference hard-codes both) */
-    {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_ROPE_LINEAR_GLOBAL | ARCH_SWA,
+       base 10000 and no rope scaling whatever the file says (the reference
+       hard-codes the pattern and both) */
+    {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE,
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0},
     /* Phi-3 / 3.5 / 4-mini (the reference leaves their sliding window off) */
     {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_Q, 0, 0, 0},
@@ -21,7 +22,8 @@ static const ember_arch_desc archs[] = {
        FFN widths come from per-layer keys; Q/K norms do the scaling; the
        reference soft-caps the logits at 30 when the file says nothing */
     {"gemma4", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA |
-     ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0, 10000.0f, 30.0f},
+     ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0,
+     0, 30.0f},
 };
 
 const ember_arch_desc *ember_arch_find(const char *name)

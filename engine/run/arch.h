@@ -24,8 +24,8 @@ enum {
     ARCH_EMBD_SCALE = 1 << 4,      /* token embedding times sqrt(n_embd) */
     ARCH_FUSED_QKV = 1 << 5,       /* attn_qkv: Q, K, V rows in one matrix */
     ARCH_FUSED_GATE_UP = 1 << 6,   /* ffn_up holds gate rows, then up rows */
-    ARCH_LONGROPE = 1 << 7,        /* rope_factors_long/short by context size, attn_factor */
-    ARCH_ROPE_LINEAR_GLOBAL = 1 << 8,  /* rope.scaling linear applies to global layers only */
+    ARCH_LONGROPE = 1 << 7,        /* rope_factors_long/short by context size */
+    ARCH_SWA_OWN_ROPE = 1 << 8,    /* sliding layers rotate with their own base and dims, no rope_freqs */
     ARCH_SWA = 1 << 9,             /* sliding-window layers (attention.sliding_window) */
     ARCH_PER_LAYER_EMBD = 1 << 10, /* per-layer input embeddings (gemma4 E2B/E4B) */
     ARCH_V_NORM = 1 << 11,         /* V RMS-normalised per head, without weight */
@@ -41,7 +41,11 @@ typedef struct {
     /* Sliding-window layers when the file carries no pattern: layer il is
        global when il % swa_period == swa_period - 1 (0: no sliding layers). */
     int swa_period;
-    float swa_rope_base;           /* rope base of sliding layers (the reference hard-codes it) */
+    /* Rope base of sliding layers (ARCH_SWA_OWN_ROPE): > 0, hard-coded
+       with no scaling (gemma3: the reference ignores the file there);
+       0, the file's rope.freq_base_swa, else the global base, scaled as
+       the global layers (gemma4). */
+    float swa_rope_base;
     float softcap;                 /* final logit soft-cap when the file has none (0: none) */
 } ember_arch_desc;
 

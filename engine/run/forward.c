@@ -162,16 +162,26 @@ static void rmsnorm(float *out, const float *x, const float *wt, int n, float ep
 
 /* The rotation of position pos in the reference's order: theta = (pos *
    scale^i / ff[i]) * freq_scale, cos and sin times mscale (a factor of 1
-   changes no bit). */
+   changes no bit); under YaRN the angle is blended with the unscaled one,
+   ramp 1 below pair corr_lo and 0 above corr_hi, and mscale grows by
+   1 + 0.1 ln(1 / freq_scale). */
 static void rope_row(const ember_rope_cfg *rc, int pos, float *cs, float *sn)
 {
     const int nr = rc->n_rot;
     float theta_scale = powf(rc->base, -2.0f / (float)nr);
     float theta = (float)pos;
+    float ms = rc->mscale;
+    if (rc->ext_factor != 0) ms *= 1.0f + 0.1f * logf(1.0f / rc->freq_scale);
     for (int i = 0; i < nr / 2; i++) {
-        float t = (rc->ff ? theta / rc->ff[i] : theta) * rc->freq_scale;
-        cs[i] = cosf(t) * rc->mscale;
-        sn[i] = sinf(t) * rc->mscale;
+        float te = rc->ff ? theta / rc->ff[i] : theta;
+        float t = te * rc->freq_scale;
+        if (rc->ext_factor != 0) {
+            float y = ((float)i - rc->corr_lo) / fmaxf(0.001f, rc->corr_hi - rc->corr_lo);
+            float mix = (1 - fminf(1, fmaxf(0, y))) * rc->ext_factor;
+            t = t * (1 - mix) + te * mix;
+        }
+        cs[i] = cosf(t) * ms;
+        sn[i] = sinf(t) * ms;
         theta *= theta_scale;
     }
 }
@@ -448,6 +458,7 @@ static const struct ember_rope_table *rope_table(ember_session *s, const ember_r
         if (rt->n == 0) break;
         const ember_rope_cfg *c = &rt->cfg;
         if (c->base == want.base && c->freq_scale == want.freq_scale && c->mscale == want.mscale &&
+            c->ext_factor == want.ext_factor && c->corr_lo == want.corr_lo && c->corr_hi == want.corr_hi &&
             c->ff == want.ff && c->n_rot == want.n_rot)
             return rt;
     }

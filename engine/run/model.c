@@ -101,6 +101,32 @@ static void fill_dtypes(const gguf_file *f, ember_model_info *info)
     info->n_params = params;
 }
 
+/* rope.scaling as the reference reads it for every architecture: the
+   factor (or the older rope.scale_linear) divides the positions unless the
+   type is none, the type defaulting to linear; yarn also blends by its
+   ramp (ember_rope_cfg).  Sliding layers keep 1 / factor even for type
+   none, as the reference's sliding-layer scale is the file's. */
+static int rope_scaling(meta *mt, ember_model *m)
+{
+    char key[128];
+    gguf_str ty = {"linear", 6};
+    snprintf(key, sizeof key, "%s.rope.scaling.type", mt->arch);
+    if (gguf_find(mt->f, key) && !gguf_get_str(mt->f, key, &ty))
+        return ember_seterr(mt->err, "metadata key '%s' is not a string", key);
+    const bool none = ty.len == 4 && !memcmp(ty.ptr, "none", 4), yarn = ty.len == 4 && !memcmp(ty.ptr, "yarn", 4);
+    if (!none && !yarn && !(ty.len == 6 && !memcmp(ty.ptr, "linear", 6)))
+        return ember_seterr(mt->err, "%s = '%.*s': rope scaling of that type is not supported (none, linear, yarn)", key,
+                            (int)(ty.len < 64 ? ty.len : 64), ty.ptr);
+    float factor = 1.0f;
+    snprintf(key, sizeof key, "%s.rope.scaling.factor", mt->arch);
+    const char *fkey = gguf_find(mt->f, key) ? "rope.scaling.factor" : "rope.scale_linear";
+    if (opt_f(mt, fkey, &factor, 1.0f, false)) return -1;
+    m->rope_freq_scale_swa = 1.0f / factor;
+    m->rope_freq_scale = none ? 1.0f : 1.0f / factor;
+    m->rope_ext_factor = yarn ? 1.0f : 0.0f;
+    return 0;
+}
+
 /* Fills info from the header; sets m->arch etc. when model is non-NULL. */
 static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model *m, ember_err *err)
 {
@@ -190,9 +216,8 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             opt_u(&mt, "embedding_length_per_layer_input", 1, 1 << 14, &m->n_pl, 0))
             return -1;
         if (arch->softcap && opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
-        if (arch->flags & ARCH_LONGROPE &&
-            (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
-             opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false)))
+        if (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
+            opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false) || rope_scaling(&mt, m))
             return -1;
         switch (arch->att_scale) {
         case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;
@@ -283,34 +308,46 @@ int ember_model_weights(ember_model *m, ember_weight **out, int cap)
     return n;
 }
 
-/* The rope of layer l: global layers use the file's base (and, where the
-   architecture says so, its linear scaling); sliding layers their own base. */
+/* YaRN's correction range over the pairs of an n_rot rotation at base:
+   the dims whose wavelength fits beta times into the original context,
+   floored and ceiled as the reference does. */
+static float yarn_corr_dim(int n_rot, int n_ctx_orig, float beta, float base)
+{
+    return (float)n_rot * logf((float)n_ctx_orig / (beta * 2 * (float)M_PI)) / (2 * logf(base));
+}
+
+/* The rope of layer l: global layers use the file's base, scaling and
+   rope_freqs; sliding layers, where the architecture gives them their own
+   rope, their own base and dims (arch.h). */
 static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
 {
     const ember_arch_desc *a = m->arch;
-    L->rope = (ember_rope_cfg){m->rope_base, 1.0f, 1.0f, m->rope_freqs, m->n_rot};
-    if (a->flags & ARCH_LONGROPE && m->rope_long) {
-        L->rope.ff = NULL;   /* the session picks long or short by its context */
-        L->rope.mscale = m->rope_attn_factor;
-    }
+    L->rope = (ember_rope_cfg){m->rope_base, m->rope_freq_scale, m->rope_attn_factor, m->rope_ext_factor, 0, 0,
+                               m->rope_freqs, m->n_rot};
+    if (a->flags & ARCH_LONGROPE && m->rope_long) L->rope.ff = NULL;   /* the session picks long or short by its context */
     meta mt = {m->f, a->name, err};
-    if (L->swa) {
+    if (L->swa && a->flags & ARCH_SWA_OWN_ROPE) {
         /* sliding layers rotate their own head dim, without rope_freqs */
         L->rope.ff = NULL;
         if (opt_u(&mt, "rope.dimension_count_swa", 2, L->head_dim, &L->rope.n_rot,
-                  m->n_rot < L->head_dim ? m->n_rot : L->head_dim) ||
-            opt_f(&mt, "rope.freq_base_swa", &L->rope.base, a->swa_rope_base, false))
+                  m->n_rot < L->head_dim ? m->n_rot : L->head_dim))
             return -1;
         if (L->rope.n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count_swa %d is odd", a->name, L->rope.n_rot);
-    } else if (a->flags & ARCH_ROPE_LINEAR_GLOBAL) {
-        char key[128];
-        gguf_str ty;
-        snprintf(key, sizeof key, "%s.rope.scaling.type", a->name);
-        if (gguf_get_str(m->f, key, &ty) && ty.len == 6 && !memcmp(ty.ptr, "linear", 6)) {
-            float factor;
-            if (opt_f(&mt, "rope.scaling.factor", &factor, 1.0f, false)) return -1;
-            L->rope.freq_scale = 1.0f / factor;
+        if (a->swa_rope_base > 0) {
+            L->rope.base = a->swa_rope_base;
+            L->rope.freq_scale = 1.0f;
+            L->rope.ext_factor = 0.0f;
+        } else {
+            if (opt_f(&mt, "rope.freq_base_swa", &L->rope.base, m->rope_base, false)) return -1;
+            L->rope.freq_scale = m->rope_freq_scale_swa;
         }
+    }
+    if (L->rope.ext_factor != 0) {
+        const float beta_fast = 32.0f, beta_slow = 1.0f;   /* the reference's defaults */
+        float lo = floorf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, beta_fast, L->rope.base));
+        float hi = ceilf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, beta_slow, L->rope.base));
+        L->rope.corr_lo = lo > 0 ? lo : 0;
+        L->rope.corr_hi = hi < (float)(L->rope.n_rot - 1) ? hi : (float)(L->rope.n_rot - 1);
     }
     return 0;
 }

@@ -11,9 +11,13 @@
 #include "threads.h"
 
 /* One layer's rotary embedding: theta_i = pos * base^(-2i/n_rot) / ff[i]
-   * freq_scale over the n_rot leading dims, cos and sin times mscale. */
+   * freq_scale over the n_rot leading dims, cos and sin times mscale.
+   YaRN (ext_factor 1) blends the scaled angle with the unscaled one by a
+   ramp over the pairs corr_lo..corr_hi and raises mscale by
+   1 + 0.1 ln(1 / freq_scale), as the reference's rope does. */
 typedef struct {
     float base, freq_scale, mscale;
+    float ext_factor, corr_lo, corr_hi;
     const float *ff;            /* n_rot/2 divisors, or NULL (phi3: the session's) */
     int n_rot;
 } ember_rope_cfg;
@@ -73,8 +77,12 @@ struct ember_model {
     float rope_base, rms_eps;
     float *rope_freqs;          /* n_rot/2 divisors, or NULL */
     float *rope_long, *rope_short;   /* LongRoPE divisors (phi3), or NULL */
-    int n_ctx_orig;             /* the short factors serve contexts up to this */
-    float rope_attn_factor;     /* LongRoPE: multiplies cos and sin */
+    int n_ctx_orig;             /* rope.scaling.original_context_length: LongRoPE's short
+                                   factors serve contexts up to this; YaRN's ramp */
+    float rope_attn_factor;     /* rope.scaling.attn_factor: multiplies cos and sin */
+    float rope_freq_scale;      /* 1 / rope.scaling.factor where the scaling type applies it */
+    float rope_freq_scale_swa;  /* the same for sliding layers whose rope is not hard-coded */
+    float rope_ext_factor;      /* 1 for rope.scaling.type yarn, else 0 */
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */
