@@ -16,8 +16,10 @@ static const ember_arch_desc archs[] = {
        hard-codes the pattern and both) */
     {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE,
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0},
-    /* Phi-3 / 3.5 / 4-mini (the reference leaves their sliding window off) */
-    {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_Q, 0, 0, 0},
+    /* Phi-3 / 3.5 / 4-mini: the file's sliding window masks every layer
+       (Phi-3-mini-4k's 2047 in a 4096 context), with the global rope */
+    {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL, ROPE_NEOX, FFN_SWIGLU,
+     ATT_SCALE_Q, 0, 0, 0},
     /* dense Gemma 4 (E2B/E4B): the layer pattern, head dims, KV heads and
        FFN widths come from per-layer keys; Q/K norms do the scaling; the
        reference soft-caps the logits at 30 when the file says nothing */

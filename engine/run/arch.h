@@ -30,6 +30,7 @@ enum {
     ARCH_PER_LAYER_EMBD = 1 << 10, /* per-layer input embeddings (gemma4 E2B/E4B) */
     ARCH_V_NORM = 1 << 11,         /* V RMS-normalised per head, without weight */
     ARCH_SHARED_KV = 1 << 12,      /* the last shared_kv_layers layers reuse earlier layers' KV */
+    ARCH_SWA_ALL = 1 << 13,        /* with a sliding window, every layer slides (phi3) */
 };
 
 typedef struct {

@@ -207,6 +207,9 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
         if (arch->flags & ARCH_SWA && opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)) return -1;
+        /* a window as long as the training context masks nothing (Phi-3.5's
+           262144): every layer attends globally, on the faster path */
+        if (arch->flags & ARCH_SWA_ALL && m->n_swa >= info->n_ctx_train) m->n_swa = 0;
         int shared = 0;
         if (arch->flags & ARCH_SHARED_KV &&
             opt_u(&mt, "attention.shared_kv_layers", 0, info->n_layer - 1, &shared, 0))
@@ -352,12 +355,17 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
     return 0;
 }
 
-/* Whether layer l slides, and its window: the file's per-layer pattern
-   (gemma4: true = sliding), else the architecture's period (gemma3). */
+/* Whether layer l slides, and its window: every layer (phi3), the file's
+   per-layer pattern (gemma4: true = sliding), else the architecture's
+   period (gemma3). */
 static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
 {
     *swa = 0;
     if (!m->n_swa) return 0;
+    if (m->arch->flags & ARCH_SWA_ALL) {
+        *swa = m->n_swa;
+        return 0;
+    }
     char key[128];
     snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", m->arch->name);
     const gguf_kv *kv = gguf_find(m->f, key);
