@@ -216,7 +216,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         m->n_layer_kv = info->n_layer - shared;
         if (arch->flags & ARCH_PER_LAYER_EMBD &&
-            opt_u(&mt, "embedding_length_per_layer_input", 1, 1 << 14, &m->n_pl, 0))
+            opt_u(&mt, "embedding_length_per_layer_input", 0, 1 << 14, &m->n_pl, 0))   /* 0: none (31B) */
             return -1;
         if (arch->softcap && opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
         if (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
