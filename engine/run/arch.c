@@ -24,7 +24,7 @@ static const ember_arch_desc archs[] = {
        FFN widths come from per-layer keys; Q/K norms do the scaling; the
        reference soft-caps the logits at 30 when the file says nothing */
     {"gemma4", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA |
-     ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0,
+     ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE | ARCH_V_FROM_K, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0,
      0, 30.0f},
 };
 

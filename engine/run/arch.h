@@ -31,6 +31,7 @@ enum {
     ARCH_V_NORM = 1 << 11,         /* V RMS-normalised per head, without weight */
     ARCH_SHARED_KV = 1 << 12,      /* the last shared_kv_layers layers reuse earlier layers' KV */
     ARCH_SWA_ALL = 1 << 13,        /* with a sliding window, every layer slides (phi3) */
+    ARCH_V_FROM_K = 1 << 14,       /* a layer without attn_v takes V from its K projection (gemma4 31B) */
 };
 
 typedef struct {

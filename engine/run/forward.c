@@ -644,6 +644,7 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
             for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
         if (!own_kv) continue;
         float *v = s->v + (size_t)t * HK;
+        if (!L->wv.t && !L->wqkv.t) memcpy(v, k, (size_t)HK * sizeof *v);   /* V = K's projection, before its norm */
         if (L->bk)
             for (int i = 0; i < HK; i++) k[i] += L->bk[i];
         if (L->bv)
@@ -687,7 +688,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     } else {
         const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
         float *ys[3] = {s->q, s->k, s->v};
-        matmul_n(s, qkv, ys, own_kv ? 3 : 1, s->xn, n);
+        matmul_n(s, qkv, ys, own_kv ? (L->wv.t ? 3 : 2) : 1, s->xn, n);
     }
     qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
     for_tokens(s, n, qk_tokens, &qa);

@@ -421,7 +421,9 @@ static int bind_layers(ember_model *m, ember_err *err)
         } else if (!rc) {
             bind_weight(m, &L->wq, NAME("attn_q.weight"), E, HQ, EMBER_PROJ_Q, err, &rc);
             if (!rc && own_kv) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
-            if (!rc && own_kv) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+            /* gemma4 31B's full layers have no attn_v: V is K's projection */
+            const bool v_from_k = fl & ARCH_V_FROM_K && !gguf_find_tensor(m->f, NAME("attn_v.weight"));
+            if (!rc && own_kv && !v_from_k) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
         if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
         if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
