@@ -1,0 +1,244 @@
+/* Settings of real downloads that the golden fixtures do not carry, on
+   tiny models this test writes itself, against logits the reference
+   (ik_llama.cpp 8337e4c, 1 thread, n_ctx 512, F16 KV cache, flash
+   attention) computed on the same files (arch_variants_ref.h):
+   rope.scaling on every architecture (linear without a type key, yarn),
+   rope.scaling.attn_factor without LongRoPE factors, Phi-3's sliding
+   window, and gemma4 without per-layer inputs, with a layer whose V is its
+   K projection and with no rope.freq_base_swa.  Each row must agree at
+   cosine >= 0.99999 with the same top-1, eager and compressed.
+
+   EMBER_ARCH_VARIANTS_DUMP=DIR writes the models and ids to DIR for the
+   reference instead (a model per case, prompt and forced ids). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtype.h"
+#include "ember.h"
+#include "gguf.h"
+#include "tap.h"
+
+enum { V = 16, E = 64, NP = 12, NF = 4 };
+
+static const int32_t prompt[NP] = {3, 14, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9};
+static const int32_t forced[NF] = {7, 9, 3, 2};
+
+typedef struct {
+    const char *name, *arch;
+    const char *what;
+} vcase;
+
+#include "arch_variants_ref.h"
+
+static const vcase cases[] = {
+    {"llama-linear4", "llama", "llama: rope.scaling.factor 4 with no type key (linear)"},
+    {"qwen3-yarn4", "qwen3", "qwen3: rope.scaling.type yarn, factor 4, original context 32"},
+    {"phi3-window6", "phi3", "phi3: sliding_window 6 over a 16-token run, attn_factor 1.25 without LongRoPE factors"},
+    {"gemma4-31b", "gemma4", "gemma4: no per-layer inputs, V from K on full layers, no freq_base_swa, linear 2"},
+};
+
+static unsigned seed;
+
+static float rnd(void)
+{
+    seed = seed * 1664525u + 1013904223u;
+    return ((int)(seed >> 9 & 0xffff) - 32768) / 32768.0f;
+}
+
+/* a matrix of `in` x `out` in F16, uniform with rms about 1/sqrt(in) */
+static void mat(gguf_writer *w, const char *name, int in, int out)
+{
+    uint16_t *d = malloc((size_t)in * out * sizeof *d);
+    for (int i = 0; i < in * out; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
+    int64_t ne[2] = {in, out};
+    gguf_w_tensor(w, name, EMBER_F16, 2, ne, d, (uint64_t)in * out * 2);
+    free(d);
+}
+
+/* a vector of n around mean (norm weights), or all equal to mean (spread 0) */
+static void vec(gguf_writer *w, const char *name, int n, float mean, float spread)
+{
+    float *d = malloc((size_t)n * sizeof *d);
+    for (int i = 0; i < n; i++) d[i] = mean + spread * rnd();
+    int64_t ne[1] = {n};
+    gguf_w_tensor(w, name, EMBER_F32, 1, ne, d, (uint64_t)n * 4);
+    free(d);
+}
+
+static int write_model(const vcase *c, const char *path)
+{
+    gguf_writer *w = gguf_writer_new();
+    const char *a = c->arch;
+    char k[128], t[96];
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4");
+    const int L = g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
+    const int hd = qwen ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const bool swa_layer[3] = {true, true, false};
+    seed = 12345;
+#define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
+#define T(fmt, l) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    gguf_w_str(w, "general.architecture", a);
+    gguf_w_str(w, "tokenizer.ggml.model", "none");   /* ids only: the reference takes vocab_size */
+    gguf_w_u32(w, KEY("vocab_size"), V);
+    gguf_w_u32(w, KEY("block_count"), (uint32_t)L);
+    gguf_w_u32(w, KEY("embedding_length"), E);
+    gguf_w_u32(w, KEY("feed_forward_length"), FF);
+    gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
+    gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
+    gguf_w_u32(w, KEY("context_length"), 4096);
+    gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 ? 1e6f : 10000.0f);   /* gemma4: its sliding layers too */
+    if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
+    if (qwen) {
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+        gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
+        gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
+        gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 32);
+    }
+    if (phi) {
+        gguf_w_u32(w, KEY("attention.sliding_window"), 6);
+        gguf_w_f32(w, KEY("rope.scaling.attn_factor"), 1.25f);
+    }
+    if (g4) {
+        bool pat[3] = {true, true, false};
+        gguf_w_arr(w, KEY("attention.sliding_window_pattern"), GGUF_T_BOOL, pat, 3);
+        gguf_w_u32(w, KEY("attention.sliding_window"), 5);
+        gguf_w_u32(w, KEY("attention.shared_kv_layers"), 0);
+        gguf_w_u32(w, KEY("embedding_length_per_layer_input"), 0);
+        gguf_w_u32(w, KEY("attention.key_length"), hd_full);
+        gguf_w_u32(w, KEY("attention.value_length"), hd_full);
+        gguf_w_u32(w, KEY("attention.key_length_swa"), hd_swa);
+        gguf_w_u32(w, KEY("attention.value_length_swa"), hd_swa);
+        gguf_w_u32(w, KEY("rope.dimension_count"), hd_full);
+        gguf_w_u32(w, KEY("rope.dimension_count_swa"), hd_swa);
+        gguf_w_str(w, KEY("rope.scaling.type"), "linear");
+        gguf_w_f32(w, KEY("rope.scaling.factor"), 2.0f);
+    }
+    mat(w, "token_embd.weight", E, V);
+    vec(w, "output_norm.weight", E, 1.0f, 0.1f);
+    if (phi) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 */
+    if (g4) vec(w, "rope_freqs.weight", hd_full / 2, 1.0f, 0.0f);   /* required by the reference; 1 changes nothing */
+    for (int l = 0; l < L; l++) {
+        const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
+        vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
+        vec(w, T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+        if (phi) {
+            mat(w, T("attn_qkv.weight", l), E, (H + 2 * HKV) * d);
+            mat(w, T("ffn_up.weight", l), E, 2 * FF);
+        } else {
+            mat(w, T("attn_q.weight", l), E, H * d);
+            mat(w, T("attn_k.weight", l), E, HKV * d);
+            if (!(g4 && !swa_layer[l])) mat(w, T("attn_v.weight", l), E, HKV * d);   /* 31B: full layers have none */
+            mat(w, T("ffn_gate.weight", l), E, FF);
+            mat(w, T("ffn_up.weight", l), E, FF);
+        }
+        mat(w, T("attn_output.weight", l), H * d, E);
+        mat(w, T("ffn_down.weight", l), FF, E);
+        if (qwen || g4) {
+            /* gemma4 does not scale the scores: norms of d^-1/4 keep them near 1 */
+            const float qk = g4 ? 1.0f / sqrtf(sqrtf((float)d)) : 1.0f;
+            vec(w, T("attn_q_norm.weight", l), d, qk, 0.1f * qk);
+            vec(w, T("attn_k_norm.weight", l), d, qk, 0.1f * qk);
+        }
+        if (g4) {
+            vec(w, T("post_attention_norm.weight", l), E, 1.0f, 0.1f);
+            vec(w, T("post_ffw_norm.weight", l), E, 1.0f, 0.1f);
+            vec(w, T("layer_output_scale.weight", l), 1, 0.8f, 0.0f);
+        }
+    }
+#undef KEY
+#undef T
+    ember_err err;
+    int rc = gguf_writer_save(w, path, &err);
+    gguf_writer_free(w);
+    if (rc) tap_diag("writer: %s", err.msg);
+    return rc;
+}
+
+static int write_ids(const char *path, const int32_t *ids, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    for (int i = 0; i < n; i++) fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
+    return fclose(f);
+}
+
+/* The run's NP + NF rows of logits, as ember eval makes them: the prompt
+   in one prefill, then each forced id. */
+static int run(const char *path, ember_strategy st, float *rows, ember_err *err)
+{
+    ember_plan_opts po;
+    ember_plan_opts_default(&po);
+    po.strategy = st;
+    ember_model *m = ember_model_open(path, &po, err);
+    if (!m) return -1;
+    ember_session_opts so = {.n_ctx = NP + NF + 1, .threads = 2};
+    ember_session *s = ember_session_new(m, &so, err);
+    int rc = s ? ember_prefill(s, prompt, NP, NULL, rows, err) : -1;
+    for (int i = 0; !rc && i < NF; i++) rc = ember_decode(s, forced[i], rows + (size_t)(NP + i) * V, err);
+    ember_session_free(s);
+    ember_model_free(m);
+    return rc;
+}
+
+int main(void)
+{
+    const char *dump = getenv("EMBER_ARCH_VARIANTS_DUMP");
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    if (dump) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/prompt.ids", dump);
+        int bad = write_ids(p, prompt, NP);
+        snprintf(p, sizeof p, "%s/forced.ids", dump);
+        bad |= write_ids(p, forced, NF);
+        for (int c = 0; c < nc; c++) {
+            snprintf(p, sizeof p, "%s/%s.gguf", dump, cases[c].name);
+            bad |= write_model(&cases[c], p);
+        }
+        tap_ok(!bad, "models and ids written to %s", dump);
+        return tap_done();
+    }
+    char path[] = "/tmp/ember-archvar-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) tap_skip_all("cannot create a temporary file");
+    close(fd);
+    static float rows[(NP + NF) * V];
+    for (int c = 0; c < nc; c++) {
+        if (!tap_ok(write_model(&cases[c], path) == 0, "%s: written", cases[c].name)) continue;
+        const float *ref = arch_variants_ref[c];
+        for (int st = EMBER_STRATEGY_EAGER; st <= EMBER_STRATEGY_COMPRESSED; st++) {
+            ember_err err = {{0}};
+            if (!tap_ok(run(path, (ember_strategy)st, rows, &err) == 0, "%s (%s): runs%s%s", cases[c].what,
+                        ember_strategy_name((ember_strategy)st), err.msg[0] ? ": " : "", err.msg))
+                continue;
+            double worst = 1;
+            int worst_row = 0, top_ok = 0;
+            for (int r = 0; r < NP + NF; r++) {
+                const float *a = ref + (size_t)r * V, *b = rows + (size_t)r * V;
+                double ab = 0, aa = 0, bb = 0;
+                int ia = 0, ib = 0;
+                for (int i = 0; i < V; i++) {
+                    ab += (double)a[i] * b[i];
+                    aa += (double)a[i] * a[i];
+                    bb += (double)b[i] * b[i];
+                    if (a[i] > a[ia]) ia = i;
+                    if (b[i] > b[ib]) ib = i;
+                }
+                double cs = ab / sqrt(aa * bb);
+                if (cs < worst) worst = cs, worst_row = r;
+                top_ok += ia == ib;
+            }
+            tap_ok(worst >= 0.99999 && top_ok == NP + NF,
+                   "%s (%s): every row at cosine >= 0.99999 (worst %.7f, row %d), top-1 %d/%d as the reference",
+                   cases[c].what, ember_strategy_name((ember_strategy)st), worst, worst_row, top_ok, NP + NF);
+        }
+    }
+    unlink(path);
+    return tap_done();
+}
