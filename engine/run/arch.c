@@ -20,12 +20,12 @@ static const ember_arch_desc archs[] = {
        (Phi-3-mini-4k's 2047 in a 4096 context), with the global rope */
     {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL, ROPE_NEOX, FFN_SWIGLU,
      ATT_SCALE_Q, 0, 0, 0},
-    /* dense Gemma 4 (E2B/E4B): the layer pattern, head dims, KV heads and
-       FFN widths come from per-layer keys; Q/K norms do the scaling; the
-       reference soft-caps the logits at 30 when the file says nothing */
+    /* dense Gemma 4 (E2B/E4B, 31B): the layer pattern, head dims, KV heads
+       and FFN widths come from per-layer keys; Q/K norms do the scaling;
+       the reference soft-caps the logits at 30 when the file says nothing */
     {"gemma4", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA |
-     ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE | ARCH_V_FROM_K, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0,
-     0, 30.0f},
+     ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE | ARCH_V_FROM_K,
+     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0, 0, 30.0f},
 };
 
 const ember_arch_desc *ember_arch_find(const char *name)

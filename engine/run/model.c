@@ -115,8 +115,8 @@ static int rope_scaling(meta *mt, ember_model *m)
         return ember_seterr(mt->err, "metadata key '%s' is not a string", key);
     const bool none = ty.len == 4 && !memcmp(ty.ptr, "none", 4), yarn = ty.len == 4 && !memcmp(ty.ptr, "yarn", 4);
     if (!none && !yarn && !(ty.len == 6 && !memcmp(ty.ptr, "linear", 6)))
-        return ember_seterr(mt->err, "%s = '%.*s': rope scaling of that type is not supported (none, linear, yarn)", key,
-                            (int)(ty.len < 64 ? ty.len : 64), ty.ptr);
+        return ember_seterr(mt->err, "%s = '%.*s': rope scaling of that type is not supported (none, linear, yarn)",
+                            key, (int)(ty.len < 64 ? ty.len : 64), ty.ptr);
     float factor = 1.0f;
     snprintf(key, sizeof key, "%s.rope.scaling.factor", mt->arch);
     const char *fkey = gguf_find(mt->f, key) ? "rope.scaling.factor" : "rope.scale_linear";
@@ -327,7 +327,7 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
     const ember_arch_desc *a = m->arch;
     L->rope = (ember_rope_cfg){m->rope_base, m->rope_freq_scale, m->rope_attn_factor, m->rope_ext_factor, 0, 0,
                                m->rope_freqs, m->n_rot};
-    if (a->flags & ARCH_LONGROPE && m->rope_long) L->rope.ff = NULL;   /* the session picks long or short by its context */
+    if (a->flags & ARCH_LONGROPE && m->rope_long) L->rope.ff = NULL;   /* the session's: long or short by its context */
     meta mt = {m->f, a->name, err};
     if (L->swa && a->flags & ARCH_SWA_OWN_ROPE) {
         /* sliding layers rotate their own head dim, without rope_freqs */
@@ -423,7 +423,8 @@ static int bind_layers(ember_model *m, ember_err *err)
             if (!rc && own_kv) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
             /* gemma4 31B's full layers have no attn_v: V is K's projection */
             const bool v_from_k = fl & ARCH_V_FROM_K && !gguf_find_tensor(m->f, NAME("attn_v.weight"));
-            if (!rc && own_kv && !v_from_k) bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+            if (!rc && own_kv && !v_from_k)
+                bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
         if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
         if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
