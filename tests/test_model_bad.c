@@ -23,6 +23,7 @@ typedef struct {
     bool no_block_count, bad_heads, bad_q_shape, no_down, bad_rope_freqs, no_eps;
     int head_count_kv, experts;
     bool kv_array_short;         /* head_count_kv as a per-layer array of the wrong length */
+    const char *rope_scaling;    /* rope.scaling.type, when given */
 } variant;
 
 static void vec(gguf_writer *w, const char *name, int n, float val)
@@ -67,6 +68,7 @@ static const char *write_model(const variant *v, const char *path)
     gguf_w_u32(w, KEY("context_length"), 256);
     if (!v->no_eps) gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_w_f32(w, KEY("rope.freq_base"), 10000.0f);
+    if (v->rope_scaling) gguf_w_str(w, KEY("rope.scaling.type"), v->rope_scaling);
 #undef KEY
     mat(w, "token_embd.weight", E, V, 1);
     vec(w, "output_norm.weight", E, 1.0f);
@@ -183,6 +185,8 @@ int main(void)
     expect_open_error("per-layer head_count_kv of 2 for 1 layer", &v, "one per layer", path);
     v = (variant){.bad_rope_freqs = true};
     expect_open_error("negative rope frequency factors", &v, "rope_freqs", path);
+    v = (variant){.rope_scaling = "llama3"};
+    expect_open_error("a rope scaling type the reference does not know", &v, "rope.scaling.type = 'llama3'", path);
 
     ember_err err = {{0}};
     ember_model_info info;

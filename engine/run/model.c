@@ -114,7 +114,10 @@ static int rope_scaling(meta *mt, ember_model *m)
     if (gguf_find(mt->f, key) && !gguf_get_str(mt->f, key, &ty))
         return ember_seterr(mt->err, "metadata key '%s' is not a string", key);
     const bool none = ty.len == 4 && !memcmp(ty.ptr, "none", 4), yarn = ty.len == 4 && !memcmp(ty.ptr, "yarn", 4);
-    if (!none && !yarn && !(ty.len == 6 && !memcmp(ty.ptr, "linear", 6)))
+    /* newer converters may name Phi's LongRoPE, whose factors tensors do
+       the scaling: that reads as linear (1 without a factor) */
+    const bool longrope = m->arch->flags & ARCH_LONGROPE && ty.len == 8 && !memcmp(ty.ptr, "longrope", 8);
+    if (!none && !yarn && !longrope && !(ty.len == 6 && !memcmp(ty.ptr, "linear", 6)))
         return ember_seterr(mt->err, "%s = '%.*s': rope scaling of that type is not supported (none, linear, yarn)",
                             key, (int)(ty.len < 64 ? ty.len : 64), ty.ptr);
     float factor = 1.0f;
