@@ -77,6 +77,14 @@ sz=$(wc -c < "$tmp/l.bin")
 [ "$V" -gt 0 ] && [ "$sz" -eq $((7 * V * 4)) ]; ok $? "eval wrote 7 rows x $V floats ($sz bytes)"
 "$EMBER" eval -m "$m" --ids "$tmp/p.ids" --force "$tmp/f.ids" --logits "$tmp/l2.bin" --strategy packed -t 1
 cmp -s "$tmp/l.bin" "$tmp/l2.bin"; ok $? "eval: packed 1 thread == compressed 2 threads, bit for bit"
+# --ctx: the session's context (what it chooses, e.g. LongRoPE's factors, follows
+# it; this model has nothing of the kind); one smaller than the ids need is refused
+"$EMBER" eval -m "$m" --ids "$tmp/p.ids" --force "$tmp/f.ids" --logits "$tmp/l3.bin" --ctx 64
+cmp -s "$tmp/l.bin" "$tmp/l3.bin"; ok $? "eval --ctx 64: the same logits as the default context"
+seq 1 20 > "$tmp/p20.ids"
+"$EMBER" eval -m "$m" --ids "$tmp/p20.ids" --logits "$tmp/l4.bin" --ctx 16 2> "$tmp/e4"; r=$?
+[ $r = 1 ] && grep -q -- '--ctx 16 cannot hold' "$tmp/e4" && [ ! -e "$tmp/l4.bin" ]
+ok $? "eval --ctx smaller than the ids need is refused, nothing written (rc $r: $(cat "$tmp/e4"))"
 
 # the execution plan names every tensor's representation and kernel
 "$EMBER" inspect --plan "$m" > "$tmp/plan.txt"; r=$?

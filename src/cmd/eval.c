@@ -102,7 +102,8 @@ int cmd_eval(int argc, char **argv)
     if (!m) goto fail;
     const int V = ember_model_get_info(m)->n_vocab;
     if (n_ctx && n_ctx < np + nf + 1) {
-        ember_seterr(&err, "--ctx %d is smaller than the %d prompt and forced ids need (plus one)", n_ctx, np + nf);
+        ember_seterr(&err, "--ctx %d cannot hold the %d prompt and forced ids (it needs at least %d)", n_ctx, np + nf,
+                     np + nf + 1);
         goto fail;
     }
     ember_session_opts so = {.n_ctx = n_ctx ? n_ctx : np + nf + 1, .threads = po.threads};
