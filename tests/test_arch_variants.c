@@ -6,7 +6,9 @@
    rope.scaling.attn_factor without LongRoPE factors, Phi-3's sliding
    window, and gemma4 without per-layer inputs, with a layer whose V is its
    K projection and with no rope.freq_base_swa.  Each row must agree at
-   cosine >= 0.99999 with the same top-1, eager and compressed.
+   cosine >= 0.99999 with the same top-1, eager and compressed.  Phi-3-mini-4k
+   files without a window key get the reference's default (a property:
+   legacy_phi3_window).
 
    EMBER_ARCH_VARIANTS_DUMP=DIR writes the models and ids to DIR for the
    reference instead (a model per case, prompt and forced ids). */
@@ -31,15 +33,17 @@ static const int32_t forced[NF] = {7, 9, 3, 2};
 typedef struct {
     const char *name, *arch;
     const char *what;
+    int layers;                 /* 0: the architecture's default here */
+    int window;                 /* phi3's sliding_window key: 0 the case's own, -1 none */
 } vcase;
 
 #include "arch_variants_ref.h"
 
 static const vcase cases[] = {
-    {"llama-linear4", "llama", "llama: rope.scaling.factor 4 with no type key (linear)"},
-    {"qwen3-yarn4", "qwen3", "qwen3: rope.scaling.type yarn, factor 4, original context 32"},
-    {"phi3-window6", "phi3", "phi3: sliding_window 6 over a 16-token run, attn_factor 1.25 without LongRoPE factors"},
-    {"gemma4-31b", "gemma4", "gemma4: no per-layer inputs, V from K on full layers, no freq_base_swa, linear 2"},
+    {"llama-linear4", "llama", "llama: rope.scaling.factor 4 with no type key (linear)", 0, 0},
+    {"qwen3-yarn4", "qwen3", "qwen3: rope.scaling.type yarn, factor 4, original context 32", 0, 0},
+    {"phi3-window6", "phi3", "phi3: sliding_window 6 over a 16-token run, attn_factor 1.25 without LongRoPE factors", 0, 0},
+    {"gemma4-31b", "gemma4", "gemma4: no per-layer inputs, V from K on full layers, no freq_base_swa, linear 2", 0, 0},
 };
 
 static unsigned seed;
@@ -76,7 +80,7 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4");
-    const int L = g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
+    const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     const int hd = qwen ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
@@ -102,7 +106,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 32);
     }
     if (phi) {
-        gguf_w_u32(w, KEY("attention.sliding_window"), 6);
+        if (c->window >= 0) gguf_w_u32(w, KEY("attention.sliding_window"), c->window ? (uint32_t)c->window : 6);
         gguf_w_f32(w, KEY("rope.scaling.attn_factor"), 1.25f);
     }
     if (g4) {
@@ -187,6 +191,32 @@ static int run(const char *path, ember_strategy st, float *rows, ember_err *err)
     return rc;
 }
 
+/* Phi-3-mini-4k files converted before the window key existed: 32 layers
+   and a 4096 context without the key run as with 2047, the reference's
+   default for that shape; a window past the context masks nothing.  The
+   last row of a 2060-token prompt tells (its first 13 keys fall outside). */
+static void legacy_phi3_window(const char *path)
+{
+    enum { N = 2060 };
+    static int32_t ids[N];
+    static float last[3][V];
+    for (int i = 0; i < N; i++) ids[i] = (int32_t)(i * 7 % V);
+    const int windows[3] = {-1, 2047, 4096};
+    for (int i = 0; i < 3; i++) {
+        vcase c = {"phi3-legacy", "phi3", "", 32, windows[i]};
+        ember_err err = {{0}};
+        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
+        ember_session_opts so = {.n_ctx = N, .threads = 2};
+        ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
+        if (!s || ember_prefill(s, ids, N, last[i], NULL, &err)) tap_diag("window %d: %s", windows[i], err.msg);
+        ember_session_free(s);
+        ember_model_free(m);
+    }
+    tap_ok(!memcmp(last[0], last[1], sizeof last[0]),
+           "phi3, 32 layers, context 4096, no sliding_window key: the logits of sliding_window 2047, bit for bit");
+    tap_ok(memcmp(last[1], last[2], sizeof last[1]) != 0, "... and not those of a window past the context");
+}
+
 int main(void)
 {
     const char *dump = getenv("EMBER_ARCH_VARIANTS_DUMP");
@@ -239,6 +269,7 @@ int main(void)
                    cases[c].what, ember_strategy_name((ember_strategy)st), worst, worst_row, top_ok, NP + NF);
         }
     }
+    legacy_phi3_window(path);
     unlink(path);
     return tap_done();
 }

@@ -210,6 +210,12 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
         if (arch->flags & ARCH_SWA && opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)) return -1;
+        /* Phi-3-mini-4k and -medium-4k files converted before the window
+           was written (mid 2024) carry none: the reference gives those
+           shapes (32 or 40 layers, a 4096 context) their config's 2047 */
+        if (arch->flags & ARCH_SWA_ALL && !m->n_swa && (info->n_layer == 32 || info->n_layer == 40) &&
+            info->n_ctx_train == 4096)
+            m->n_swa = 2047;
         /* a window as long as the training context masks nothing (Phi-3.5's
            262144): every layer attends globally, on the faster path */
         if (arch->flags & ARCH_SWA_ALL && m->n_swa >= info->n_ctx_train) m->n_swa = 0;
