@@ -185,6 +185,8 @@ int main(void)
     expect_open_error("per-layer head_count_kv of 2 for 1 layer", &v, "one per layer", path);
     v = (variant){.bad_rope_freqs = true};
     expect_open_error("negative rope frequency factors", &v, "rope_freqs", path);
+    v = (variant){.arch = "gemma3"};
+    expect_open_error("gemma3 without its sliding window", &v, "gemma3.attention.sliding_window", path);
     v = (variant){.rope_scaling = "llama3"};
     expect_open_error("a rope scaling type the reference does not know", &v, "rope.scaling.type = 'llama3'", path);
 

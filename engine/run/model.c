@@ -209,7 +209,12 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             opt_f(&mt, "attention.layer_norm_rms_epsilon", &m->rms_eps, 1e-5f, true))
             return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
-        if (arch->flags & ARCH_SWA && opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)) return -1;
+        /* gemma's sliding layers cannot run without their window (the
+           reference refuses such a file too); phi3's is optional */
+        if (arch->flags & ARCH_SWA &&
+            (arch->flags & ARCH_SWA_ALL ? opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)
+                                        : req_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa)))
+            return -1;
         /* Phi-3-mini-4k and -medium-4k files converted before the window
            was written (mid 2024) carry none: the reference gives those
            shapes (32 or 40 layers, a 4096 context) their config's 2047 */
