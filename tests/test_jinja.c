@@ -644,6 +644,10 @@ static void test_iterators(void)
     expect("{% set d = {'a': 1, 'b': [2]} %}{{ d.keys() }}|{{ d.values() }}|{{ d.items() }}|{{ d.items()|length }}{{ d.keys()|last }}{{ d.keys()[0] }}|{{ d.keys() is sequence }}{{ 'a' in d.keys() }}|{{ d.values()|list }}{{ d.items()|list }}|{{ d|reverse|list }}{{ d.items()|reverse|list }}",
            "dict_keys(['a', 'b'])|dict_values([1, [2]])|dict_items([('a', 1), ('b', [2])])|2b|FalseTrue|[1, [2]][('a', 1), ('b', [2])]|['b', 'a'][('b', [2]), ('a', 1)]");
     expect_err("{{ {'a': 1}.keys()|tojson }}", JINJA_ERR_RUNTIME, "Object of type dict_keys is not JSON serializable");
+    /* an empty iterator: `in` searched nothing and dropped nothing from a
+       list with no items (the fuzzer's UBSan caught NULL + 0 there) */
+    expect("{% set e = []|select %}{{ 1 in e }}{% for x in e %}x{% else %}none{% endfor %}{{ 1 in {}|items }}",
+           "FalsenoneFalse");
 }
 
 /* The int and float filters parse text as Python's int() and float():

@@ -212,6 +212,7 @@ void jx_iter_drop(jx_val it, size_t k)
     jx_list *l = it.u.l;
     if (l->view) return;
     if (k > l->n) k = l->n;
+    if (!k) return;   /* an empty list's v may be NULL, and NULL + 0 is undefined */
     /* the items stay where they are (callers may hold a pointer to them);
        the list just starts later, and cap shrinks with it so a push (there
        is none on iterators) could never write past the block */

@@ -20,7 +20,7 @@ if ! clang -fsanitize=fuzzer "$W/probe.c" -o "$W/probe" 2>/dev/null; then
     echo "1..0 # SKIP clang cannot build a libFuzzer target here"
     exit 0
 fi
-if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DEMBER_LIBFUZZER \
         -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/engine/text" -I"$SRC/tests" \
         "$SRC/tests/fuzz/gguf_fuzz.c" "$SRC/engine/format/gguf.c" "$SRC/engine/format/dtype.c" \
         "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \

@@ -32,7 +32,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/ember-pfuzz.XXXXXX") || exit 1
 trap 'rm -rf "$W"' EXIT
 # libember.a from the plain build is gcc code: the fuzz target links the
 # engine sources it needs itself, compiled by clang with the sanitizers
-if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DEMBER_LIBFUZZER \
         -I"$BUILD" -I"$SRC/engine" $(for d in "$SRC"/engine/*/; do printf -- "-I%s " "$d"; done) -I"$SRC/src/profile" -I"$SRC/src/tools" $(pkg-config --cflags yaml-0.1) \
         "$SRC/tests/fuzz/profile_fuzz.c" "$SRC"/src/profile/profile*.c "$SRC/src/profile/options.c" \
         "$SRC/src/tools/numarg.c" \
@@ -54,7 +54,7 @@ else
 fi
 
 echo "# fuzz: Jinja interpreter (chat templates), ${SECS}s"
-if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DEMBER_LIBFUZZER \
         -I"$BUILD" -I"$SRC/engine/text" "$SRC/tests/fuzz/jinja_fuzz.c" "$SRC"/engine/text/jinja_*.c \
         -lm -o "$W/jfuzz" 2>"$W/jcc.log"; then
     echo "1..1"; sed 's/^/# /' "$W/jcc.log" | head -20
