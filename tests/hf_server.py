@@ -7,7 +7,8 @@ ROOT/USER/REPO/... are the repositories' files.  Prints the port it listens
 on (chosen by the system), then serves:
 
   GET /api/models/U/R/tree/main   the listing (X-Repo-Commit header), in
-                                  pages of 4 linked by Link: rel="next"
+                                  pages of 4 linked by an absolute Link:
+                                  rel="next"
   GET /api/models/U/R             {"sha": ...}
   GET /U/R/resolve/main/FILE      302 to /cdn/U/R/FILE, as the Hub does
   GET /cdn/U/R/FILE               the bytes, with Range (206) support
@@ -24,8 +25,12 @@ Fault modes, chosen by the repository's name:
   long     the file is longer than the listing says
   slow     files are sent in 32 KiB pieces, 50 ms apart
   stall    the listing is answered only after 30 s (a Hub that hangs)
+  relnext  the Link: rel="next" is relative (/api/...), among other links
+A path that starts with /prefix/ is served as without it (an HF_ENDPOINT
+with a path).
 A repository that is not under ROOT is a 404 (X-Error-Code: RepositoryNotFound).
-Every request is logged to LOG as "METHOD PATH RANGE STATUS".
+Every request is logged to LOG as "METHOD PATH RANGE STATUS", then "auth"
+when it carried an Authorization header.
 """
 import hashlib
 import json
@@ -96,7 +101,8 @@ class Hub(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        log("%s %s %s %d" % (self.command, self.path, self.headers.get("Range", "-"), status))
+        log("%s %s %s %d%s" % (self.command, self.path, self.headers.get("Range", "-"), status,
+                               " auth" if self.headers.get("Authorization") else ""))
 
     def repo_of(self, parts):
         if len(parts) < 2:
@@ -119,6 +125,8 @@ class Hub(BaseHTTPRequestHandler):
     def do_GET(self):
         path = urllib.parse.urlparse(self.path).path
         parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+        if parts[0] == "prefix":
+            parts = parts[1:]
         if parts[:2] == ["api", "models"]:
             repo, rdir = self.repo_of(parts[2:])
             if repo is None or self.refused(repo, rdir):
@@ -135,9 +143,11 @@ class Hub(BaseHTTPRequestHandler):
                     body = b"<html>not json</html>"
                 hdr = [("Content-Type", "application/json")]
                 if start + PAGE < len(entries):
-                    nxt = "http://127.0.0.1:%d/api/models/%s/tree/main?recursive=true&cursor=%d" % (
-                        self.server.server_address[1], repo, start + PAGE)
-                    hdr.append(("Link", '<%s>; rel="next"' % nxt))
+                    nxt = "%s?recursive=true&cursor=%d" % (path, start + PAGE)
+                    if repo.endswith("/relnext"):
+                        hdr.append(("Link", '<%s?cursor=0>; rel="first", <%s>; rel=next' % (path, nxt)))
+                    else:
+                        hdr.append(("Link", '<http://127.0.0.1:%d%s>; rel="next"' % (self.server.server_address[1], nxt)))
                 if not repo.endswith("/noref"):
                     hdr.append(("X-Repo-Commit", rev_of(repo)))
                 return self.reply(200, body, hdr)

@@ -23,7 +23,8 @@ cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
-    "$R/test/long" "$R/test/slow" "$R/test/folio" "$T/local"
+    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/relnext" \
+    "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
 cp "$T/q8.gguf" "$R/test/tiny/tiny-Q8_0.gguf"
@@ -40,6 +41,7 @@ echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
 cp "$T/q4.gguf" "$R/test/ambig/b-Q6_K.gguf"
 cp "$T/q8.gguf" "$T/local/mine.gguf"
+for q in Q2_K Q3_K_M Q5_K_M Q6_K Q8_0; do cp "$T/q8.gguf" "$R/test/relnext/r-$q.gguf"; done
 
 python3 "$SRC/tests/hf_server.py" "$R" "$T/log" >"$T/port" 2>"$T/srv.err" &
 SRV=$!
@@ -53,8 +55,8 @@ XDG_CACHE_HOME=$T/cache   # the pack cache of the models it runs
 export HF_ENDPOINT HF_HOME XDG_CACHE_HOME
 # the stand-in is on 127.0.0.1: no proxy of the environment may stand between
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
-no_proxy=127.0.0.1
-NO_PROXY=127.0.0.1
+no_proxy=127.0.0.1,localhost
+NO_PROXY=127.0.0.1,localhost
 export no_proxy NO_PROXY
 unset HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_TOKEN_PATH HF_HUB_CACHE HUGGINGFACE_HUB_CACHE HF_HUB_OFFLINE EMBER_MODELS
 C=$HF_HOME/hub
@@ -95,6 +97,22 @@ ok $? "pulling again downloads nothing and prints the same path"
 "$BIN" pull test/tiny:IQ4_XS >"$T/out" 2>"$T/err" && [ "$(cdn_gets)" -eq "$before" ] &&
     cmp -s "$(cat "$T/out")" "$T/q8.gguf"
 ok $? "a file whose blob is already there (same sha256) is linked, not downloaded"
+
+# the listing's pages: on another origin (the stand-in names 127.0.0.1),
+# relative to an HF_ENDPOINT with a path, among other links
+grep -q localhost /etc/hosts 2>/dev/null && {
+    : >"$T/log"
+    HF_HOME=$T/h2 HF_TOKEN=test-token HF_ENDPOINT=http://localhost:$(cat "$T/port") "$BIN" pull -q test/tiny:q8_0 >"$T/out" 2>"$T/err" &&
+        [ "$(basename "$(cat "$T/out")")" = tiny-Q8_0.gguf ] &&
+        grep -q "^GET /api/models/test/tiny/tree/main?recursive=true - 200 auth\$" "$T/log" &&
+        grep -q "^GET /api/models/test/tiny/tree/main?recursive=true&cursor=4 - 200\$" "$T/log"
+    ok $? "a next page on another host is followed, without the token ($(head -n1 "$T/err" | head -c 200))"
+    rm -rf "$T/h2"
+}
+HF_HOME=$T/h2 HF_ENDPOINT=$HF_ENDPOINT/prefix/ "$BIN" pull -q test/relnext:Q8_0 >"$T/out" 2>"$T/err" &&
+    [ "$(basename "$(cat "$T/out")")" = r-Q8_0.gguf ] && grep -q "^GET /prefix/api/models/test/relnext/tree/main?recursive=true&cursor=4 " "$T/log"
+ok $? "a relative next page, under an HF_ENDPOINT with a path ($(head -n1 "$T/err" | head -c 200))"
+rm -rf "$T/h2"
 
 # a blob another tool put in the cache; no X-Repo-Commit: the revision from /api/models/U/R
 S8=$(sha256 "$T/q8.gguf")

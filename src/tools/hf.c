@@ -62,19 +62,93 @@ static void header_value(const char *line, size_t n, const char *name, char *out
     out[vl] = 0;
 }
 
+/* The target of the rel="next" link of a Link header ("" if none): a
+   header may hold several links (rel="prev", rel="first"...), and rel's
+   value may be a token or a quoted list ("next last"). */
+static void link_next(const char *v, char *out, size_t cap)
+{
+    out[0] = 0;
+    while ((v = strchr(v, '<'))) {
+        const char *gt = strchr(v, '>');
+        if (!gt) return;
+        /* this link's parameters run to the next link-value */
+        const char *end = strchr(gt, '<');
+        if (!end) end = gt + strlen(gt);
+        for (const char *r = gt; (r = strcasestr(r, "rel=")) && r < end; r += 4) {
+            const char *p = r + 4;
+            bool quoted = *p == '"';
+            p += quoted;
+            while (p < end) {
+                size_t wl = strcspn(p, quoted ? "\" " : "; ,");
+                if (wl == 4 && !strncasecmp(p, "next", 4)) {
+                    snprintf(out, cap, "%.*s", (int)(gt - v - 1), v + 1);
+                    return;
+                }
+                if (!quoted || p[wl] != ' ') break;
+                p += wl + 1;
+            }
+        }
+        v = gt + 1;
+    }
+}
+
 static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
 {
     hf_http *h = ud;
     size_t n = size * nitems;
     /* a redirect's headers come first: only the final response's count */
-    if (n >= 5 && !strncmp(line, "HTTP/", 5)) h->error_code[0] = 0;
+    if (n >= 5 && !strncmp(line, "HTTP/", 5)) h->error_code[0] = h->next[0] = 0;
     header_value(line, n, "X-Repo-Commit", h->repo_commit, sizeof h->repo_commit);
     header_value(line, n, "X-Error-Code", h->error_code, sizeof h->error_code);
-    char link[2048] = "";
+    char link[4096] = "";
     header_value(line, n, "Link", link, sizeof link);
-    const char *lt = strchr(link, '<'), *gt = lt ? strchr(lt, '>') : NULL;
-    if (gt && strstr(gt, "rel=\"next\"")) snprintf(h->next, sizeof h->next, "%.*s", (int)(gt - lt - 1), lt + 1);
+    if (link[0]) link_next(link, h->next, sizeof h->next);
     return n;
+}
+
+/* scheme://host:port of url, lower-cased, with the default port spelled
+   out; -1 if url does not parse */
+static int origin(const char *url, char *buf, size_t cap)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL;
+    int rc = -1;
+    if (u && !curl_url_set(u, CURLUPART_URL, url, 0) && !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) &&
+        !curl_url_get(u, CURLUPART_HOST, &host, 0) && !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)) {
+        snprintf(buf, cap, "%s://%s:%s", scheme, host, port);
+        for (char *s = buf; *s; s++) *s = (char)tolower((unsigned char)*s);
+        rc = 0;
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+/* Whether url is on $HF_ENDPOINT's scheme, host and port: the token goes
+   there and nowhere else */
+static bool on_endpoint(const char *url)
+{
+    char a[1200], b[1200];
+    return !origin(url, a, sizeof a) && !origin(hf_endpoint(), b, sizeof b) && !strcmp(a, b);
+}
+
+int hf_http_resolve_url(const char *base, const char *ref, char *buf, size_t cap)
+{
+    CURLU *u = curl_url();
+    char *out = NULL;
+    int rc = -1;
+    /* a relative reference (a path, a query) is resolved against base as
+       a browser would, per RFC 3986 */
+    if (u && !curl_url_set(u, CURLUPART_URL, base, 0) && !curl_url_set(u, CURLUPART_URL, ref, 0) &&
+        !curl_url_get(u, CURLUPART_URL, &out, 0) && strlen(out) < cap) {
+        snprintf(buf, cap, "%s", out);
+        rc = 0;
+    }
+    curl_free(out);
+    curl_url_cleanup(u);
+    return rc;
 }
 
 int hf_http_open(hf_http *h, const char *url, ember_err *err)
@@ -86,7 +160,7 @@ int hf_http_open(hf_http *h, const char *url, ember_err *err)
     inited = true;
     h->curl = curl_easy_init();
     if (!h->curl) return ember_seterr(err, "cannot start libcurl");
-    const char *t = token();
+    const char *t = on_endpoint(url) ? token() : NULL;
     if (t) {
         char auth[600];
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
@@ -99,7 +173,9 @@ int hf_http_open(hf_http *h, const char *url, ember_err *err)
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
     /* the file lives on a CDN behind a signed redirect: the token is for
-       the Hub alone (libcurl keeps our Authorization off other hosts) */
+       the Hub alone (libcurl keeps our Authorization off a redirect to
+       another host, port or scheme; on_endpoint keeps it off a listing
+       page elsewhere) */
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
     /* a connection that goes silent is dropped, not waited on forever */
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -243,27 +319,43 @@ static int get_body(const char *repo, const char *url, const char *what, const h
     return r;
 }
 
-int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err)
+enum { MAX_PAGES = 1000 };
+
+/* Every page of one listing (url, then the pages its Link: rel="next"
+   headers name) into l; *pages counts the requests of the whole listing. */
+static int list_pages(const char *repo, const char *first, const hf_watch *watch, hf_listing *l, int *pages,
+                      ember_err *err)
 {
-    memset(l, 0, sizeof *l);
-    char url[4200], next[2048];
-    snprintf(url, sizeof url, "%s/api/models/%s/tree/main?recursive=true", hf_endpoint(), repo);
-    /* the Hub pages a long listing (Link: rel="next"); the token only ever
-       goes to the endpoint itself, whatever a page names */
-    for (int page = 0; page < 1000; page++) {
+    char url[4200], next[2048], abs[4200];
+    snprintf(url, sizeof url, "%s", first);
+    for (;;) {
+        if (++*pages > MAX_PAGES)
+            return ember_seterr(err, "%s: the Hub's file listing goes on past %d pages", repo, MAX_PAGES);
         membuf b;
         int rc = get_body(repo, url, "file listing", watch, &b, l->rev, sizeof l->rev, next, sizeof next, err);
         if (!rc && hf_listing_add(repo, l, b.p ? b.p : "", b.n, err)) rc = -1;
         free(b.p);
-        if (rc) {
-            hf_listing_free(l);
-            return rc;
-        }
-        const char *ep = hf_endpoint();
-        size_t el = strlen(ep);
-        if (next[0] == '/') snprintf(url, sizeof url, "%s%s", ep, next);
-        else if (!strncmp(next, ep, el) && next[el] == '/') snprintf(url, sizeof url, "%s", next);
-        else break;
+        if (rc || !next[0]) return rc;
+        /* the next page may be named relative to this one, or on another
+           host (a mirror's pages on the Hub itself): followed either way,
+           without the token off the endpoint (hf_http_open) */
+        if (hf_http_resolve_url(url, next, abs, sizeof abs) || !strcmp(abs, url))
+            return ember_seterr(err, "%s: the Hub's file listing names a next page that cannot be followed (%.200s)",
+                                repo, next);
+        snprintf(url, sizeof url, "%s", abs);
+    }
+}
+
+int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err)
+{
+    memset(l, 0, sizeof *l);
+    char url[4200];
+    int pages = 0;
+    snprintf(url, sizeof url, "%s/api/models/%s/tree/main?recursive=true", hf_endpoint(), repo);
+    int rc = list_pages(repo, url, watch, l, &pages, err);
+    if (rc) {
+        hf_listing_free(l);
+        return rc;
     }
     /* the commit names the snapshot; without the header, ask the model's page */
     if (!l->rev[0]) {

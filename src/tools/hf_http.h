@@ -17,7 +17,8 @@ typedef struct hf_http {
     char curl_err[CURL_ERROR_SIZE];
 } hf_http;
 
-/* A handle for url with the token, redirects, timeouts and header capture
+/* A handle for url with the token (when url is on $HF_ENDPOINT's scheme,
+   host and port), redirects, timeouts and header capture
    set; -1 with err when curl cannot start. */
 int hf_http_open(hf_http *h, const char *url, ember_err *err);
 void hf_http_close(hf_http *h);
@@ -25,6 +26,10 @@ void hf_http_close(hf_http *h);
 /* The message for a finished request on repo that failed: status >= 400
    (what: "listing", or the file's name) or a transport error rc. */
 int hf_http_error(const hf_http *h, CURLcode rc, long status, const char *repo, const char *what, ember_err *err);
+
+/* ref (a URL, or one relative to base: "/path", "?query") made absolute
+   against base into buf; -1 when it does not parse or fit. */
+int hf_http_resolve_url(const char *base, const char *ref, char *buf, size_t cap);
 
 /* url-escapes each '/'-separated part of path into buf. */
 int hf_http_escape_path(const char *path, char *buf, size_t cap);
