@@ -6,9 +6,10 @@ Usage: hf_server.py ROOT LOG
 ROOT/USER/REPO/... are the repositories' files.  Prints the port it listens
 on (chosen by the system), then serves:
 
-  GET /api/models/U/R/tree/main   the listing (X-Repo-Commit header), in
-                                  pages of 4 linked by an absolute Link:
-                                  rel="next"
+  GET /api/models/U/R/tree/main[/DIR]  the listing (X-Repo-Commit header),
+                                  of DIR when given, recursive when asked
+                                  (?recursive=true), in pages of 4 linked
+                                  by an absolute Link: rel="next"
   GET /api/models/U/R             {"sha": ...}
   GET /U/R/resolve/main/FILE      302 to /cdn/U/R/FILE, as the Hub does
   GET /cdn/U/R/FILE               the bytes, with Range (206) support
@@ -25,6 +26,7 @@ Fault modes, chosen by the repository's name:
   long     the file is longer than the listing says
   slow     files are sent in 32 KiB pieces, 50 ms apart
   stall    the listing is answered only after 30 s (a Hub that hangs)
+  flat     ?recursive=true is ignored: one level, folders as "directory"
   relnext  the Link: rel="next" is relative (/api/...), among other links
 A path that starts with /prefix/ is served as without it (an HF_ENDPOINT
 with a path).
@@ -58,7 +60,7 @@ def rev_of(repo):
     return hashlib.sha1(repo.encode()).hexdigest()
 
 
-def listing(repo, rdir):
+def listing(repo, rdir, sub="", recursive=True):
     if repo.endswith("/evil"):
         sha = "ab" * 32
         return [{"type": "file", "path": p, "size": 10, "oid": "0" * 40, "lfs": {"oid": o, "size": 10}}
@@ -66,11 +68,14 @@ def listing(repo, rdir):
                              ("a/./evil-Q4_K_M.gguf", sha), ("ok-Q4_K_M.gguf", "../../etc/passwd" + "0" * 48),
                              ("x\nQ4_K_M.gguf", sha))]
     out = []
-    for top, dirs, files in os.walk(rdir):
+    for top, dirs, files in os.walk(os.path.join(rdir, sub)):
         dirs.sort()
         rel_top = os.path.relpath(top, rdir)
-        if rel_top != ".":
+        if rel_top != "." and rel_top != sub:
             out.append({"type": "directory", "path": rel_top, "oid": "0" * 40, "size": 0})
+            if not recursive:
+                dirs[:] = []
+                continue
         for name in sorted(files):
             full = os.path.join(top, name)
             rel = os.path.relpath(full, rdir)
@@ -131,13 +136,17 @@ class Hub(BaseHTTPRequestHandler):
             repo, rdir = self.repo_of(parts[2:])
             if repo is None or self.refused(repo, rdir):
                 return self.reply(404) if repo is None else None
-            if parts[4:] == ["tree", "main"]:
+            if parts[4:6] == ["tree", "main"]:
                 if repo.endswith("/stall"):
                     time.sleep(30)
                 # pages of PAGE entries linked by Link: rel="next", as the Hub pages
                 q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
                 start = int(q.get("cursor", ["0"])[0])
-                entries = listing(repo, rdir)
+                sub = "/".join(parts[6:])
+                if not os.path.isdir(os.path.join(rdir, sub)):
+                    return self.reply(404, b"", [("X-Error-Code", "EntryNotFound")])
+                recursive = q.get("recursive", [""])[0] == "true" and not repo.endswith("/flat")
+                entries = listing(repo, rdir, sub, recursive)
                 body = json.dumps(entries[start:start + PAGE]).encode()
                 if repo.endswith("/badjson"):
                     body = b"<html>not json</html>"

@@ -23,7 +23,7 @@ cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
-    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/relnext" \
+    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -41,6 +41,9 @@ echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
 cp "$T/q4.gguf" "$R/test/ambig/b-Q6_K.gguf"
 cp "$T/q8.gguf" "$T/local/mine.gguf"
+cp "$T/q4.gguf" "$R/test/flat/Q4_K_M/flat-Q4_K_M.gguf"
+cp "$T/q8.gguf" "$R/test/flat/Q8_0/more/flat-Q8_0.gguf"
+echo "# flat" >"$R/test/flat/README.md"
 for q in Q2_K Q3_K_M Q5_K_M Q6_K Q8_0; do cp "$T/q8.gguf" "$R/test/relnext/r-$q.gguf"; done
 
 python3 "$SRC/tests/hf_server.py" "$R" "$T/log" >"$T/port" 2>"$T/srv.err" &
@@ -113,6 +116,14 @@ HF_HOME=$T/h2 HF_ENDPOINT=$HF_ENDPOINT/prefix/ "$BIN" pull -q test/relnext:Q8_0 
     [ "$(basename "$(cat "$T/out")")" = r-Q8_0.gguf ] && grep -q "^GET /prefix/api/models/test/relnext/tree/main?recursive=true&cursor=4 " "$T/log"
 ok $? "a relative next page, under an HF_ENDPOINT with a path ($(head -n1 "$T/err" | head -c 200))"
 rm -rf "$T/h2"
+# a server that lists one level (folders as "directory" entries) whatever ?recursive= says
+"$BIN" pull test/flat >"$T/out" 2>"$T/err" &&
+    [ "$(cat "$T/out")" = "$C/models--test--flat/snapshots/$(rev test/flat)/Q4_K_M/flat-Q4_K_M.gguf" ] &&
+    cmp -s "$(cat "$T/out")" "$T/q4.gguf" && grep -q "^GET /api/models/test/flat/tree/main/Q4_K_M?recursive=true " "$T/log"
+ok $? "a listing of one level: its folders are listed in turn, the Q4_K_M in its folder found ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull -q test/flat:Q8_0 >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
+    [ "$(readlink "$(cat "$T/out")")" = "../../../../blobs/$(sha256 "$T/q8.gguf")" ]
+ok $? "and a folder within a folder ($(head -n1 "$T/err" | head -c 200))"
 
 # a blob another tool put in the cache; no X-Repo-Commit: the revision from /api/models/U/R
 S8=$(sha256 "$T/q8.gguf")

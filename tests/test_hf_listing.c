@@ -36,8 +36,15 @@ int main(void)
     rc = add(&l, "[{\"type\":\"file\",\"path\":\"m-Q8_0.gguf\",\"size\":1,\"oid\":\"" GIT "\","
                  "\"lfs\":{\"oid\":\"" SHA "\",\"size\":7}}]", &err);
     tap_ok(rc == 0 && l.n == 3 && l.e[2].size == 7, "a second page is appended");
+    rc = add(&l, "[{\"type\":\"directory\",\"path\":\"sub\",\"oid\":\"" GIT "\",\"size\":0},"
+                 " {\"type\":\"directory\",\"path\":\"Q8_0/x\",\"oid\":\"" GIT "\",\"size\":0},"
+                 " {\"type\":\"directory\",\"path\":\"../up\",\"oid\":\"" GIT "\",\"size\":0}]", &err);
+    tap_ok(rc == 0 && l.ndirs == 2 && !strcmp(l.dirs[0], "sub") && !strcmp(l.dirs[1], "Q8_0/x"),
+           "the folders are kept once each, none that leaves the repository (%d)", l.ndirs);
+    rc = add(&l, "[{\"type\":\"file\",\"path\":\"small.gguf\",\"oid\":\"" GIT "\",\"size\":3,\"lfs\":null}]", &err);
+    tap_ok(rc == 0 && l.n == 4 && !l.e[3].lfs && !strcmp(l.e[3].oid, GIT), "\"lfs\": null is a file kept in git");
     hf_listing_free(&l);
-    tap_ok(l.n == 0 && !l.e, "hf_listing_free empties it");
+    tap_ok(l.n == 0 && !l.e && !l.ndirs && !l.dirs, "hf_listing_free empties it");
 
     static const char *const hostile[] = {
         "{\"type\":\"file\",\"path\":\"../m.gguf\",\"oid\":\"" GIT "\",\"size\":1}",

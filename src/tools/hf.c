@@ -346,6 +346,22 @@ static int list_pages(const char *repo, const char *first, const hf_watch *watch
     }
 }
 
+static int by_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Whether any of the n paths in sorted (strcmp order) is under dir/ */
+static bool has_files_under(char *const *sorted, int n, const char *dir)
+{
+    size_t dl = strlen(dir);
+    int lo = 0, hi = n;
+    while (lo < hi) {   /* the first path not below dir + "/" */
+        int mid = lo + (hi - lo) / 2;
+        int c = strncmp(sorted[mid], dir, dl);
+        if (c < 0 || (c == 0 && (unsigned char)sorted[mid][dl] < '/')) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && !strncmp(sorted[lo], dir, dl) && sorted[lo][dl] == '/';
+}
+
 int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err)
 {
     memset(l, 0, sizeof *l);
@@ -353,6 +369,30 @@ int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *e
     int pages = 0;
     snprintf(url, sizeof url, "%s/api/models/%s/tree/main?recursive=true", hf_endpoint(), repo);
     int rc = list_pages(repo, url, watch, l, &pages, err);
+    /* A server that ignores ?recursive=true lists one level, its folders as
+       "directory" entries; real repositories keep quantizations in
+       folders (Q4_K_M/...), so each folder nothing was listed under is
+       asked for by itself (tree/main/FOLDER). */
+    char **sorted = NULL;
+    int nsorted = -1;
+    for (int i = 0; !rc && i < l->ndirs; i++) {
+        if (nsorted != l->n) {
+            char **g = realloc(sorted, ((size_t)l->n + 1) * sizeof *g);
+            if (!g) {
+                rc = ember_seterr(err, "out of memory");
+                break;
+            }
+            sorted = g;
+            for (int k = 0; k < l->n; k++) sorted[k] = l->e[k].path;
+            qsort(sorted, (size_t)l->n, sizeof *sorted, by_str);
+            nsorted = l->n;
+        }
+        char esc[3072];
+        if (has_files_under(sorted, nsorted, l->dirs[i]) || hf_http_escape_path(l->dirs[i], esc, sizeof esc)) continue;
+        snprintf(url, sizeof url, "%s/api/models/%s/tree/main/%s?recursive=true", hf_endpoint(), repo, esc);
+        rc = list_pages(repo, url, watch, l, &pages, err);
+    }
+    free(sorted);
     if (rc) {
         hf_listing_free(l);
         return rc;

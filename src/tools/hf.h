@@ -36,6 +36,8 @@ typedef struct hf_entry {
 typedef struct hf_listing {
     hf_entry *e;
     int n;
+    char **dirs;        /* the folders listed ("directory" entries), once each */
+    int ndirs;
     char rev[64];       /* the commit the listing is of ("main" if unknown) */
 } hf_listing;
 
@@ -58,8 +60,9 @@ enum { HF_UNREACHABLE = -2 };
 int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err);
 void hf_listing_free(hf_listing *l);
 /* Appends the files of one page of the tree API (a JSON array) to l,
-   skipping folders and every entry whose path could leave the repository
-   (absolute, "." or "..", control characters) or whose id is not hex. */
+   the folders to l->dirs (up to a few thousand), skipping every entry whose
+   path could leave the repository (absolute, "." or "..", control
+   characters) or whose id is not hex. */
 int hf_listing_add(const char *repo, hf_listing *l, const char *json, size_t len, ember_err *err);
 /* A repository path safe to become a path in the cache; a lower-case hex id of want digits. */
 bool hf_path_ok(const char *p);

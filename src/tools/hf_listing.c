@@ -33,6 +33,19 @@ bool hf_hex_ok(const char *s, size_t want)
     return true;
 }
 
+/* A folder to look into (hf_list), once; past a few thousand the rest are
+   left out rather than compared with all the others */
+static void add_dir(hf_listing *l, const char *path)
+{
+    if (l->ndirs >= 4096) return;
+    for (int i = 0; i < l->ndirs; i++)
+        if (!strcmp(l->dirs[i], path)) return;
+    char **g = realloc(l->dirs, ((size_t)l->ndirs + 1) * sizeof *g);
+    if (!g) return;
+    l->dirs = g;
+    if ((g[l->ndirs] = strdup(path))) l->ndirs++;
+}
+
 int hf_listing_add(const char *repo, hf_listing *l, const char *text, size_t len, ember_err *err)
 {
     json_error_t je;
@@ -57,7 +70,12 @@ int hf_listing_add(const char *repo, hf_listing *l, const char *text, size_t len
     json_array_foreach(arr, i, it) {
         const char *type = json_string_value(json_object_get(it, "type"));
         const char *path = json_string_value(json_object_get(it, "path"));
+        if (type && !strcmp(type, "directory") && path && hf_path_ok(path)) {
+            add_dir(l, path);
+            continue;
+        }
         json_t *lfs = json_object_get(it, "lfs");
+        if (json_is_null(lfs)) lfs = NULL;   /* a server's way of saying "not in LFS" */
         if (lfs && !json_is_object(lfs)) continue;
         const char *oid = json_string_value(json_object_get(lfs ? lfs : it, "oid"));
         json_t *size = json_object_get(lfs ? lfs : it, "size");
@@ -80,5 +98,7 @@ void hf_listing_free(hf_listing *l)
 {
     for (int i = 0; i < l->n; i++) free(l->e[i].path);
     free(l->e);
+    for (int i = 0; i < l->ndirs; i++) free(l->dirs[i]);
+    free(l->dirs);
     memset(l, 0, sizeof *l);
 }
