@@ -124,6 +124,9 @@ ok $? "a listing of one level: its folders are listed in turn, the Q4_K_M in its
 "$BIN" pull -q test/flat:Q8_0 >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
     [ "$(readlink "$(cat "$T/out")")" = "../../../../blobs/$(sha256 "$T/q8.gguf")" ]
 ok $? "and a folder within a folder ($(head -n1 "$T/err" | head -c 200))"
+before=$(wc -l <"$T/log")
+"$BIN" run -m hf:test/flat:Q8_0/more/flat-Q8_0.gguf -p hi -n 1 >/dev/null 2>"$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
+ok $? "-m hf:USER/REPO:FOLDER/FILE, the name ember models gives a file in a folder, opens the cached file ($(head -n1 "$T/err" | head -c 200))"
 
 # a blob another tool put in the cache; no X-Repo-Commit: the revision from /api/models/U/R
 S8=$(sha256 "$T/q8.gguf")

@@ -49,6 +49,20 @@ int main(void)
     char *only_split[] = {"m-00001-of-00002.gguf", "m-00002-of-00002.gguf"};
     tap_ok(!strcmp(chosen(only_split, N(only_split), "", &err), "(none)") && strstr(err.msg, "split"),
            "only split files: none, said so");
+    char *twoq4[] = {"m-Q4_K_M.gguf", "m-UD-Q4_K_M.gguf", "m-Q8_0.gguf"};
+    tap_ok(!strcmp(chosen(twoq4, N(twoq4), "", &err), "(ambiguous)") && strstr(err.msg, "m-UD-Q4_K_M.gguf") &&
+               !strstr(err.msg, "m-Q8_0"), "two Q4_K_M: ambiguous, both listed, not Q8_0 instead (%s)", err.msg);
+    char *dirs[] = {"Q4_K_M/model.gguf", "Q8_0/model.gguf", "README.md"};
+    tap_ok(!strcmp(chosen(dirs, N(dirs), "", &err), "Q4_K_M/model.gguf") &&
+               !strcmp(chosen(dirs, N(dirs), "q8_0", &err), "Q8_0/model.gguf"),
+           "a quantization named by the folder alone");
+    char *same[] = {"a/m-Q8_0.gguf", "b/m-Q8_0.gguf", "b/m-Q4_0.gguf"};
+    tap_ok(!strcmp(chosen(same, N(same), "Q8_0", &err), "(ambiguous)") &&
+               !strcmp(chosen(same, N(same), "b/m-Q8_0.gguf", &err), "b/m-Q8_0.gguf") &&
+               !strcmp(chosen(same, N(same), "b/Q8_0", &err), "(none)"),
+           "a path (FOLDER/FILE, as ember models names it) tells two of one name apart");
+    tap_ok(!strcmp(chosen(only_split, N(only_split), "", &err), "(none)") && strstr(err.msg, "--merge"),
+           "only split files: how to join them said (%s)", err.msg);
     char *none[] = {"README.md", "model.safetensors"};
     tap_ok(!strcmp(chosen(none, N(none), "", &err), "(none)") && strstr(err.msg, "no GGUF"), "no GGUF at all");
     tap_ok(!strcmp(chosen(NULL, 0, "", &err), "(none)"), "an empty repository");
@@ -58,7 +72,9 @@ int main(void)
                !strcmp(r.repo, "bartowski/Llama-3.2-1B-Instruct-GGUF") && !strcmp(r.quant, "Q4_K_M"),
            "hf:USER/REPO:QUANT");
     tap_ok(hf_ref_parse("u/r", &r, &err) == 0 && !strcmp(r.repo, "u/r") && !r.quant[0], "USER/REPO");
-    const char *bad[] = {"noslash", "/r", "u/", "../r", "u/..", "u/r/x", "u/.hidden", "u/a..b", "u/r:", "u/r:Q4/x",
+    tap_ok(hf_ref_parse("u/r:Q4_K_M/m-Q4_K_M.gguf", &r, &err) == 0 && !strcmp(r.repo, "u/r") &&
+               !strcmp(r.quant, "Q4_K_M/m-Q4_K_M.gguf"), "USER/REPO:FOLDER/FILE");
+    const char *bad[] = {"noslash", "/r", "u/", "../r", "u/..", "u/r/x", "u/.hidden", "u/a..b", "u/r:", "u/r:Q4 x",
                          "u/a--b", "u r/x", "u/r\n"};
     int refused = 0;
     for (int i = 0; i < N(bad); i++) refused += hf_ref_parse(bad[i], &r, &err) != 0;

@@ -37,8 +37,10 @@ int hf_ref_parse(const char *s, hf_ref *r, ember_err *err)
     if (colon) {
         const char *q = colon + 1;
         bool ok = *q && strlen(q) < sizeof r->quant;
+        /* '/': a file in a folder, as `ember models` names it (only ever
+           compared with the listing's paths, never a path itself) */
         for (const char *p = q; ok && *p; p++)
-            if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.') ok = false;
+            if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.' && *p != '/') ok = false;
         if (!ok) return ember_seterr(err, "'%s': the quantization after ':' is a name such as Q4_K_M", s);
         snprintf(r->quant, sizeof r->quant, "%s", q);
     }
@@ -74,19 +76,27 @@ static bool is_mmproj(const char *p) { return strcasestr(base(p), "mmproj") != N
 
 static bool word(char c, bool after) { return isalnum((unsigned char)c) || (after && c == '_'); }
 
-/* 2: q stands as a whole word in p ("Q4_K" in "x-Q4_K.gguf", not in
+/* 2: q stands as a whole word in s ("Q4_K" in "x-Q4_K.gguf", not in
    "x-Q4_K_M.gguf"); 1: q is a part of it; 0: absent.  Case-insensitive. */
-static int match(const char *p, const char *q)
+static int match_in(const char *s0, const char *q)
 {
     size_t ql = strlen(q);
     int best = 0;
-    for (const char *s = base(p); *s; s++) {
+    for (const char *s = s0; *s; s++) {
         if (strncasecmp(s, q, ql)) continue;
-        bool whole = (s == base(p) || !word(s[-1], false)) && !word(s[ql], true);
+        bool whole = (s == s0 || !word(s[-1], false)) && !word(s[ql], true);
         best = whole ? 2 : (best ? best : 1);
         if (whole) break;
     }
     return best;
+}
+
+/* The file's name is what QUANT names; its folders only when no name
+   matches (Q4_K_M/model.gguf) or when QUANT has a '/' itself (a path as
+   `ember models` lists it). */
+static int match(const char *p, const char *q, bool in_path)
+{
+    return match_in(in_path ? p : base(p), q);
 }
 
 static void list_names(char *buf, size_t cap, char *const *names, const int *idx, int n)
@@ -102,17 +112,18 @@ static void list_names(char *buf, size_t cap, char *const *names, const int *idx
 }
 
 /* The unique file for q among the candidates: whole-word matches first,
-   then partial ones.  Index, HF_CHOOSE_NONE or HF_CHOOSE_AMBIGUOUS (the
-   matches in out/nout). */
+   then partial ones, in the names, then in the paths.  Index,
+   HF_CHOOSE_NONE or HF_CHOOSE_AMBIGUOUS (the matches in out/nout). */
 static int pick(char *const *names, const int *cand, int nc, const char *q, int *out, int *nout)
 {
-    for (int level = 2; level >= 1; level--) {
-        *nout = 0;
-        for (int i = 0; i < nc; i++)
-            if (match(names[cand[i]], q) >= level) out[(*nout)++] = cand[i];
-        if (*nout == 1) return out[0];
-        if (*nout > 1) return HF_CHOOSE_AMBIGUOUS;
-    }
+    for (int in_path = strchr(q, '/') != NULL; in_path < 2; in_path++)
+        for (int level = 2; level >= 1; level--) {
+            *nout = 0;
+            for (int i = 0; i < nc; i++)
+                if (match(names[cand[i]], q, in_path) >= level) out[(*nout)++] = cand[i];
+            if (*nout == 1) return out[0];
+            if (*nout > 1) return HF_CHOOSE_AMBIGUOUS;
+        }
     return HF_CHOOSE_NONE;
 }
 
@@ -143,7 +154,7 @@ static int choose(const char *repo, char *const *names, int n, const char *quant
             return r;
         }
         for (int i = 0; i < n; i++)
-            if (is_gguf(names[i]) && is_split(names[i]) && match(names[i], quant)) {
+            if (is_gguf(names[i]) && is_split(names[i]) && match(names[i], quant, true)) {
                 ember_seterr(err, "%s: '%s' is only there split into parts (%s), which ember cannot open: "
                                   "join them with llama-gguf-split --merge", repo, quant, names[i]);
                 return HF_CHOOSE_NONE;
@@ -156,11 +167,22 @@ static int choose(const char *repo, char *const *names, int n, const char *quant
     for (size_t k = 0; k < sizeof dflt / sizeof dflt[0]; k++) {
         int r = pick(names, cand, nc, dflt[k], hits, &nh);
         if (r >= 0) return r;
+        /* several Q4_K_M (m-Q4_K_M, m-UD-Q4_K_M): a person chooses, not
+           the next default behind their backs */
+        if (r == HF_CHOOSE_AMBIGUOUS) {
+            list_names(list, sizeof list, names, hits, nh);
+            ember_seterr(err, "%s has %d %s GGUF files: %s; choose one with %s:NAME", repo, nh, dflt[k], list,
+                         repo);
+            return r;
+        }
     }
     if (nc == 1) return cand[0];
     if (!nc) {
-        ember_seterr(err, "%s has only %s GGUF files (%d), none ember can open on its own", repo,
-                     split ? "split" : "projector (mmproj)", split + proj);
+        if (split)
+            ember_seterr(err, "%s has only split GGUF files (%d parts), which ember cannot open: join them with "
+                              "llama-gguf-split --merge", repo, split);
+        else
+            ember_seterr(err, "%s has only projector (mmproj) GGUF files (%d), no model", repo, proj);
         return HF_CHOOSE_NONE;
     }
     list_names(list, sizeof list, names, cand, nc);
