@@ -27,6 +27,10 @@ Fault modes, chosen by the repository's name:
   slow     files are sent in 32 KiB pieces, 50 ms apart
   stall    the listing is answered only after 30 s (a Hub that hangs)
   flat     ?recursive=true is ignored: one level, folders as "directory"
+  gone     the resolve is a bare 404 (no X-Error-Code): the file went away
+  portal   the file is answered 200 with a small HTML page (a captive portal)
+  skew     like drop, then a Range is answered 206 from 7 bytes further on
+  norev    the listing is 404 RevisionNotFound, with the Hub's JSON error
   relnext  the Link: rel="next" is relative (/api/...), among other links
 A path that starts with /prefix/ is served as without it (an HF_ENDPOINT
 with a path).
@@ -137,6 +141,8 @@ class Hub(BaseHTTPRequestHandler):
             if repo is None or self.refused(repo, rdir):
                 return self.reply(404) if repo is None else None
             if parts[4:6] == ["tree", "main"]:
+                if repo.endswith("/norev"):
+                    return self.reply(404, b'{"error":"Invalid rev id: main"}', [("X-Error-Code", "RevisionNotFound")])
                 if repo.endswith("/stall"):
                     time.sleep(30)
                 # pages of PAGE entries linked by Link: rel="next", as the Hub pages
@@ -167,6 +173,8 @@ class Hub(BaseHTTPRequestHandler):
             repo, rdir = self.repo_of(parts)
             if self.refused(repo, rdir):
                 return None
+            if repo.endswith("/gone"):
+                return self.reply(404, b"Not Found")
             if not os.path.isfile(os.path.join(rdir, *parts[4:])):
                 return self.reply(404, b"", [("X-Error-Code", "EntryNotFound")])
             loc = "/cdn/" + "/".join(urllib.parse.quote(p) for p in parts[:2] + parts[4:])
@@ -180,7 +188,9 @@ class Hub(BaseHTTPRequestHandler):
             return self.reply(404)
         data = open(full, "rb").read()
         rng = self.headers.get("Range")
-        if repo.endswith("/drop") and rng is None and full not in dropped:
+        if repo.endswith("/portal"):
+            return self.reply(200, b"<html><body>Sign in to the network</body></html>", [("Content-Type", "text/html")])
+        if repo.endswith(("/drop", "/skew")) and rng is None and full not in dropped:
             with lock:
                 dropped.add(full)
             self.send_response(200)
@@ -195,6 +205,8 @@ class Hub(BaseHTTPRequestHandler):
             start = int(rng.split("=")[1].split("-")[0])
             if start >= len(data):
                 return self.reply(416, b"", [("Content-Range", "bytes */%d" % len(data))])
+            if repo.endswith("/skew"):
+                start += 7
             return self.reply(206, data[start:], [("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))])
         if repo.endswith("/slow"):
             self.send_response(200)

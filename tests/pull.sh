@@ -23,7 +23,7 @@ cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
-    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/relnext" \
+    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -35,7 +35,7 @@ head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
 cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
-for r in drop badsum gated noref norange big nolfs badjson long slow; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -267,8 +267,29 @@ rc=$?
 ok $? "a listing that is not JSON: exit 1, said so"
 "$BIN" pull test/long >"$T/out" 2>"$T/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q "more than the file's size" "$T/err" && [ -z "$(ls "$C/models--test--long/blobs" 2>/dev/null)" ]
+[ $rc -eq 1 ] && grep -q "not this file" "$T/err" && [ -z "$(ls "$C/models--test--long/blobs" 2>/dev/null)" ]
 ok $? "a file longer than the listing says: exit 1, nothing kept ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/portal >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "HTTP 200, text/html) is for a file of 48 bytes" "$T/err" && grep -q "not this file" "$T/err" &&
+    [ -z "$(ls "$C/models--test--portal/blobs" 2>/dev/null)" ]
+ok $? "an HTML page answered 200 for the file: not taken for its start, no partial left ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/skew >/dev/null 2>&1
+part=$C/models--test--skew/blobs/$S8.incomplete
+psize=$(fsize "$part")
+"$BIN" pull test/skew >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "asked for the bytes from $psize on, the server sent them from $((psize + 7))" "$T/err" &&
+    [ "$psize" -gt 0 ] && [ "$(fsize "$part")" -eq "$psize" ]
+ok $? "a 206 that starts elsewhere than asked: refused, the partial left as it was ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/gone >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "m-Q8_0.gguf: the server has no such file (HTTP 404)" "$T/err" && ! grep -q "no such repository" "$T/err"
+ok $? "a file listed but 404 at its resolve: said so, not 'no such repository' ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/norev >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "has no branch main" "$T/err" && grep -q "the server says: Invalid rev id: main" "$T/err"
+ok $? "a repository without a main branch: said so, with the server's words ($(head -n1 "$T/err" | head -c 200))"
 
 "$BIN" pull noslash >/dev/null 2>"$T/err"
 rc=$?

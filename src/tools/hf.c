@@ -97,7 +97,8 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ud)
     hf_http *h = ud;
     size_t n = size * nitems;
     /* a redirect's headers come first: only the final response's count */
-    if (n >= 5 && !strncmp(line, "HTTP/", 5)) h->error_code[0] = h->next[0] = 0;
+    if (n >= 5 && !strncmp(line, "HTTP/", 5)) h->error_code[0] = h->next[0] = h->content_range[0] = 0;
+    header_value(line, n, "Content-Range", h->content_range, sizeof h->content_range);
     header_value(line, n, "X-Repo-Commit", h->repo_commit, sizeof h->repo_commit);
     header_value(line, n, "X-Error-Code", h->error_code, sizeof h->error_code);
     char link[4096] = "";
@@ -195,6 +196,31 @@ void hf_http_close(hf_http *h)
     h->headers = NULL;
 }
 
+void hf_http_error_body(hf_http *h, const char *data, size_t n)
+{
+    size_t room = sizeof h->error_body - 1 - h->error_body_n;
+    if (n > room) n = room;
+    memcpy(h->error_body + h->error_body_n, data, n);
+    h->error_body_n += n;
+    h->error_body[h->error_body_n] = 0;
+}
+
+/* What the server said in an error body, for the message: the Hub's
+   {"error": "..."}, or a short line of text (not an HTML page); "" else. */
+static void server_says(const hf_http *h, char *out, size_t cap)
+{
+    out[0] = 0;
+    json_t *j = json_loadb(h->error_body, h->error_body_n, 0, NULL);
+    const char *e = json_string_value(json_object_get(j, "error"));
+    const char *b = h->error_body;
+    while (*b == ' ' || *b == '\t' || *b == '\r' || *b == '\n') b++;
+    if (e) snprintf(out, cap, "%.160s", e);
+    else if (!j && *b && *b != '<') snprintf(out, cap, "%.160s", b);
+    json_decref(j);
+    for (char *s = out; *s; s++)   /* one line, nothing a terminal would act on */
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = ' ';
+}
+
 int hf_http_error(const hf_http *h, CURLcode rc, long status, const char *repo, const char *what, ember_err *err)
 {
     const char *ep = hf_endpoint();
@@ -203,24 +229,30 @@ int hf_http_error(const hf_http *h, CURLcode rc, long status, const char *repo, 
         ember_seterr(err, "cannot reach %s (%s): %s", ep, what, h->curl_err[0] ? h->curl_err : curl_easy_strerror(rc));
         return status ? -1 : HF_UNREACHABLE;
     }
+    char says[200], tail[240] = "";
+    server_says(h, says, sizeof says);
+    if (says[0]) snprintf(tail, sizeof tail, " (the server says: %s)", says);
     /* The Hub answers 401 for a repository that does not exist as for one
        that is private, and says which in X-Error-Code. */
-    if (status == 404 || !strcmp(h->error_code, "RepositoryNotFound"))
-        return ember_seterr(err, "%s: no such repository on %s (HTTP %ld)%s", repo, ep, status,
-                            tok ? "" : "; a private one needs HF_TOKEN");
+    if (!strcmp(h->error_code, "RevisionNotFound"))
+        return ember_seterr(err, "%s has no branch main on %s (HTTP %ld)%s", repo, ep, status, tail);
     if (!strcmp(h->error_code, "EntryNotFound"))
-        return ember_seterr(err, "%s: %s is not in the repository (HTTP %ld)", repo, what, status);
+        return ember_seterr(err, "%s: %s is not in the repository (HTTP %ld)%s", repo, what, status, tail);
+    if (status == 404 || !strcmp(h->error_code, "RepositoryNotFound"))
+        return ember_seterr(err, "%s: no such repository on %s (HTTP %ld)%s%s", repo, ep, status,
+                            tok ? "" : "; a private one needs HF_TOKEN", tail);
     if (status == 401 || status == 403) {
         bool gated = !strcmp(h->error_code, "GatedRepo");
         if (!tok)
             return ember_seterr(err, "%s is %s (HTTP %ld): accept its terms at %s/%s and set HF_TOKEN to an "
-                                     "access token (%s/settings/tokens)", repo,
-                                gated ? "gated" : "gated or private", status, ep, repo, ep);
+                                     "access token (%s/settings/tokens)%s", repo,
+                                gated ? "gated" : "gated or private", status, ep, repo, ep, tail);
         return ember_seterr(err, "%s: access refused with the HF_TOKEN given (HTTP %ld): accept the model's "
-                                 "terms at %s/%s, or use a token that can read it", repo, status, ep, repo);
+                                 "terms at %s/%s, or use a token that can read it%s", repo, status, ep, repo, tail);
     }
-    if (status == 429) return ember_seterr(err, "%s: the Hub is rate-limiting requests (HTTP 429): try again later", repo);
-    return ember_seterr(err, "%s: the Hub answered HTTP %ld for %s", repo, status, what);
+    if (status == 429)
+        return ember_seterr(err, "%s: the Hub is rate-limiting requests (HTTP 429): try again later%s", repo, tail);
+    return ember_seterr(err, "%s: the Hub answered HTTP %ld for %s%s", repo, status, what, tail);
 }
 
 int hf_http_escape_path(const char *path, char *buf, size_t cap)
@@ -306,6 +338,7 @@ static int get_body(const char *repo, const char *url, const char *what, const h
     } else if (b->too_big) {
         r = ember_seterr(err, "%s: the Hub's %s is over 64 MiB: not a listing", repo, what);
     } else if (rc != CURLE_OK || status >= 400) {
+        if (b->p) hf_http_error_body(&h, b->p, b->n);
         r = hf_http_error(&h, rc, status, repo, what, err);
     } else {
         if (commit && h.repo_commit[0]) snprintf(commit, ccap, "%s", h.repo_commit);

@@ -30,6 +30,8 @@ typedef struct dl {
     uint64_t total;
     bool checked;           /* the response's status was looked at */
     bool restarted;         /* the server ignored the Range: begun again */
+    int64_t wrong_length;   /* the answer's announced length, when it is not this file's (else -1) */
+    int64_t wrong_start;    /* a 206's first byte, when not the one asked for (else -1) */
     long status;
     int write_errno;
     bool progress;
@@ -128,13 +130,36 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 }
 
 /* Looks at the status once, before the first byte is kept: a 200 to a
-   Range request is the whole file again; an error page is not content. */
+   Range request is the whole file again; an error page is not content,
+   nor is an answer whose length or range says it is not the file (a
+   proxy's page served with 200, a server that starts a 206 elsewhere). */
 static bool check(dl *s)
 {
-    if (s->checked) return s->status < 300;
+    if (s->checked) return s->status < 300 && s->wrong_length < 0 && s->wrong_start < 0;
     s->checked = true;
     curl_easy_getinfo(s->h->curl, CURLINFO_RESPONSE_CODE, &s->status);
     if (s->status >= 300) return false;
+    uint64_t from = 0, total = 0, to = 0;
+    if (s->status == 206) {
+        const char *cr = s->h->content_range;
+        int k = sscanf(cr, "bytes %" SCNu64 "-%" SCNu64 "/%" SCNu64, &from, &to, &total);
+        if (k >= 1 && from == 0 && s->have) s->status = 200;   /* the whole file after all */
+        else if (k >= 1 && from != s->have) {
+            s->wrong_start = (int64_t)from;
+            return false;
+        }
+        if (k == 3 && total != s->total) {
+            s->wrong_length = (int64_t)total;
+            return false;
+        }
+    }
+    curl_off_t cl = -1;
+    uint64_t want = s->status == 206 ? s->total - s->have : s->total;
+    if (curl_easy_getinfo(s->h->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl >= 0 &&
+        (uint64_t)cl != want) {
+        s->wrong_length = (int64_t)cl + (s->status == 206 ? (int64_t)s->have : 0);
+        return false;
+    }
     if (s->have && s->status == 200) {
         if (ftruncate(s->fd, 0) || lseek(s->fd, 0, SEEK_SET) < 0 || digest_reset(s->d)) {
             s->write_errno = errno ? errno : EIO;
@@ -150,7 +175,11 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 {
     dl *s = ud;
     size_t n = size * nmemb;
-    if (!check(s)) return s->status >= 300 ? n : 0;   /* an error body is read and dropped */
+    if (!check(s)) {
+        if (s->status < 300) return 0;
+        hf_http_error_body(s->h, data, n);   /* an error body is read, its start kept for the message */
+        return n;
+    }
     if (s->have + n > s->total) {
         s->write_errno = EOVERFLOW;   /* more than the listing said: not this file */
         return 0;
@@ -197,7 +226,8 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         close(fd);
         return ember_seterr(err, "%s: %s is being downloaded by another process (%s)", repo, e->path, dest);
     }
-    dl s = {.fd = fd, .total = e->size, .progress = progress, .label = e->path, .watch = watch};
+    dl s = {.fd = fd, .total = e->size, .progress = progress, .label = e->path, .watch = watch,
+            .wrong_length = -1, .wrong_start = -1};
     s.d = digest_new(!e->lfs, e->size);
     if (!s.d) {
         close(fd);
@@ -270,6 +300,20 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
             rc = ember_seterr(err, "%s: %s: interrupted after %s of %s. The partial download is kept: run the "
                                    "same command again to resume", repo, e->path, a, b);
             goto out;
+        } else if (s.wrong_length >= 0 || s.wrong_start >= 0) {
+            char *type = NULL, what[96] = "";
+            curl_easy_getinfo(h.curl, CURLINFO_CONTENT_TYPE, &type);
+            if (type && *type) snprintf(what, sizeof what, ", %.60s", type);
+            if (s.wrong_start >= 0)
+                rc = ember_seterr(err, "%s: %s: asked for the bytes from %" PRIu64 " on, the server sent them from "
+                                       "%" PRId64 ": nothing of it was kept%s", repo, e->path, s.have, s.wrong_start,
+                                  s.have ? "; the partial download is kept" : "");
+            else
+                rc = ember_seterr(err, "%s: %s: the server's answer (HTTP %ld%s) is for a file of %" PRId64 " bytes, "
+                                       "the listing's has %" PRIu64 ": not this file, nothing of it was kept%s", repo,
+                                  e->path, status, what, s.wrong_length, e->size,
+                                  s.have ? "; the partial download is kept" : "");
+            goto out;
         } else if (status == 416 && s.have) {
             /* nothing past what we hold: the checksum below says whether it is whole */
         } else if (s.write_errno == ENOSPC || s.write_errno == EDQUOT || s.write_errno == EFBIG) {
@@ -289,6 +333,11 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         } else if (status >= 500) {
             rc = ember_seterr(err, "%s: %s: the server failed (HTTP %ld)%s: try again later", repo, e->path, status,
                               s.have ? "; the partial download is kept and will be resumed" : "");
+            goto out;
+        } else if (status == 404 && !h.error_code[0]) {
+            /* the listing just named it: not "no such repository" */
+            rc = ember_seterr(err, "%s: %s: the server has no such file (HTTP 404) though its listing names it: "
+                                   "the repository may have changed meanwhile; try again", repo, e->path);
             goto out;
         } else if (status >= 400) {
             rc = hf_http_error(&h, cr, status, repo, e->path, err);
@@ -319,6 +368,8 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
     else if (rename(dest, final)) rc = ember_seterr(err, "cannot write %s: %s", final, strerror(errno));
 out:
     if (rc) fsync(fd);   /* a kept partial is on disk before we say so */
+    /* an empty partial resumes nothing: not left behind (still under the lock) */
+    if (rc && fstat(fd, &sb) == 0 && sb.st_size == 0) unlink(dest);
     hf_http_close(&h);
     digest_free(s.d);
     if (close(fd) && !rc) rc = ember_seterr(err, "cannot write %s: %s", dest, strerror(errno));

@@ -14,6 +14,9 @@ typedef struct hf_http {
     char repo_commit[64];     /* X-Repo-Commit */
     char error_code[64];      /* X-Error-Code: RepositoryNotFound, GatedRepo, ... */
     char next[2048];          /* Link: <URL>; rel="next" (a listing's next page) */
+    char content_range[96];   /* Content-Range: bytes START-END/TOTAL */
+    char error_body[512];     /* the start of an error response's body (hf_http_error quotes it) */
+    size_t error_body_n;
     char curl_err[CURL_ERROR_SIZE];
 } hf_http;
 
@@ -22,6 +25,9 @@ typedef struct hf_http {
    set; -1 with err when curl cannot start. */
 int hf_http_open(hf_http *h, const char *url, ember_err *err);
 void hf_http_close(hf_http *h);
+
+/* Keeps the start of an error response's body for hf_http_error. */
+void hf_http_error_body(hf_http *h, const char *data, size_t n);
 
 /* The message for a finished request on repo that failed: status >= 400
    (what: "listing", or the file's name) or a transport error rc. */
