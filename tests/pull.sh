@@ -94,9 +94,11 @@ ok $? "a file in a folder, with spaces, % and UTF-8 in its name: escaped in the 
     cmp -s "$(cat "$T/out")" "$T/q8.gguf" && grep -q "^GET /api/models/test/tiny/tree/main?recursive=true&cursor=4 " "$T/log"
 ok $? "QUANT is case-insensitive: test/tiny:q8_0 is tiny-Q8_0.gguf (on the listing's second page)"
 before=$(cdn_gets)
+inodes() { ls -id "$(cat "$T/out")" "$C/models--test--tiny/refs/main" | awk '{print $1}' | tr '\n' ' '; }
+ino=$(inodes)
 "$BIN" pull test/tiny:Q8_0 >"$T/out2" 2>"$T/err" && cmp -s "$T/out" "$T/out2" && [ "$(cdn_gets)" -eq "$before" ] &&
-    grep -q "already in the cache" "$T/err"
-ok $? "pulling again downloads nothing and prints the same path"
+    grep -q "already in the cache" "$T/err" && [ "$(inodes)" = "$ino" ]
+ok $? "pulling again downloads nothing, prints the same path, rewrites neither link nor ref (a read-only cache serves)"
 "$BIN" pull test/tiny:IQ4_XS >"$T/out" 2>"$T/err" && [ "$(cdn_gets)" -eq "$before" ] &&
     cmp -s "$(cat "$T/out")" "$T/q8.gguf"
 ok $? "a file whose blob is already there (same sha256) is linked, not downloaded"

@@ -110,6 +110,10 @@ int hf_cache_ref_set(const char *repo_dir, const char *rev, ember_err *err)
     if (fits(snprintf(p, sizeof p, "%s/refs", repo_dir), sizeof p)) return ember_seterr(err, "path too long");
     if (hf_cache_mkdirs(p, err)) return -1;
     strcat(p, "/main");
+    /* already so: nothing written, so that a read-only cache (a shared or
+       mounted one) still serves what it holds */
+    char cur[128];
+    if (hf_cache_ref_get(repo_dir, cur, sizeof cur) == 0 && !strcmp(cur, rev)) return 0;
     /* huggingface_hub writes the bare commit id, no newline */
     return ember_write_file(p, rev, strlen(rev), EMBER_MODE_PUBLIC, err);
 }
@@ -120,6 +124,17 @@ int hf_cache_link(const char *repo_dir, const char *rev, const char *file, const
     char dir[PATH_MAX], target[PATH_MAX], tmp[PATH_MAX + 32];
     if (fits(snprintf(path, cap, "%s/snapshots/%s/%s", repo_dir, rev, file), cap))
         return ember_seterr(err, "the cache path for %s is too long", file);
+    /* a link that already leads to the blob (ours, or another tool's
+       absolute one) is left alone: nothing written in a read-only cache */
+    char blob[PATH_MAX], *want = NULL, *have = NULL;
+    struct stat st;
+    bool same = false;
+    if (!fits(snprintf(blob, sizeof blob, "%s/blobs/%s", repo_dir, oid), sizeof blob) && lstat(path, &st) == 0 &&
+        S_ISLNK(st.st_mode) && (want = realpath(blob, NULL)) && (have = realpath(path, NULL)))
+        same = !strcmp(want, have);
+    free(want);
+    free(have);
+    if (same) return 0;
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = 0;
     if (hf_cache_mkdirs(dir, err)) return -1;
