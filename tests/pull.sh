@@ -349,6 +349,19 @@ HF_HOME=$T/offline HF_HUB_OFFLINE=1 "$BIN" run -m hf:test/tiny -p hi -n 2 >/dev/
 rc=$?
 [ $rc -eq 1 ] && grep -q "HF_HUB_OFFLINE" "$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
 ok $? "HF_HUB_OFFLINE: a model not cached is an error, no request"
+# a cache made by other tools: no refs/main and the file in two snapshots;
+# then a refs/main whose newer snapshot holds only a README
+H=$T/hand/hub/models--hand--made
+mkdir -p "$H/blobs" "$H/snapshots/1111111111111111111111111111111111111111" "$H/snapshots/2222222222222222222222222222222222222222" &&
+    cp "$T/q8.gguf" "$H/blobs/$S8" && for s in 1111111111111111111111111111111111111111 2222222222222222222222222222222222222222; do
+        ln -s "../../blobs/$S8" "$H/snapshots/$s/m-Q8_0.gguf"; done
+HF_HOME=$T/hand HF_HUB_OFFLINE=1 "$BIN" run -m hf:hand/made -p hi -n 1 >/dev/null 2>"$T/err"
+ok $? "no refs/main, one file in two snapshots: -m hf: opens it ($(grep -m1 'ember run' "$T/err" | head -c 200))"
+mkdir -p "$H/refs" "$H/snapshots/3333333333333333333333333333333333333333" && echo x >"$H/blobs/readme" &&
+    ln -s ../../blobs/readme "$H/snapshots/3333333333333333333333333333333333333333/README.md" &&
+    printf 3333333333333333333333333333333333333333 >"$H/refs/main"
+HF_HOME=$T/hand HF_HUB_OFFLINE=1 "$BIN" run -m hf:hand/made:Q8_0 -p hi -n 1 >/dev/null 2>"$T/err"
+ok $? "refs/main's snapshot without a GGUF: an older snapshot's file is used ($(grep -m1 'ember run' "$T/err" | head -c 200))"
 HF_ENDPOINT=http://127.0.0.1:1 "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && [ "$(cat "$T/out")" = "$C/models--test--tiny/snapshots/$RT/tiny-Q8_0.gguf" ] &&

@@ -154,6 +154,16 @@ if [ -n "$HUB" ]; then
     while [ $i -lt 30 ] && [ ! -f "$tmp/run.sh.rc" ]; do sleep 0.1; i=$((i + 1)); done
     [ "$(cat "$tmp/run.sh.rc" 2>/dev/null)" = 0 ]
     ok $? "/quit while the Hub's listing hangs exits 0 within 3 s"
+    # /model hf: means what -m hf: means: refs/main's file, not a projector
+    # beside it nor the copy in an older snapshot ("2 models match" before)
+    snap=$(ls -d "$tmp"/hf/hub/models--test--slow/snapshots/* | head -n 1)
+    ln -s "$(readlink "$snap/slow-Q8_0.gguf")" "$snap/mmproj-slow-f16.gguf" &&
+        cp -a "$snap" "${snap%/*}/0000000000000000000000000000000000000000"
+    $T new-session -d -s pick -x 140 -y 40 "$tmp/run.sh" && wait_for 'RSS' 20 pick
+    $T send-keys -t pick '/model hf:test/slow' Enter
+    wait_for 'model ember-synth-tiny-qwen2[^ ]* loaded' 20 pick
+    ok $? "/model hf:USER/REPO beside a projector and an older snapshot loads the model ($(screen pick | grep -m1 'match\|/model' | cut -c1-80))"
+    $T send-keys -t pick '/quit' Enter
 else
     skip "python3 or the stand-in Hub is unavailable"
 fi

@@ -94,6 +94,21 @@ static int set_model(void *ctx, const char *name, char *path, size_t pathcap, ch
     struct stat st;
     if (want == name && stat(name, &st) == 0) {
         snprintf(found, sizeof found, "%s", name);
+    } else if (want != name) {
+        /* hf:USER/REPO[:QUANT] means what -m hf: means (hf_cache_pick):
+           refs/main's file, mmproj projectors and split parts aside */
+        hf_ref ref;
+        ember_err e = {{0}};
+        if (hf_ref_parse(want, &ref, &e) < 0) {
+            snprintf(err, errcap, "/model %s: %s", name, e.msg);
+            return -1;
+        }
+        int k = hf_cache_pick(&ref, found, sizeof found, &e);
+        if (k == HF_CHOOSE_NONE) return 1;
+        if (k < 0) {
+            snprintf(err, errcap, "/model %s: %s", name, e.msg);
+            return -1;
+        }
     } else {
         model_rows t = {0};
         char root[PATH_MAX];
@@ -102,15 +117,6 @@ static int set_model(void *ctx, const char *name, char *path, size_t pathcap, ch
         const model_row *r = model_list_find(&t, want, &amb);
         if (r) snprintf(found, sizeof found, "%s", r->path);
         model_rows_free(&t);
-        if (!r && !amb && want != name) {
-            hf_ref ref;
-            ember_err e = {{0}};
-            if (hf_ref_parse(want, &ref, &e) < 0) {
-                snprintf(err, errcap, "/model %s: %s", name, e.msg);
-                return -1;
-            }
-            return 1;
-        }
         if (!r) {
             if (amb) snprintf(err, errcap, "/model %s: %d models match; Tab lists them", name, amb);
             else snprintf(err, errcap, "/model %s: no such file or model (ember models lists them; "

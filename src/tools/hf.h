@@ -98,8 +98,14 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
 int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch, char *path, size_t cap,
             ember_err *err);
 
+/* The cached file for r, chosen as hf_choose chooses among the cached
+   GGUF files of refs/main's snapshot (of every snapshot when it holds none,
+   one per name): 0 with its path, else HF_CHOOSE_NONE or
+   HF_CHOOSE_AMBIGUOUS with err.  Nothing is asked of the Hub. */
+int hf_cache_pick(const hf_ref *r, char *path, size_t cap, ember_err *err);
+
 /* `-m hf:...`: the cached file for r when the choice among the cached
-   files is clear, else hf_pull (unless $HF_HUB_OFFLINE is set). */
+   files is clear (hf_cache_pick), else hf_pull (unless $HF_HUB_OFFLINE is set). */
 int hf_resolve(const hf_ref *r, char *path, size_t cap, ember_err *err);
 
 /* $HF_ENDPOINT without a trailing slash, or the default. */

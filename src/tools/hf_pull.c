@@ -34,24 +34,68 @@ static bool offline(void)
     return off && *off && strcmp(off, "0");
 }
 
+static void cached_free_one(hf_cached *c)
+{
+    free(c->file);
+    free(c->path);
+    free(c->blob);
+}
+
+static double mtime_of(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) ? 0 : (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+/* The cached GGUF files of repo_dir that can be opened, one per name:
+   those of the revision refs/main names; when it holds none (no
+   refs/main, or a newer commit of which another tool fetched only the
+   README), those of every snapshot, a file in several taken from the
+   newest link.  How many (in *out, hf_cached_free), or -1. */
+static int cached_files(const char *repo_dir, hf_cached **out)
+{
+    char rev[64];
+    bool ref = hf_cache_ref_get(repo_dir, rev, sizeof rev) == 0;
+    hf_cached *c = NULL;
+    int usable = 0;
+    for (int pass = ref ? 0 : 1; pass < 2 && !usable; pass++) {
+        free(c);
+        int n = hf_cache_list(repo_dir, pass ? NULL : rev, &c);
+        for (int i = 0; i < n; i++)
+            if (c[i].blob) c[usable++] = c[i];
+            else cached_free_one(&c[i]);
+    }
+    /* hf_cache_list sorts by name: the copies of one name are together */
+    int m = 0;
+    for (int i = 0; i < usable; i++) {
+        if (m && !strcmp(c[m - 1].file, c[i].file)) {
+            hf_cached *keep = &c[m - 1];
+            bool newer = !(ref && !strcmp(keep->rev, rev)) &&
+                         ((ref && !strcmp(c[i].rev, rev)) || mtime_of(c[i].path) > mtime_of(keep->path));
+            if (newer) {
+                cached_free_one(keep);
+                *keep = c[i];
+            } else {
+                cached_free_one(&c[i]);
+            }
+            continue;
+        }
+        c[m++] = c[i];
+    }
+    *out = c;
+    return m;
+}
+
 /* The cached file r means, when the choice among the cached ones is clear:
    0, else HF_CHOOSE_NONE or HF_CHOOSE_AMBIGUOUS with err. */
 static int cache_pick(const hf_ref *r, const char *repo_dir, char *path, size_t cap, ember_err *err)
 {
-    char rev[64];
     hf_cached *c = NULL;
-    int n = hf_cache_list(repo_dir, hf_cache_ref_get(repo_dir, rev, sizeof rev) ? NULL : rev, &c);
-    int usable = 0;
-    for (int i = 0; i < n; i++)
-        if (c[i].blob) c[usable++] = c[i];
-        else {
-            free(c[i].file);
-            free(c[i].path);
-        }
-    char **names = calloc((size_t)usable + 1, sizeof *names);
+    int usable = cached_files(repo_dir, &c);
+    char **names = calloc((size_t)(usable > 0 ? usable : 0) + 1, sizeof *names);
     int k = HF_CHOOSE_NONE;
     ember_seterr(err, "no file of %s is in the cache", r->repo);
-    if (names && usable) {
+    if (names && usable > 0) {
         for (int i = 0; i < usable; i++) names[i] = c[i].file;
         ember_err why;
         k = hf_choose(r->repo, names, usable, r->quant, &why);
@@ -59,8 +103,16 @@ static int cache_pick(const hf_ref *r, const char *repo_dir, char *path, size_t 
     }
     if (k >= 0) snprintf(path, cap, "%s", c[k].path);
     free(names);
-    hf_cached_free(c, usable);
+    hf_cached_free(c, usable > 0 ? usable : 0);
     return k >= 0 ? 0 : k;
+}
+
+int hf_cache_pick(const hf_ref *r, char *path, size_t cap, ember_err *err)
+{
+    char root[PATH_MAX], repo_dir[PATH_MAX];
+    if (hf_cache_root(root, sizeof root, err) || hf_cache_repo_dir(root, r->repo, repo_dir, sizeof repo_dir, err))
+        return HF_CHOOSE_NONE;
+    return cache_pick(r, repo_dir, path, cap, err);
 }
 
 int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch, char *path, size_t cap,
