@@ -31,6 +31,8 @@ Fault modes, chosen by the repository's name:
   portal   the file is answered 200 with a small HTML page (a captive portal)
   skew     like drop, then a Range is answered 206 from 7 bytes further on
   norev    the listing is 404 RevisionNotFound, with the Hub's JSON error
+  headref  no X-Repo-Commit on the listing and no model page: the commit is
+           only in the resolve's headers (HEAD, as huggingface_hub asks)
   relnext  the Link: rel="next" is relative (/api/...), among other links
 A path that starts with /prefix/ is served as without it (an HF_ENDPOINT
 with a path).
@@ -109,7 +111,8 @@ class Hub(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
         log("%s %s %s %d%s" % (self.command, self.path, self.headers.get("Range", "-"), status,
                                " auth" if self.headers.get("Authorization") else ""))
 
@@ -130,6 +133,9 @@ class Hub(BaseHTTPRequestHandler):
                 self.reply(401 if auth is None else 403, b'{"error":"gated"}', [("X-Error-Code", "GatedRepo")])
                 return True
         return False
+
+    def do_HEAD(self):
+        self.do_GET()
 
     def do_GET(self):
         path = urllib.parse.urlparse(self.path).path
@@ -163,10 +169,12 @@ class Hub(BaseHTTPRequestHandler):
                         hdr.append(("Link", '<%s?cursor=0>; rel="first", <%s>; rel=next' % (path, nxt)))
                     else:
                         hdr.append(("Link", '<http://127.0.0.1:%d%s>; rel="next"' % (self.server.server_address[1], nxt)))
-                if not repo.endswith("/noref"):
+                if not repo.endswith(("/noref", "/headref")):
                     hdr.append(("X-Repo-Commit", rev_of(repo)))
                 return self.reply(200, body, hdr)
             if len(parts) == 4:
+                if repo.endswith("/headref"):
+                    return self.reply(404)
                 return self.reply(200, json.dumps({"id": repo, "sha": rev_of(repo)}).encode())
             return self.reply(404)
         if len(parts) >= 5 and parts[2:4] == ["resolve", "main"]:
@@ -188,6 +196,8 @@ class Hub(BaseHTTPRequestHandler):
             return self.reply(404)
         data = open(full, "rb").read()
         rng = self.headers.get("Range")
+        if self.command == "HEAD":
+            return self.reply(200, data)
         if repo.endswith("/portal"):
             return self.reply(200, b"<html><body>Sign in to the network</body></html>", [("Content-Type", "text/html")])
         if repo.endswith(("/drop", "/skew")) and rng is None and full not in dropped:

@@ -23,7 +23,8 @@ cdn_gets() { grep -c '^GET /cdn/' "$T/log"; }
 R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
-    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/relnext" \
+    "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" \
+    "$R/test/headref" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -35,7 +36,7 @@ head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
 cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
-for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -140,6 +141,11 @@ rc=$?
     [ "$(cat "$T/out")" = "$C/models--test--noref/snapshots/$(rev test/noref)/m-Q8_0.gguf" ] &&
     grep -q "^GET /api/models/test/noref " "$T/log"
 ok $? "another tool's blob is reused; the revision comes from the model's sha ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/headref >"$T/out" 2>"$T/err" &&
+    [ "$(cat "$T/out")" = "$C/models--test--headref/snapshots/$(rev test/headref)/m-Q8_0.gguf" ] &&
+    [ "$(cat "$C/models--test--headref/refs/main")" = "$(rev test/headref)" ] &&
+    grep -q "^HEAD /test/headref/resolve/main/m-Q8_0.gguf - 302" "$T/log"
+ok $? "no commit on the listing nor a model page: the one the resolve's headers name ($(head -n1 "$T/err" | head -c 200))"
 
 # a file kept in the snapshot itself (huggingface_hub where links cannot be made)
 SNAP=$C/models--test--ambig/snapshots/$(rev test/ambig)

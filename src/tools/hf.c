@@ -446,3 +446,32 @@ int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *e
     if (!l->rev[0] || !hf_path_ok(l->rev) || strchr(l->rev, '/')) snprintf(l->rev, sizeof l->rev, "main");
     return 0;
 }
+
+int hf_resolve_commit(const char *repo, const char *path, const hf_watch *watch, char *rev, size_t cap)
+{
+    char url[4200], esc[3072];
+    if (hf_http_escape_path(path, esc, sizeof esc)) return -1;
+    snprintf(url, sizeof url, "%s/%s/resolve/main/%s", hf_endpoint(), repo, esc);
+    hf_http h;
+    ember_err ignored;
+    if (hf_http_open(&h, url, &ignored)) return -1;
+    membuf b = {.watch = watch};
+    /* the headers alone (X-Repo-Commit is the Hub's, kept over the
+       redirect's answers that lack it) */
+    curl_easy_setopt(h.curl, CURLOPT_NOBODY, 1L);
+    if (watch) {
+        curl_easy_setopt(h.curl, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h.curl, CURLOPT_XFERINFOFUNCTION, on_wait);
+        curl_easy_setopt(h.curl, CURLOPT_XFERINFODATA, &b);
+    }
+    CURLcode rc = curl_easy_perform(h.curl);
+    long status = 0;
+    curl_easy_getinfo(h.curl, CURLINFO_RESPONSE_CODE, &status);
+    int r = -1;
+    if (rc == CURLE_OK && status < 400 && hf_hex_ok(h.repo_commit, 40)) {
+        snprintf(rev, cap, "%s", h.repo_commit);
+        r = 0;
+    }
+    hf_http_close(&h);
+    return r;
+}

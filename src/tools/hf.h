@@ -38,7 +38,8 @@ typedef struct hf_listing {
     int n;
     char **dirs;        /* the folders listed ("directory" entries), once each */
     int ndirs;
-    char rev[64];       /* the commit the listing is of ("main" if unknown) */
+    char rev[64];       /* the commit the listing is of (X-Repo-Commit, else the model's
+                           "sha"; "main" if unknown) */
 } hf_listing;
 
 /* Someone other than a terminal watching a download (the chat's status
@@ -59,6 +60,10 @@ typedef struct hf_watch {
 enum { HF_UNREACHABLE = -2 };
 int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err);
 void hf_listing_free(hf_listing *l);
+/* The commit $HF_ENDPOINT/REPO/resolve/main/PATH says it serves
+   (X-Repo-Commit of a HEAD request, as huggingface_hub reads it), for a
+   listing that named none: 0 with it in rev, -1 when there is none. */
+int hf_resolve_commit(const char *repo, const char *path, const hf_watch *watch, char *rev, size_t cap);
 /* Appends the files of one page of the tree API (a JSON array) to l,
    the folders to l->dirs (up to a few thousand), skipping every entry whose
    path could leave the repository (absolute, "." or "..", control

@@ -151,6 +151,11 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
     }
     const hf_entry *e = &l.e[k];
     int rc = -1;
+    /* a server that names no commit on its listing nor on the model's page
+       may still say it where huggingface_hub looks (the resolve's
+       headers); else the snapshot is called "main", which huggingface_hub
+       also finds through refs/main */
+    if (!strcmp(l.rev, "main")) (void)hf_resolve_commit(r->repo, e->path, watch, l.rev, sizeof l.rev);
     snprintf(blob, sizeof blob, "%s/blobs/%s", repo_dir, e->oid);
     snprintf(part, sizeof part, "%s.incomplete", blob);
     struct stat st;
