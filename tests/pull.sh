@@ -377,8 +377,12 @@ HF_ENDPOINT=http://127.0.0.1:1 "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err
 rc=$?
 [ $rc -eq 1 ] && grep -q "cannot reach" "$T/err" && grep -q "in the cache, test/ambig has no GGUF file matching 'Q5_K_M'" "$T/err" && [ ! -s "$T/out" ]
 ok $? "pull with the Hub unreachable and nothing cached: exit 1, both said ($(head -n1 "$T/err" | head -c 250))"
-HF_HUB_OFFLINE=1 "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
-ok $? "pull with HF_HUB_OFFLINE: the cached file, no request"
+HF_HUB_OFFLINE=1 "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ] &&
+    HF_HUB_OFFLINE=True "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
+ok $? "pull with HF_HUB_OFFLINE=1 or True: the cached file, no request"
+HF_HUB_OFFLINE=false "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err" && [ "$(wc -l <"$T/log")" -gt "$before" ]
+ok $? "HF_HUB_OFFLINE=false is not offline (as huggingface_hub reads it)"
+before=$(wc -l <"$T/log")
 printf 'hello\n' | "$BIN" -m hf:test/tiny:Q8_0 -n 2 >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && [ "$(wc -l <"$T/log")" -eq "$before" ]

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,10 +29,15 @@ static void sync_dir(const char *path)
     }
 }
 
+/* huggingface_hub's reading of the variable: 1, ON, YES or TRUE in any
+   case; anything else (0, false, no, off) leaves the Hub in reach */
 static bool offline(void)
 {
+    static const char *const yes[] = {"1", "on", "yes", "true"};
     const char *off = getenv("HF_HUB_OFFLINE");
-    return off && *off && strcmp(off, "0");
+    for (size_t i = 0; off && i < sizeof yes / sizeof yes[0]; i++)
+        if (!strcasecmp(off, yes[i])) return true;
+    return false;
 }
 
 static void cached_free_one(hf_cached *c)
