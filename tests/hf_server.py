@@ -27,6 +27,7 @@ Fault modes, chosen by the repository's name:
   slow     files are sent in 32 KiB pieces, 50 ms apart
   stall    the listing is answered only after 30 s (a Hub that hangs)
   flat     ?recursive=true is ignored: one level, folders as "directory"
+  deaf     like flat, and a folder's listing is the top level's again
   gone     the resolve is a bare 404 (no X-Error-Code): the file went away
   portal   the file is answered 200 with a small HTML page (a captive portal)
   skew     like drop, then a Range is answered 206 from 7 bytes further on
@@ -154,10 +155,10 @@ class Hub(BaseHTTPRequestHandler):
                 # pages of PAGE entries linked by Link: rel="next", as the Hub pages
                 q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
                 start = int(q.get("cursor", ["0"])[0])
-                sub = "/".join(parts[6:])
+                sub = "/".join(parts[6:]) if not repo.endswith("/deaf") else ""
                 if not os.path.isdir(os.path.join(rdir, sub)):
                     return self.reply(404, b"", [("X-Error-Code", "EntryNotFound")])
-                recursive = q.get("recursive", [""])[0] == "true" and not repo.endswith("/flat")
+                recursive = q.get("recursive", [""])[0] == "true" and not repo.endswith(("/flat", "/deaf"))
                 entries = listing(repo, rdir, sub, recursive)
                 body = json.dumps(entries[start:start + PAGE]).encode()
                 if repo.endswith("/badjson"):

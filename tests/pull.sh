@@ -24,7 +24,7 @@ R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
     "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" \
-    "$R/test/headref" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/relnext" \
+    "$R/test/headref" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -45,6 +45,8 @@ cp "$T/q8.gguf" "$T/local/mine.gguf"
 cp "$T/q4.gguf" "$R/test/flat/Q4_K_M/flat-Q4_K_M.gguf"
 cp "$T/q8.gguf" "$R/test/flat/Q8_0/more/flat-Q8_0.gguf"
 echo "# flat" >"$R/test/flat/README.md"
+cp "$T/q4.gguf" "$R/test/deaf/Q4_K_M/deaf-Q4_K_M.gguf"
+cp "$T/q8.gguf" "$R/test/deaf/deaf-Q8_0.gguf"
 for q in Q2_K Q3_K_M Q5_K_M Q6_K Q8_0; do cp "$T/q8.gguf" "$R/test/relnext/r-$q.gguf"; done
 
 python3 "$SRC/tests/hf_server.py" "$R" "$T/log" >"$T/port" 2>"$T/srv.err" &
@@ -127,6 +129,8 @@ ok $? "a listing of one level: its folders are listed in turn, the Q4_K_M in its
 "$BIN" pull -q test/flat:Q8_0 >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
     [ "$(readlink "$(cat "$T/out")")" = "../../../../blobs/$(sha256 "$T/q8.gguf")" ]
 ok $? "and a folder within a folder ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull -q test/deaf:Q8_0 >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf"
+ok $? "a server that answers a folder with its top level: nothing counted twice ($(head -n1 "$T/err" | head -c 200))"
 before=$(wc -l <"$T/log")
 "$BIN" run -m hf:test/flat:Q8_0/more/flat-Q8_0.gguf -p hi -n 1 >/dev/null 2>"$T/err" && [ "$(wc -l <"$T/log")" -eq "$before" ]
 ok $? "-m hf:USER/REPO:FOLDER/FILE, the name ember models gives a file in a folder, opens the cached file ($(head -n1 "$T/err" | head -c 200))"

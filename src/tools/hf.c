@@ -114,8 +114,9 @@ static int origin(const char *url, char *buf, size_t cap)
     CURLU *u = curl_url();
     char *scheme = NULL, *host = NULL, *port = NULL;
     int rc = -1;
-    if (u && !curl_url_set(u, CURLUPART_URL, url, 0) && !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) &&
-        !curl_url_get(u, CURLUPART_HOST, &host, 0) && !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)) {
+    if (u && !curl_url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME) &&
+        !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) && !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
+        !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)) {
         snprintf(buf, cap, "%s://%s:%s", scheme, host, port);
         for (char *s = buf; *s; s++) *s = (char)tolower((unsigned char)*s);
         rc = 0;
@@ -142,7 +143,7 @@ int hf_http_resolve_url(const char *base, const char *ref, char *buf, size_t cap
     int rc = -1;
     /* a relative reference (a path, a query) is resolved against base as
        a browser would, per RFC 3986 */
-    if (u && !curl_url_set(u, CURLUPART_URL, base, 0) && !curl_url_set(u, CURLUPART_URL, ref, 0) &&
+    if (u && !curl_url_set(u, CURLUPART_URL, base, CURLU_GUESS_SCHEME) && !curl_url_set(u, CURLUPART_URL, ref, 0) &&
         !curl_url_get(u, CURLUPART_URL, &out, 0) && strlen(out) < cap) {
         snprintf(buf, cap, "%s", out);
         rc = 0;
@@ -423,7 +424,17 @@ int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *e
         char esc[3072];
         if (has_files_under(sorted, nsorted, l->dirs[i]) || hf_http_escape_path(l->dirs[i], esc, sizeof esc)) continue;
         snprintf(url, sizeof url, "%s/api/models/%s/tree/main/%s?recursive=true", hf_endpoint(), repo, esc);
+        int n0 = l->n;
         rc = list_pages(repo, url, watch, l, &pages, err);
+        /* only what is in the folder: a server that answers every folder
+           with the top level again must not list its files twice */
+        size_t dl = strlen(l->dirs[i]);
+        int m = n0;
+        for (int k = n0; k < l->n; k++) {
+            if (!strncmp(l->e[k].path, l->dirs[i], dl) && l->e[k].path[dl] == '/') l->e[m++] = l->e[k];
+            else free(l->e[k].path);
+        }
+        l->n = m;
     }
     free(sorted);
     if (rc) {
