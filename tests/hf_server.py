@@ -32,6 +32,8 @@ Fault modes, chosen by the repository's name:
   portal   the file is answered 200 with a small HTML page (a captive portal)
   skew     like drop, then a Range is answered 206 from 7 bytes further on
   norev    the listing is 404 RevisionNotFound, with the Hub's JSON error
+  chunky   the file is sent chunked (no Content-Length), and the listing
+           says it is 100 bytes longer than it is
   headref  no X-Repo-Commit on the listing and no model page: the commit is
            only in the resolve's headers (HEAD, as huggingface_hub asks)
   relnext  the Link: rel="next" is relative (/api/...), among other links
@@ -93,6 +95,8 @@ def listing(repo, rdir, sub="", recursive=True):
                 sha = hashlib.sha256(data).hexdigest()
                 if repo.endswith("/long"):
                     e["size"] = len(data) - 100
+                if repo.endswith("/chunky"):
+                    e["size"] = len(data) + 100
                 if repo.endswith("/badsum"):
                     sha = hashlib.sha256(b"not the file").hexdigest()
                 e["lfs"] = {"oid": sha, "size": e["size"], "pointerSize": 134}
@@ -219,6 +223,16 @@ class Hub(BaseHTTPRequestHandler):
             if repo.endswith("/skew"):
                 start += 7
             return self.reply(206, data[start:], [("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))])
+        if repo.endswith("/chunky") and not rng:
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for off in range(0, len(data), 65536):
+                piece = data[off:off + 65536]
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
+            log("%s %s - chunked" % (self.command, self.path))
+            return None
         if repo.endswith("/slow"):
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))

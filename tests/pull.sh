@@ -24,7 +24,7 @@ R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
     "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" \
-    "$R/test/headref" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
+    "$R/test/headref" "$R/test/chunky" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -36,7 +36,7 @@ head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
 cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
-for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref chunky; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -281,6 +281,16 @@ ok $? "a listing that is not JSON: exit 1, said so"
 rc=$?
 [ $rc -eq 1 ] && grep -q "not this file" "$T/err" && [ -z "$(ls "$C/models--test--long/blobs" 2>/dev/null)" ]
 ok $? "a file longer than the listing says: exit 1, nothing kept ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/chunky >"$T/out" 2>"$T/err"
+rc=$?
+part=$C/models--test--chunky/blobs/$S8.incomplete
+[ $rc -eq 1 ] && grep -q "the server's answer ended after $(wc -c <"$T/q8.gguf") of the listing's $(($(wc -c <"$T/q8.gguf") + 100)) bytes" "$T/err" &&
+    ! grep -q "dropped" "$T/err" && [ -s "$part" ]
+ok $? "a chunked answer shorter than the listing says: not called a dropped connection, kept ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/chunky >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "size mismatch: the server's file ends after" "$T/err" && ! grep -q checksum "$T/err" && [ ! -e "$part" ]
+ok $? "then the Range past its end (416): a size mismatch, not a checksum one, the download removed ($(head -n1 "$T/err" | head -c 200))"
 "$BIN" pull test/portal >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "HTTP 200, text/html) is for a file of 48 bytes" "$T/err" && grep -q "not this file" "$T/err" &&

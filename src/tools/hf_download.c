@@ -342,11 +342,17 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         } else if (status >= 400) {
             rc = hf_http_error(&h, cr, status, repo, e->path, err);
             goto out;
-        } else if (cr != CURLE_OK || s.have < e->size) {
+        } else if (cr != CURLE_OK) {
             rc = ember_seterr(err, "%s: %s: the connection dropped after %s of %s (%s). The partial download "
                                    "is kept: run the same command again to resume", repo, e->path, a, b,
-                              cr != CURLE_OK ? (h.curl_err[0] ? h.curl_err : curl_easy_strerror(cr))
-                                             : "the server sent less than the file's size");
+                              h.curl_err[0] ? h.curl_err : curl_easy_strerror(cr));
+            goto out;
+        } else if (s.have < e->size) {
+            /* a whole answer, only shorter than the listing says (no
+               Content-Length to tell before): a resume says which is right */
+            rc = ember_seterr(err, "%s: %s: the server's answer ended after %" PRIu64 " of the listing's %" PRIu64
+                                   " bytes. The partial download is kept: run the same command again to resume",
+                              repo, e->path, s.have, e->size);
             goto out;
         }
     }
@@ -355,7 +361,15 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         rc = ember_seterr(err, "cannot finish the checksum (libcrypto)");
         goto out;
     }
-    if (s.have != e->size || strcmp(hex, e->oid)) {
+    if (s.have != e->size) {
+        /* only after a 416: the server's file ends before the listing's size */
+        unlink(dest);
+        rc = ember_seterr(err, "%s: %s: size mismatch: the server's file ends after %" PRIu64 " bytes, the listing "
+                               "says %" PRIu64 ". The download was removed; run the command again to download it "
+                               "afresh", repo, e->path, s.have, e->size);
+        goto out;
+    }
+    if (strcmp(hex, e->oid)) {
         unlink(dest);
         rc = ember_seterr(err, "%s: %s: checksum mismatch: the download's %s is %s, the Hub's is %s. The file "
                                "was removed; run the command again to download it afresh", repo, e->path,
