@@ -32,6 +32,7 @@ Fault modes, chosen by the repository's name:
   portal   the file is answered 200 with a small HTML page (a captive portal)
   skew     like drop, then a Range is answered 206 from 7 bytes further on
   norev    the listing is 404 RevisionNotFound, with the Hub's JSON error
+  overlap  each page of the listing repeats the last entry of the one before
   chunky   the file is sent chunked (no Content-Length), and the listing
            says it is 100 bytes longer than it is
   headref  no X-Repo-Commit on the listing and no model page: the commit is
@@ -164,7 +165,8 @@ class Hub(BaseHTTPRequestHandler):
                     return self.reply(404, b"", [("X-Error-Code", "EntryNotFound")])
                 recursive = q.get("recursive", [""])[0] == "true" and not repo.endswith(("/flat", "/deaf"))
                 entries = listing(repo, rdir, sub, recursive)
-                body = json.dumps(entries[start:start + PAGE]).encode()
+                first = max(0, start - 1) if repo.endswith("/overlap") else start
+                body = json.dumps(entries[first:start + PAGE]).encode()
                 if repo.endswith("/badjson"):
                     body = b"<html>not json</html>"
                 hdr = [("Content-Type", "application/json")]

@@ -24,7 +24,7 @@ R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
     "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" \
-    "$R/test/headref" "$R/test/chunky" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
+    "$R/test/headref" "$R/test/chunky" "$R/test/overlap" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -48,6 +48,7 @@ echo "# flat" >"$R/test/flat/README.md"
 cp "$T/q4.gguf" "$R/test/deaf/Q4_K_M/deaf-Q4_K_M.gguf"
 cp "$T/q8.gguf" "$R/test/deaf/deaf-Q8_0.gguf"
 for q in Q2_K Q3_K_M Q5_K_M Q6_K Q8_0; do cp "$T/q8.gguf" "$R/test/relnext/r-$q.gguf"; done
+for q in Q2_K Q3_K_M Q5_K_M Q6_K Q8_0; do cp "$T/q8.gguf" "$R/test/overlap/o-$q.gguf"; done
 
 python3 "$SRC/tests/hf_server.py" "$R" "$T/log" >"$T/port" 2>"$T/srv.err" &
 SRV=$!
@@ -120,6 +121,9 @@ grep -q localhost /etc/hosts 2>/dev/null && {
 HF_HOME=$T/h2 HF_ENDPOINT=$HF_ENDPOINT/prefix/ "$BIN" pull -q test/relnext:Q8_0 >"$T/out" 2>"$T/err" &&
     [ "$(basename "$(cat "$T/out")")" = r-Q8_0.gguf ] && grep -q "^GET /prefix/api/models/test/relnext/tree/main?recursive=true&cursor=4 " "$T/log"
 ok $? "a relative next page, under an HF_ENDPOINT with a path ($(head -n1 "$T/err" | head -c 200))"
+rm -rf "$T/h2"
+HF_HOME=$T/h2 "$BIN" pull -q test/overlap:Q6_K >"$T/out" 2>"$T/err" && [ "$(basename "$(cat "$T/out")")" = o-Q6_K.gguf ]
+ok $? "pages that overlap: a file listed twice is one file, not an ambiguity ($(head -n1 "$T/err" | head -c 200))"
 rm -rf "$T/h2"
 # a server that lists one level (folders as "directory" entries) whatever ?recursive= says
 "$BIN" pull test/flat >"$T/out" 2>"$T/err" &&

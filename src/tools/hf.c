@@ -396,6 +396,40 @@ static bool has_files_under(char *const *sorted, int n, const char *dir)
     return lo < n && !strncmp(sorted[lo], dir, dl) && sorted[lo][dl] == '/';
 }
 
+static int by_entry_path(const void *a, const void *b)
+{
+    const hf_entry *const *x = a, *const *y = b;
+    int c = strcmp((*x)->path, (*y)->path);
+    return c ? c : (*x < *y ? -1 : *x > *y);
+}
+
+/* A path listed twice (pages that overlap: a server that ignores the
+   cursor) is one file, not two candidates of one name: the first stays. */
+static int drop_repeats(hf_listing *l, ember_err *err)
+{
+    if (l->n < 2) return 0;
+    hf_entry **p = malloc((size_t)l->n * sizeof *p);
+    bool *drop = calloc((size_t)l->n, sizeof *drop);
+    if (!p || !drop) {
+        free(p);
+        free(drop);
+        return ember_seterr(err, "out of memory");
+    }
+    for (int i = 0; i < l->n; i++) p[i] = &l->e[i];
+    qsort(p, (size_t)l->n, sizeof *p, by_entry_path);   /* a path's copies in listing order */
+    for (int i = 1; i < l->n; i++)
+        if (!strcmp(p[i]->path, p[i - 1]->path)) drop[p[i] - l->e] = true;
+    int m = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (drop[i]) free(l->e[i].path);
+        else l->e[m++] = l->e[i];
+    }
+    l->n = m;
+    free(p);
+    free(drop);
+    return 0;
+}
+
 int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *err)
 {
     memset(l, 0, sizeof *l);
@@ -437,6 +471,7 @@ int hf_list(const char *repo, const hf_watch *watch, hf_listing *l, ember_err *e
         l->n = m;
     }
     free(sorted);
+    if (!rc) rc = drop_repeats(l, err);
     if (rc) {
         hf_listing_free(l);
         return rc;
