@@ -227,6 +227,19 @@ if command -v flock >/dev/null 2>&1; then
     [ $rc -eq 1 ] && grep -q "another process" "$T/err" && [ -e "$lockf" ]
     ok $? "a download already under way elsewhere: exit 1, said so: $(head -n1 "$T/err" | head -c 200)"
     rm -f "$lockf"
+    # huggingface_hub's own lock (filelock's flock on .locks/REPO/OID.lock)
+    hublock=$C/.locks/models--test--ambig/$S8.lock
+    mkdir -p "${hublock%/*}" && : >"$hublock"
+    flock "$hublock" sleep 5 &
+    lk=$!
+    i=0
+    while flock -n "$hublock" true && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err"
+    rc=$?
+    kill $lk 2>/dev/null
+    wait $lk 2>/dev/null
+    [ $rc -eq 1 ] && grep -q "huggingface_hub's lock" "$T/err" && [ ! -e "$lockf" ]
+    ok $? "a download huggingface_hub holds its lock on: left to it, said so: $(head -n1 "$T/err" | head -c 200)"
 fi
 
 "$BIN" pull test/badsum >"$T/out" 2>"$T/err"

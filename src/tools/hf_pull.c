@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,28 @@ static void sync_dir(const char *path)
         fsync(fd);
         close(fd);
     }
+}
+
+/* The lock huggingface_hub takes on a blob while it downloads it
+   (<root>/.locks/models--U--R/<oid>.lock, flock'ed by its filelock), so
+   that ember and it never append to one .incomplete at once.  The fd,
+   -2 when another process holds it, -1 when it cannot be had (a
+   read-only cache: the .incomplete's own lock still keeps pulls apart). */
+static int lock_like_hub(const char *root, const char *repo_dir, const char *oid)
+{
+    char dir[PATH_MAX], p[PATH_MAX + 80];
+    const char *name = strrchr(repo_dir, '/');
+    ember_err ignored;
+    if (!name || snprintf(dir, sizeof dir, "%s/.locks/%s", root, name + 1) >= (int)sizeof dir ||
+        hf_cache_mkdirs(dir, &ignored))
+        return -1;
+    snprintf(p, sizeof p, "%s/%s.lock", dir, oid);
+    int fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    int busy = errno == EWOULDBLOCK;
+    close(fd);
+    return busy ? -2 : -1;
 }
 
 /* huggingface_hub's reading of the variable: 1, ON, YES or TRUE in any
@@ -184,7 +207,15 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
         snprintf(path, cap, "%s/blobs", repo_dir);
         if (hf_cache_mkdirs(path, err)) goto out;
         hf_dl_stats ds;
-        if (hf_download(r->repo, e, part, blob, progress, watch, &ds, err)) goto out;
+        int hub_lock = lock_like_hub(root, repo_dir, e->oid);
+        if (hub_lock == -2) {
+            rc = ember_seterr(err, "%s: %s is being downloaded by another process (huggingface_hub's lock in "
+                                   "%s/.locks)", r->repo, e->path, root);
+            goto out;
+        }
+        int dr = hf_download(r->repo, e, part, blob, progress, watch, &ds, err);
+        if (hub_lock >= 0) close(hub_lock);
+        if (dr) goto out;
         sync_dir(blob);
         /* A downloaded file sits in the page cache in folios the size of
            curl's writes, mapped 4 KiB at a time: read it back once into 2
