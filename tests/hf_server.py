@@ -28,6 +28,7 @@ Fault modes, chosen by the repository's name:
   stall    the listing is answered only after 30 s (a Hub that hangs)
   flat     ?recursive=true is ignored: one level, folders as "directory"
   deaf     like flat, and a folder's listing is the top level's again
+  loop     the resolve redirects to itself, for ever
   gone     the resolve is a bare 404 (no X-Error-Code): the file went away
   portal   the file is answered 200 with a small HTML page (a captive portal)
   skew     like drop, then a Range is answered 206 from 7 bytes further on
@@ -188,6 +189,8 @@ class Hub(BaseHTTPRequestHandler):
             repo, rdir = self.repo_of(parts)
             if self.refused(repo, rdir):
                 return None
+            if repo.endswith("/loop"):
+                return self.reply(302, b"", [("Location", path)])
             if repo.endswith("/gone"):
                 return self.reply(404, b"Not Found")
             if not os.path.isfile(os.path.join(rdir, *parts[4:])):

@@ -24,7 +24,7 @@ R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
     "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" \
-    "$R/test/headref" "$R/test/chunky" "$R/test/overlap" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
+    "$R/test/headref" "$R/test/chunky" "$R/test/overlap" "$R/test/loop" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -36,7 +36,7 @@ head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
 cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
-for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref chunky; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref chunky loop; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -321,6 +321,11 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "asked for the bytes from $psize on, the server sent them from $((psize + 7))" "$T/err" &&
     [ "$psize" -gt 0 ] && [ "$(fsize "$part")" -eq "$psize" ]
 ok $? "a 206 that starts elsewhere than asked: refused, the partial left as it was ($(head -n1 "$T/err" | head -c 200))"
+"$BIN" pull test/loop >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "did not start (Maximum" "$T/err" && ! grep -q "dropped\|partial" "$T/err" &&
+    [ -z "$(ls "$C/models--test--loop/blobs" 2>/dev/null)" ]
+ok $? "a redirect loop: the download did not start, no partial spoken of or left ($(head -n1 "$T/err" | head -c 200))"
 "$BIN" pull test/gone >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "m-Q8_0.gguf: the server has no such file (HTTP 404)" "$T/err" && ! grep -q "no such repository" "$T/err"

@@ -293,12 +293,12 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         bytes_human(a, sizeof a, (double)s.have);
         bytes_human(b, sizeof b, (double)e->size);
         if (s.watch_stop) {
-            rc = ember_seterr(err, "%s: %s: cancelled after %s of %s; the partial download is kept and the next "
-                                   "try resumes it", repo, e->path, a, b);
+            rc = ember_seterr(err, "%s: %s: cancelled after %s of %s%s", repo, e->path, a, b,
+                              s.have ? "; the partial download is kept and the next try resumes it" : "");
             goto out;
         } else if (stop_sig && !watch) {
-            rc = ember_seterr(err, "%s: %s: interrupted after %s of %s. The partial download is kept: run the "
-                                   "same command again to resume", repo, e->path, a, b);
+            rc = ember_seterr(err, "%s: %s: interrupted after %s of %s%s", repo, e->path, a, b,
+                              s.have ? ". The partial download is kept: run the same command again to resume" : "");
             goto out;
         } else if (s.wrong_length >= 0 || s.wrong_start >= 0) {
             char *type = NULL, what[96] = "";
@@ -341,6 +341,13 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
             goto out;
         } else if (status >= 400) {
             rc = hf_http_error(&h, cr, status, repo, e->path, err);
+            goto out;
+        } else if (cr != CURLE_OK && s.have == s.start && !s.restarted) {
+            /* no byte came (no connection, a redirect loop, a timeout): no
+               "dropped" connection, and a partial only if one was there */
+            rc = ember_seterr(err, "%s: %s: the download did not start (%s)%s", repo, e->path,
+                              h.curl_err[0] ? h.curl_err : curl_easy_strerror(cr),
+                              s.have ? ". The partial download is kept: run the same command again to resume" : "");
             goto out;
         } else if (cr != CURLE_OK) {
             rc = ember_seterr(err, "%s: %s: the connection dropped after %s of %s (%s). The partial download "
