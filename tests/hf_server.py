@@ -29,6 +29,8 @@ Fault modes, chosen by the repository's name:
   flat     ?recursive=true is ignored: one level, folders as "directory"
   deaf     like flat, and a folder's listing is the top level's again
   loop     the resolve redirects to itself, for ever
+  far      the resolve redirects to the bytes on another port (the token
+           must not follow); gated like gated
   gone     the resolve is a bare 404 (no X-Error-Code): the file went away
   portal   the file is answered 200 with a small HTML page (a captive portal)
   skew     like drop, then a Range is answered 206 from 7 bytes further on
@@ -134,7 +136,7 @@ class Hub(BaseHTTPRequestHandler):
         if not os.path.isdir(rdir):
             self.reply(404, b'{"error":"Repository not found"}', [("X-Error-Code", "RepositoryNotFound")])
             return True
-        if repo.endswith("/gated"):
+        if repo.endswith(("/gated", "/far")):
             auth = self.headers.get("Authorization")
             if auth != "Bearer " + TOKEN:
                 self.reply(401 if auth is None else 403, b'{"error":"gated"}', [("X-Error-Code", "GatedRepo")])
@@ -196,6 +198,8 @@ class Hub(BaseHTTPRequestHandler):
             if not os.path.isfile(os.path.join(rdir, *parts[4:])):
                 return self.reply(404, b"", [("X-Error-Code", "EntryNotFound")])
             loc = "/cdn/" + "/".join(urllib.parse.quote(p) for p in parts[:2] + parts[4:])
+            if repo.endswith("/far"):
+                loc = "http://127.0.0.1:%d%s" % (FAR_PORT, loc)
             return self.reply(302, b"", [("Location", loc), ("X-Repo-Commit", rev_of(repo))])
         if parts[0] == "cdn" and len(parts) >= 4:
             return self.blob(parts[1] + "/" + parts[2], os.path.join(ROOT, *parts[1:]))
@@ -256,5 +260,10 @@ class Hub(BaseHTTPRequestHandler):
 
 srv = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
 srv.daemon_threads = True
+# a second port, the "CDN" of the far mode: another origin for the token
+far = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+far.daemon_threads = True
+FAR_PORT = far.server_address[1]
+threading.Thread(target=far.serve_forever, daemon=True).start()
 print(srv.server_address[1], flush=True)
 srv.serve_forever()

@@ -24,7 +24,7 @@ R=$T/repos
 mkdir -p "$R/test/tiny/sub" "$R/test/drop" "$R/test/badsum" "$R/test/gated" "$R/test/nogguf" "$R/test/ambig" \
     "$R/test/noref" "$R/test/norange" "$R/test/big" "$R/test/nolfs" "$R/test/evil" "$R/test/badjson" \
     "$R/test/long" "$R/test/slow" "$R/test/folio" "$R/test/gone" "$R/test/portal" "$R/test/skew" "$R/test/norev" \
-    "$R/test/headref" "$R/test/chunky" "$R/test/overlap" "$R/test/loop" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
+    "$R/test/headref" "$R/test/chunky" "$R/test/overlap" "$R/test/loop" "$R/test/far" "$R/test/flat/Q4_K_M" "$R/test/flat/Q8_0/more" "$R/test/deaf/Q4_K_M" "$R/test/relnext" \
     "$T/local"
 "$BIN" synth -q -o "$T/q8.gguf" --like tiny --dtype Q8_0 --seed 1 &&
     "$BIN" synth -q -o "$T/q4.gguf" --like tiny --dtype Q4_K_M --seed 2 || { echo "1..0 # SKIP ember synth failed"; exit 0; }
@@ -36,7 +36,7 @@ head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00001-of-00002.gguf"
 head -c 1000 "$T/q8.gguf" >"$R/test/tiny/sub/tiny-Q5_K_M-00002-of-00002.gguf"
 echo "# tiny" >"$R/test/tiny/README.md"
 cp "$T/q4.gguf" "$R/test/tiny/sub/tiny small%20é Q3_K_S.gguf"   # escaped in the URL
-for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref chunky loop; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
+for r in drop badsum gated noref norange big nolfs badjson long slow gone portal skew norev headref chunky loop far; do cp "$T/q8.gguf" "$R/test/$r/m-Q8_0.gguf"; done
 echo "# no gguf here" >"$R/test/nogguf/README.md"
 echo '{}' >"$R/test/nogguf/config.json"
 cp "$T/q8.gguf" "$R/test/ambig/a-Q5_K_M.gguf"
@@ -258,6 +258,9 @@ rc=$?
 ok $? "gated with a wrong token: exit 1, access refused: $(head -n1 "$T/err" | head -c 200)"
 HF_TOKEN=test-token "$BIN" pull test/gated >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf"
 ok $? "gated with HF_TOKEN: sent as a bearer token, downloaded"
+HF_TOKEN=test-token "$BIN" pull test/far >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
+    grep -q "^GET /test/far/resolve/main/m-Q8_0.gguf - 302 auth\$" "$T/log" && grep -q "^GET /cdn/test/far/m-Q8_0.gguf - 200\$" "$T/log"
+ok $? "the token goes to the Hub, not to the redirect's other host:port ($(head -n1 "$T/err" | head -c 200))"
 mkdir -p "$T/tokhome" && printf 'test-token\n' >"$T/tokhome/token"
 HF_HOME=$T/tokhome "$BIN" pull -q test/gated >"$T/out" 2>"$T/err" && [ ! -s "$T/err" ]
 ok $? "the token file in HF_HOME is used too; -q prints nothing on stderr"
