@@ -261,6 +261,12 @@ ok $? "gated with HF_TOKEN: sent as a bearer token, downloaded"
 HF_TOKEN=test-token "$BIN" pull test/far >"$T/out" 2>"$T/err" && cmp -s "$(cat "$T/out")" "$T/q8.gguf" &&
     grep -q "^GET /test/far/resolve/main/m-Q8_0.gguf - 302 auth\$" "$T/log" && grep -q "^GET /cdn/test/far/m-Q8_0.gguf - 200\$" "$T/log"
 ok $? "the token goes to the Hub, not to the redirect's other host:port ($(head -n1 "$T/err" | head -c 200))"
+case $BIN in /*) ABIN=$BIN ;; *) ABIN=$PWD/$BIN ;; esac
+(cd "$T" && HF_TOKEN=test-token HF_HOME=rel "$ABIN" pull -q test/gated >"$T/out" 2>"$T/err" &&
+    [ "$(cat "$T/out")" = "$T/rel/hub/models--test--gated/snapshots/$(rev test/gated)/m-Q8_0.gguf" ] &&
+    HOME=$T HF_HOME="~/rel" HF_HUB_OFFLINE=1 "$ABIN" pull -q test/gated:Q8_0 >"$T/out2" 2>>"$T/err" &&
+    cmp -s "$T/out" "$T/out2")
+ok $? "HF_HOME relative to the working directory or with ~, as huggingface_hub reads it ($(head -n1 "$T/err" | head -c 200))"
 mkdir -p "$T/tokhome" && printf 'test-token\n' >"$T/tokhome/token"
 HF_HOME=$T/tokhome "$BIN" pull -q test/gated >"$T/out" 2>"$T/err" && [ ! -s "$T/err" ]
 ok $? "the token file in HF_HOME is used too; -q prints nothing on stderr"

@@ -35,12 +35,24 @@ static const hf_place token_places[] = {
     {NULL, NULL},
 };
 
-/* 1 with the path, 0 when no variable is set, -1 when it does not fit */
+/* 1 with the path, 0 when no variable is set, -1 when it does not fit.
+   huggingface_hub's own variables (HF_*, HUGGINGFACE_*) are read as it
+   reads them, "~" expanded and a relative path taken from the working
+   directory, so that both find one cache; XDG_CACHE_HOME and HOME count
+   only when absolute, as the XDG Base Directory specification says. */
 static int place_path(const hf_place *p, char *buf, size_t cap)
 {
     for (; p->var; p++) {
         const char *v = getenv(p->var);
-        if (v && v[0] == '/') return fits(snprintf(buf, cap, "%s%s", v, p->suffix), cap) ? -1 : 1;
+        if (!v || !*v) continue;
+        if (v[0] == '/') return fits(snprintf(buf, cap, "%s%s", v, p->suffix), cap) ? -1 : 1;
+        if (strncmp(p->var, "HF_", 3) && strncmp(p->var, "HUGGINGFACE_", 12)) continue;
+        const char *home = getenv("HOME");
+        char cwd[PATH_MAX];
+        if (v[0] == '~' && (!v[1] || v[1] == '/') && home && home[0] == '/')
+            return fits(snprintf(buf, cap, "%s%s%s", home, v + 1, p->suffix), cap) ? -1 : 1;
+        if (v[0] != '~' && getcwd(cwd, sizeof cwd))
+            return fits(snprintf(buf, cap, "%s/%s%s", cwd, v, p->suffix), cap) ? -1 : 1;
     }
     return 0;
 }
