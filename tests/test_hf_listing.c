@@ -43,6 +43,8 @@ int main(void)
            "the folders are kept once each, none that leaves the repository (%d)", l.ndirs);
     rc = add(&l, "[{\"type\":\"file\",\"path\":\"small.gguf\",\"oid\":\"" GIT "\",\"size\":3,\"lfs\":null}]", &err);
     tap_ok(rc == 0 && l.n == 4 && !l.e[3].lfs && !strcmp(l.e[3].oid, GIT), "\"lfs\": null is a file kept in git");
+    rc = add(&l, "[{\"type\":\"file\",\"path\":\"n.gguf\",\"oid\":\"" GIT "\",\"size\":9,\"lfs\":{\"oid\":\"" SHA "\"}}]", &err);
+    tap_ok(rc == 0 && l.n == 5 && l.e[4].lfs && l.e[4].size == 9, "an lfs object without a size: the entry's");
     hf_listing_free(&l);
     tap_ok(l.n == 0 && !l.e && !l.ndirs && !l.dirs, "hf_listing_free empties it");
 

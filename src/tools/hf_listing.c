@@ -79,6 +79,9 @@ int hf_listing_add(const char *repo, hf_listing *l, const char *text, size_t len
         if (lfs && !json_is_object(lfs)) continue;
         const char *oid = json_string_value(json_object_get(lfs ? lfs : it, "oid"));
         json_t *size = json_object_get(lfs ? lfs : it, "size");
+        /* an lfs object without its size: the entry's is the content's
+           too (the Hub gives both, equal) */
+        if (lfs && !size) size = json_object_get(it, "size");
         if (!type || strcmp(type, "file") || !path || !oid || !json_is_integer(size)) continue;
         /* a hostile listing must not steer a write outside the cache */
         if (!hf_path_ok(path) || !hf_hex_ok(oid, lfs ? 64 : 40) || json_integer_value(size) < 0) continue;
