@@ -296,7 +296,8 @@ ok $? "a quantization only there as split parts: said so: $(head -n1 "$T/err" | 
 # a hostile or broken server
 "$BIN" pull test/evil >"$T/out" 2>"$T/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q "no GGUF" "$T/err" && [ ! -e "$C/models--test--evil" ] && [ ! -e "$T/hf/evil-Q4_K_M.gguf" ] &&
+[ $rc -eq 1 ] && grep -q "no GGUF" "$T/err" && grep -q "5 .gguf entries of the listing were left out" "$T/err" &&
+    [ ! -e "$C/models--test--evil" ] && [ ! -e "$T/hf/evil-Q4_K_M.gguf" ] &&
     [ ! -e /tmp/evil-Q4_K_M.gguf ]
 ok $? "a listing naming paths outside the repository or bad ids: all ignored, nothing written ($(head -n1 "$T/err" | head -c 200))"
 "$BIN" pull test/badjson >"$T/out" 2>"$T/err"

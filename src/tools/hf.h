@@ -38,6 +38,7 @@ typedef struct hf_listing {
     int n;
     char **dirs;        /* the folders listed ("directory" entries), once each */
     int ndirs;
+    int unusable;       /* .gguf entries skipped: no id or size, or an unsafe path */
     char rev[64];       /* the commit the listing is of (X-Repo-Commit, else the model's
                            "sha"; "main" if unknown) */
 } hf_listing;

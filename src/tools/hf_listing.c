@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
@@ -76,15 +77,20 @@ int hf_listing_add(const char *repo, hf_listing *l, const char *text, size_t len
         }
         json_t *lfs = json_object_get(it, "lfs");
         if (json_is_null(lfs)) lfs = NULL;   /* a server's way of saying "not in LFS" */
-        if (lfs && !json_is_object(lfs)) continue;
-        const char *oid = json_string_value(json_object_get(lfs ? lfs : it, "oid"));
-        json_t *size = json_object_get(lfs ? lfs : it, "size");
+        const char *oid = json_string_value(json_object_get(json_is_object(lfs) ? lfs : it, "oid"));
+        json_t *size = json_object_get(json_is_object(lfs) ? lfs : it, "size");
         /* an lfs object without its size: the entry's is the content's
            too (the Hub gives both, equal) */
-        if (lfs && !size) size = json_object_get(it, "size");
-        if (!type || strcmp(type, "file") || !path || !oid || !json_is_integer(size)) continue;
+        if (json_is_object(lfs) && !size) size = json_object_get(it, "size");
         /* a hostile listing must not steer a write outside the cache */
-        if (!hf_path_ok(path) || !hf_hex_ok(oid, lfs ? 64 : 40) || json_integer_value(size) < 0) continue;
+        if ((lfs && !json_is_object(lfs)) || !type || strcmp(type, "file") || !path || !oid ||
+            !json_is_integer(size) || !hf_path_ok(path) || !hf_hex_ok(oid, lfs ? 64 : 40) ||
+            json_integer_value(size) < 0) {
+            size_t pl = path ? strlen(path) : 0;
+            /* said when no GGUF is left to choose (hf_pull) */
+            if (pl > 5 && !strcasecmp(path + pl - 5, ".gguf")) l->unusable++;
+            continue;
+        }
         hf_entry *e = &l->e[l->n];
         e->path = strdup(path);
         if (!e->path) continue;

@@ -174,6 +174,11 @@ int hf_pull(const hf_ref *r, bool progress, bool summary, const hf_watch *watch,
     for (int i = 0; i < l.n; i++) names[i] = l.e[i].path;
     int k = hf_choose(r->repo, names, l.n, r->quant, err);
     free(names);
+    if (k == HF_CHOOSE_NONE && l.unusable) {
+        ember_err why = *err;
+        ember_seterr(err, "%s (%d .gguf entries of the listing were left out: without a usable id or size, or "
+                          "with a path that would leave the repository)", why.msg, l.unusable);
+    }
     if (k < 0) {
         hf_listing_free(&l);
         return -1;
