@@ -414,6 +414,12 @@ mkdir -p "$H/refs" "$H/snapshots/3333333333333333333333333333333333333333" && ec
     printf 3333333333333333333333333333333333333333 >"$H/refs/main"
 HF_HOME=$T/hand HF_HUB_OFFLINE=1 "$BIN" run -m hf:hand/made:Q8_0 -p hi -n 1 >/dev/null 2>"$T/err"
 ok $? "refs/main's snapshot without a GGUF: an older snapshot's file is used ($(grep -m1 'ember run' "$T/err" | head -c 200))"
+mkdir -p "$H/snapshots/4444444444444444444444444444444444444444" && cp "$T/q4.gguf" "$H/blobs/$(sha256 "$T/q4.gguf")" &&
+    ln -s "../../blobs/$(sha256 "$T/q4.gguf")" "$H/snapshots/4444444444444444444444444444444444444444/m-Q8_0.gguf"
+HF_HOME=$T/hand "$BIN" models >"$T/out" 2>"$T/err" && [ "$(grep -c '^hand/made:m-Q8_0.gguf ' "$T/out")" -eq 2 ] &&
+    grep -q "/snapshots/1111111111111111111111111111111111111111/m-Q8_0.gguf\$" "$T/out" &&
+    grep -q "/snapshots/4444444444444444444444444444444444444444/m-Q8_0.gguf\$" "$T/out"
+ok $? "models: one row for a file linked to one blob under several revisions, one more for another blob ($(head -c 200 "$T/err"))"
 HF_ENDPOINT=http://127.0.0.1:1 "$BIN" pull test/tiny:Q8_0 >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && [ "$(cat "$T/out")" = "$C/models--test--tiny/snapshots/$RT/tiny-Q8_0.gguf" ] &&

@@ -43,6 +43,15 @@ static void peek(model_row *w)
     snprintf(w->quant, sizeof w->quant, "%s", info.file_type[0] ? info.file_type : ember_dtype_name(info.dominant_dtype));
 }
 
+/* Whether c[k] stands for c[i] in the list: the same file and blob, and
+   c[k] of refs/main's revision or, neither being it, found first */
+static bool stands_for(const hf_cached *c, int k, int i, const char *ref)
+{
+    if (k == i || !c[k].blob || strcmp(c[k].file, c[i].file) || strcmp(c[k].blob, c[i].blob)) return false;
+    bool kr = ref && !strcmp(c[k].rev, ref), ir = ref && !strcmp(c[i].rev, ref);
+    return kr || (!ir && k < i);
+}
+
 static void scan_cache(model_rows *t, const char *root)
 {
     DIR *d = opendir(root);
@@ -54,8 +63,16 @@ static void scan_cache(model_rows *t, const char *root)
         if (snprintf(dir, sizeof dir, "%s/%s", root, de->d_name) >= (int)sizeof dir) continue;
         hf_cached *c;
         int n = hf_cache_list(dir, NULL, &c);
+        char ref[64];
+        bool has_ref = hf_cache_ref_get(dir, ref, sizeof ref) == 0;
         for (int i = 0; i < n; i++) {
             if (!c[i].blob) continue;   /* a link whose blob is gone is nothing to open */
+            /* one file under several revisions (a pull after a commit that
+               changed something else links the same blob again): one row,
+               refs/main's; a different blob under an older revision stays */
+            bool dup = false;
+            for (int k = 0; k < n && !dup; k++) dup = stands_for(c, k, i, has_ref ? ref : NULL);
+            if (dup) continue;
             model_row *w = push(t);
             if (!w) break;
             snprintf(w->repo, sizeof w->repo, "%s", repo);
