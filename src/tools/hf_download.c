@@ -249,6 +249,7 @@ int hf_download(const char *repo, const hf_entry *e, const char *dest, const cha
         bytes_human(need, sizeof need, (double)(e->size - s.have));
         bytes_human(avail, sizeof avail, (double)vfs.f_bavail * (double)vfs.f_frsize);
         digest_free(s.d);
+        if (!s.have) unlink(dest);   /* under the lock, as below: no empty partial left */
         close(fd);
         return ember_seterr(err, "disk full: %s needs %s more and %s is free where the cache is (%s)%s", e->path,
                             need, avail, dest, s.have ? "; the partial download is kept" : "");
