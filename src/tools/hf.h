@@ -75,9 +75,12 @@ bool hf_path_ok(const char *p);
 bool hf_hex_ok(const char *s, size_t want);
 
 /* Picks one GGUF among names (repository paths) for quant ("" = the
-   default: Q4_K_M, else Q8_0, else the only one).  Split parts and mmproj
-   projectors are not candidates.  Returns the index, or HF_CHOOSE_NONE /
-   HF_CHOOSE_AMBIGUOUS with the message (listing the candidates) in err. */
+   default: Q4_K_M, else Q8_0, else the only one; two Q4_K_M are ambiguous,
+   not a reason to take Q8_0), matched in the file names, else in the
+   paths (a folder Q4_K_M/; a quant with a '/' is matched in the paths).
+   Split parts and mmproj projectors are not candidates.  Returns the
+   index, or HF_CHOOSE_NONE / HF_CHOOSE_AMBIGUOUS with the message (listing
+   the candidates) in err. */
 enum { HF_CHOOSE_NONE = -1, HF_CHOOSE_AMBIGUOUS = -2 };
 int hf_choose(const char *repo, char *const *names, int n, const char *quant, ember_err *err);
 
