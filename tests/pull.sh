@@ -212,32 +212,28 @@ ok $? "after the disk error, a rerun completes the file"
     grep -q "git blob id verified" "$T/err"
 ok $? "a GGUF kept in git itself (no LFS): named and verified by its git blob id"
 
-# two pulls of one file: the second is told, and the partial is left to the first
-if command -v flock >/dev/null 2>&1; then
-    lockf=$C/models--test--ambig/blobs/$S8.incomplete
-    mkdir -p "${lockf%/*}" && : >"$lockf"
-    flock "$lockf" sleep 5 &
+# pull_while_held FILE: pull test/ambig:Q5_K_M while another process holds an
+# flock on FILE (created first); rc and stderr in $rc and $T/err
+pull_while_held() {
+    mkdir -p "${1%/*}" && : >"$1"
+    flock "$1" sleep 5 &
     lk=$!
     i=0
-    while flock -n "$lockf" true && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    while flock -n "$1" true && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err"
     rc=$?
     kill $lk 2>/dev/null
     wait $lk 2>/dev/null
+}
+# two pulls of one file: the second is told, and the partial is left to the first
+if command -v flock >/dev/null 2>&1; then
+    lockf=$C/models--test--ambig/blobs/$S8.incomplete
+    pull_while_held "$lockf"
     [ $rc -eq 1 ] && grep -q "another process" "$T/err" && [ -e "$lockf" ]
     ok $? "a download already under way elsewhere: exit 1, said so: $(head -n1 "$T/err" | head -c 200)"
     rm -f "$lockf"
     # huggingface_hub's own lock (filelock's flock on .locks/REPO/OID.lock)
-    hublock=$C/.locks/models--test--ambig/$S8.lock
-    mkdir -p "${hublock%/*}" && : >"$hublock"
-    flock "$hublock" sleep 5 &
-    lk=$!
-    i=0
-    while flock -n "$hublock" true && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    "$BIN" pull test/ambig:Q5_K_M >"$T/out" 2>"$T/err"
-    rc=$?
-    kill $lk 2>/dev/null
-    wait $lk 2>/dev/null
+    pull_while_held "$C/.locks/models--test--ambig/$S8.lock"
     [ $rc -eq 1 ] && grep -q "huggingface_hub's lock" "$T/err" && [ ! -e "$lockf" ]
     ok $? "a download huggingface_hub holds its lock on: left to it, said so: $(head -n1 "$T/err" | head -c 200)"
 fi
