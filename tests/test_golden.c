@@ -31,7 +31,7 @@ static float *run_ctx(const char *model, ember_plan_opts *po, const int32_t *p, 
         return NULL;
     }
     *V = ember_model_get_info(m)->n_vocab;
-    ember_session_opts so = {n_ctx ? n_ctx : np + ng + 4, threads, ubatch};
+    ember_session_opts so = {.n_ctx = n_ctx ? n_ctx : np + ng + 4, .threads = threads, .ubatch = ubatch};
     ember_session *s = ember_session_new(m, &so, &err);
     float *rows = s ? malloc((size_t)(np + ng) * *V * sizeof *rows) : NULL;
     int rc = rows ? ember_prefill(s, p, np, NULL, rows, &err) : -1;
@@ -64,7 +64,7 @@ static void ring_truncate(const char *model, ember_plan_opts *po, const int32_t 
     ember_err err;
     po->threads = 2;
     ember_model *m = ember_model_open(model, po, &err);
-    ember_session_opts so = {4096, 2, 16};
+    ember_session_opts so = {.n_ctx = 4096, .threads = 2, .ubatch = 16};
     ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
     float *row = malloc((size_t)V * sizeof *row);
     int rc = s && row ? ember_prefill(s, p, np, NULL, NULL, &err) : -1;
