@@ -30,6 +30,7 @@ typedef struct {
 
 #define CHECK_EVERY 4096      /* iterations between clock reads */
 
+#ifdef EMBER_SIMD
 /* The sums only have to stay alive: their bits, never C arithmetic on the
    values (the int32 lanes wrap by design, and a float may not fit a
    uint32_t: both would be undefined). */
@@ -43,7 +44,6 @@ static uint32_t sink_bits(const void *v, size_t n)
     return h;
 }
 
-#ifdef EMBER_SIMD
 EMBER_TARGET_AVX512 static void run_vnni512(probe_arg *p)
 {
     __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2), acc[8];
