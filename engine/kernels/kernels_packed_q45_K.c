@@ -138,6 +138,7 @@ void ember_pack_q5_K_ref(const void *src, size_t row_bytes, int rows, int64_t k,
     pack_ref(1, src, row_bytes, rows, k, dst, t0, t1);
 }
 
+#ifdef EMBER_SIMD   /* the packed layouts exist only with the SIMD kernels */
 /* The same bytes a word at a time: the packer the lifecycle runs (a 1B
    model's Q4_K projections are ~0.7 GB; element by element takes seconds).
    Sub-block j's quants are the low (j even) or high (j odd) nibbles of
@@ -181,6 +182,7 @@ static void pack_q5_K_words(const void *src, size_t row_bytes, int rows, int64_t
 {
     pack_words(1, src, row_bytes, rows, k, dst, t0, t1);
 }
+#endif
 
 static uint16_t rd16(const uint8_t *p)
 {

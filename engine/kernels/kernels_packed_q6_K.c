@@ -115,6 +115,7 @@ void ember_pack_q6_K_ref(const void *src, size_t row_bytes, int rows, int64_t k,
     }
 }
 
+#ifdef EMBER_SIMD   /* the packed layouts exist only with the SIMD kernels */
 /* The same bytes a word at a time: the packer the lifecycle runs.  Group
    i = 4n + q (half n, quarter q) takes its low nibbles from ql[64n +
    32 (q & 1) ..+32] (shifted by 4 when q >= 2) and its high bits from
@@ -163,6 +164,7 @@ static void pack_q6_K_words(const void *src, size_t row_bytes, int rows, int64_t
         }
     }
 }
+#endif
 
 static uint16_t rd16(const uint8_t *p)
 {
