@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ember.h"
+#include "synth_dir.h"
 #include "tap.h"
 
 /* All logit rows of a prompt of n tokens, prefilled in one call. */
@@ -41,10 +42,8 @@ static float *prefill_rows(ember_model *m, const int32_t *t, int n, int threads,
 
 int main(void)
 {
-    const char *bin = getenv("EMBER_BIN");
-    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
-    char dir[] = "/tmp/ember-attblk.XXXXXX";
-    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
+    synth_dir sd;
+    synth_dir_open(&sd, "attblk");
     static const struct {
         const char *like, *dtype;
         int n;                  /* prompt tokens */
@@ -72,14 +71,8 @@ int main(void)
         {"tiny-gemma3-w160", "Q8_0", 420, EMBER_KV_Q8_0, 40},
     };
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
-        char model[256], cmd[1024];
-        snprintf(model, sizeof model, "%s/%s-%s.gguf", dir, cs[c].like, cs[c].dtype);
-        snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --dtype %s --threads 1 --seed %zu", bin, model,
-                 cs[c].like, cs[c].dtype, c + 5);
-        if (system(cmd) != 0) {
-            tap_ok(0, "%s %s: synthesized", cs[c].like, cs[c].dtype);
-            continue;
-        }
+        char model[256];
+        if (!synth_model(&sd, cs[c].like, cs[c].dtype, (unsigned)c + 5, model, sizeof model)) continue;
         ember_err err;
         ember_plan_opts po;
         ember_plan_opts_default(&po);
@@ -112,6 +105,6 @@ int main(void)
         ember_model_free(m);
         unlink(model);
     }
-    rmdir(dir);
+    synth_dir_close(&sd);
     return tap_done();
 }

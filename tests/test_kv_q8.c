@@ -22,6 +22,7 @@
 #include "kv.h"
 #include "refnum.h"
 #include "logits_cmp.h"
+#include "synth_dir.h"
 #include "tap.h"
 
 enum { NG = 20, MAXROWS = 700 };
@@ -92,13 +93,11 @@ static void compare(const char *what, const float *a, const float *b, int rows, 
    KV head of 128 dims, near-ties everywhere) measures 0.99875 and 94.7%
    with the query quantized as the reference's quantized-cache path does
    (att_q8.h); every flip is at a near-tie, below */
-static void synth_case(const char *bin, const char *like, const char *dir, double min_cos, double min_top1, int rows)
+static void synth_case(const synth_dir *sd, const char *like, double min_cos, double min_top1, int rows)
 {
     const int NP = rows - NG, ROWS = rows;
-    char model[512], cmd[1400];
-    snprintf(model, sizeof model, "%s/%s.gguf", dir, like);
-    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --dtype Q8_0 --threads 1", bin, model, like);
-    if (!tap_ok(system(cmd) == 0, "%s: synthesized", like)) return;
+    char model[256];
+    if (!synth_model(sd, like, "Q8_0", 0, model, sizeof model)) return;
     int32_t ids[MAXROWS];
     for (int i = 0; i < ROWS; i++) ids[i] = (int32_t)((i * 7919 + 11) % 251 + 3);
     int V = 0, V2 = 0;
@@ -188,15 +187,13 @@ static void vpf_case(void)
 int main(void)
 {
     vpf_case();
-    const char *bin = getenv("EMBER_BIN");
-    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
-    char dir[] = "/tmp/ember-kvq8-XXXXXX";
-    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
+    synth_dir sd;
+    synth_dir_open(&sd, "kvq8");
     /* head dims 64 (tiny, tiny-phi3 with partial rotary) and 128 with a
        sliding window in a ring (tiny-gemma3: window 8, ring at 300) */
-    synth_case(bin, "tiny", dir, 0.999, 0.95, 300);
-    synth_case(bin, "tiny-phi3", dir, 0.999, 0.95, 300);
-    synth_case(bin, "tiny-gemma3", dir, 0.998, 0.93, 300);
+    synth_case(&sd, "tiny", 0.999, 0.95, 300);
+    synth_case(&sd, "tiny-phi3", 0.999, 0.95, 300);
+    synth_case(&sd, "tiny-gemma3", 0.998, 0.93, 300);
     /* (not tiny-gemma4: with random weights and gemma4's attention scale of
        1 its softmax is nearly one-hot, so any rounding of the cache moves
        it: cosines of 0.81-0.89 against f16 with q8_0 rows, whether read
@@ -204,13 +201,11 @@ int main(void)
        checks gemma4 against its golden instead, and test_att_block its
        prompt blocks.) */
     /* past 512 positions (a prompt pass's blocks of keys) */
-    synth_case(bin, "tiny", dir, 0.999, 0.95, 700);
+    synth_case(&sd, "tiny", 0.999, 0.95, 700);
 
     /* heads of 48: refused with the reason and the way out */
-    char model[512], cmd[1400];
-    snprintf(model, sizeof model, "%s/hd48.gguf", dir);
-    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like tiny-hd48 --dtype Q8_0 --threads 1", bin, model);
-    if (tap_ok(system(cmd) == 0, "tiny-hd48: synthesized")) {
+    char model[256];
+    if (synth_model(&sd, "tiny-hd48", "Q8_0", 0, model, sizeof model)) {
         ember_plan_opts po;
         ember_plan_opts_default(&po);
         po.kv_cache = EMBER_KV_Q8_0;
@@ -225,7 +220,7 @@ int main(void)
         ember_model_free(m);
         unlink(model);
     }
-    rmdir(dir);
+    synth_dir_close(&sd);
 
     tap_ok(!strcmp(ember_kv_type_name(EMBER_KV_Q8_0), "q8_0") && ember_kv_type_from_name("q4") < 0 &&
                ember_kv_type_from_name("f16") == EMBER_KV_F16 && !ember_kv_type_name(EMBER_KV_TYPES),

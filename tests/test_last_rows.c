@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ember.h"
+#include "synth_dir.h"
 #include "tap.h"
 
 /* The last logits and the first decode step's after a prefill of n tokens:
@@ -47,10 +48,8 @@ static size_t differ(const float *a, const float *b, int n)
 
 int main(void)
 {
-    const char *bin = getenv("EMBER_BIN");
-    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
-    char dir[] = "/tmp/ember-lastrows.XXXXXX";
-    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
+    synth_dir sd;
+    synth_dir_open(&sd, "lastrows");
     static const char *likes[] = {"tiny", "tiny-qwen2", "tiny-gemma3", "tiny-gemma4", "tiny-phi3"};
     static const struct {
         ember_strategy st;
@@ -59,14 +58,8 @@ int main(void)
                {EMBER_STRATEGY_PACKED, "packed"}};
     static const int lens[] = {2, 30, 130};   /* passes of 48: one, one, three (the last partial) */
     for (size_t c = 0; c < sizeof likes / sizeof likes[0]; c++) {
-        char model[256], cmd[1024];
-        snprintf(model, sizeof model, "%s/%s.gguf", dir, likes[c]);
-        snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --dtype Q8_0 --threads 1 --seed %zu", bin, model,
-                 likes[c], c + 11);
-        if (system(cmd) != 0) {
-            tap_ok(0, "%s: synthesized", likes[c]);
-            continue;
-        }
+        char model[256];
+        if (!synth_model(&sd, likes[c], "Q8_0", (unsigned)c + 11, model, sizeof model)) continue;
         for (size_t k = 0; k < sizeof sts / sizeof sts[0]; k++) {
             ember_err err;
             ember_plan_opts po;
@@ -98,6 +91,6 @@ int main(void)
         }
         unlink(model);
     }
-    rmdir(dir);
+    synth_dir_close(&sd);
     return tap_done();
 }

@@ -14,6 +14,7 @@
 #include "dtype.h"
 #include "ember.h"
 #include "kernels.h"
+#include "synth_dir.h"
 #include "tap.h"
 
 enum { NP = 9, NG = 3, ROWS = NP + NG };
@@ -73,14 +74,11 @@ static bool seen(const ember_stats *st, ember_phase p) { return st->phase_seen[p
 
 int main(void)
 {
-    const char *bin = getenv("EMBER_BIN");
-    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
     if (!ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) tap_skip_all("no packed kernel on this CPU (AVX-512 VNNI)");
-    char dir[] = "/tmp/ember-life.XXXXXX", model[256], cmd[512];
-    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
-    snprintf(model, sizeof model, "%s/tiny-Q8_0.gguf", dir);
-    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like tiny --dtype Q8_0 --threads 1", bin, model);
-    if (!tap_ok(system(cmd) == 0, "tiny Q8_0 synthesized")) return tap_done();
+    synth_dir sd;
+    char model[256];
+    synth_dir_open(&sd, "life");
+    if (!synth_model(&sd, "tiny", "Q8_0", 0, model, sizeof model)) return tap_done();
 
     ember_plan_opts po;
     ember_stats st[3];
@@ -158,7 +156,7 @@ int main(void)
        maps it (no packing); both compute compressed's logits, and freeing a
        model whose tiles are the file's pages frees no arena (ASan) */
     char cache[300];
-    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(cache, sizeof cache, "%s/cache", sd.dir);
     setenv("XDG_CACHE_HOME", cache, 1);
     opts(&po, EMBER_STRATEGY_PACKED, EMBER_PACK_AT_LOAD, true);
     po.pack_cache = true;
@@ -227,15 +225,8 @@ int main(void)
     ember_session_free(s3);
     ember_model_free(m3);
     ember_pack_cache_clear(&freed, &files, &err);
-    char packed_dir[400];
-    snprintf(packed_dir, sizeof packed_dir, "%s/ember/packed", cache);
-    rmdir(packed_dir);
-    snprintf(packed_dir, sizeof packed_dir, "%s/ember", cache);
-    rmdir(packed_dir);
-    rmdir(cache);
 
     free(comp);
-    unlink(model);
-    rmdir(dir);
+    synth_dir_close(&sd);
     return tap_done();
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ember.h"
+#include "synth_dir.h"
 #include "tap.h"
 
 static long minflt(void)
@@ -24,13 +25,10 @@ static long minflt(void)
 
 int main(void)
 {
-    const char *bin = getenv("EMBER_BIN");
-    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
-    char dir[] = "/tmp/ember-resident.XXXXXX", model[256], cmd[512];
-    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
-    snprintf(model, sizeof model, "%s/tiny.gguf", dir);
-    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like tiny --dtype Q8_0 --threads 1", bin, model);
-    if (!tap_ok(system(cmd) == 0, "tiny Q8_0 synthesized")) return tap_done();
+    synth_dir sd;
+    char model[256];
+    synth_dir_open(&sd, "resident");
+    if (!synth_model(&sd, "tiny", "Q8_0", 0, model, sizeof model)) return tap_done();
 
     ember_plan_opts po;
     ember_plan_opts_default(&po);
@@ -66,7 +64,6 @@ int main(void)
     ember_model_free(m);
     free(toks);
     free(logits);
-    unlink(model);
-    rmdir(dir);
+    synth_dir_close(&sd);
     return tap_done();
 }

@@ -19,6 +19,7 @@
 #include "kernels.h"
 #include "session.h"
 #include "logits_cmp.h"
+#include "synth_dir.h"
 #include "tap.h"
 
 enum { NP = 9, NG = 4, ROWS = NP + NG };
@@ -197,10 +198,8 @@ int main(int argc, char **argv)
     if (argc == 5 && !strcmp(argv[1], "--child"))
         return ember_cpu_isa() == EMBER_ISA_SCALAR ? child(argv[2], argv[3], atoi(argv[4])) : 1;
     self = "/proc/self/exe";
-    const char *bin = getenv("EMBER_BIN");
-    if (!bin || access(bin, X_OK)) tap_skip_all("EMBER_BIN (the ember program) not built");
-    char dir[] = "/tmp/ember-strat.XXXXXX";
-    if (!mkdtemp(dir)) tap_skip_all("no temporary directory");
+    synth_dir sd;
+    synth_dir_open(&sd, "strat");
     /* dtypes each file must hold, with kernels, in its compressed plan */
     /* matrices: in the plan, the LM head included.  min_cos: compressed vs
        eager (0: 0.999).  gemma4 attends with scale 1 over RMS-normed Q and
@@ -241,12 +240,9 @@ int main(int argc, char **argv)
     tap_ok(!bad, "prompts of 1..%d tokens: passes of at most %d tokens, of one only in a one-token prompt, covering it", 4 * EMBER_UBATCH + 3,
            EMBER_UBATCH);
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
-        char model[256], cmd[1024], out[256];
-        snprintf(model, sizeof model, "%s/%s-%s.gguf", dir, cs[c].like, cs[c].dtype);
-        snprintf(out, sizeof out, "%s/scalar.f32", dir);
-        snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --dtype %s --threads 1", bin, model,
-                 cs[c].like, cs[c].dtype);
-        if (!tap_ok(system(cmd) == 0, "%s %s: synthesized", cs[c].like, cs[c].dtype)) continue;
+        char model[256], out[256];
+        snprintf(out, sizeof out, "%s/scalar.f32", sd.dir);
+        if (!synth_model(&sd, cs[c].like, cs[c].dtype, 0, model, sizeof model)) continue;
 
         int V = 0, Ve = 0;
         const ember_plan *plan = NULL;
@@ -303,11 +299,11 @@ int main(int argc, char **argv)
             free(sc);
         }
         if (!strcmp(cs[c].like, "tiny-qwen2") && !strcmp(cs[c].dtype, "Q3_K_M")) {
-            char msg[300];
-            snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --dtype %s --seed 3 --threads 1", bin, out,
-                     cs[c].like, cs[c].dtype);
+            char msg[300], seed3[256];
             snprintf(msg, sizeof msg, "synth --seed 3 failed");
-            int ok = system(cmd) == 0 && tail_pass_batched(out, msg, sizeof msg);
+            int ok = synth_model(&sd, cs[c].like, cs[c].dtype, 3, seed3, sizeof seed3) &&
+                     tail_pass_batched(seed3, msg, sizeof msg);
+            unlink(seed3);
             tap_ok(ok, "%s %s: a %d-token prompt's last logits == as prefills of %d and 2 tokens (%s)", cs[c].like,
                    cs[c].dtype, EMBER_UBATCH + 1, EMBER_UBATCH - 1, msg);
         }
@@ -324,6 +320,6 @@ int main(int argc, char **argv)
         unlink(model);
         unlink(out);
     }
-    rmdir(dir);
+    synth_dir_close(&sd);
     return tap_done();
 }
