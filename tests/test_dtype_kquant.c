@@ -97,6 +97,30 @@ static void test_q6_K(void)
     report("Q6_K hand-built block (int8 scales, -32 offset, ql/qh placement)", got, want, QK_K);
 }
 
+/* IQ4_XS: sub-block scales from a nibble of scales_l (low for even
+   sub-blocks) and two bits of scales_h, minus 32; values through IQ4_NL's
+   code book, low nibbles for a sub-block's first 16 elements. */
+static void test_iq4_xs(void)
+{
+    static const int sc[8] = {-31, -14, 3, 20, -27, -10, 7, 24};
+    block_iq4_xs b;
+    memset(&b, 0, sizeof b);
+    b.d = ember_f32_to_fp16(0.5f);
+    b.scales_l[0] = 0x21;
+    b.scales_l[1] = 0x43;
+    b.scales_l[2] = 0x65;
+    b.scales_l[3] = 0x87;
+    b.scales_h = 0xe4e4;            /* high bits 0, 1, 2, 3, 0, 1, 2, 3 */
+    float got[QK_K], want[QK_K];
+    for (int i = 0; i < QK_K; i++) want[i] = 0.5f * (float)sc[i / 32] * -127.0f;   /* code 0 */
+    b.qs[84] = 0xf0;                /* sub-block 5, j 4: element 180 (high) gets code 15 */
+    want[5 * 32 + 16 + 4] = 0.5f * (float)sc[5] * 113.0f;
+    b.qs[55] = 0x09;                /* sub-block 3, j 7: element 103 (low) gets code 9 */
+    want[3 * 32 + 7] = 0.5f * (float)sc[3] * 13.0f;
+    ember_dequantize_row(EMBER_IQ4_XS, &b, got, QK_K);
+    report("IQ4_XS hand-built block (split 6-bit scales, code book, nibble placement)", got, want, QK_K);
+}
+
 static void test_q3_K(void)
 {
     static const uint8_t sc_bytes[12] = {0x80, 0x21, 0x5f, 0xf0, 0x91, 0x3f, 0xda, 0x74,
@@ -194,7 +218,7 @@ static void test_round_trip(void)
 {
     static const struct { int type; double bound; } cases[] = {
         {EMBER_Q2_K, 0.36}, {EMBER_Q3_K, 0.20}, {EMBER_Q4_K, 0.095},
-        {EMBER_Q5_K, 0.048}, {EMBER_Q6_K, 0.024}, {EMBER_Q8_K, 0.015},
+        {EMBER_Q5_K, 0.048}, {EMBER_Q6_K, 0.024}, {EMBER_Q8_K, 0.015}, {EMBER_IQ4_XS, 0.10},
     };
     enum { N = 64 * QK_K };
     float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
@@ -217,8 +241,8 @@ static void test_round_trip(void)
     /* constant and all-zero blocks come back exactly (or nearly) */
     for (int i = 0; i < QK_K; i++) x[i] = 0;
     for (int i = QK_K; i < 2 * QK_K; i++) x[i] = -0.75f;
-    static const int all[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_Q8_K};
-    for (size_t c = 0; c < 6; c++) {
+    static const int all[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_Q8_K, EMBER_IQ4_XS};
+    for (size_t c = 0; c < sizeof all / sizeof all[0]; c++) {
         ember_quantize_row(all[c], x, q, 2 * QK_K);
         ember_dequantize_row(all[c], q, y, 2 * QK_K);
         double worst = 0;
@@ -236,13 +260,13 @@ static void test_round_trip(void)
    also runs under UBSan) and must stay confined to its own block. */
 static void test_garbage(void)
 {
-    static const int all[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_Q8_K};
+    static const int all[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_Q8_K, EMBER_IQ4_XS};
     float x[2 * QK_K], y[2 * QK_K];
     uint8_t q[2 * sizeof(block_q8_K)];
     for (int i = 0; i < QK_K; i++)
         x[i] = i % 4 == 0 ? NAN : i % 4 == 1 ? INFINITY : i % 4 == 2 ? -3e38f : 1e-45f;
     for (int i = QK_K; i < 2 * QK_K; i++) x[i] = gauss();
-    for (size_t c = 0; c < 6; c++) {
+    for (size_t c = 0; c < sizeof all / sizeof all[0]; c++) {
         int rq = ember_quantize_row(all[c], x, q, 2 * QK_K);
         ember_dequantize_row(all[c], q, y, 2 * QK_K);
         double se = 0, ss = 0;
@@ -357,6 +381,7 @@ int main(void)
     test_q5_K();
     test_q6_K();
     test_q3_K();
+    test_iq4_xs();
     test_q2_K();
     test_q8_K();
     test_round_trip();

@@ -1,4 +1,4 @@
-/* K-quant kernels (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K x Q8_K): every ISA this CPU runs must be
+/* K-quant kernels (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS x Q8_K): every ISA this CPU runs must be
    bit-identical to the scalar oracle, and the oracle must agree with
    dequantize-then-dot (exactly up to float rounding against the quantized
    activation, within 1e-3 of norm against the original one).  Matrices mix
@@ -108,6 +108,25 @@ static void special_block(int wt, uint8_t *blk, int kind)
             memset(b->ql, 0, sizeof b->ql);
             memset(b->qh, 0, sizeof b->qh);
         } else {
+            b->d = 0x83ff;
+        }
+        break;
+    }
+    case EMBER_IQ4_XS: {
+        block_iq4_xs *b = (block_iq4_xs *)(void *)blk;
+        if (kind == 0) {
+            memset(b, 0, sizeof *b);
+        } else if (kind == 1) {              /* every scale at 31, every value 113 */
+            memset(b->qs, 0xff, sizeof b->qs);
+            memset(b->scales_l, 0xff, sizeof b->scales_l);
+            b->scales_h = 0xffff;
+            b->d = ember_f32_to_fp16(0.003f);
+        } else if (kind == 2) {              /* every scale at -32, every value -127, d < 0 */
+            memset(b->qs, 0, sizeof b->qs);
+            memset(b->scales_l, 0, sizeof b->scales_l);
+            b->scales_h = 0;
+            b->d = (uint16_t)(b->d | 0x8000);
+        } else {                             /* a subnormal fp16 scale */
             b->d = 0x83ff;
         }
         break;
@@ -293,9 +312,9 @@ static void check_case(int wt, int rows, int64_t k, int nt, int specials)
 
 static void check_registry(void)
 {
-    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS};
     int ok = 1;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         const ember_kernel *kn = ember_kernels_kquant(wts[i], EMBER_ISA_SCALAR);
         ok = ok && kn && kn->wtype == wts[i] && kn->act_type == EMBER_Q8_K &&
              kn->isa == EMBER_ISA_SCALAR && kn->quantize_act && kn->matmul;
@@ -304,7 +323,7 @@ static void check_registry(void)
             if (kv) ok = ok && kv->isa == (ember_isa)isa && kv->wtype == wts[i];
         }
     }
-    tap_ok(ok, "scalar kernels registered for Q2_K..Q6_K with Q8_K activations");
+    tap_ok(ok, "scalar kernels registered for Q2_K..Q6_K and IQ4_XS with Q8_K activations");
     tap_ok(!ember_kernels_kquant(EMBER_Q8_0, EMBER_ISA_SCALAR) &&
            !ember_kernels_kquant(EMBER_Q8_K, EMBER_ISA_SCALAR) &&
            !ember_kernels_kquant(EMBER_Q5_1, EMBER_ISA_AVX512),
@@ -343,8 +362,8 @@ static void check_quantize_act(void)
     uint8_t direct[sizeof(block_q8_K)];
     ember_quantize_row(EMBER_Q8_K, x, direct, QK_K);
     tap_ok(memcmp(direct, ref, sizeof direct) == 0, "scalar quantize_act is the reference Q8_K quantizer");
-    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
-    for (int f = 0; f < 5; f++)
+    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS};
+    for (int f = 0; f < 6; f++)
         for (int isa = EMBER_ISA_AVX2; isa <= EMBER_ISA_AVX512; isa++) {
             const ember_kernel *kv = ember_kernels_kquant(wts[f], (ember_isa)isa);
             if ((int)ember_cpu_isa() < isa || !kv) continue;
@@ -361,7 +380,7 @@ int main(void)
 {
     check_registry();
     check_quantize_act();
-    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+    static const int wts[] = {EMBER_Q2_K, EMBER_Q3_K, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS};
     static const struct { int rows; int k; int nt; } cases[] = {
         {1, 256, 1},    {15, 512, 2},   {16, 1536, 3},  {17, 2048, 4},
         {64, 4864, 8},  {17, 8192, 17}, {16, 4864, 32}, {2048, 256, 1},
@@ -372,8 +391,9 @@ int main(void)
         {5, 129 * 256, 1},   /* and past Q3_K's kept activation pairs (128 blocks) */
         {16, 2048, 31},      /* Q6_K prefill: a full 16-token group, then 15 (odd) */
         {17, 33 * 256, 5},   /* past Q6_K prefill's kept unsigned activations (32 blocks) */
+        {3, 130 * 256, 9},   /* past IQ4_XS prefill's kept activation scales (128 blocks) */
     };
-    for (int f = 0; f < 5; f++)
+    for (int f = 0; f < 6; f++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             check_case(wts[f], cases[c].rows, cases[c].k, cases[c].nt, c % 2 == 0);
     return tap_done();

@@ -28,6 +28,7 @@ static const ember_dtype_info table[] = {
     [EMBER_Q6_K] = ROW("Q6_K", QK_K, block_q6_K, q6_K),
     [EMBER_Q8_K] = ROW("Q8_K", QK_K, block_q8_K, q8_K),
     [EMBER_IQ4_NL] = ROW("IQ4_NL", QK, block_iq4_nl, iq4_nl),
+    [EMBER_IQ4_XS] = ROW("IQ4_XS", QK_K, block_iq4_xs, iq4_xs),
 };
 #undef ROW
 
@@ -40,6 +41,7 @@ _Static_assert(sizeof(block_q4_K) == 144, "q4_K layout");
 _Static_assert(sizeof(block_q5_K) == 176, "q5_K layout");
 _Static_assert(sizeof(block_q6_K) == 210, "q6_K layout");
 _Static_assert(sizeof(block_q8_K) == 292, "q8_K layout");
+_Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs layout");
 
 const ember_dtype_info *ember_dtype_get(int type)
 {

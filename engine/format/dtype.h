@@ -11,7 +11,8 @@ typedef enum {
     EMBER_F32 = 0, EMBER_F16 = 1, EMBER_Q4_0 = 2, EMBER_Q4_1 = 3,
     EMBER_Q5_0 = 6, EMBER_Q5_1 = 7, EMBER_Q8_0 = 8, EMBER_Q8_1 = 9,
     EMBER_Q2_K = 10, EMBER_Q3_K = 11, EMBER_Q4_K = 12, EMBER_Q5_K = 13,
-    EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ4_NL = 20, EMBER_BF16 = 30,
+    EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ4_NL = 20, EMBER_IQ4_XS = 23,
+    EMBER_BF16 = 30,
 } ember_dtype;
 
 /* A row conversion over nb whole blocks (for the plain float types a
@@ -69,6 +70,23 @@ typedef struct {                    /* 210 */
     int8_t scales[QK_K / 16];
     uint16_t d;
 } block_q6_K;
+/* 136: IQ4_NL's code book over a 256-element super-block of eight
+   32-element sub-blocks, each with a 6-bit scale (low nibble in scales_l,
+   two high bits in scales_h) that multiplies d after subtracting 32; qs
+   as IQ4_NL's, 16 bytes a sub-block (element j low nibble, j + 16 high). */
+typedef struct {
+    uint16_t d;
+    uint16_t scales_h;
+    uint8_t scales_l[QK_K / 64];
+    uint8_t qs[QK_K / 2];
+} block_iq4_xs;
+
+/* Sub-block ib's (0..7) IQ4_XS scale, minus 32 (-32..31). */
+static inline int ember_iq4_xs_scale(const block_iq4_xs *b, int ib)
+{
+    return (((b->scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0f) | ((b->scales_h >> (2 * ib)) & 3) << 4) - 32;
+}
+
 typedef struct {                    /* 292: activations for K-quant dots */
     float d;
     int8_t qs[QK_K];

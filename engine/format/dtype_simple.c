@@ -1,5 +1,6 @@
-/* Reference row conversions for the simple 32-element block formats and the
-   plain float types.  Bit layouts and rounding follow ggml's reference
+/* Reference row conversions for the simple 32-element block formats, IQ4_XS
+   (IQ4_NL's code book in 256-element super-blocks) and the plain float
+   types.  Bit layouts and rounding follow ggml's reference
    quantizers so files written by it round-trip exactly. */
 #include "config.h"
 
@@ -102,6 +103,22 @@ void ember_to_float_iq4_nl(const void *src, float *y, int64_t nb)
         for (int j = 0; j < QK / 2; j++) {
             y[i * QK + j] = d * (float)ember_iq4nl_values[b[i].qs[j] & 0x0f];
             y[i * QK + j + QK / 2] = d * (float)ember_iq4nl_values[b[i].qs[j] >> 4];
+        }
+    }
+}
+
+void ember_to_float_iq4_xs(const void *src, float *y, int64_t nb)
+{
+    const block_iq4_xs *b = src;
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_fp16_to_f32(b[i].d);
+        for (int ib = 0; ib < QK_K / QK; ib++, y += QK) {
+            const uint8_t *qs = b[i].qs + ib * (QK / 2);
+            float dl = d * (float)ember_iq4_xs_scale(&b[i], ib);
+            for (int j = 0; j < QK / 2; j++) {
+                y[j] = dl * (float)ember_iq4nl_values[qs[j] & 0x0f];
+                y[j + QK / 2] = dl * (float)ember_iq4nl_values[qs[j] >> 4];
+            }
         }
     }
 }
@@ -246,6 +263,39 @@ void ember_from_float_iq4_nl(const float *x, void *dst, int64_t nb)
         }
         b[i].d = ember_f32_to_fp16(d);
         for (int j = 0; j < QK / 2; j++) b[i].qs[j] = (uint8_t)(q[j] | q[j + QK / 2] << 4);
+    }
+}
+
+/* IQ4_XS: each sub-block's scale as IQ4_NL chooses it, then those eight
+   on a 6-bit grid whose -32 is the largest in magnitude (as the reference
+   sets d), and the codes again against the scale each sub-block got.
+   (The reference also searches scales around each; as for IQ4_NL, this
+   keeps the simple choice in the same format.) */
+void ember_from_float_iq4_xs(const float *x, void *dst, int64_t nb)
+{
+    block_iq4_xs *b = dst;
+    for (int64_t i = 0; i < nb; i++, x += QK_K) {
+        float sc[QK_K / QK], max_sc = 0.0f;
+        uint8_t q[QK], q2[QK];
+        for (int ib = 0; ib < QK_K / QK; ib++) {
+            const float *xb = x + ib * QK;
+            float max = signed_absmax(xb, QK), d = max / -127.0f, d2 = max / 113.0f;
+            sc[ib] = iq4_nl_codes(xb, d2, q2) < iq4_nl_codes(xb, d, q) ? d2 : d;
+            if (fabsf(sc[ib]) > fabsf(max_sc)) max_sc = sc[ib];
+        }
+        float d = max_sc / -32.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = ember_f32_to_fp16(d);
+        d = ember_fp16_to_f32(b[i].d);
+        b[i].scales_h = 0;
+        memset(b[i].scales_l, 0, sizeof b[i].scales_l);
+        for (int ib = 0; ib < QK_K / QK; ib++) {
+            float l = nearbyintf(id * sc[ib]);
+            int ls = !(l > -32.0f) ? 0 : l > 31.0f ? 63 : (int)l + 32;
+            b[i].scales_l[ib / 2] |= (uint8_t)((ls & 0x0f) << (4 * (ib % 2)));
+            b[i].scales_h |= (uint16_t)((ls >> 4) << (2 * ib));
+            iq4_nl_codes(x + ib * QK, d * (float)(ls - 32), q);
+            for (int j = 0; j < QK / 2; j++) b[i].qs[ib * (QK / 2) + j] = (uint8_t)(q[j] | q[j + QK / 2] << 4);
+        }
     }
 }
 

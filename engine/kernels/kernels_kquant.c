@@ -1,4 +1,5 @@
-/* K-quant kernels (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K weights x Q8_K activations):
+/* K-quant kernels (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights x Q8_K
+   activations):
    the activation quantizer, the scalar oracles and the registration table.
    The order of float operations is spelled out in kernels_kquant_impl.h; the
    SIMD files (kernels_kquant_avx2.c, kernels_kquant_avx512.c and, for Q2_K /
@@ -161,6 +162,27 @@ static float dot_q3_K(const block_q3_K *b, const block_q8_K *x, int nb)
     return ember_sum8(acc);
 }
 
+/* IQ4_XS element e: sub-block e / 32's 16 bytes, low nibble for its first
+   16 elements, high for the rest, through IQ4_NL's code book. */
+static int iq4_xs_value(const block_iq4_xs *b, int e)
+{
+    uint8_t q = b->qs[16 * (e / 32) + e % 16];
+    return ember_iq4nl_values[e % 32 < 16 ? q & 0x0f : q >> 4];
+}
+
+static float dot_iq4_xs(const block_iq4_xs *b, const block_q8_K *x, int nb)
+{
+    float acc[8] = {0};
+    for (int i = 0; i < nb; i++, b++, x++) {
+        int32_t lane[8] = {0};
+        for (int e = 0; e < QK_K; e++)
+            lane[LANE(e)] += ember_iq4_xs_scale(b, e / 32) * iq4_xs_value(b, e) * x->qs[e];
+        float d = x->d * ember_fp16_to_f32(b->d);
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
+    }
+    return ember_sum8(acc);
+}
+
 #define SCALAR_MATMUL(name, block_t, dot)                                              \
     static void name(EMBER_KQ_MATMUL_ARGS)                                             \
     {                                                                                  \
@@ -181,6 +203,7 @@ SCALAR_MATMUL(q3_K_scalar, block_q3_K, dot_q3_K)
 SCALAR_MATMUL(q4_K_scalar, block_q4_K, dot_q4_K)
 SCALAR_MATMUL(q5_K_scalar, block_q5_K, dot_q5_K)
 SCALAR_MATMUL(q6_K_scalar, block_q6_K, dot_q6_K)
+SCALAR_MATMUL(iq4_xs_scalar, block_iq4_xs, dot_iq4_xs)
 
 #define KQ(wt, isa, nm, fn) {nm, isa, wt, EMBER_Q8_K, ember_kq_quantize_q8_K, fn, NULL}
 #define KQ512(wt, nm, fn) {nm, EMBER_ISA_AVX512, wt, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512, fn, NULL}
@@ -191,6 +214,7 @@ static const ember_kernel scalar_kernels[] = {
     KQ(EMBER_Q4_K, EMBER_ISA_SCALAR, "q4_K_scalar", q4_K_scalar),
     KQ(EMBER_Q5_K, EMBER_ISA_SCALAR, "q5_K_scalar", q5_K_scalar),
     KQ(EMBER_Q6_K, EMBER_ISA_SCALAR, "q6_K_scalar", q6_K_scalar),
+    KQ(EMBER_IQ4_XS, EMBER_ISA_SCALAR, "iq4_xs_scalar", iq4_xs_scalar),
 };
 
 #ifdef EMBER_SIMD
@@ -202,9 +226,11 @@ static const ember_kernel simd_kernels[] = {
     KQ(EMBER_Q4_K, EMBER_ISA_AVX2, "q4_K_avx2", ember_kq_q4_K_avx2),
     KQ(EMBER_Q5_K, EMBER_ISA_AVX2, "q5_K_avx2", ember_kq_q5_K_avx2),
     KQ(EMBER_Q6_K, EMBER_ISA_AVX2, "q6_K_avx2", ember_kq_q6_K_avx2),
+    KQ(EMBER_IQ4_XS, EMBER_ISA_AVX2, "iq4_xs_avx2", ember_kq_iq4_xs_avx2),
     KQ512(EMBER_Q4_K, "q4_K_avx512vnni", ember_kq_q4_K_avx512),
     KQ512(EMBER_Q5_K, "q5_K_avx512vnni", ember_kq_q5_K_avx512),
     KQ512(EMBER_Q6_K, "q6_K_avx512vnni", ember_kq_q6_K_avx512),
+    KQ512(EMBER_IQ4_XS, "iq4_xs_avx512vnni", ember_kq_iq4_xs_avx512),
 };
 #endif
 

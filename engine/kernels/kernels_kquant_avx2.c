@@ -1,4 +1,4 @@
-/* AVX2 K-quant kernels.  Same order of float operations as the scalar
+/* AVX2 K-quant kernels (and IQ4_XS, which sums as Q6_K does).  Same order of float operations as the scalar
    oracles (kernels_kquant_impl.h), so bit-identical to them.
  *
  * One 32-element piece (a Q4_K/Q5_K sub-block, or two Q6_K groups) fills a
@@ -322,6 +322,98 @@ T void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS)
                                 a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, s));
                             }
                         }
+                    float dw = _cvtsh_ss(blk->d);
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++)
+                        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(x[i][b].d * dw), _mm256_cvtepi32_ps(a[i]), acc[i]);
+                }
+                for (int i = 0; i < cnt; i++) y[(size_t)(t + i) * y_stride + (size_t)r] = sum8(acc[i]);
+            }
+        }
+    }
+}
+
+/* ---- IQ4_XS ------------------------------------------------------------ */
+
+/* Sub-block ib's 32 values from the code book, as s8: the low nibbles of
+   its 16 bytes (elements 0..15) in the low lane, the high nibbles
+   (16..31) in the high lane. */
+INL __m256i iq4_xs_values(const block_iq4_xs *b, int ib, __m256i book, __m128i low4)
+{
+    __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(b->qs + 16 * ib));
+    return _mm256_shuffle_epi8(book, _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low4), _mm_and_si128(q, low4)));
+}
+
+/* Word pairs of value x activation, as the reference forms them: |v| times
+   the activation with v's sign (exact: 2 * 127 * 127 < 32767). */
+INL __m256i iq4_xs_pairs(__m256i v, const int8_t *xqs)
+{
+    return _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(load256(xqs), v));
+}
+
+INL void iq4_xs_scale_words(const block_iq4_xs *b, __m256i s[8])
+{
+    #pragma GCC unroll 8
+    for (int ib = 0; ib < 8; ib++) s[ib] = _mm256_set1_epi16((short)ember_iq4_xs_scale(b, ib));
+}
+
+T void ember_kq_iq4_xs_avx2(EMBER_KQ_MATMUL_ARGS)
+{
+    const int nb = (int)(k / QK_K);
+    const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ember_iq4nl_values));
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    if (nt == 1) {
+        const block_q8_K *x = act(xq, xq_stride, 0);
+        uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
+        for (int r = r0; r < r1; r++) {
+            const block_iq4_xs *row = (const block_iq4_xs *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+            __m256 acc = _mm256_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                const block_iq4_xs *blk = row + b;
+                ember_kq_prefetch_to(&pf, (uintptr_t)(blk + 1) + PF_KQ);
+                __m256i sc[8], s = _mm256_setzero_si256();
+                iq4_xs_scale_words(blk, sc);
+                #pragma GCC unroll 8
+                for (int ib = 0; ib < 8; ib++) {
+                    __m256i p = iq4_xs_pairs(iq4_xs_values(blk, ib, book, low4), x[b].qs + 32 * ib);
+                    s = _mm256_add_epi32(s, _mm256_madd_epi16(p, sc[ib]));
+                }
+                float d = x[b].d * _cvtsh_ss(blk->d);
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(s), acc);
+            }
+            y[r] = sum8(acc);
+        }
+        return;
+    }
+    /* as Q6_K: row blocks kept in L2, each weight piece decoded once for
+       4 tokens */
+    for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
+        int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
+        for (int t = 0; t < nt; t += 4) {
+            int cnt = nt - t < 4 ? nt - t : 4;
+            const block_q8_K *x[4];
+            #pragma GCC unroll 8
+            for (int i = 0; i < 4; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            for (int r = rb; r < re; r++) {
+                const block_iq4_xs *row = (const block_iq4_xs *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+                __m256 acc[4];
+                #pragma GCC unroll 8
+                for (int i = 0; i < 4; i++) acc[i] = _mm256_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    const block_iq4_xs *blk = row + b;
+                    __m256i sc[8], a[4];
+                    iq4_xs_scale_words(blk, sc);
+                    #pragma GCC unroll 8
+                    for (int i = 0; i < 4; i++) a[i] = _mm256_setzero_si256();
+                    #pragma GCC unroll 8
+                    for (int ib = 0; ib < 8; ib++) {
+                        __m256i v = iq4_xs_values(blk, ib, book, low4), av = _mm256_abs_epi8(v);
+                        #pragma GCC unroll 8
+                        for (int i = 0; i < 4; i++) {
+                            __m256i p = _mm256_maddubs_epi16(av, _mm256_sign_epi8(load256(x[i][b].qs + 32 * ib), v));
+                            a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, sc[ib]));
+                        }
+                    }
                     float dw = _cvtsh_ss(blk->d);
                     #pragma GCC unroll 8
                     for (int i = 0; i < 4; i++)

@@ -1,4 +1,4 @@
-/* AVX-512 (BW/VL/VNNI) K-quant kernels.  Same order of float operations as
+/* AVX-512 (BW/VL/VNNI) K-quant and IQ4_XS kernels.  Same order of float operations as
    the scalar oracles (kernels_kquant_impl.h), so bit-identical to them.
  *
  * A 64-element chunk of a super-block fills one zmm of weights: u8 quants
@@ -15,6 +15,7 @@
 
 #ifdef EMBER_SIMD
 #include <math.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -637,6 +638,156 @@ T void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS)
                 }
                 store8(y, y_stride, t, r, cnt < 8 ? cnt : 8, acc, NULL, 0, 0);
                 if (cnt > 8) store8(y, y_stride, t + 8, r, cnt - 8, acc + 4, NULL, 0, 0);
+            }
+        }
+    }
+}
+
+/* ---- IQ4_XS ------------------------------------------------------------ */
+
+/* A decoded IQ4_XS super-block as 4 zmm of two sub-blocks each (2p in the
+   low 256 bits, 2p+1 in the high, elements in order): the values'
+   magnitudes as u8, the bytes whose value is negative (code < 8: the book
+   is sorted, with no 0) and each half's scale (ls - 32) as words.  A
+   token's dot is then the reference's: vpmaddubsw of |v| with the
+   activation negated where v < 0 (exact: 2 * 127 * 127 < 32767), and
+   vpdpwssd by the scale words; dword j of a half holds elements 4j..4j+3,
+   so the two halves added are the reference's 8 lanes. */
+typedef struct {
+    __m512i a[4], s[4];
+    __mmask64 neg[4];
+} iq4_xs_dec;
+
+typedef struct {
+    __m512i abook, low4, eight, shift, idx[4], pair[4];
+    __m128i spread, lsh, hsh;
+} iq4_xs_const;
+
+/* Prefill keeps the scales of 8 tokens' activations for rows of up to this
+   many super-blocks (longer rows gather them per block). */
+#define IQ4_DX_BLOCKS 128
+
+INL void iq4_xs_consts(iq4_xs_const *k)
+{
+    uint8_t ab[16];
+    for (int i = 0; i < 16; i++) ab[i] = (uint8_t)abs(ember_iq4nl_values[i]);
+    k->abook = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)ab));
+    k->low4 = _mm512_set1_epi8(0x0f);
+    k->eight = _mm512_set1_epi8(8);
+    /* [q0 | q0 >> 4 | q1 | q1 >> 4] per 128 bits: low nibbles are a
+       sub-block's elements 0..15, high nibbles 16..31 */
+    k->shift = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
+    #pragma GCC unroll 4
+    for (int p = 0; p < 4; p++)
+    {
+        k->idx[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)(2 * p))),
+                                       _mm256_set1_epi16((short)(2 * p + 1)), 1);
+        /* [d_2p x 8 | d_2p+1 x 8] from 8 tokens' block scales */
+        k->pair[p] = _mm512_inserti64x4(_mm512_set1_epi32(2 * p), _mm256_set1_epi32(2 * p + 1), 1);
+    }
+    k->spread = _mm_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1);
+    k->lsh = _mm_setr_epi16(0, 4, 0, 4, 0, 4, 0, 4);
+    k->hsh = _mm_setr_epi16(0, 2, 4, 6, 8, 10, 12, 14);
+}
+
+/* The 8 scales minus 32 as words: scales_l's byte ib / 2 (low nibble for
+   even ib), scales_h's bits 2ib..2ib+1 on top. */
+INL __m128i iq4_xs_scales(const block_iq4_xs *b, const iq4_xs_const *k)
+{
+    uint32_t l;
+    memcpy(&l, b->scales_l, 4);
+    __m128i lo = _mm_and_si128(_mm_srlv_epi16(_mm_shuffle_epi8(_mm_cvtsi32_si128((int)l), k->spread), k->lsh),
+                               _mm_set1_epi16(0x0f));
+    __m128i hi = _mm_and_si128(_mm_srlv_epi16(_mm_set1_epi16((short)b->scales_h), k->hsh), _mm_set1_epi16(3));
+    return _mm_sub_epi16(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi16(32));
+}
+
+INL void iq4_xs_decode(const block_iq4_xs *b, const iq4_xs_const *k, iq4_xs_dec *o)
+{
+    __m512i sz = _mm512_zextsi128_si512(iq4_xs_scales(b, k));
+    #pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        __m512i q = _mm512_castsi256_si512(load256(b->qs + 32 * p));
+        q = _mm512_shuffle_i64x2(q, q, 0x50);           /* [q0 | q0 | q1 | q1] */
+        __m512i n = _mm512_and_si512(_mm512_srlv_epi64(q, k->shift), k->low4);
+        o->a[p] = _mm512_shuffle_epi8(k->abook, n);
+        o->neg[p] = _mm512_cmplt_epu8_mask(n, k->eight);
+        o->s[p] = _mm512_permutexvar_epi16(k->idx[p], sz);
+    }
+}
+
+INL __m512i iq4_xs_dot(const iq4_xs_dec *o, const int8_t *xqs)
+{
+    __m512i acc = _mm512_setzero_si512();
+    #pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        __m512i x = _mm512_loadu_si512((const void *)(xqs + 64 * p));
+        x = _mm512_mask_sub_epi8(x, o->neg[p], _mm512_setzero_si512(), x);
+        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(o->a[p], x), o->s[p]);
+    }
+    return acc;
+}
+
+T void ember_kq_iq4_xs_avx512(EMBER_KQ_MATMUL_ARGS)
+{
+    const int nb = (int)(k / QK_K);
+    iq4_xs_const kc;
+    iq4_xs_consts(&kc);
+    if (nt == 1) {
+        const block_q8_K *x = act(xq, xq_stride, 0);
+        uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
+        for (int r = r0; r < r1; r++) {
+            const block_iq4_xs *row = (const block_iq4_xs *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+            __m256 acc = _mm256_setzero_ps();
+            for (int b = 0; b < nb; b++) {
+                ember_kq_prefetch_to(&pf, (uintptr_t)(row + b + 1) + PF_KQ);
+                iq4_xs_dec o;
+                iq4_xs_decode(row + b, &kc, &o);
+                float d = x[b].d * _cvtsh_ss(row[b].d);
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(iq4_xs_dot(&o, x[b].qs)), acc);
+            }
+            y[r] = sum8(acc);
+        }
+        return;
+    }
+    /* As for Q4_K: row blocks kept in L2, each super-block decoded once for
+       up to 8 tokens, two tokens' lanes per accumulator (16 measured the
+       same). */
+    for (int rb = r0; rb < r1; rb += ROW_BLOCK) {
+        int re = r1 - rb < ROW_BLOCK ? r1 : rb + ROW_BLOCK;
+        for (int t = 0; t < nt; t += 8) {
+            int cnt = nt - t < 8 ? nt - t : 8;
+            const block_q8_K *x[8];
+            #pragma GCC unroll 8
+            for (int i = 0; i < 8; i++) x[i] = act(xq, xq_stride, t + (i < cnt ? i : cnt - 1));
+            /* the 8 tokens' activation scales per block, for all the rows */
+            static _Thread_local __m256 dx[IQ4_DX_BLOCKS];
+            const int keep = nb <= IQ4_DX_BLOCKS;
+            for (int b = 0; keep && b < nb; b++)
+                dx[b] = _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d, x[4][b].d, x[5][b].d, x[6][b].d,
+                                       x[7][b].d);
+            for (int r = rb; r < re; r++) {
+                const block_iq4_xs *row = (const block_iq4_xs *)(const void *)((const uint8_t *)w + (size_t)r * row_bytes);
+                __m512 acc[4];
+                #pragma GCC unroll 4
+                for (int p = 0; p < 4; p++) acc[p] = _mm512_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    iq4_xs_dec o;
+                    iq4_xs_decode(row + b, &kc, &o);
+                    float dw = _cvtsh_ss(row[b].d);
+                    __m512 d = _mm512_castps256_ps512(_mm256_mul_ps(
+                        keep ? dx[b]
+                             : _mm256_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d, x[4][b].d, x[5][b].d,
+                                              x[6][b].d, x[7][b].d),
+                        _mm256_set1_ps(dw)));
+                    #pragma GCC unroll 4
+                    for (int p = 0; p < 4; p++) {
+                        if (2 * p >= cnt) break;
+                        __m512i a0 = iq4_xs_dot(&o, x[2 * p][b].qs), a1 = iq4_xs_dot(&o, x[2 * p + 1][b].qs);
+                        acc[p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(kc.pair[p], d), lanes8x2(a0, a1), acc[p]);
+                    }
+                }
+                store8(y, y_stride, t, r, cnt, acc, NULL, 0, 0);
             }
         }
     }

@@ -21,6 +21,8 @@
  *   Q2_K:  dmin = -dx * dmin_w;  P[l] = m[2l] * bsums[2l] + m[2l+1] * bsums[2l+1]
  *          acc[l] = fmaf(dmin, (float)P[l], acc[l]), then the d term as above
  *   Q3_K:  the d term only
+ * IQ4_XS (scale per 32 elements, ls - 32; q the code book's value): the d
+ *   term only, as Q6_K
  * and y = ember_sum8(acc).  The integer sums cannot overflow for any
  * block bytes (|x| <= 127 from quantize_act, scales <= 63 or |128|). */
 #ifndef EMBER_KERNELS_KQUANT_IMPL_H
@@ -72,8 +74,10 @@ void ember_kq_q3_K_avx512(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q4_K_avx2(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q5_K_avx2(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q6_K_avx2(EMBER_KQ_MATMUL_ARGS);
+void ember_kq_iq4_xs_avx2(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q4_K_avx512(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q5_K_avx512(EMBER_KQ_MATMUL_ARGS);
 void ember_kq_q6_K_avx512(EMBER_KQ_MATMUL_ARGS);
+void ember_kq_iq4_xs_avx512(EMBER_KQ_MATMUL_ARGS);
 
 #endif
