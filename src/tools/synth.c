@@ -78,7 +78,7 @@ typedef struct {
 
 static const file_dtype file_dtypes[] = {
     {"F16", 1}, {"Q8_0", 7}, {"Q4_0", 2}, {"Q2_K", 10}, {"Q3_K_M", 12}, {"Q4_K_M", 15},
-    {"Q5_K_M", 17}, {"Q6_K", 18},
+    {"Q5_K_M", 17}, {"Q6_K", 18}, {"IQ4_XS", 30},
 };
 
 typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD, GEN_PROP_ROPE } gen_kind;
@@ -248,6 +248,7 @@ static int fit_dtype(int dtype, int64_t ne0)
     case EMBER_Q4_K: return EMBER_Q5_0;
     case EMBER_Q5_K: return EMBER_Q5_1;
     case EMBER_Q6_K: return EMBER_Q8_0;
+    case EMBER_IQ4_XS: return EMBER_IQ4_NL;
     default: return dtype;
     }
 }
@@ -278,6 +279,11 @@ static int pick_dtype(const char *fdt, role r, int layer, int n_layer, bool tied
         if (r == R_ATTN_V) t = layer < 2 ? EMBER_Q5_K : EMBER_Q4_K;
         if (r == R_FFN_DOWN) t = layer < n_layer / 16 ? EMBER_Q5_K : EMBER_Q4_K;
         if (r == R_ATTN_O) t = EMBER_Q4_K;
+    } else if (!strcmp(fdt, "IQ4_XS")) {
+        /* Q5_K for attn_v with 4+ query heads a KV head, and for the first
+           eighth's ffn_down (a file made without an importance matrix) */
+        t = EMBER_IQ4_XS;
+        if ((r == R_ATTN_V && n_gqa >= 4) || (r == R_FFN_DOWN && layer < n_layer / 8)) t = EMBER_Q5_K;
     } else {                                  /* Q4_K_M, Q5_K_M */
         t = !strcmp(fdt, "Q5_K_M") ? EMBER_Q5_K : EMBER_Q4_K;
         if ((r == R_ATTN_V || r == R_FFN_DOWN) && use_more_bits(layer, n_layer)) t = EMBER_Q6_K;
