@@ -287,7 +287,7 @@ static void byte_str(int b, char out[3])
     }
 }
 
-enum { T_BOS = 256, T_EOT, T_HE, T_LL, T_HELL, T_HELLO, T_TOOL, T_12, T_N };
+enum { T_BOS = 256, T_EOT, T_HE, T_LL, T_HELL, T_HELLO, T_TOOL, T_12, T_SPA, T_SPI, T_N };
 
 static ember_tokenizer *tiny_bpe(uint8_t **mem, gguf_file **fp, const char *pre)
 {
@@ -307,14 +307,18 @@ static ember_tokenizer *tiny_bpe(uint8_t **mem, gguf_file **fp, const char *pre)
     toks[T_HELLO] = "hello"; types[T_HELLO] = 1;
     toks[T_TOOL] = "<tool>"; types[T_TOOL] = 4;
     toks[T_12] = "12"; types[T_12] = 1;
-    const char *merges[] = {"h e", "l l", "he ll", "hell o", "1 2"};
+    /* " \xE1" and " \xED" byte-encoded: they merge only where the
+       pre-tokenizer keeps the space with the character after it */
+    toks[T_SPA] = "\xC4\xA0\xC3\xA1"; types[T_SPA] = 1;
+    toks[T_SPI] = "\xC4\xA0\xC3\xAD"; types[T_SPI] = 1;
+    const char *merges[] = {"h e", "l l", "he ll", "hell o", "1 2", "\xC4\xA0 \xC3\xA1", "\xC4\xA0 \xC3\xAD"};
     gguf_writer *w = gguf_writer_new();
     gguf_w_str(w, "general.architecture", "llama");
     gguf_w_str(w, "tokenizer.ggml.model", "gpt2");
     gguf_w_str(w, "tokenizer.ggml.pre", pre);
     gguf_w_arr_str(w, "tokenizer.ggml.tokens", toks, T_N);
     gguf_w_arr(w, "tokenizer.ggml.token_type", GGUF_T_I32, types, T_N);
-    gguf_w_arr_str(w, "tokenizer.ggml.merges", merges, 5);
+    gguf_w_arr_str(w, "tokenizer.ggml.merges", merges, (int)(sizeof merges / sizeof merges[0]));
     gguf_w_u32(w, "tokenizer.ggml.bos_token_id", T_BOS);
     gguf_w_u32(w, "tokenizer.ggml.eot_token_id", T_EOT);
     gguf_w_bool(w, "tokenizer.ggml.add_bos_token", true);
@@ -467,6 +471,17 @@ static void test_tiny_bpe(void)
     ember_err err2;
     tap_ok(t && ember_tok_check(t, T_N, warn, sizeof warn, &err2) == 0 && !strstr(warn, "pre-tokenizer"),
            "a known pre-tokenizer gives no warning");
+    ember_tokenizer_free(t);
+    if (f) gguf_close(f);
+    free(mem);
+
+    /* Whitespace is Unicode's White_Space, as the reference has it:
+       U+180E (a format character since Unicode 6.3, which PCRE2's \s still
+       takes) is not a space, so " \u180e" is one piece, as " !" is, and
+       not a space piece followed by the word "\u180ea". */
+    t = tiny_bpe(&mem, &f, "llama-bpe");
+    n = t ? tok(t, " \xE1\xA0\x8E" "a", false, false, ids) : -1;
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_SPA, 0xA0, 0x8E, 'a'}, 4), "llama-bpe: U+180E is no space, the space before it joins it");
     ember_tokenizer_free(t);
     if (f) gguf_close(f);
     free(mem);

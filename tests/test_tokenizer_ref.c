@@ -88,9 +88,26 @@ static void test_marker_control(void)
     run_cases("fixtures/models/phi3-mini-Q8_0.gguf", phi, 1, "</s> is control");
 }
 
+/* The pre-tokenizers' \s is Unicode's White_Space: U+180E MONGOLIAN
+   VOWEL SEPARATOR (a format character since Unicode 6.3) is not a space,
+   so the space before it stays with it. */
+static void test_white_space(void)
+{
+    static const ref_case llama3[] = {
+        {" \xE1\xA0\x8E" "a", false, {87189, 254, 236, 64}, 4},
+        {" \xE3\x80\x80\xE1\xA0\x8E ", false, {220, 23249, 157, 254, 236, 220}, 6},
+    };
+    run_cases("fixtures/tokenizers/llama3-bpe.gguf", llama3, 2, "U+180E is no space");
+    static const ref_case qwen[] = {
+        {" \xE1\xA0\x8E" "a", false, {86089, 254, 236, 64}, 4},
+    };
+    run_cases("fixtures/tokenizers/qwen2-bpe.gguf", qwen, 1, "U+180E is no space");
+}
+
 int main(void)
 {
     test_phi3_rstrip();
     test_marker_control();
+    test_white_space();
     return tap_done();
 }

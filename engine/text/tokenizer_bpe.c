@@ -13,15 +13,24 @@
 #include "tokenizer_impl.h"
 
 /* Pre-tokenizer patterns, as the published tokenizer.json files define
-   them (case-insensitive contractions spelled out so no flag is needed). */
+   them (case-insensitive contractions spelled out so no flag is needed).
+
+   \s and \S are spelled out as Unicode's White_Space set, the reference's
+   whitespace (and the Rust regex's \s of the Hugging Face tokenizers):
+   PCRE2's own \s also takes U+180E MONGOLIAN VOWEL SEPARATOR (a format
+   character since Unicode 6.3), which moved the pieces around it: " \u180ea"
+   was " " and "\u180ea" where the reference has " \u180e" and "a". */
+#define WS "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+#define SP "[" WS "]"
+#define NSP "[^" WS "]"
 static const char RE_LLAMA3[] =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
-    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n]*"
+    "|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
 static const char RE_QWEN2[] =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
-    "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n]*"
+    "|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
 /* GPT-4o's o200k vocabulary (Phi-4-mini, gpt-oss): a word is an optional
    non-letter, capitals, then lower case (so "camelCase" is two words),
    combining marks counted as letters, and its contraction; digits in
@@ -31,12 +40,12 @@ static const char RE_GPT4O[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
     "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    "|\\p{N}{1,3}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n/]*|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
 /* Gemma 4 (SentencePiece pieces): no word splitting, only runs of
    newlines apart from the rest, as the reference's gemma4 pre-tokenizer. */
 static const char RE_NEWLINES[] = "[^\\n]+|[\\n]+";
 static const char RE_GPT2[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|" SP "+(?!" NSP ")";
 
 /* GPT-2's reversible byte -> code point map: printable Latin-1 bytes stand
    for themselves, the rest are shifted to U+0100.. in byte order. */
