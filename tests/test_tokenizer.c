@@ -419,6 +419,14 @@ static void test_tiny_bpe(void)
     tap_ok(ids_eq(ids, n, (int32_t[]){'a', T_TOOL, 'b'}, 3), "user-defined tokens are always matched");
     n = tok(t, "a\xFF" "b", false, false, ids);
     tap_ok(ids_eq(ids, n, (int32_t[]){'a', 0xEF, 0xBF, 0xBD, 'b'}, 5), "invalid UTF-8 input becomes U+FFFD");
+    /* UTF-8 as the reference reads it: an overlong form is its code point
+       ("\xC0\xAF" is "/", so "a/b" splits in three), a sequence past
+       U+10FFFF is four invalid bytes */
+    n = tok(t, "a\xC0\xAF" "b", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){'a', '/', 'b'}, 3), "an overlong '/' is read as '/' (%d ids)", n);
+    n = tok(t, "\xF4\x90\x80\x80", false, false, ids);
+    tap_ok(n == 12 && ids[0] == 0xEF && ids[1] == 0xBF && ids[2] == 0xBD && ids[11] == 0xBD,
+           "a code point past U+10FFFF is four U+FFFD (%d ids)", n);
     n = tok(t, "hello12", false, false, ids);
     tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO, T_12}, 2), "GPT-2 pre-tokenizer keeps digit runs together");
     ember_err err;
@@ -482,6 +490,11 @@ static void test_tiny_bpe(void)
     t = tiny_bpe(&mem, &f, "llama-bpe");
     n = t ? tok(t, " \xE1\xA0\x8E" "a", false, false, ids) : -1;
     tap_ok(ids_eq(ids, n, (int32_t[]){T_SPA, 0xA0, 0x8E, 'a'}, 4), "llama-bpe: U+180E is no space, the space before it joins it");
+    /* a surrogate's bytes are kept, as the reference keeps them, and it is
+       neither letter, digit nor space to the pre-tokenizer: the space
+       before it joins it */
+    n = t ? tok(t, " \xED\xA0\x80x", false, false, ids) : -1;
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_SPI, 0xA0, 0x80, 'x'}, 4), "llama-bpe: a UTF-8 surrogate is kept as its bytes (%d ids)", n);
     ember_tokenizer_free(t);
     if (f) gguf_close(f);
     free(mem);

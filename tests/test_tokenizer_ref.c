@@ -104,10 +104,27 @@ static void test_white_space(void)
     run_cases("fixtures/tokenizers/qwen2-bpe.gguf", qwen, 1, "U+180E is no space");
 }
 
+/* UTF-8 as the reference reads it: overlong forms are their code points
+   ("\xC0\xAF" is "/", "\xC0\x80" a NUL), surrogates keep their bytes. */
+static void test_lenient_utf8(void)
+{
+    static const ref_case llama3[] = {
+        {"a\xC0\xAF" "b", false, {64, 3554}, 2},
+        {"x\xC0\x80y", false, {87, 188, 88}, 3},
+        {" \xED\xA0\x80 x", false, {10997, 64319, 865}, 3},
+    };
+    run_cases("fixtures/tokenizers/llama3-bpe.gguf", llama3, 3, "lenient UTF-8");
+    static const ref_case gemma4[] = {
+        {"a\xC0\xAF" "b", false, {335, 285, 336}, 3},
+    };
+    run_cases("fixtures/models/gemma4-mini-Q8_0.gguf", gemma4, 1, "lenient UTF-8");
+}
+
 int main(void)
 {
     test_phi3_rstrip();
     test_marker_control();
     test_white_space();
+    test_lenient_utf8();
     return tap_done();
 }

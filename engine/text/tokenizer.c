@@ -444,17 +444,80 @@ static int partition(const ember_tokenizer *t, const char *text, size_t len, boo
     return 0;
 }
 
-/* Invalid UTF-8 becomes U+FFFD so PCRE2 sees well-formed text (the
-   reference maps undecodable bytes the same way), and with `escape` each
-   space becomes U+2581 (Gemma 4's SentencePiece pieces).  Every input byte
-   takes at most 3.  Returns NULL on OOM. */
-static char *sanitize_utf8(const char *s, size_t len, bool escape, size_t *out_len)
+/* UTF-8 read as the reference reads it (unicode_cpt_from_utf8, the same in
+   mainline llama.cpp): a lead byte and the continuation bytes its form
+   announces make a code point, overlong forms and surrogates included;
+   anything else is one invalid byte.  Code points past U+10FFFF, where the
+   reference throws out of the tokenizer, are invalid bytes here.  Returns
+   the sequence length, 0 for an invalid byte. */
+static int lenient_utf8_decode(const unsigned char *u, size_t n, uint32_t *cp)
 {
-    char *o = malloc(len * 3 + 1);
+    unsigned char c = u[0];
+    int len;
+    uint32_t v;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c < 0xC0) return 0;
+    if (c < 0xE0) len = 2, v = c & 0x1F;
+    else if (c < 0xF0) len = 3, v = c & 0x0F;
+    else if (c < 0xF8) len = 4, v = c & 0x07;
+    else return 0;
+    if ((size_t)len > n) return 0;
+    for (int i = 1; i < len; i++) {
+        if ((u[i] & 0xC0) != 0x80) return 0;
+        v = v << 6 | (u[i] & 0x3F);
+    }
+    if (v > 0x10FFFF) return 0;
+    *cp = v;
+    return len;
+}
+
+/* The shortest UTF-8 form of cp (<= U+10FFFF, surrogates too). */
+static int put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | cp >> 6);
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12);
+        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18);
+    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* The text as the reference's BPE sees it: every sequence decoded as
+   lenient_utf8_decode reads it and written back in its shortest form (an
+   overlong "\xC0\xAF" is "/"), each invalid byte as U+FFFD, and with
+   `escape` each space as U+2581 (Gemma 4's SentencePiece pieces).  No form
+   grows, so 3 bytes an input byte suffice.  PCRE2 must not see a surrogate:
+   when there is one, *match gets a copy of the same length with U+E000 in
+   its place (private use, a character of the same pre-tokenizer class as
+   the reference gives a surrogate: neither letter, digit nor space), else
+   NULL.  Returns NULL on OOM. */
+static char *sanitize_utf8(const char *s, size_t len, bool escape, size_t *out_len, char **match)
+{
+    char *o = malloc(len * 3 + 1), *m = NULL;
+    *match = NULL;
     if (!o) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < len;) {
-        int l = ember_utf8_decode(s + i, len - i, NULL);
+        uint32_t cp = 0;
+        int l = lenient_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        size_t at = k;
         if (l == 0) {
             memcpy(o + k, "\xEF\xBF\xBD", 3);
             k += 3;
@@ -464,12 +527,25 @@ static char *sanitize_utf8(const char *s, size_t len, bool escape, size_t *out_l
             k += 3;
             i++;
         } else {
-            memcpy(o + k, s + i, (size_t)l);
-            k += (size_t)l;
+            k += (size_t)put_utf8(o + k, cp);
             i += (size_t)l;
+        }
+        bool surrogate = l > 0 && cp >= 0xD800 && cp <= 0xDFFF;
+        if (surrogate && !m) {
+            m = malloc(len * 3 + 1);
+            if (!m) {
+                free(o);
+                return NULL;
+            }
+            memcpy(m, o, at);
+        }
+        if (m) {
+            if (surrogate) memcpy(m + at, "\xEE\x80\x80", 3);
+            else memcpy(m + at, o + at, k - at);
         }
     }
     *out_len = k;
+    *match = m;
     return o;
 }
 
@@ -503,9 +579,11 @@ int ember_tokenize_masked(const ember_tokenizer *t, const char *text, size_t len
             rc = tok_spm_encode(t, text + fr[i].off, fr[i].len, t->add_space_prefix && prev_special, &o, err);
         } else {
             size_t sl;
-            char *s = sanitize_utf8(text + fr[i].off, fr[i].len, t->spm_pieces, &sl);
-            rc = s ? tok_bpe_encode(t, s, sl, &o, err) : ember_seterr(err, "tokenizer: out of memory");
+            char *m;
+            char *s = sanitize_utf8(text + fr[i].off, fr[i].len, t->spm_pieces, &sl, &m);
+            rc = s ? tok_bpe_encode(t, s, m ? m : s, sl, &o, err) : ember_seterr(err, "tokenizer: out of memory");
             free(s);
+            free(m);
         }
         prev_special = false;
     }

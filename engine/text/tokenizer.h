@@ -41,7 +41,8 @@ long ember_tok_find_control(const ember_tokenizer *t, const char *text, size_t l
 /* Tokenizes text (len bytes).  add_bos: prepend BOS when the vocabulary has
    one and wants it; parse_special: recognise control token strings in the
    text (user-defined tokens are always recognised, as in the reference).
-   Invalid UTF-8 is tokenized as U+FFFD (BPE) or as byte tokens (SPM).
+   Invalid UTF-8 is read as the reference reads it (BPE: overlong forms and
+   surrogates decoded, any other invalid byte U+FFFD) or as byte tokens (SPM).
    Returns the count (may exceed cap: call again with a larger buffer), or
    -1 with err set.  Safe to call from several threads on one tokenizer. */
 int ember_tokenize(const ember_tokenizer *t, const char *text, size_t len,

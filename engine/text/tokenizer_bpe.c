@@ -305,6 +305,7 @@ typedef struct {
     const struct ember_tokenizer *t;
     bpe_scratch s;
     pcre2_match_data *md[2];
+    const char *base, *match; /* the text and the copy the patterns see, same offsets */
     tok_out *out;
     ember_err *err;
 } bpe_run;
@@ -339,10 +340,11 @@ static int split(bpe_run *r, int level, const char *text, size_t len)
         return emit_word(r, text, 0, len);
     const pcre2_code *re = r->t->re[level];
     pcre2_match_data *md = r->md[level];
+    const char *seen = r->match + (text - r->base);
     size_t pos = 0;
     while (pos < len) {
         size_t ms, me;
-        int m = pcre2_match(re, (PCRE2_SPTR)text, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
+        int m = pcre2_match(re, (PCRE2_SPTR)seen, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
         if (m == PCRE2_ERROR_NOMATCH) {
             ms = me = len;
         } else if (m < 0) {
@@ -365,11 +367,11 @@ static int split(bpe_run *r, int level, const char *text, size_t len)
     return 0;
 }
 
-int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len,
+int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, const char *match, size_t len,
                    tok_out *out, ember_err *err)
 {
     if (len == 0) return 0;
-    bpe_run r = {.t = t, .out = out, .err = err};
+    bpe_run r = {.t = t, .base = text, .match = match, .out = out, .err = err};
     int rc = 0;
     for (int i = 0; i < t->n_re && rc == 0; i++) {
         r.md[i] = pcre2_match_data_create_from_pattern(t->re[i], NULL);

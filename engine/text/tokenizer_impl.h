@@ -134,7 +134,9 @@ void tok_apply_attrs(struct ember_tokenizer *t, const gguf_file *f);
 /* tokenizer_bpe.c */
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err);
 void tok_bpe_free(struct ember_tokenizer *t);
-int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, size_t len,
+/* match: the same len bytes as the pre-tokenizer patterns see them (text
+   itself, or a copy with each surrogate replaced, tokenizer.c) */
+int tok_bpe_encode(const struct ember_tokenizer *t, const char *text, const char *match, size_t len,
                    tok_out *out, ember_err *err);
 /* Maps a vocabulary string through the GPT-2 unicode->byte table. */
 int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap);
