@@ -287,7 +287,7 @@ static void byte_str(int b, char out[3])
     }
 }
 
-enum { T_BOS = 256, T_EOT, T_HE, T_LL, T_HELL, T_HELLO, T_TOOL, T_12, T_SPA, T_SPI, T_N };
+enum { T_BOS = 256, T_EOT, T_HE, T_LL, T_HELL, T_HELLO, T_TOOL, T_12, T_SPA, T_SPI, T_SPX, T_N };
 
 static ember_tokenizer *tiny_bpe(uint8_t **mem, gguf_file **fp, const char *pre)
 {
@@ -311,7 +311,8 @@ static ember_tokenizer *tiny_bpe(uint8_t **mem, gguf_file **fp, const char *pre)
        pre-tokenizer keeps the space with the character after it */
     toks[T_SPA] = "\xC4\xA0\xC3\xA1"; types[T_SPA] = 1;
     toks[T_SPI] = "\xC4\xA0\xC3\xAD"; types[T_SPI] = 1;
-    const char *merges[] = {"h e", "l l", "he ll", "hell o", "1 2", "\xC4\xA0 \xC3\xA1", "\xC4\xA0 \xC3\xAD"};
+    toks[T_SPX] = "\xC4\xA0!"; types[T_SPX] = 1;
+    const char *merges[] = {"h e", "l l", "he ll", "hell o", "1 2", "\xC4\xA0 \xC3\xA1", "\xC4\xA0 \xC3\xAD", "\xC4\xA0 !"};
     gguf_writer *w = gguf_writer_new();
     gguf_w_str(w, "general.architecture", "llama");
     gguf_w_str(w, "tokenizer.ggml.model", "gpt2");
@@ -428,7 +429,14 @@ static void test_tiny_bpe(void)
     tap_ok(n == 12 && ids[0] == 0xEF && ids[1] == 0xBF && ids[2] == 0xBD && ids[11] == 0xBD,
            "a code point past U+10FFFF is four U+FFFD (%d ids)", n);
     n = tok(t, "hello12", false, false, ids);
-    tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO, T_12}, 2), "GPT-2 pre-tokenizer keeps digit runs together");
+    tap_ok(ids_eq(ids, n, (int32_t[]){T_HELLO, T_12}, 2), "the default pre-tokenizer keeps a short digit run together");
+    /* the reference's default chain ends by splitting digit runs into
+       threes from the left: "4312" is "431" "2", so "1 2" cannot merge */
+    n = tok(t, "x4312", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){'x', '4', '3', '1', '2'}, 5), "the default pre-tokenizer splits digits in threes (%d ids)", n);
+    /* and begins by isolating runs of punctuation, so " !" is two pieces */
+    n = tok(t, "x !", false, false, ids);
+    tap_ok(ids_eq(ids, n, (int32_t[]){'x', ' ', '!'}, 3), "the default pre-tokenizer isolates punctuation first (%d ids)", n);
     ember_err err;
     ids[1] = -7;
     n = ember_tokenize(t, "hellohello", 10, false, false, ids, 1, &err);
@@ -495,6 +503,16 @@ static void test_tiny_bpe(void)
        before it joins it */
     n = t ? tok(t, " \xED\xA0\x80x", false, false, ids) : -1;
     tap_ok(ids_eq(ids, n, (int32_t[]){T_SPI, 0xA0, 0x80, 'x'}, 4), "llama-bpe: a UTF-8 surrogate is kept as its bytes (%d ids)", n);
+    ember_tokenizer_free(t);
+    if (f) gguf_close(f);
+    free(mem);
+
+    /* "gpt-2" is GPT-2's pattern alone: the digit run stays whole */
+    t = tiny_bpe(&mem, &f, "gpt-2");
+    n = t ? tok(t, "x4312", false, false, ids) : -1;
+    tap_ok(ids_eq(ids, n, (int32_t[]){'x', '4', '3', T_12}, 4), "gpt-2 pre-tokenizer keeps digit runs whole (%d ids)", n);
+    n = t ? tok(t, "x !", false, false, ids) : -1;
+    tap_ok(ids_eq(ids, n, (int32_t[]){'x', T_SPX}, 2), "gpt-2 pre-tokenizer keeps a space with the punctuation after it (%d ids)", n);
     ember_tokenizer_free(t);
     if (f) gguf_close(f);
     free(mem);

@@ -124,7 +124,7 @@ int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
 
 /* Which patterns a tokenizer.ggml.pre name uses, as the reference maps
    them.  Unknown names get GPT-2's, with *known false. */
-static int patterns_for(const char *pre, const char *pats[2], bool *ignore_merges, bool *known)
+static int patterns_for(const char *pre, const char *pats[4], bool *ignore_merges, bool *known)
 {
     *ignore_merges = false;
     *known = true;
@@ -158,17 +158,28 @@ static int patterns_for(const char *pre, const char *pats[2], bool *ignore_merge
             return 2;
         }
     }
+    /* No name, or "default": the reference's default chain isolates runs
+       of punctuation first (so "we're" is "we", "'", "re"), then applies
+       GPT-2's pattern, then splits digit runs off and into threes from the
+       left */
+    if (!pre || !strcmp(pre, "default")) {
+        pats[0] = "[\\p{P}\\$\\+<=>\\^~\\|]+";
+        pats[1] = RE_GPT2;
+        pats[2] = "\\p{N}+";
+        pats[3] = "[0-9][0-9][0-9]";
+        return 4;
+    }
     pats[0] = RE_GPT2;
     /* GPT-2's own names; any other is a vocabulary whose pattern Ember
        does not know (tokenizer_check.c says so) */
-    *known = !pre || !strcmp(pre, "default") || !strcmp(pre, "gpt-2") || !strcmp(pre, "gpt2");
+    *known = !strcmp(pre, "gpt-2") || !strcmp(pre, "gpt2");
     return 1;
 }
 
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
 {
     tables_init();
-    const char *pats[2] = {NULL, NULL};
+    const char *pats[4] = {NULL, NULL, NULL, NULL};
     bool known;
     int n = 1;
     if (t->spm_pieces) {
@@ -304,7 +315,7 @@ static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen
 typedef struct {
     const struct ember_tokenizer *t;
     bpe_scratch s;
-    pcre2_match_data *md[2];
+    pcre2_match_data *md[4];
     const char *base, *match; /* the text and the copy the patterns see, same offsets */
     tok_out *out;
     ember_err *err;

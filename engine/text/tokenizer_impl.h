@@ -62,7 +62,7 @@ struct ember_tokenizer {
     char *arena;                 /* all token and merge strings */
     tok_map by_text;
     tok_map merges;              /* "left right" -> rank (BPE) */
-    struct pcre2_real_code_8 *re[2]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
+    struct pcre2_real_code_8 *re[4]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
     int n_re;
     bool ignore_merges;          /* llama-bpe: whole-word vocab hits skip merging */
     bool spm_pieces;             /* BPE over the raw text with SentencePiece's pieces (Gemma 4):
