@@ -302,6 +302,14 @@ void ember_fault_guard_install(void (*restore)(void));
    (truncated, overlong, a surrogate, past U+10FFFF) or n is 0.  Public so
    that front ends judge text exactly as the tokenizer and GGUF reader do. */
 int ember_utf8_decode(const char *s, size_t n, uint32_t *cp);
+/* The same as the reference tokenizer reads UTF-8 (unicode_cpt_from_utf8):
+   overlong forms and surrogates are their code points; still 0 for a stray
+   continuation byte, a truncated sequence or past U+10FFFF. */
+int ember_utf8_decode_lenient(const char *s, size_t n, uint32_t *cp);
+/* The shortest UTF-8 form of cp (at most U+10FFFF; a surrogate is written
+   as its three bytes, for callers that keep one as the reference does) in
+   out; returns its length (1..4). */
+int ember_utf8_encode(uint32_t cp, char out[4]);
 
 /* The name of a GGUF general.file_type value ("Q4_K_M"), NULL for a number
    that names nothing; FILE_TYPE_MAX bounds the numbers that may (so a

@@ -3,6 +3,7 @@
    ill-formed one is 0 (which each caller then maps its own way). */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ember.h"
@@ -16,8 +17,43 @@ static void check(const char *s, size_t n, int want_len, uint32_t want_cp, const
            want_len, (unsigned)cp);
 }
 
+static void lenient(const char *s, size_t n, int want_len, uint32_t want_cp, const char *what)
+{
+    uint32_t cp = 0xdeadbeef;
+    int len = ember_utf8_decode_lenient(s, n, &cp);
+    tap_ok(len == want_len && (want_len == 0 || cp == want_cp), "lenient, %s: length %d (want %d), U+%04X", what,
+           len, want_len, (unsigned)cp);
+}
+
+/* Every code point up to U+10FFFF (surrogates too) encodes to its
+   shortest form: the lenient decoder reads it back whole, the strict one
+   too except for surrogates. */
+static void round_trip(void)
+{
+    int bad = 0;
+    for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
+        char b[4];
+        uint32_t back = 0;
+        int n = ember_utf8_encode(cp, b);
+        int want = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        bool sur = cp >= 0xD800 && cp <= 0xDFFF;
+        if (n != want || ember_utf8_decode_lenient(b, (size_t)n, &back) != n || back != cp ||
+            ember_utf8_decode(b, (size_t)n, NULL) != (sur ? 0 : n))
+            bad++;
+    }
+    tap_ok(bad == 0, "ember_utf8_encode: every code point in its shortest form, read back (%d wrong)", bad);
+}
+
 int main(void)
 {
+    lenient("\xc0\xaf", 2, 2, '/', "overlong '/' is '/'");
+    lenient("\xc0\x80", 2, 2, 0, "overlong NUL");
+    lenient("\xed\xa0\x80", 3, 3, 0xD800, "a surrogate");
+    lenient("\xf4\x90\x80\x80", 4, 0, 0, "past U+10FFFF");
+    lenient("\xf5\x80\x80\x80", 4, 0, 0, "F5 lead");
+    lenient("\x80", 1, 0, 0, "a stray continuation byte");
+    lenient("\xe2\x96", 2, 0, 0, "truncated");
+    round_trip();
     check("A", 1, 1, 'A', "ASCII");
     check("\xc3\xa9", 2, 2, 0xE9, "2 bytes");
     check("\xe2\x96\x81", 3, 3, 0x2581, "3 bytes (SentencePiece space)");

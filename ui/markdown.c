@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember.h"
 #include "markdown.h"
 #include "wrap.h"
 
@@ -263,16 +264,7 @@ static void flush_run(render *r)
 static size_t utf8_put(char *b, unsigned long cp)
 {
     if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-    if (cp < 0x80) return b[0] = (char)cp, 1;
-    if (cp < 0x800) return b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3F)), 2;
-    if (cp < 0x10000) {
-        b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    return (size_t)ember_utf8_encode((uint32_t)cp, b);
 }
 
 /* "&amp;", "&#955;", "&#x3bb;" as text; unknown names stay literal. */

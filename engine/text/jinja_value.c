@@ -3,6 +3,7 @@
  * that make string operations count code points as Python does. */
 #include "config.h"
 
+#include "ember.h"
 #include "jinja_impl.h"
 
 #include <math.h>
@@ -452,24 +453,8 @@ void jx_sb_addcp(jx_sb *b, uint32_t cp)
     if (cp >= 0xDC80 && cp <= 0xDCFF) {      /* a raw byte that was not UTF-8 */
         u[0] = (char)(cp & 0xFF);
         jx_sb_add(b, u, 1);
-    } else if (cp < 0x80) {
-        u[0] = (char)cp;
-        jx_sb_add(b, u, 1);
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        jx_sb_add(b, u, 2);
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        jx_sb_add(b, u, 3);
     } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        jx_sb_add(b, u, 4);
+        jx_sb_add(b, u, (size_t)ember_utf8_encode(cp, u));
     }
 }
 

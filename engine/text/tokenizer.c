@@ -444,63 +444,8 @@ static int partition(const ember_tokenizer *t, const char *text, size_t len, boo
     return 0;
 }
 
-/* UTF-8 read as the reference reads it (unicode_cpt_from_utf8, the same in
-   mainline llama.cpp): a lead byte and the continuation bytes its form
-   announces make a code point, overlong forms and surrogates included;
-   anything else is one invalid byte.  Code points past U+10FFFF, where the
-   reference throws out of the tokenizer, are invalid bytes here.  Returns
-   the sequence length, 0 for an invalid byte. */
-static int lenient_utf8_decode(const unsigned char *u, size_t n, uint32_t *cp)
-{
-    unsigned char c = u[0];
-    int len;
-    uint32_t v;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c < 0xC0) return 0;
-    if (c < 0xE0) len = 2, v = c & 0x1F;
-    else if (c < 0xF0) len = 3, v = c & 0x0F;
-    else if (c < 0xF8) len = 4, v = c & 0x07;
-    else return 0;
-    if ((size_t)len > n) return 0;
-    for (int i = 1; i < len; i++) {
-        if ((u[i] & 0xC0) != 0x80) return 0;
-        v = v << 6 | (u[i] & 0x3F);
-    }
-    if (v > 0x10FFFF) return 0;
-    *cp = v;
-    return len;
-}
-
-/* The shortest UTF-8 form of cp (<= U+10FFFF, surrogates too). */
-static int put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | cp >> 12);
-        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | cp >> 18);
-    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* The text as the reference's BPE sees it: every sequence decoded as
-   lenient_utf8_decode reads it and written back in its shortest form (an
+   ember_utf8_decode_lenient reads it and written back in its shortest form (an
    overlong "\xC0\xAF" is "/"), each invalid byte as U+FFFD, and with
    `escape` each space as U+2581 (Gemma 4's SentencePiece pieces).  No form
    grows, so 3 bytes an input byte suffice.  PCRE2 must not see a surrogate:
@@ -516,7 +461,7 @@ static char *sanitize_utf8(const char *s, size_t len, bool escape, size_t *out_l
     size_t k = 0;
     for (size_t i = 0; i < len;) {
         uint32_t cp = 0;
-        int l = lenient_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        int l = ember_utf8_decode_lenient(s + i, len - i, &cp);
         size_t at = k;
         if (l == 0) {
             memcpy(o + k, "\xEF\xBF\xBD", 3);
@@ -527,7 +472,7 @@ static char *sanitize_utf8(const char *s, size_t len, bool escape, size_t *out_l
             k += 3;
             i++;
         } else {
-            k += (size_t)put_utf8(o + k, cp);
+            k += (size_t)ember_utf8_encode(cp, o + k);
             i += (size_t)l;
         }
         bool surrogate = l > 0 && cp >= 0xD800 && cp <= 0xDFFF;
