@@ -154,6 +154,13 @@ static void test_table(void)
     md_free(d);
     d = R("| a | b |\n|---|---|\n| " "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy |\n", 30);
     tap_ok(d && max_width(d) <= 30 && max_width(d) >= 28, "a table too wide is narrowed to the width (%d)", d ? max_width(d) : -1);
+    /* what does not fit is marked, as on a cut code line, not dropped unseen */
+    int row = d ? find(d, "xxx") : -1;
+    tap_ok(row >= 0 && strstr(L(d, row), "x\xe2\x86\x92 \xe2\x94\x82") && strstr(L(d, row), "y\xe2\x86\x92 \xe2\x94\x82") &&
+               style_of(d, row, "\xe2\x86\x92", NULL) == MDS_CUT,
+           "a cell cut to the width ends in the cut marker: '%s'", row >= 0 ? L(d, row) : "");
+    row = d ? find(d, " a ") : -1;
+    tap_ok(row >= 0 && !strstr(L(d, row), "\xe2\x86\x92"), "a cell that fits has no marker: '%s'", row >= 0 ? L(d, row) : "");
     md_free(d);
     d = R("| a | b |\n|---|---|\n| 1 |", 30);
     tap_ok(d && find(d, "\xe2\x94\x82 1 \xe2\x94\x82   \xe2\x94\x82") >= 0, "a short row gets empty cells");

@@ -333,6 +333,9 @@ static bool code_put(render *r, const char *p, size_t n, int style, int *col, in
     return true;
 }
 
+/* The marker where a line or a table cell was cut at the width. */
+static void put_cut(render *r) { put_str(r, r->o.ascii ? ">" : "\xe2\x86\x92", MDS_CUT); }
+
 static void code_line(render *r, const hl_lang *lang, hl_state *st, const char *s, size_t n, int block)
 {
     hl_token tk[64];
@@ -357,7 +360,7 @@ static void code_line(render *r, const hl_lang *lang, hl_state *st, const char *
     bool whole = true;
     for (int k = 0; k < nt && whole; k++)
         whole = code_put(r, s + t[k].off, t[k].len, MDS_BLOCK + (int)t[k].cls, &col, limit);
-    if (!whole) put_str(r, r->o.ascii ? ">" : "\xe2\x86\x92", MDS_CUT);
+    if (!whole) put_cut(r);
     if (t != tk) free(t);
 }
 
@@ -463,6 +466,10 @@ static void flush_table(render *r, int rows)
             size_t t0 = c ? c->t0 : 0, t1 = c ? c->t1 : 0;
             int used = 0;
             size_t fit = ui_fit(base + t0, t1 - t0, w[col], &used);
+            /* a cell cut to fit a narrow window ends in the cut marker, as
+               a code line does, instead of losing its end unseen */
+            bool cut = fit < t1 - t0;
+            if (cut) fit = ui_fit(base + t0, t1 - t0, w[col] - 1, &used), used++;
             int pad = w[col] - used, left = 0;
             if (c && c->align == MD_ALIGN_RIGHT) left = pad;
             else if (c && c->align == MD_ALIGN_CENTER) left = pad / 2;
@@ -470,6 +477,7 @@ static void flush_table(render *r, int rows)
             put_str(r, " ", MDS_TEXT);
             put_repeat(r, " ", left, MDS_TEXT);
             if (fit) put_run_range(r, t0, t0 + fit, &cur);
+            if (cut) put_cut(r);
             put_repeat(r, " ", pad - left, MDS_TEXT);
             put_str(r, " ", MDS_TEXT);
             put_str(r, bar, MDS_BORDER);
