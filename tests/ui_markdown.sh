@@ -109,6 +109,15 @@ grep -q '^      return 0; /\* a comment long enough to be cu→$' "$tmp/shot2.tx
     ! grep -q '^ *narrow \*/' "$tmp/shot2.txt"
 ok $? "a code line wider than the window is cut with a marker"
 echo "# at 50 columns:"; sed -n '/^  \[code 1/,/quoted/p' "$tmp/shot2.txt" | sed 's/^/#   /'
+# Narrower than the table at its narrowest: its lines are cut at the edge
+# (they used to run on at the start of the row below, over its border).
+$T resize-window -t ember -x 14 -y 45 >/dev/null 2>&1 || $T resize-pane -t ember -x 14 -y 45
+$T send-keys -t ember 'again' Enter
+wait_for 'quoted' 10
+screen > "$tmp/shot3.txt"
+grep -q '^  ├───┼───┼───$' "$tmp/shot3.txt" && ! grep -q '^[│├┼┴─]' "$tmp/shot3.txt"
+ok $? "a table wider than a narrow window is cut at its edge, not run onto the next row"
+$T resize-window -t ember -x 100 -y 45 >/dev/null 2>&1 || $T resize-pane -t ember -x 100 -y 45
 
 # NO_COLOR: the same structure, no colour codes.
 $T new-session -d -s nocolor -x 100 -y 45 "$tmp/run_nc.sh"

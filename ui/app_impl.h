@@ -124,7 +124,8 @@ void draw_layout(app *a);
 void mem_add(app *a, const ember_memstat *m);
 void mem_draw(app *a, WINDOW *w);
 /* Draws n bytes of UTF-8 at the cursor, at most maxcols columns; s starts
-   a line of text (its tabs stop from there, ui_tab_width). */
-void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols);
+   a line of text (its tabs stop from there, ui_tab_width).  Returns the
+   columns drawn. */
+int draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols);
 
 #endif

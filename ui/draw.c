@@ -15,7 +15,7 @@
 #define MEM_ROWS 5
 #define INPUT_MAX_ROWS 8
 
-void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols)
+int draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols)
 {
     int used = 0;
     for (size_t i = 0; i < n;) {
@@ -35,6 +35,7 @@ void draw_utf8(WINDOW *w, const char *s, size_t n, int maxcols)
         waddnwstr(w, &wc, 1);
         used += cw;
     }
+    return used;
 }
 
 /* A draft cell's width at screen column col: the row's text starts after
@@ -185,13 +186,15 @@ static md_doc *entry_md(app *a, tr_entry *te, size_t off, int width)
 static void draw_md_line(app *a, WINDOW *w, const md_doc *d, int i, int maxcols, attr_t base)
 {
     const md_line *l = &d->lines[i];
-    int x0 = getcurx(w);
-    for (uint32_t k = 0; k < l->nspan; k++) {
+    /* counted, not read back with getcurx: a span that ends in the last
+       column leaves the cursor at the start of the next row, and the
+       line's next spans went there, over the line drawn below (a table
+       wider than a narrow window) */
+    int used = 0;
+    for (uint32_t k = 0; k < l->nspan && used < maxcols; k++) {
         const md_span *s = &d->spans[l->span0 + k];
-        int used = getcurx(w) - x0;
-        if (used >= maxcols) break;
         wattrset(w, span_attr(a, s, base));
-        draw_utf8(w, d->text + s->off, s->len, maxcols - used);
+        used += draw_utf8(w, d->text + s->off, s->len, maxcols - used);
     }
     wattrset(w, 0);
 }
@@ -323,8 +326,8 @@ static void draw_input(app *a)
         wmove(w, 0, 0);
         char head[300];
         snprintf(head, sizeof head, "(search)`%s': ", a->search);
-        draw_utf8(w, head, strlen(head), wd);
-        if (m) draw_utf8(w, m, strcspn(m, "\n"), wd - getcurx(w));
+        int used = draw_utf8(w, head, strlen(head), wd);
+        if (m) draw_utf8(w, m, strcspn(m, "\n"), wd - used);
         wnoutrefresh(w);
         return;
     }
