@@ -4,7 +4,8 @@
 # left in the shell after quitting, `ember chats` listing it, `ember -c`
 # showing the old turns and appending to the same file (prefilling only
 # the new message), /chats, /save FILE.json, /new, /load, --no-keep-screen,
-# `ember chats rm`, a damaged file skipped.  TAP; SKIP without tmux.
+# `ember chats rm`, a damaged file skipped, a quit mid-reply, /new while
+# the file cannot be written.  TAP; SKIP without tmux.
 name=chats; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 env_line="export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
 export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1"
@@ -186,6 +187,43 @@ ok $? "removing it again fails with a message"
 "$EMBER_BIN" --resume nosuch 2> "$tmp/res.err"
 [ $? = 1 ] && grep -q 'no saved conversation nosuch' "$tmp/res.err"
 ok $? "--resume of an unknown id fails before the screen opens"
+
+# quitting while a reply streams keeps the turn, the reply as far as it
+# got and marked stopped (the file is written when a reply ends: the turn
+# was lost, and ember -c found no conversation)
+rm -rf "$chats"
+extra_env="export EMBER_FAKE_DELAY_MS=100"
+start mid -m fake.gguf
+wait_for 'RSS' 20 mid
+$T send-keys -t mid 'mid question' Enter
+wait_for 'You sa' 10 mid
+$T send-keys -t mid C-d
+wait_until test -s "$tmp/mid.rc"
+mf=$(ls "$chats"/*.json 2>/dev/null | head -n 1)
+[ -n "$mf" ] && grep -q '"content": "mid question"' "$mf" && grep -q '"content": "You sa' "$mf" &&
+    grep -q '"cancelled": true' "$mf"
+ok $? "quitting mid-reply saves the message and the reply so far, marked stopped"
+extra_env=
+
+# a conversation that cannot be saved (the chats folder is a file here;
+# a full disk alike) is not dropped by /new unasked, and is saved as soon
+# as it can be
+rm -rf "$chats"
+echo > "$chats"
+start nosave -m fake.gguf
+wait_for 'RSS' 20 nosave
+$T send-keys -t nosave 'unsaved words' Enter
+wait_for 'not being saved' 10 nosave
+$T send-keys -t nosave '/new' Enter
+wait_for 'this conversation is not saved' 5 nosave && screen nosave | grep -q 'unsaved words'
+ok $? "/new refuses to drop a conversation the file does not hold"
+rm -f "$chats" && mkdir "$chats"
+$T send-keys -t nosave '/new' Enter
+wait_for 'a new conversation' 5 nosave
+nf=$(ls "$chats"/*.json 2>/dev/null | head -n 1)
+[ -n "$nf" ] && grep -q '"content": "unsaved words"' "$nf"
+ok $? "the next /new saves it first, once it can"
+$T send-keys -t nosave C-d
 
 # plain line mode keeps its conversations the same way
 rm -rf "$chats"

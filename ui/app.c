@@ -291,6 +291,7 @@ void app_forget(app *a)
 static void cmd_clear(ui_host *h, const ui_slash *s)
 {
     chats_cmd_new(h, s);
+    if (host_app(h)->drop_unsaved) return;   /* refused: it is not saved */
     set_flash(host_app(h), "conversation cleared (the old one stays saved: /chats)");
 }
 
@@ -854,6 +855,8 @@ int ui_app_run(ui_config *cfg)
         }
         if (a->fetching) fetch_check(a);
     }
+    /* before the screen is kept, so that a failed save's error is on it */
+    bool saved = chats_settle(a);
     ember_worker_free(a->w);
     ui_term_disarm();
     endwin();
@@ -861,6 +864,7 @@ int ui_app_run(ui_config *cfg)
        stays in the shell (one row left for the prompt that follows) */
     if (cfg->keep_screen && ui_keep_screen(&a->tr, a->rows - 1, a->cols, a->raw, a->ascii, stdout) == 0)
         fflush(stdout);
+    if (!saved) fprintf(stderr, "ember: the conversation's last turns are not saved: %s\n", a->save_err);
     chats_end(a);
     ui_input_free(a->in);
     tr_free(&a->tr);

@@ -50,10 +50,12 @@ void chats_turn_done(app *a)
             app_note(a, TR_ERROR, msg);
         }
         a->save_failed = true;
+        snprintf(a->save_err, sizeof a->save_err, "%s", e.msg);
         return;
     }
     if (a->save_failed) app_note(a, TR_NOTICE, "the conversation is saved again");
     a->save_failed = false;
+    a->drop_unsaved = false;
 }
 
 int chats_save_json(app *a, const char *path, char *err, size_t cap)
@@ -117,6 +119,7 @@ static void reopen(app *a, chatlog *c)
     chatlog_free(&a->log);
     a->log = *c;
     memset(c, 0, sizeof *c);
+    a->save_failed = false;           /* the file holds this one */
     set_model(a);
     if (*was && a->log.model && strcmp(was, a->log.model)) {
         size_t k = strlen(msg);
@@ -139,11 +142,44 @@ void chats_begin(app *a)
     if (a->cfg->resume) reopen(a, a->cfg->resume);
 }
 
+bool chats_settle(app *a)
+{
+    /* The file is written when a reply ends; one still running is kept
+       as far as it got, marked stopped as Ctrl-C marks it, or the message
+       it answers was lost with it (quit, a signal, /new mid-reply). */
+    if (a->generating && a->cur_assist >= 0 && (size_t)a->cur_assist < a->tr.n) {
+        tr_entry *e = &a->tr.e[a->cur_assist];
+        e->cancelled = true;
+        if (e->len == 0) tr_remove(&a->tr, a->cur_assist);
+        a->cur_assist = -1;
+        chats_turn_done(a);
+    } else if (a->save_failed) {
+        chats_turn_done(a);           /* room may have been made since */
+    }
+    return !a->save_failed;
+}
+
 void chats_end(app *a) { chatlog_free(&a->log); }
+
+/* Whether /new, /clear or /load may put this conversation away: one the
+   file does not hold is not dropped unasked; the first command says so,
+   the same one again drops it. */
+static bool may_leave(app *a)
+{
+    if (chats_settle(a) || a->drop_unsaved) {
+        a->drop_unsaved = false;
+        return true;
+    }
+    a->drop_unsaved = true;
+    app_note(a, TR_ERROR, "this conversation is not saved (see above): /save FILE keeps a copy elsewhere; "
+                          "the same command again drops it");
+    return false;
+}
 
 void chats_cmd_new(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
+    if (!may_leave(a)) return;
     app_forget(a);
     chatlog_free(&a->log);
     chatlog_init(&a->log);
@@ -161,6 +197,7 @@ void chats_cmd_load(ui_host *h, const ui_slash *s)
         app_flash(a, "a reply is running: press Esc first, then /load");
         return;
     }
+    if (!may_leave(a)) return;
     char id[128];
     snprintf(id, sizeof id, "%.*s", (int)s->arg_len, s->arg);
     chatlog c;

@@ -56,6 +56,8 @@ typedef struct app {
     int dropped;                   /* leading messages the worker dropped */
     chatlog log;                   /* the saved file's id and metadata (app_chats.c) */
     bool save_failed;              /* the last save failed (said once) */
+    char save_err[512];            /* why it failed */
+    bool drop_unsaved;             /* /new, /clear or /load was told the conversation is unsaved */
     bool pack_note_said;           /* the pack cache's note was shown */
     /* status */
     char model[256], plan[512], profile[128], progress[256], flash[256];
@@ -108,6 +110,10 @@ void app_on_key(app *a, int r, wint_t ch);
 void chats_begin(app *a);
 void chats_model_loaded(app *a);
 void chats_turn_done(app *a);
+/* Saves a reply still running as far as it got (marked stopped), or
+   tries again a save that failed; false when the file still does not
+   hold the conversation (the error is in the transcript). */
+bool chats_settle(app *a);
 void chats_end(app *a);
 void chats_cmd_new(ui_host *h, const ui_slash *s);
 void chats_cmd_load(ui_host *h, const ui_slash *s);
