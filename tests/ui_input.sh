@@ -6,7 +6,7 @@
 # and Ctrl-A / Ctrl-E work line by line in a draft of several lines;
 # /system alone says what it removed; the status bar keeps the model name
 # at 120 columns; /read, the external editor; plain mode at a keyboard with
-# stdout piped edits lines.  TAP; SKIP without tmux.
+# stdout piped edits lines; LANG=C.  TAP; SKIP without tmux.
 name=input; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
@@ -179,4 +179,25 @@ $T send-keys -t pipe C-u C-d
 i=0; while [ $i -lt 50 ] && [ ! -s "$tmp/pipe.rc" ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/pipe.rc" 2>/dev/null)" = 0 ] && ! grep -q 'tok/s' "$tmp/piped.out"
 ok $? "Ctrl-D ends it (exit 0); the numbers stay off stdout"
+
+# 8. LANG=C (an ASCII locale) on a UTF-8 terminal: a typed "é" swallowed
+# the keys after it, Enter included, and a reply's CJK did not show
+sed 's/LANG=C.UTF-8 LC_ALL=C.UTF-8/LANG=C LC_ALL=C/' "$tmp/run.sh" > "$tmp/run_c.sh"
+chmod +x "$tmp/run_c.sh"
+$T new-session -d -s clocale -x 80 -y 20 "$tmp/run_c.sh"
+wait_for 'RSS' 20 clocale
+$T send-keys -t clocale 'héllo 日本' Enter
+wait_for 'You said' 5 clocale && screen clocale | grep -q '^  You said: héllo 日本$' &&
+    screen clocale | grep -q '^fake-echo | '
+ok $? "LANG=C: non-ASCII input and text go as UTF-8, the layout's marks stay ASCII"
+$T send-keys -t clocale C-d
+sed "s/LANG=C.UTF-8 LC_ALL=C.UTF-8/LANG=C LC_ALL=C/; s/piped.out/piped_c.out/; s/pipe.rc/pipe_c.rc/" "$tmp/pipe.sh" > "$tmp/pipe_c.sh"
+chmod +x "$tmp/pipe_c.sh"
+$T new-session -d -s pipec -x 80 -y 20 "$tmp/pipe_c.sh"
+wait_for '^> ' 10 pipec
+$T send-keys -t pipec 'héllo 日本' Enter
+i=0; while [ $i -lt 50 ] && ! grep -q 'You said' "$tmp/piped_c.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+grep -qx 'You said: héllo 日本' "$tmp/piped_c.out"
+ok $? "LANG=C, plain mode at a keyboard: the line keeps its non-ASCII characters"
+$T send-keys -t pipec C-d
 tap_end

@@ -749,6 +749,8 @@ int ui_app_run(ui_config *cfg)
     a->cur_assist = -1;
     a->fresh_user = -1;
     tr_init(&a->tr);
+    a->ascii = !ui_locale_utf8();   /* the terminal's charset, for the layout's marks */
+    ui_locale_text_utf8();          /* before libedit and curses start */
     char err[512], hist[4096];
     a->in = ui_input_new(ui_history_path(hist, sizeof hist) == 0 ? hist : NULL, err, sizeof err);
     if (!a->in) {
@@ -798,7 +800,6 @@ int ui_app_run(ui_config *cfg)
     nonl();
     set_escdelay(25);
     a->color = has_colors() && !(nc && *nc);
-    a->ascii = !ui_locale_utf8();
     if (a->color) {
         start_color();
         use_default_colors();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lineread.h"
+#include "wrap.h"
 
 struct ui_lineread {
     EditLine *el;
@@ -24,6 +25,7 @@ ui_lineread *ui_lineread_open(void)
 {
     ui_lineread *lr = calloc(1, sizeof *lr);
     if (!lr) return NULL;
+    ui_locale_text_utf8();   /* libedit reads the locale here, once */
     lr->el = el_init("ember", stdin, stderr, stderr);
     lr->hist = history_init();
     if (!lr->el || !lr->hist) {

@@ -78,6 +78,7 @@ static void note(const char *text)
 
 /* Whether replies' thinking is printed as it came (--think show, /think). */
 static bool show_think;
+static bool ascii;   /* the terminal's charset as the locale had it (ui_lineread_open may change it) */
 
 /* The fold's line goes where the numbers go, stderr: a reply piped on
    (ember -p ... | less) is the answer alone, on a terminal the line stands
@@ -85,7 +86,7 @@ static bool show_think;
 static void fold_line(int tokens)
 {
     char label[64];
-    ui_think_label(tokens, !ui_locale_utf8(), label, sizeof label);
+    ui_think_label(tokens, ascii, label, sizeof label);
     fflush(stdout);
     fprintf(stderr, "%s\n", label);
 }
@@ -357,6 +358,7 @@ int ui_plain_run(ui_config *cfg)
     conv *cv = &pc.c;
     int status = 0;
     bool failed = false;          /* some message got an error instead of a reply */
+    ascii = !ui_locale_utf8();
     if (cfg->system && *cfg->system && conv_add(cv, "system", cfg->system) < 0) status = 1;
     char model[4096];
     if (!cfg->model_path || !realpath(cfg->model_path, model))

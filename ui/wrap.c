@@ -3,6 +3,7 @@
    does not know the character. */
 #include "config.h"
 
+#include <langinfo.h>
 #include <locale.h>
 #include <string.h>
 #include <wchar.h>
@@ -149,4 +150,16 @@ bool ui_locale_utf8(void)
 {
     const char *cs = setlocale(LC_CTYPE, NULL);
     return cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
+}
+
+void ui_locale_text_utf8(void)
+{
+    /* An ASCII locale (C, POSIX: LANG unset over ssh, say) says nothing
+       of the terminal, and in it curses and libedit take no byte above
+       0x7f: a typed "\xc3\xa9" swallowed the keys after it, Enter
+       included, and a reply's non-ASCII text vanished from the screen,
+       leaving its table out of line.  The text is UTF-8 throughout and so
+       is nearly every terminal.  Another charset (ISO-8859-1, say) is the
+       terminal's own and is left alone. */
+    if (!ui_locale_utf8() && !strcmp(nl_langinfo(CODESET), "ANSI_X3.4-1968")) setlocale(LC_CTYPE, "C.UTF-8");
 }

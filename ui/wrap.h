@@ -40,6 +40,11 @@ int ui_wrap(const char *s, size_t n, int width, ui_line *out, int cap);
 
 /* Whether the locale's characters are UTF-8 (else the UI draws ASCII). */
 bool ui_locale_utf8(void);
+/* In an ASCII locale (C, POSIX), LC_CTYPE becomes C.UTF-8 where it exists,
+   so that typed and shown characters go as UTF-8; called before curses
+   or libedit starts (they read the locale once).  The UI still draws its
+   own marks in ASCII when ui_locale_utf8 was false before. */
+void ui_locale_text_utf8(void);
 
 /* Bytes of s, laid out from the start of a line, that fit in `cols`
    columns (whole characters only). */
