@@ -50,7 +50,15 @@ if [ -n "$SHARED" ] && [ -f "$M" ]; then
     ok $? "chat-mini answers in its template and ends its turn: '$(cat "$tmp/o7")'"
     grep -l '"template": "gguf (jinja)"' "$tmp/state/ember/chats/"*.json >/dev/null 2>&1
     ok $? "the saved conversation names the template it ran in (the GGUF's Jinja)"
+    # ember -c when the saved conversation's model has gone: how to go on
+    cp "$M" "$tmp/moved.gguf"
+    "$EMBER_BIN" -m "$tmp/moved.gguf" -t 2 -p 'Hello there! I am Pia.' < /dev/null > /dev/null 2>&1
+    rm -f "$tmp/moved.gguf"
+    "$EMBER_BIN" -c -p x < /dev/null > /dev/null 2> "$tmp/e8"; r=$?
+    [ $r = 1 ] && grep -q "moved.gguf: No such file" "$tmp/e8" && grep -q 'was saved with that model: -c -m MODEL' "$tmp/e8"
+    ok $? "ember -c without the saved model says -c -m MODEL goes on ($(tr '\n' ' ' < "$tmp/e8"))"
 else
+    skip "no ../shared/fixtures (chat-mini)"
     skip "no ../shared/fixtures (chat-mini)"
     skip "no ../shared/fixtures (chat-mini)"
 fi

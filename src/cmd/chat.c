@@ -434,6 +434,11 @@ int cmd_chat(int argc, char **argv)
         ember_err e = {{0}};
         if (access(c.model, R_OK) != 0) {
             fprintf(stderr, "ember: %s: %s\n", c.model, strerror(errno));
+            /* the model named by the saved conversation, not by the user:
+               say how to go on with it */
+            if (resume && owned[0] && c.model == owned[0])
+                fprintf(stderr, "ember: conversation %s was saved with that model: -c -m MODEL goes on with another\n",
+                        saved.id);
             status = 1;
             goto done;
         }
