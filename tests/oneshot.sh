@@ -43,6 +43,16 @@ printf 'first\n/read %s\nwhat is it\n' "$tmp/notes.txt" | fake > "$tmp/o6" 2> "$
     [ "$(sed -n 2p "$tmp/o6")" = 'You said: ```notes.txt' ] && [ "$(tail -n 1 "$tmp/o6")" = 'what is it' ]
 ok $? "plain mode: /read puts the file before the next line's message"
 
+# a kill while the reply streams: the turn is saved, marked stopped, and
+# ember still ends as killed (it used to end at once, the turn lost)
+EMBER_FAKE_ENGINE=1 EMBER_FAKE_DELAY_MS=200 "$EMBER_BIN" -m fake.gguf -p 'stop me' < /dev/null > "$tmp/o9" 2> /dev/null &
+pid=$!
+i=0; while [ $i -lt 100 ] && [ ! -s "$tmp/o9" ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pid; wait $pid; r=$?
+sf=$(grep -l '"content": "stop me"' "$tmp/state/ember/chats/"*.json 2>/dev/null | head -n 1)
+[ $r = 143 ] && [ -n "$sf" ] && grep -q '"content": "Y' "$sf" && grep -q '"cancelled": true' "$sf"
+ok $? "SIGTERM mid-reply: the turn is saved as far as it got, marked stopped (rc $r)"
+
 M="$SHARED/fixtures/models/chat-mini-Q8_0.gguf"
 if [ -n "$SHARED" ] && [ -f "$M" ]; then
     "$EMBER_BIN" -m "$M" -t 2 -p 'What is 23 plus 48?' < /dev/null > "$tmp/o7" 2>/dev/null; r=$?

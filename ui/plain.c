@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,15 +92,23 @@ static void fold_line(int tokens)
     fprintf(stderr, "%s\n", label);
 }
 
+/* A signal that came while a reply ran (turn); 0 when none. */
+static volatile sig_atomic_t turn_signal;
+static void on_turn_signal(int sig) { turn_signal = sig; }
+
 /* Waits for events until one of kind `until` for seq; streams tokens
    (with fold, the reply's thinking folded: it needs reply).  Returns
    false when the worker reported an error for seq. */
 static bool pump(ember_worker *w, uint64_t seq, ember_event_kind until, char **reply,
                  ember_stats *st, int *n_tok, ui_think_stream *fold)
 {
-    bool ok = true;
+    bool ok = true, stopping = false;
     size_t len = 0;
     for (;;) {
+        if (turn_signal && until == EMBER_EV_DONE && !stopping) {
+            ember_worker_cancel(w);   /* the reply ends here; turn saves it */
+            stopping = true;
+        }
         struct pollfd p = {.fd = ember_worker_fd(w), .events = POLLIN};
         poll(&p, 1, 1000);
         ember_event ev;
@@ -180,13 +189,14 @@ typedef struct {
 } plain_chat;
 
 /* A finished turn goes to the file (chatlog.h), as in the full-screen chat. */
-static void save_turn(plain_chat *p, const char *user, const char *reply, const ember_stats *st, int nt)
+static void save_turn(plain_chat *p, const char *user, const char *reply, bool stopped, const ember_stats *st,
+                      int nt)
 {
     chatlog_stats cs = {st->n_ctx > 0, st->n_prompt, nt, st->ttft_ms, st->decode_tps};
     ember_err e = {{0}};
     if (shown.tmpl[0]) chatlog_set(&p->log.tmpl, shown.tmpl);   /* the template the turn ran in */
     if (chatlog_add(&p->log, "user", user, false, NULL) < 0 ||
-        chatlog_add(&p->log, "assistant", reply, false, &cs) < 0)
+        chatlog_add(&p->log, "assistant", reply, stopped, &cs) < 0)
         ember_seterr(&e, "out of memory");
     if (e.msg[0] || chatlog_save(&p->log, &e) < 0) {
         if (!p->save_failed) {
@@ -302,6 +312,16 @@ static int turn(plain_chat *pc, ember_worker *w, const char *text)
 {
     conv *cv = &pc->c;
     if (conv_add(cv, "user", text) < 0) return -1;
+    /* Ctrl-C, a kill or a hangup while the reply runs stops it and saves
+       the turn, marked stopped, before the signal does what it did: it
+       used to end ember at once and the turn was lost.  Whatever handled
+       the signal before (the pack cache's writer) gets it after. */
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old[3];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_turn_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) sigaction(sigs[i], &sa, &old[i]);
     uint64_t gs = ember_worker_generate(w, cv->m, cv->n);
     char *reply = NULL;
     ember_stats st;
@@ -326,7 +346,13 @@ static int turn(plain_chat *pc, ember_worker *w, const char *text)
     } else {
         /* saved before the numbers are printed: a reader that stops at
            the reply (head -1) ends ember on the next write */
-        save_turn(pc, text, reply ? reply : "", &st, nt);
+        save_turn(pc, text, reply ? reply : "", turn_signal != 0, &st, nt);
+    }
+    for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);
+    if (turn_signal) {
+        free(reply);
+        raise(turn_signal);   /* what it did before; ui_plain_run ends if it returns */
+        return rc;
     }
     if (st.n_ctx) print_stats(&st, nt);
     free(reply);
@@ -374,7 +400,7 @@ int ui_plain_run(ui_config *cfg)
         char *msg = ui_attach_take(&pc.at, cfg->oneshot);
         int rc = msg ? turn(&pc, w, msg) : -1;
         free(msg);
-        status = rc == 1 ? 0 : 1;
+        status = turn_signal ? 128 + turn_signal : rc == 1 ? 0 : 1;
         goto done;
     }
     ssize_t n;
@@ -416,6 +442,10 @@ int ui_plain_run(ui_config *cfg)
         free(msg);
         if (rc < 0) status = 1;
         if (rc == 0) failed = true;
+        if (turn_signal) {            /* a signal handled, not fatal: end as it asked */
+            status = 128 + turn_signal;
+            break;
+        }
     }
     if (failed && !status) status = 1;
     ui_lineread_close(lr);
