@@ -13,6 +13,7 @@
 
 #include "attach.h"
 #include "ember.h"
+#include "read_all.h"
 
 static void set_err(char *err, size_t cap, const char *fmt, const char *a, const char *b)
 {
@@ -91,21 +92,26 @@ char *ui_read_text_file(const char *path, size_t *len, char *err, size_t errcap)
         close(fd);
         return NULL;
     }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        set_err(err, errcap, "%s: %s", path, "out of memory");
+    /* read to the end, not to the size stat gave: a file of /proc says 0
+       (/read /proc/cpuinfo attached nothing), a log grows as it is read */
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        set_err(err, errcap, "%s: %s", path, strerror(errno));
         close(fd);
         return NULL;
     }
-    while (got < n) {
-        ssize_t r = read(fd, buf + got, n - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
+    size_t got = 0;
+    errno = 0;
+    char *buf = read_all_max(f, UI_ATTACH_MAX, &got);
+    int e = errno;
+    fclose(f);
+    if (!buf) {
+        char lim[32];
+        snprintf(lim, sizeof lim, "%u MiB", UI_ATTACH_MAX >> 20);
+        if (e == EFBIG) set_err(err, errcap, "%s: larger than %s: too long for a message", path, lim);
+        else set_err(err, errcap, "%s: %s", path, e ? strerror(e) : "out of memory");
+        return NULL;
     }
-    close(fd);
-    buf[got] = 0;
     if (!ui_attach_is_text(buf, got)) {
         set_err(err, errcap, "%s: %s", path, "not a text file (binary or not UTF-8)");
         free(buf);
