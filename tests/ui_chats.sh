@@ -4,8 +4,8 @@
 # left in the shell after quitting, `ember chats` listing it, `ember -c`
 # showing the old turns and appending to the same file (prefilling only
 # the new message), /chats, /save FILE.json, /new, /load, --no-keep-screen,
-# `ember chats rm`, a damaged file skipped, a quit mid-reply, /new while
-# the file cannot be written.  TAP; SKIP without tmux.
+# `ember chats rm`, a damaged file skipped (by ember -c too), a quit
+# mid-reply, /new while the file cannot be written.  TAP; SKIP without tmux.
 name=chats; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 env_line="export LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$tmp/state XDG_CONFIG_HOME=$tmp/config
 export XDG_CACHE_HOME=$tmp/cache TERM=screen EMBER_FAKE_ENGINE=1"
@@ -176,6 +176,16 @@ r=$?
 [ $r = 0 ] && [ "$(grep -c '^20[0-9][0-9]' "$tmp/list2.txt")" = 3 ] &&
     grep -q 'aaaaaa.json: not valid JSON' "$tmp/list2.err" && grep -q 'newer Ember' "$tmp/list2.err"
 ok $? "damaged and newer files are reported and skipped ($(tr '\n' ' ' < "$tmp/list2.err"))"
+# ember -c past a damaged newer file says so in the chat, where it is
+# seen: on stderr it was hidden behind the screen until the chat ended
+echo '{"version": 1, "id": "2099' > "$chats/20991231-000000-000-zzzzzz.json"
+start five -c
+wait_for 'reopened conversation' 10 five
+wait_for 'skipping .*zzzzzz.json: not valid JSON' 5 five
+ok $? "ember -c: a damaged newer file skipped is said in the chat"
+$T send-keys -t five C-d
+wait_for '^--- ember ended' 10 five
+rm -f "$chats/20991231-000000-000-zzzzzz.json"
 "$EMBER_BIN" chats --json > "$tmp/list.json" 2>/dev/null
 grep -q "\"id\": \"$id\"" "$tmp/list.json" && grep -q '"turns": 4' "$tmp/list.json"
 ok $? "ember chats --json lists them as JSON"

@@ -46,6 +46,7 @@ typedef struct ui_config {
     ui_attach attach;              /* files (-f) for the first message; the front end takes them */
     const char *oneshot;           /* plain mode: send this one message, print the reply, exit */
     struct chatlog *resume;        /* a saved conversation to reopen (-c, --resume), or NULL */
+    const char *resume_notes;      /* what finding it said (damaged files skipped), a line each, or NULL */
     bool keep_screen;              /* print the last screenful on leaving (--no-keep-screen) */
     bool show_think;               /* replies' <think> part shown, not folded (--think show) */
 } ui_config;

@@ -140,6 +140,13 @@ void chats_begin(app *a)
     set_model(a);
     /* (a --system given has replaced the saved one already) */
     if (a->cfg->resume) reopen(a, a->cfg->resume);
+    const char *n = a->cfg->resume_notes;
+    if (n && *n) {
+        /* a newer file skipped as damaged: the one reopened is not the last */
+        char *t = strndup(n, strlen(n) - (n[strlen(n) - 1] == '\n'));
+        if (t) app_note(a, TR_NOTICE, t);
+        free(t);
+    }
 }
 
 bool chats_settle(app *a)

@@ -267,16 +267,38 @@ static int attach_inputs(ui_config *cfg, const char *const *files, int n, bool o
     return 0;
 }
 
-static void warn_stderr(void *ud, const char *msg) { fprintf(stderr, "ember: %s\n", msg); }
+/* -c's notes (a damaged file skipped, so that an older conversation is
+   the one reopened), one a line, for the front end: the full-screen chat
+   shows them in its transcript, where stderr would be hidden behind it. */
+static void warn_keep(void *ud, const char *msg)
+{
+    char **notes = ud;
+    size_t had = *notes ? strlen(*notes) : 0, n = strlen(msg);
+    char *t = realloc(*notes, had + n + 2);
+    if (!t) return;
+    memcpy(t + had, msg, n);
+    memcpy(t + had + n, "\n", 2);
+    *notes = t;
+}
+
+static void notes_to_stderr(const char *notes)
+{
+    for (const char *p = notes; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        fprintf(stderr, "ember: %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+}
 
 /* -c / --resume: the saved conversation, and what it ran on where the
    command line does not say (its model, its profile when still there;
    a --system given replaces the saved one). */
 static int resume_from(const char *id, chatlog *saved, const char **model, const char **profile_name,
-                       const char **system, char **owned)
+                       const char **system, char **owned, char **notes)
 {
     ember_err e = {{0}};
-    if (chatlog_open(id, saved, warn_stderr, NULL, &e) < 0) {
+    if (chatlog_open(id, saved, warn_keep, notes, &e) < 0) {
+        notes_to_stderr(*notes);
         fprintf(stderr, "ember: %s: %s\n", id ? "--resume" : "-c", e.msg);
         return -1;
     }
@@ -375,13 +397,14 @@ int cmd_chat(int argc, char **argv)
     chatlog saved;
     memset(&saved, 0, sizeof saved);
     char *owned[3] = {NULL, NULL, NULL};
+    char *resume_notes = NULL;
     int status = 0;
     if (resume) {
         if (demo) {
             fprintf(stderr, "ember: --demo starts afresh: not with -c / --resume\n");
             return 2;
         }
-        if (resume_from(resume_id, &saved, &c.model, &profile_name, &system, owned) < 0) {
+        if (resume_from(resume_id, &saved, &c.model, &profile_name, &system, owned, &resume_notes) < 0) {
             status = 1;
             goto done;
         }
@@ -508,8 +531,13 @@ int cmd_chat(int argc, char **argv)
             cfg.cur_profile = i;
     const char *term = getenv("TERM");
     bool dumb = !term || !*term || !strcmp(term, "dumb");
-    if (oneshot || !isatty(0) || !isatty(1) || dumb) status = ui_plain_run(&cfg);
-    else status = ui_app_run(&cfg);
+    if (oneshot || !isatty(0) || !isatty(1) || dumb) {
+        notes_to_stderr(resume_notes);
+        status = ui_plain_run(&cfg);
+    } else {
+        cfg.resume_notes = resume_notes;
+        status = ui_app_run(&cfg);
+    }
 out:
     hf_fetch_free(c.fetch);   /* left during a download: stopped, its partial kept */
     ui_attach_clear(&cfg.attach);
@@ -518,5 +546,6 @@ out:
 done:
     chatlog_free(&saved);
     for (int i = 0; i < 3; i++) free(owned[i]);
+    free(resume_notes);
     return status;
 }
