@@ -27,7 +27,7 @@ typedef struct {
     int n_progress;
     bool saw_packed;               /* a PHASE event for "packed" */
     ember_stats final;
-    char error[1024], loaded[256], plan[512];
+    char error[1024], loaded[256], plan[512], notice[256];
     uint64_t done_seq;
 } turn;
 
@@ -52,7 +52,10 @@ static bool wait_for(ember_worker *w, turn *t, ember_event_kind until, double ti
                 t->n_errors++;
                 snprintf(t->error, sizeof t->error, "%s", ev.text);
                 break;
-            case EMBER_EV_NOTICE: t->n_notice++; break;
+            case EMBER_EV_NOTICE:
+                t->n_notice++;
+                snprintf(t->notice, sizeof t->notice, "%s", ev.text);
+                break;
             case EMBER_EV_PROGRESS:
                 if (t->n_progress < 8) snprintf(t->progress[t->n_progress++], sizeof t->progress[0], "%s", ev.text);
                 break;
@@ -239,6 +242,15 @@ int main(void)
     tap_ok(ok && t.n_notice >= 1 && t.dropped >= 2 &&
            t.dropped % 2 == 0 && !strcmp(t.text, "You said: last"),
            "context full drops whole turns with a notice (dropped %d)", t.dropped);
+
+    /* a conversation that fits after one that did not drops nothing, and
+       says nothing (it said "dropped the 0 oldest messages") */
+    ember_chat_msg mcut[] = {{"user", "cut"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, mcut, 1);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && !strcmp(t.text, "You said: cut") && t.n_notice == 0,
+           "a conversation that fits after a full one: no notice (%d: %s)", t.n_notice, t.notice);
 
     /* a profile that cannot load leaves the old one running */
     load_opts(&l, "broken", 256);

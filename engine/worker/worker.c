@@ -452,10 +452,14 @@ static void do_generate(ember_worker *w, cmd *c)
     }
     report_template(w, c->seq, false);
     if (w->dropped != before) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "context full: dropped the %d oldest message%s "
-                 "(the system prompt is kept)", w->dropped, w->dropped == 1 ? "" : "s");
-        emit_text(w, EMBER_EV_NOTICE, c->seq, msg, NULL);
+        /* fewer: a conversation that fits now, where nothing was dropped
+           ("dropped the 0 oldest messages" said so) */
+        if (w->dropped > before) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "context full: dropped the %d oldest message%s "
+                     "(the system prompt is kept)", w->dropped, w->dropped == 1 ? "" : "s");
+            emit_text(w, EMBER_EV_NOTICE, c->seq, msg, NULL);
+        }
         ember_event ev = {.kind = EMBER_EV_DROPPED, .seq = c->seq, .i = w->dropped};
         emit(w, &ev);
     }
