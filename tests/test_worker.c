@@ -252,6 +252,23 @@ int main(void)
     tap_ok(ok && !strcmp(t.text, "You said: cut") && t.n_notice == 0,
            "a conversation that fits after a full one: no notice (%d: %s)", t.n_notice, t.notice);
 
+    /* a reply cut at n_predict says so (it looked finished); one that
+       ends by itself within the limit says nothing */
+    ember_sampler_opts so;   /* the fake engine does not sample (and worker_tsan.sh builds no sampler) */
+    memset(&so, 0, sizeof so);
+    ember_worker_set_sampling(w, &so, 4);
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, mcut, 1);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && !strcmp(t.text, "You ") && t.n_notice == 1 && strstr(t.notice, "limit of 4 tokens"),
+           "a reply cut at n_predict says so (%s: %d notices, the last: %s)", t.text, t.n_notice, t.notice);
+    ember_worker_set_sampling(w, &so, 64);
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, mcut, 1);
+    ok = wait_for(w, &t, EMBER_EV_DONE, 2000);
+    tap_ok(ok && !strcmp(t.text, "You said: cut") && t.n_notice == 0, "one that ends within it says nothing");
+    ember_worker_set_sampling(w, &so, -1);
+
     /* a profile that cannot load leaves the old one running */
     load_opts(&l, "broken", 256);
     memset(&t, 0, sizeof t);

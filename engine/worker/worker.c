@@ -504,13 +504,17 @@ static void do_generate(ember_worker *w, cmd *c)
         emit(w, &pe);
     }
     char piece[512];   /* >= ember_tok_max_piece() of every real vocabulary (longest: 128 bytes) */
+    bool ended = false;   /* by the model (end of turn), the context, an error: not the limit */
     while (!stop && (n_predict <= 0 || n_gen < n_predict)) {
         if (cancelled(w, c->seq)) {
             stop = true;
             break;
         }
         int32_t t = w->be->sample(w->h);
-        if (w->be->is_eog(w->h, t)) break;
+        if (w->be->is_eog(w->h, t)) {
+            ended = true;
+            break;
+        }
         int k = w->be->piece(w->h, t, piece, sizeof piece);
         if (k > 0) {
             sb_add(&reply, piece, (size_t)k);
@@ -521,6 +525,7 @@ static void do_generate(ember_worker *w, cmd *c)
             emit_text(w, EMBER_EV_NOTICE, c->seq,
                       "context full: the reply was cut; the next turn drops the oldest messages",
                       NULL);
+            ended = true;
             break;
         }
         /* The last token is decoded too, so the cache matches the reply. */
@@ -528,6 +533,7 @@ static void do_generate(ember_worker *w, cmd *c)
             emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
             w->be->truncate(w->h, 0);
             w->n_cache = 0;
+            ended = true;
             break;
         }
         cache_push(w, t);
@@ -541,6 +547,14 @@ static void do_generate(ember_worker *w, cmd *c)
     if (k > 0) {
         sb_add(&reply, piece, (size_t)k);
         emit_text(w, EMBER_EV_TOKEN, c->seq, piece, NULL);
+    }
+    if (!stop && !ended && n_predict > 0 && n_gen >= n_predict) {
+        /* a reply cut here looked finished: nothing said it stopped */
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the reply reached its limit of %d tokens and was cut (--n-predict or /set n_predict raises it)",
+                 n_predict);
+        emit_text(w, EMBER_EV_NOTICE, c->seq, msg, NULL);
     }
     if (w->be->turn_end) w->be->turn_end(w->h);
     remember_conv(w, c->msgs, c->n_msgs, reply.p ? reply.p : "");
