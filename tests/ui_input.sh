@@ -6,7 +6,7 @@
 # and Ctrl-A / Ctrl-E work line by line in a draft of several lines;
 # /system alone says what it removed; the status bar keeps the model name
 # at 120 columns; /read, the external editor; plain mode at a keyboard with
-# stdout piped edits lines; LANG=C.  TAP; SKIP without tmux.
+# stdout piped edits lines; LANG=C; an unknown TERM.  TAP; SKIP without tmux.
 name=input; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
 cat > "$tmp/run.sh" <<EOF2
 #!/bin/sh
@@ -200,4 +200,15 @@ i=0; while [ $i -lt 50 ] && ! grep -q 'You said' "$tmp/piped_c.out" 2>/dev/null;
 grep -qx 'You said: héllo 日本' "$tmp/piped_c.out"
 ok $? "LANG=C, plain mode at a keyboard: the line keeps its non-ASCII characters"
 $T send-keys -t pipec C-d
+
+# 9. a TERM without a terminfo entry here (a new terminal's name over ssh):
+# curses' initscr ended ember at once; it is plain line mode, said so
+sed 's/TERM=screen/TERM=no-such-term-xyz/' "$tmp/run.sh" > "$tmp/run_t.sh"
+chmod +x "$tmp/run_t.sh"
+$T new-session -d -s noterm -x 100 -y 20 "$tmp/run_t.sh; sleep 30"
+wait_for 'plain line mode' 10 noterm
+$T send-keys -t noterm 'hi there' Enter
+wait_for '^You said: hi there' 5 noterm && screen noterm | grep -q 'TERM=no-such-term-xyz is not in'
+ok $? "an unknown TERM gets plain line mode and a note, not 'Error opening terminal'"
+$T send-keys -t noterm C-d
 tap_end

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <term.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -26,6 +27,15 @@ static size_t restore_len;
    restore through its own descriptor (otherwise a frame drawn after it
    lands on the shell's screen). */
 static int tty_fd = -1, null_fd = -1;
+
+bool ui_term_known(void)
+{
+    int err = 0;
+    if (setupterm(NULL, STDOUT_FILENO, &err) != OK) return false;
+    del_curterm(cur_term);   /* initscr sets it up again */
+    cur_term = NULL;
+    return true;
+}
 
 void ui_term_save(void)
 {

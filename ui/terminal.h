@@ -3,6 +3,11 @@
 #ifndef EMBER_UI_TERMINAL_H
 #define EMBER_UI_TERMINAL_H
 
+#include <stdbool.h>
+
+/* Whether the terminal database describes $TERM (curses' initscr would
+   end the program with "Error opening terminal" otherwise). */
+bool ui_term_known(void);
 /* Before initscr: remembers the shell's terminal modes. */
 void ui_term_save(void);
 /* After initscr: turns bracketed paste on and arms the fatal-signal

@@ -26,6 +26,7 @@
 #include "profile.h"
 #include "read_all.h"
 #include "synth.h"
+#include "terminal.h"
 
 static void usage(FILE *out)
 {
@@ -531,6 +532,13 @@ int cmd_chat(int argc, char **argv)
             cfg.cur_profile = i;
     const char *term = getenv("TERM");
     bool dumb = !term || !*term || !strcmp(term, "dumb");
+    /* a TERM this machine has no terminfo entry for (a new terminal's own
+       name over ssh) would end the chat at once in curses' initscr */
+    if (!dumb && !oneshot && isatty(0) && isatty(1) && !ui_term_known()) {
+        fprintf(stderr, "ember: TERM=%s is not in this machine's terminal database: plain line mode "
+                        "(TERM=xterm-256color gives the full-screen chat)\n", term);
+        dumb = true;
+    }
     if (oneshot || !isatty(0) || !isatty(1) || dumb) {
         notes_to_stderr(resume_notes);
         status = ui_plain_run(&cfg);
