@@ -55,6 +55,7 @@ done <<'LIST'
 -t 100000 - threads
 --temp nan temp sampling.temperature
 --temp -1 temp sampling.temperature
+--temp 0x10 temp sampling.temperature
 --top-p 0 top_p sampling.top_p
 --top-k 1e3 top_k sampling.top_k
 --seed -1 seed sampling.seed
@@ -94,7 +95,6 @@ ok $? "ember -m DIR: the model's error, not the profile's ($(cat "$tmp/e"))"
 [ $r = 2 ] && grep -q -- "ember -m $m" "$tmp/e"; ok $? "ember FILE.gguf suggests -m (rc $r)"
 "$EMBER" -m "$m" --demo < /dev/null > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -q -- "--demo" "$tmp/e"; ok $? "-m with --demo is refused (rc $r)"
-
 # other commands' numbers: the same parser and format
 "$EMBER" bench -m "$m" -n abc > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -qx "ember bench: -n: expected an integer in 1..1048576, got 'abc'" "$tmp/e"; ok $? "bench -n abc refused"

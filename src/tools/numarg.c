@@ -81,9 +81,17 @@ numarg_status numarg_u64(const char *s, uint64_t *out, char *msg, size_t cap)
     return NUMARG_OK;
 }
 
+/* strtod also reads C99 hex floats ("0x10" is 16, "0x1p-2" 0.25): a value
+   the integer options refuse and that nobody means as a temperature. */
+static bool hex_float(const char *s)
+{
+    if (*s == '+' || *s == '-') s++;
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
 numarg_status numarg_float(const char *s, const numarg_range *r, double *out, char *msg, size_t cap)
 {
-    if (!starts_number(s)) return refuse(NUMARG_SYNTAX, "a number", r, false, s, msg, cap);
+    if (!starts_number(s) || hex_float(s)) return refuse(NUMARG_SYNTAX, "a number", r, false, s, msg, cap);
     char *end;
     errno = 0;
     double x = strtod(s, &end);
