@@ -95,6 +95,13 @@ ok $? "ember -m DIR: the model's error, not the profile's ($(cat "$tmp/e"))"
 [ $r = 2 ] && grep -q -- "ember -m $m" "$tmp/e"; ok $? "ember FILE.gguf suggests -m (rc $r)"
 "$EMBER" -m "$m" --demo < /dev/null > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -q -- "--demo" "$tmp/e"; ok $? "-m with --demo is refused (rc $r)"
+# -c, --continue and --resume are named as typed (--resume without an ID read "-c: ...")
+for o in -c --continue --resume; do
+    XDG_STATE_HOME="$tmp/nostate" "$EMBER" $o < /dev/null > /dev/null 2> "$tmp/e"; r=$?
+    [ $r = 1 ] && grep -qx -- "ember: $o: there are no saved conversations yet" "$tmp/e"
+    ok $? "ember $o with nothing saved names $o ($(cat "$tmp/e"))"
+done
+
 # other commands' numbers: the same parser and format
 "$EMBER" bench -m "$m" -n abc > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -qx "ember bench: -n: expected an integer in 1..1048576, got 'abc'" "$tmp/e"; ok $? "bench -n abc refused"

@@ -294,13 +294,13 @@ static void notes_to_stderr(const char *notes)
 /* -c / --resume: the saved conversation, and what it ran on where the
    command line does not say (its model, its profile when still there;
    a --system given replaces the saved one). */
-static int resume_from(const char *id, chatlog *saved, const char **model, const char **profile_name,
-                       const char **system, char **owned, char **notes)
+static int resume_from(const char *opt, const char *id, chatlog *saved, const char **model,
+                       const char **profile_name, const char **system, char **owned, char **notes)
 {
     ember_err e = {{0}};
     if (chatlog_open(id, saved, warn_keep, notes, &e) < 0) {
         notes_to_stderr(*notes);
-        fprintf(stderr, "ember: %s: %s\n", id ? "--resume" : "-c", e.msg);
+        fprintf(stderr, "ember: %s: %s\n", opt, e.msg);
         return -1;
     }
     /* copies: the chat takes the saved conversation over and may free
@@ -329,6 +329,7 @@ int cmd_chat(int argc, char **argv)
     const char *profile_name = NULL, *system = NULL;
     bool demo = false, resume = false, keep_screen = true, show_think = false;
     const char *resume_id = NULL;
+    const char *resume_opt = "-c";   /* as typed, for the messages: --resume without an ID is not -c */
     const char *oneshot = NULL;
     enum { MAX_FILES = 64 };
     const char *files[MAX_FILES];
@@ -367,9 +368,13 @@ int cmd_chat(int argc, char **argv)
             }
             files[n_files++] = optarg;
             break;
-        case 'c': resume = true; break;
+        case 'c':
+            resume = true;
+            resume_opt = !strcmp(argv[optind - 1], "--continue") ? "--continue" : "-c";
+            break;
         case 'R':
             resume = true;
+            resume_opt = "--resume";
             /* "--resume ID" as well as "--resume=ID" */
             if (!optarg && optind < argc && argv[optind][0] != '-') optarg = argv[optind++];
             resume_id = optarg;
@@ -405,7 +410,7 @@ int cmd_chat(int argc, char **argv)
             fprintf(stderr, "ember: --demo starts afresh: not with -c / --resume\n");
             return 2;
         }
-        if (resume_from(resume_id, &saved, &c.model, &profile_name, &system, owned, &resume_notes) < 0) {
+        if (resume_from(resume_opt, resume_id, &saved, &c.model, &profile_name, &system, owned, &resume_notes) < 0) {
             status = 1;
             goto done;
         }
