@@ -102,6 +102,28 @@ for o in -c --continue --resume; do
     ok $? "ember $o with nothing saved names $o ($(cat "$tmp/e"))"
 done
 
+# usage errors say what is wrong (run, eval, bench and recache printed the usage alone),
+# and getopt's own messages name the command ("run: option ..." before)
+while IFS='|' read -r args want; do
+    eval "set -- $args"
+    "$EMBER" "$@" < /dev/null > /dev/null 2> "$tmp/e"; r=$?
+    [ $r = 2 ] && grep -qxF -- "$want" "$tmp/e"
+    ok $? "ember $args: rc 2, '$want' (rc $r: $(head -n 2 "$tmp/e" | tr '\n' ' '))"
+done <<LIST
+run -m "$m"|ember run: no prompt given: use -p TEXT (-p - reads stdin) (try ember run --help)
+run -p hi|ember run: no model given: use -m MODEL (try ember run --help)
+run -m "$m" -p hi there|ember run: unexpected argument 'there' (the prompt goes after -p; try ember run --help)
+run -m "$m" -p hi --temp|ember run: option '--temp' requires an argument
+run -m "$m" -p hi --bogus|ember run: unrecognized option '--bogus'
+eval -m "$m" --ids x|ember eval: --logits OUT is required (try ember eval --help)
+eval -m "$m" --ids x --logits y z|ember eval: unexpected argument 'z' (try ember eval --help)
+bench -p 4|ember bench: no model given: use -m MODEL (try ember bench --help)
+bench -m "$m" --lifecycle --strategy packed --profile x|ember bench: --lifecycle takes --strategy or --profile, not both
+recache|ember recache: no MODEL given (try ember recache --help)
+recache "$m" "$m"|ember recache: one MODEL only ('$m' and '$m' given)
+-m "$m" --temp|ember: option '--temp' requires an argument
+LIST
+
 # other commands' numbers: the same parser and format
 "$EMBER" bench -m "$m" -n abc > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -qx "ember bench: -n: expected an integer in 1..1048576, got 'abc'" "$tmp/e"; ok $? "bench -n abc refused"

@@ -131,8 +131,17 @@ int cmd_bench(int argc, char **argv)
         }
         if (bad) return 2;
     }
-    if (!b.model || optind != argc || (profile_name && strategy && b.lifecycle)) {
-        usage(stderr);
+    /* say what is wrong: the usage alone left the user to guess */
+    if (optind != argc) {
+        fprintf(stderr, "ember bench: unexpected argument '%s' (try ember bench --help)\n", argv[optind]);
+        return 2;
+    }
+    if (!b.model) {
+        fprintf(stderr, "ember bench: no model given: use -m MODEL (try ember bench --help)\n");
+        return 2;
+    }
+    if (profile_name && strategy && b.lifecycle) {
+        fprintf(stderr, "ember bench: --lifecycle takes --strategy or --profile, not both\n");
         return 2;
     }
     /* the children are handed the resolved file: the cache is looked up once */

@@ -70,8 +70,14 @@ int cmd_eval(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (!model || !ids_path || !out_path || optind != argc) {
-        usage(stderr);
+    /* say what is wrong: the usage alone left the user to guess */
+    if (optind != argc) {
+        fprintf(stderr, "ember eval: unexpected argument '%s' (try ember eval --help)\n", argv[optind]);
+        return 2;
+    }
+    if (!model || !ids_path || !out_path) {
+        fprintf(stderr, "ember eval: %s is required (try ember eval --help)\n",
+                !model ? "-m MODEL" : !ids_path ? "--ids PROMPT_IDS" : "--logits OUT");
         return 2;
     }
     char hf_path[PATH_MAX];

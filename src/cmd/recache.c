@@ -39,7 +39,9 @@ int cmd_recache(int argc, char **argv)
         return 2;
     }
     if (optind != argc - 1) {
-        usage(stderr);
+        /* say what is wrong: the usage alone left the user to guess */
+        if (optind == argc) fprintf(stderr, "ember recache: no MODEL given (try ember recache --help)\n");
+        else fprintf(stderr, "ember recache: one MODEL only ('%s' and '%s' given)\n", argv[optind], argv[optind + 1]);
         return 2;
     }
     const char *path = argv[optind];

@@ -99,8 +99,15 @@ int cmd_run(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (!ro.model || !prompt || optind != argc) {
-        usage(stderr);
+    /* say what is wrong: the usage alone left the user to guess */
+    if (optind != argc) {
+        fprintf(stderr, "ember run: unexpected argument '%s' (the prompt goes after -p; try ember run --help)\n",
+                argv[optind]);
+        return 2;
+    }
+    if (!ro.model || !prompt) {
+        fprintf(stderr, "ember run: %s (try ember run --help)\n",
+                !ro.model ? "no model given: use -m MODEL" : "no prompt given: use -p TEXT (-p - reads stdin)");
         return 2;
     }
     char hf_path[PATH_MAX];
