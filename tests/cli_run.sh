@@ -117,6 +117,13 @@ printf 'GGUF\003\000\000\000garbage' > "$tmp/bad.gguf"
 echo "1 2 999999" > "$tmp/oob.ids"
 "$EMBER" eval -m "$m" --ids "$tmp/oob.ids" --logits "$tmp/x.bin" 2> "$tmp/e3"; r=$?
 [ $r = 1 ] && grep -q 'outside the vocabulary' "$tmp/e3"; ok $? "an out-of-range token id is an error (rc $r)"
+# a directory opens but does not read: said so, not taken as a file without ids
+"$EMBER" eval -m "$m" --ids "$tmp/p20.ids" --force "$tmp" --logits "$tmp/x.bin" 2> "$tmp/e5"; r=$?
+[ $r = 1 ] && grep -qx "ember eval: $tmp: Is a directory" "$tmp/e5" && [ ! -e "$tmp/x.bin" ]
+ok $? "eval --force DIR is an error naming it (rc $r: $(cat "$tmp/e5"))"
+"$EMBER" eval -m "$m" --ids "$tmp" --logits "$tmp/x.bin" 2> "$tmp/e5"; r=$?
+[ $r = 1 ] && grep -qx "ember eval: $tmp: Is a directory" "$tmp/e5"
+ok $? "eval --ids DIR: a directory, not 'holds no token ids' (rc $r: $(cat "$tmp/e5"))"
 "$EMBER" run -m "$m" -p hi --strategy bogus > /dev/null 2>&1; r=$?
 [ $r = 2 ]; ok $? "an unknown strategy is a usage error (rc $r)"
 

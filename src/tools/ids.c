@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ids.h"
+#include "read_all.h"
 
 int32_t *ids_parse(const char *text, int *n, ember_err *err)
 {
@@ -51,26 +52,16 @@ int32_t *ids_read_file(const char *path, int *n, ember_err *err)
         ember_seterr(err, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += r;
-        if (len + 1 == cap) {
-            char *nb = cap > (64u << 20) ? NULL : realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
+    /* read_all_max reports a read error (a directory opens but reads EISDIR):
+       it is said as such, not read as a file without ids */
+    errno = 0;
+    char *buf = read_all_max(f, 64u << 20, NULL);
+    int e = errno;
     if (f != stdin) fclose(f);
     if (!buf) {
-        ember_seterr(err, "%s: too large or out of memory", path);
+        ember_seterr(err, "%s: %s", path, e == EFBIG ? "more than 64 MiB of ids" : e ? strerror(e) : "out of memory");
         return NULL;
     }
-    buf[len] = '\0';
     ember_err e2;
     int32_t *v = ids_parse(buf, n, &e2);
     if (!v) ember_seterr(err, "%s: %s", path, e2.msg);
