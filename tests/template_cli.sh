@@ -87,6 +87,14 @@ run --file "$T/t.jinja" --messages "$T/missing.json"
 [ $rc -eq 2 ] && grep -q "cannot read messages" "$T/err"
 ok $? "a missing messages file: exit 2"
 
+# why a file does not read is said (a directory was only "cannot read")
+run --file "$T" --messages "$T/m.json"
+[ $rc -eq 2 ] && grep -qx "ember template: cannot read template '$T': Is a directory" "$T/err"
+ok $? "a directory as the template: exit 2, says it is one ($(cat "$T/err"))"
+run --file "$T/t.jinja" --messages "$T/missing.json"
+[ $rc -eq 2 ] && grep -qx "ember template: cannot read messages '$T/missing.json': No such file or directory" "$T/err"
+ok $? "a missing messages file: the reason is given ($(cat "$T/err"))"
+
 run --messages "$T/m.json"
 [ $rc -eq 2 ]
 ok $? "no template: usage error"

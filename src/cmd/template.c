@@ -3,6 +3,7 @@
    or one under development. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include "cli.h"
 #include "ember.h"
 #include "model_arg.h"
+#include "read_all.h"
 
 static void usage(FILE *out)
 {
@@ -40,34 +42,17 @@ static void usage(FILE *out)
         "2 usage errors or unreadable input.\n");
 }
 
+/* NULL with errno set (a directory opens but reads EISDIR; more than 1 GiB
+   is EFBIG), so the message can say why. */
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    size_t r;
-    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n - 1 == 0) {
-            char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    bool bad = ferror(f);
+    errno = 0;
+    char *b = read_all_max(f, (size_t)1 << 30, len);
+    int e = b ? 0 : errno ? errno : ENOMEM;
     if (f != stdin) fclose(f);
-    if (!b || bad) {
-        free(b);
-        return NULL;
-    }
-    b[n] = 0;
-    *len = n;
+    errno = e;
     return b;
 }
 
@@ -199,7 +184,7 @@ int cmd_template(int argc, char **argv)
     if (file) {
         tmpl = read_file(file, &tmpl_len);
         if (!tmpl) {
-            fprintf(stderr, "ember template: cannot read template '%s'\n", file);
+            fprintf(stderr, "ember template: cannot read template '%s': %s\n", file, strerror(errno));
             goto done;
         }
     } else {
@@ -221,7 +206,7 @@ int cmd_template(int argc, char **argv)
     }
     msgs = read_file(messages, &msgs_len);
     if (!msgs) {
-        fprintf(stderr, "ember template: cannot read messages '%s'\n", messages);
+        fprintf(stderr, "ember template: cannot read messages '%s': %s\n", messages, strerror(errno));
         goto done;
     }
 
