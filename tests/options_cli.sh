@@ -102,6 +102,15 @@ for o in -c --continue --resume; do
     ok $? "ember $o with nothing saved names $o ($(cat "$tmp/e"))"
 done
 
+# a base directory set to a file is not "set XDG_STATE_HOME or HOME" (it is set)
+: > "$tmp/afile"
+printf 'hi\n' | XDG_STATE_HOME="$tmp/afile" "$EMBER" -m "$m" -n 2 > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 0 ] && grep -qxF "ember: the conversation is not being saved: cannot create $tmp/afile/ember/chats: Not a directory" "$tmp/e"
+ok $? "XDG_STATE_HOME a file: the chat says why it does not save (rc $r: $(head -n 1 "$tmp/e"))"
+XDG_CACHE_HOME="$tmp/afile" "$EMBER" --demo -p hi < /dev/null > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 1 ] && grep -qxF "ember: --demo: cannot create the directory of $tmp/afile/ember/demo-tiny.gguf: Not a directory" "$tmp/e"
+ok $? "XDG_CACHE_HOME a file: --demo says why (rc $r: $(cat "$tmp/e"))"
+
 # usage errors say what is wrong (run, eval, bench and recache printed the usage alone),
 # and getopt's own messages name the command ("run: option ..." before)
 while IFS='|' read -r args want; do

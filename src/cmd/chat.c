@@ -430,8 +430,16 @@ int cmd_chat(int argc, char **argv)
     if (c.fake && fd && *fd) ember_worker_fake_config(atoi(fd), 0);
     char demo_file[PATH_MAX];
     if (demo) {
-        if (ember_place_path(EMBER_PLACE_DEMO, true, demo_file, sizeof demo_file) < 0) {
+        if (ember_place_path(EMBER_PLACE_DEMO, false, demo_file, sizeof demo_file) < 0) {
             fprintf(stderr, "ember: --demo: no cache directory (set XDG_CACHE_HOME or HOME)\n");
+            return 1;
+        }
+        /* a cache base that is set but cannot hold the directory (a file)
+           is said as such, not as if nothing were set */
+        errno = 0;
+        if (ember_place_path(EMBER_PLACE_DEMO, true, demo_file, sizeof demo_file) < 0) {
+            fprintf(stderr, "ember: --demo: cannot create the directory of %s: %s\n", demo_file,
+                    strerror(errno ? errno : ENOTDIR));
             return 1;
         }
         /* a cache that does not read as a model (truncated, overwritten) is

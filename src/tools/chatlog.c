@@ -149,8 +149,13 @@ void chatlog_fmt_time(int64_t t, char *buf, size_t cap)
 
 int chatlog_dir(char *buf, size_t cap, bool create, ember_err *err)
 {
-    if (ember_place_path(EMBER_PLACE_CHATS, create, buf, cap) < 0)
+    if (ember_place_path(EMBER_PLACE_CHATS, false, buf, cap) < 0)
         return ember_seterr(err, "no place for saved conversations (set XDG_STATE_HOME or HOME)");
+    /* a base that is set but cannot hold the directory (XDG_STATE_HOME a
+       file) is said as such, not as if nothing were set */
+    errno = 0;
+    if (create && ember_place_path(EMBER_PLACE_CHATS, true, buf, cap) < 0)
+        return ember_seterr(err, "cannot create %s: %s", buf, strerror(errno ? errno : ENOTDIR));
     if (create && mkdir(buf, 0700) < 0 && errno != EEXIST)
         return ember_seterr(err, "cannot create %s: %s", buf, strerror(errno));
     return 0;
