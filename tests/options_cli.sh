@@ -138,6 +138,12 @@ LIST
 [ $r = 2 ] && grep -qx "ember bench: -n: expected an integer in 1..1048576, got 'abc'" "$tmp/e"; ok $? "bench -n abc refused"
 "$EMBER" bench -m "$m" -t 100000 > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -qx "ember bench: -t: expected an integer in 0..1024, got '100000'" "$tmp/e"; ok $? "bench -t 100000 refused"
+"$EMBER" bench -m "$m" -p 4 -n 2 -r 1 --modes control > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 2 ] && grep -qx "ember bench: --modes goes with --lifecycle" "$tmp/e"
+ok $? "bench --modes without --lifecycle is refused, not ignored (rc $r: $(cat "$tmp/e"))"
+"$EMBER" bench -m "$tmp/nosuch.gguf" -p 4 -n 2 -r 1 > /dev/null 2> "$tmp/e"; r=$?
+[ $r = 1 ] && grep -qx "ember bench: warm-up run failed (see the message above)" "$tmp/e" && ! grep -q 'bench: bench:' "$tmp/e"
+ok $? "a failed bench repetition is not 'ember bench: bench: ...' (rc $r: $(tr '\n' ' ' < "$tmp/e"))"
 "$EMBER" eval -m "$m" --ids x --logits y -t x > /dev/null 2> "$tmp/e"; r=$?
 [ $r = 2 ] && grep -q "ember eval: -t: expected an integer" "$tmp/e"; ok $? "eval -t x refused"
 "$EMBER" synth -o "$tmp/s.gguf" --like tiny --seed -1 > /dev/null 2> "$tmp/e"; r=$?

@@ -140,6 +140,11 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "ember bench: no model given: use -m MODEL (try ember bench --help)\n");
         return 2;
     }
+    if (b.modes && !b.lifecycle) {
+        /* it was ignored: the bench ran without the modes asked for */
+        fprintf(stderr, "ember bench: --modes goes with --lifecycle\n");
+        return 2;
+    }
     if (profile_name && strategy && b.lifecycle) {
         fprintf(stderr, "ember bench: --lifecycle takes --strategy or --profile, not both\n");
         return 2;

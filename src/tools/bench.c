@@ -312,18 +312,19 @@ static bool hashes_equal(const bench_sample *s, int n)
 
 /* ---- reports ---------------------------------------------------------------------- */
 
-static int run_reps(const bench_opts *b, const char *const *extra, bench_sample *out, const char *label)
+/* The simple bench's repetitions (the lifecycle runs its own, per mode). */
+static int run_reps(const bench_opts *b, const char *const *extra, bench_sample *out)
 {
     for (int i = 0; i < b->warmup; i++) {
         bench_sample w;
         if (bench_spawn(b, extra, &w)) {
-            fprintf(stderr, "ember bench: %s: warm-up run failed (see the message above)\n", label);
+            fprintf(stderr, "ember bench: warm-up run failed (see the message above)\n");
             return -1;
         }
     }
     for (int i = 0; i < b->reps; i++)
         if (bench_spawn(b, extra, &out[i])) {
-            fprintf(stderr, "ember bench: %s: repetition %d failed (see the message above)\n", label, i + 1);
+            fprintf(stderr, "ember bench: repetition %d failed (see the message above)\n", i + 1);
             return -1;
         }
     return 0;
@@ -338,7 +339,7 @@ int bench_simple(const bench_opts *b)
     if (b->strategy) { extra[k++] = "--strategy"; extra[k++] = b->strategy; }
     if (b->profile) { extra[k++] = "--profile"; extra[k++] = b->profile; }
     extra[k] = NULL;
-    if (run_reps(b, extra, s, "bench")) {
+    if (run_reps(b, extra, s)) {
         free(s);
         return 1;
     }
