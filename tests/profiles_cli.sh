@@ -67,5 +67,12 @@ ok $? "a profile's system: prompt is the chat's system prompt ($(head -c 200 "$t
 echo hi | XDG_STATE_HOME="$tmp/st2" EMBER_FAKE_ENGINE=1 "$bin" -m fake.gguf --profile sysp --system "Be brief." >/dev/null 2>&1
 grep -qh '"system": "Be brief."' "$tmp/st2/ember/chats/"*.json 2>/dev/null
 ok $? "--system wins over the profile's"
+# a path that is there but not a file is not "no such profile file"
+"$bin" profiles show "$tmp/" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -qxF "ember profiles: $tmp/: not a regular file, so not a profile" "$tmp/out"
+ok $? "show DIR/: not a regular file ($(cat "$tmp/out"))"
+"$bin" profiles show "$tmp/none.yaml" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -qxF "ember profiles: $tmp/none.yaml: no such profile file (No such file or directory)" "$tmp/out"
+ok $? "show a missing file: no such profile file ($(cat "$tmp/out"))"
 echo "1..$n"
 exit $fail

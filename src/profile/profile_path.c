@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,9 +72,15 @@ int profile_find(const char *name_or_path, char *path_out, size_t cap, profile_e
     if (!name_or_path || !name_or_path[0])
         return profile_seterr(err, PROFILE_E_NOT_FOUND, "profile", 0, 0, "empty profile name");
     if (looks_like_path(name_or_path)) {
-        if (!is_file(name_or_path))
+        /* a directory, a device or a FIFO is there: "no such file" sent the
+           user looking for a typo */
+        struct stat st;
+        if (stat(name_or_path, &st) != 0)
+            return profile_seterr(err, PROFILE_E_NOT_FOUND, name_or_path, 0, 0, "no such profile file (%s)",
+                                  strerror(errno));
+        if (!S_ISREG(st.st_mode))
             return profile_seterr(err, PROFILE_E_NOT_FOUND, name_or_path, 0, 0,
-                                  "no such profile file");
+                                  "not a regular file, so not a profile");
         return fits(snprintf(path_out, cap, "%s", name_or_path), cap) ? profile_seterr(
                    err, PROFILE_E_NOT_FOUND, name_or_path, 0, 0, "path too long") : 0;
     }
