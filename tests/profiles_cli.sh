@@ -74,5 +74,9 @@ ok $? "show DIR/: not a regular file ($(cat "$tmp/out"))"
 "$bin" profiles show "$tmp/none.yaml" >"$tmp/out" 2>&1; rc=$?
 [ $rc = 1 ] && grep -qxF "ember profiles: $tmp/none.yaml: no such profile file (No such file or directory)" "$tmp/out"
 ok $? "show a missing file: no such profile file ($(cat "$tmp/out"))"
+# --profile '' is refused by the chat as by run (the chat ran without a profile)
+echo hi | XDG_STATE_HOME="$tmp/st3" EMBER_FAKE_ENGINE=1 "$bin" -m fake.gguf --profile '' >/dev/null 2>"$tmp/e3"; rc=$?
+[ $rc = 1 ] && grep -qx "ember: profile: empty profile name" "$tmp/e3"
+ok $? "chat --profile '': refused (rc $rc: $(cat "$tmp/e3"))"
 echo "1..$n"
 exit $fail

@@ -395,6 +395,15 @@ int cmd_chat(int argc, char **argv)
         fprintf(stderr, "ember: unexpected argument '%s' (try ember chat --help)\n", argv[optind]);
         return 2;
     }
+    if (profile_name && !*profile_name) {
+        /* "" is the screen's "no profile" (F2); on the command line it is a
+           mistake that ran without one, while run and bench refuse it */
+        char path[8];
+        profile_err pe;
+        profile_find(profile_name, path, sizeof path, &pe);
+        fprintf(stderr, "ember: %s\n", pe.msg);
+        return 1;
+    }
     if (demo && c.model) {
         fprintf(stderr, "ember: --demo chats with its own synthesized model: give -m MODEL or --demo, "
                         "not both\n");
