@@ -93,6 +93,15 @@ ok $? "missing --vocab file: error, no file and no temporary left"
 "$BIN" synth --like tiny >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "missing -o: usage error (exit 2)"
+# a binary --chat-template was cut at its first NUL and written; a directory was "read error"
+"$BIN" synth -q -o "$T/ct.gguf" --like tiny --chat-template "$T/a.gguf" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$T/ct.gguf" ] && grep -q "the chat template '$T/a.gguf' is not text" "$T/err"
+ok $? "a binary --chat-template is refused, no file (rc $rc: $(cat "$T/err"))"
+"$BIN" synth -q -o "$T/ct.gguf" --like tiny --chat-template "$T" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -qx "ember synth: cannot read the chat template '$T': Is a directory" "$T/err"
+ok $? "a directory as --chat-template says so (rc $rc: $(cat "$T/err"))"
 
 # --untied: a tied shape gains its own output.weight (and runs); gemma-4
 # shapes, which have none, refuse it and leave no file

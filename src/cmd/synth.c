@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "cli.h"
 #include "ember.h"
 #include "numarg.h"
@@ -100,12 +101,21 @@ int cmd_synth(int argc, char **argv)
     char *tmpl = NULL;
     if (tmpl_path) {
         FILE *f = fopen(tmpl_path, "rb");
-        tmpl = f ? read_all(f, NULL) : NULL;
-        int e = errno;
+        size_t len = 0;
+        errno = 0;
+        tmpl = f ? read_all(f, &len) : NULL;
+        int e = errno ? errno : ENOMEM;
         if (f) fclose(f);
         if (!tmpl) {
-            fprintf(stderr, "ember synth: cannot read the chat template '%s': %s\n", tmpl_path,
-                    f ? "read error" : strerror(e));
+            fprintf(stderr, "ember synth: cannot read the chat template '%s': %s\n", tmpl_path, strerror(e));
+            return 1;
+        }
+        /* a binary file was cut at its first NUL and written as the
+           template (a GGUF gave "GGUF\x03"): a template is UTF-8 text */
+        if (!ui_attach_is_text(tmpl, len)) {
+            fprintf(stderr, "ember synth: the chat template '%s' is not text (a NUL byte or not UTF-8)\n",
+                    tmpl_path);
+            free(tmpl);
             return 1;
         }
         o.chat_template = tmpl;
