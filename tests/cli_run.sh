@@ -117,6 +117,10 @@ printf 'GGUF\003\000\000\000garbage' > "$tmp/bad.gguf"
 echo "1 2 999999" > "$tmp/oob.ids"
 "$EMBER" eval -m "$m" --ids "$tmp/oob.ids" --logits "$tmp/x.bin" 2> "$tmp/e3"; r=$?
 [ $r = 1 ] && grep -q 'outside the vocabulary' "$tmp/e3"; ok $? "an out-of-range token id is an error (rc $r)"
+# a prompt on stdin is a C string inside: a NUL byte cut it short, silently
+printf 'he\000llo' | "$EMBER" run -m "$m" -p - -n 2 > /dev/null 2> "$tmp/e6"; r=$?
+[ $r = 1 ] && grep -qx "ember run: the prompt on stdin holds a NUL byte (at byte 2)" "$tmp/e6"
+ok $? "run -p - with a NUL byte is refused (rc $r: $(cat "$tmp/e6"))"
 # a directory opens but does not read: said so, not taken as a file without ids
 "$EMBER" eval -m "$m" --ids "$tmp/p20.ids" --force "$tmp" --logits "$tmp/x.bin" 2> "$tmp/e5"; r=$?
 [ $r = 1 ] && grep -qx "ember eval: $tmp: Is a directory" "$tmp/e5" && [ ! -e "$tmp/x.bin" ]

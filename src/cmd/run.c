@@ -125,9 +125,16 @@ int cmd_run(int argc, char **argv)
     ro.n_ctx = r.gen.n_ctx;
     char *owned = NULL;
     if (!strcmp(prompt, "-")) {
-        owned = read_all(stdin, NULL);
+        size_t len = 0;
+        owned = read_all(stdin, &len);
         if (!owned) {
             fprintf(stderr, "ember run: cannot read the prompt from stdin\n");
+            return 1;
+        }
+        /* the prompt is a C string: one with a NUL byte ran cut short at it */
+        if (strlen(owned) != len) {
+            fprintf(stderr, "ember run: the prompt on stdin holds a NUL byte (at byte %zu)\n", strlen(owned));
+            free(owned);
             return 1;
         }
         prompt = owned;
