@@ -74,6 +74,14 @@ ok $? "show DIR/: not a regular file ($(cat "$tmp/out"))"
 "$bin" profiles show "$tmp/none.yaml" >"$tmp/out" 2>&1; rc=$?
 [ $rc = 1 ] && grep -qxF "ember profiles: $tmp/none.yaml: no such profile file (No such file or directory)" "$tmp/out"
 ok $? "show a missing file: no such profile file ($(cat "$tmp/out"))"
+# show -m with a model that does not read prints nothing on stdout (it printed
+# the whole profile, then the error); an unknown option names the command's --help
+"$bin" profiles show auto -m "$tmp/none.gguf" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -qxF "ember profiles: $tmp/none.gguf: No such file or directory" "$tmp/err"
+ok $? "show NAME -m MISSING: the error alone (rc $rc: $(cat "$tmp/err"), $(wc -l < "$tmp/out") lines out)"
+"$bin" profiles --bogus >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -qxF "ember profiles: unknown option '--bogus' (try ember profiles --help)" "$tmp/err"
+ok $? "an unknown option: (try ember profiles --help) ($(cat "$tmp/err"))"
 # --profile '' is refused by the chat as by run (the chat ran without a profile)
 echo hi | XDG_STATE_HOME="$tmp/st3" EMBER_FAKE_ENGINE=1 "$bin" -m fake.gguf --profile '' >/dev/null 2>"$tmp/e3"; rc=$?
 [ $rc = 1 ] && grep -qx "ember: profile: empty profile name" "$tmp/e3"

@@ -112,16 +112,18 @@ static int cmd_show(const char *what, const char *model)
         fprintf(stderr, "ember profiles: %s\n", err.msg);
         return 1;
     }
+    /* the model is read before anything is printed: an unreadable -m
+       printed the whole profile, then failed */
+    profile_target t;
+    if (model && profile_target_from_file(&t, model, &err)) {
+        fprintf(stderr, "ember profiles: %s\n", err.msg);
+        profile_free(p);
+        return 1;
+    }
     profile_print(p, stdout);
     int rc = 0;
     if (model) {
-        profile_target t;
         printf("\n");
-        if (profile_target_from_file(&t, model, &err)) {
-            fprintf(stderr, "ember profiles: %s\n", err.msg);
-            profile_free(p);
-            return 1;
-        }
         print_target(&t);
         ember_plan_opts o;
         int ri;
@@ -174,7 +176,7 @@ int cmd_profiles(int argc, char **argv)
             }
             model = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "ember profiles: unknown option '%s' (try --help)\n", a);
+            fprintf(stderr, "ember profiles: unknown option '%s' (try ember profiles --help)\n", a);
             return 2;
         } else if (!sub) {
             sub = a;
