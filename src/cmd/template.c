@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attach.h"
 #include "cli.h"
 #include "ember.h"
 #include "model_arg.h"
@@ -185,6 +186,12 @@ int cmd_template(int argc, char **argv)
         tmpl = read_file(file, &tmpl_len);
         if (!tmpl) {
             fprintf(stderr, "ember template: cannot read template '%s': %s\n", file, strerror(errno));
+            goto done;
+        }
+        /* a binary file rendered as literal text, exit 0 (a GGUF given by
+           mistake for the model's template); synth refuses it the same way */
+        if (!ui_attach_is_text(tmpl, tmpl_len)) {
+            fprintf(stderr, "ember template: '%s' is not text (a NUL byte or not UTF-8)\n", file);
             goto done;
         }
     } else {
