@@ -322,6 +322,11 @@ static int resume_from(const char *opt, const char *id, chatlog *saved, const ch
 int cmd_chat(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    /* the user's locale for characters, dates and messages, but numbers stay
+       C: under a decimal-comma locale (de_DE) strtod refused --temp 0.7 and
+       a profile's temperature: 0.7, which ember run, the man page and the
+       profiles spell with a point */
+    setlocale(LC_NUMERIC, "C");
     chat_ctx c;
     memset(&c, 0, sizeof c);
     gen_opts_default(&c.cli);
