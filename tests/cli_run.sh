@@ -92,6 +92,13 @@ ok $? "eval --ctx smaller than the ids need is refused, nothing written (rc $r: 
   grep -q '^totals: ' "$tmp/plan.txt"
 ok $? "inspect --plan lists each tensor with representation and kernel, then totals"
 
+# "--" ends the options (it was "unknown option '--'"): a FILE may start with a dash
+cp "$m" "$tmp/-dash.gguf"
+case $EMBER in /*) e=$EMBER ;; *) e=$PWD/$EMBER ;; esac
+(cd "$tmp" && "$e" inspect --json -- -dash.gguf > /dev/null 2> "$tmp/e7"); r=$?
+[ $r = 0 ]; ok $? "inspect -- -dash.gguf (rc $r: $(cat "$tmp/e7"))"
+rm -f "$tmp/-dash.gguf"
+
 # the bench: fresh processes, equal hashes, JSON with the medians
 "$EMBER" bench -m "$m" -p 4 -n 4 -r 2 -w 0 -t 1 --json "$tmp/b.json" > "$tmp/b.txt" 2>&1; r=$?
 [ $r = 0 ] && grep -q '^decode tok/s' "$tmp/b.txt" && grep -q 'equal across repetitions' "$tmp/b.txt" &&

@@ -345,6 +345,10 @@ ok $? "a repository without a main branch: said so, with the server's words ($(h
 rc=$?
 [ $rc -eq 2 ] && grep -q "USER/REPO" "$T/err"
 ok $? "not USER/REPO: usage error (exit 2)"
+"$BIN" pull -q -- noslash >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "'noslash' is not a Hugging Face model" "$T/err"
+ok $? "pull -q -- REF: the options end at -- (was \"unknown option '--'\"; $(cat "$T/err"))"
 "$BIN" pull "../../etc/x" >/dev/null 2>&1
 [ $? -eq 2 ]
 ok $? "a name that would climb out of the cache is refused"

@@ -479,9 +479,18 @@ int cmd_inspect(int argc, char **argv)
     gen_opts cli;   /* --kv-cache and --ctx: the option table's names and ranges */
     gen_opts_default(&cli);
     cli.set = 0;
+    bool options = true;   /* until "--": after it, FILE may start with a dash */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (options && !strcmp(a, "--")) {
+            options = false;
+        } else if (!options) {
+            if (path) {
+                fprintf(stderr, "ember inspect: one FILE only ('%s' and '%s' given)\n", path, a);
+                return 2;
+            }
+            path = a;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--tensors")) {

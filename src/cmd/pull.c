@@ -40,14 +40,17 @@ int cmd_pull(int argc, char **argv)
 {
     bool quiet = false;
     const char *ref = NULL;
+    bool options = true;   /* until "--", as getopt has it */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (options && !strcmp(a, "--")) {
+            options = false;
+        } else if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        } else if (options && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
             quiet = true;
-        } else if (a[0] == '-' && a[1]) {
+        } else if (options && a[0] == '-' && a[1]) {
             fprintf(stderr, "ember pull: unknown option '%s' (try ember pull --help)\n", a);
             return 2;
         } else if (ref) {
