@@ -82,6 +82,12 @@ ok $? "show NAME -m MISSING: the error alone (rc $rc: $(cat "$tmp/err"), $(wc -l
 "$bin" profiles --bogus >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -qxF "ember profiles: unknown option '--bogus' (try ember profiles --help)" "$tmp/err"
 ok $? "an unknown option: (try ember profiles --help) ($(cat "$tmp/err"))"
+# "--" ends the options (it was "unknown option '--'")
+cp "$tmp/bad.yaml" "$tmp/-dash.yaml"
+case $bin in /*) b=$bin ;; *) b=$PWD/$bin ;; esac
+(cd "$tmp" && "$b" profiles show -- -dash.yaml) >"$tmp/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q -- "-dash.yaml:3:5: unknown key 'stratgy'" "$tmp/out"
+ok $? "profiles show -- -dash.yaml reads the file ($(head -n 1 "$tmp/out"))"
 # --profile '' is refused by the chat as by run (the chat ran without a profile)
 echo hi | XDG_STATE_HOME="$tmp/st3" EMBER_FAKE_ENGINE=1 "$bin" -m fake.gguf --profile '' >/dev/null 2>"$tmp/e3"; rc=$?
 [ $rc = 1 ] && grep -qx "ember: profile: empty profile name" "$tmp/e3"

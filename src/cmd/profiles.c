@@ -163,19 +163,24 @@ static int cmd_show(const char *what, const char *model)
 int cmd_profiles(int argc, char **argv)
 {
     const char *model = NULL, *sub = NULL, *name = NULL;
+    bool options = true;   /* until "--", as getopt has it: a FILE may start with a dash */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (options && !strcmp(a, "--")) {
+            options = false;
+            continue;
+        }
+        if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+        if (options && (!strcmp(a, "-m") || !strcmp(a, "--model"))) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "ember profiles: %s needs a model file\n", a);
                 return 2;
             }
             model = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
+        } else if (options && a[0] == '-' && a[1]) {
             fprintf(stderr, "ember profiles: unknown option '%s' (try ember profiles --help)\n", a);
             return 2;
         } else if (!sub) {
