@@ -114,13 +114,18 @@ ok $? "XDG_CACHE_HOME a file: --demo says why (rc $r: $(cat "$tmp/e"))"
 # a decimal-comma locale: the chat's setlocale made strtod refuse --temp 0.7
 # (ember run, which sets no locale, took it); built with localedef when not installed
 loc=$(locale -a 2>/dev/null | grep -iE '^(de_DE|fr_FR)\.utf-?8$' | head -n 1)
+noleak=
 if [ -z "$loc" ] && command -v localedef > /dev/null && [ -f /usr/share/i18n/locales/de_DE ] && mkdir -p "$tmp/loc" &&
     localedef -i de_DE -f UTF-8 "$tmp/loc/de_DE.UTF-8" > /dev/null 2>&1; then
     loc=de_DE.UTF-8
     export LOCPATH="$tmp/loc"
+    # under LOCPATH, libp11-kit's constructor (curl -> gnutls) leaks what
+    # glibc's newlocale allocates for the path: not ours, and LeakSanitizer
+    # would make the exit status 1
+    noleak="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
 if [ -n "$loc" ]; then
-    printf 'hi\n/set temp 0.5\n/set\n' | LC_ALL=$loc "$EMBER" -m "$m" --temp 0.7 -n 2 > /dev/null 2> "$tmp/e"; r=$?
+    printf 'hi\n/set temp 0.5\n/set\n' | env $noleak LC_ALL=$loc "$EMBER" -m "$m" --temp 0.7 -n 2 > /dev/null 2> "$tmp/e"; r=$?
     [ $r = 0 ] && grep -q '^ember: temp 0.5, top_k' "$tmp/e"
     ok $? "LC_ALL=$loc: the chat takes --temp 0.7 and /set temp 0.5 (rc $r: $(head -n 1 "$tmp/e"))"
     unset LOCPATH
