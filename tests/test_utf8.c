@@ -9,20 +9,25 @@
 #include "ember.h"
 #include "tap.h"
 
-static void check(const char *s, size_t n, int want_len, uint32_t want_cp, const char *what)
+typedef int (*decoder)(const char *, size_t, uint32_t *);
+
+static void check_with(decoder dec, const char *how, const char *s, size_t n, int want_len, uint32_t want_cp,
+                       const char *what)
 {
     uint32_t cp = 0xdeadbeef;
-    int len = ember_utf8_decode(s, n, &cp);
-    tap_ok(len == want_len && (want_len == 0 || cp == want_cp), "%s: length %d (want %d), U+%04X", what, len,
+    int len = dec(s, n, &cp);
+    tap_ok(len == want_len && (want_len == 0 || cp == want_cp), "%s%s: length %d (want %d), U+%04X", how, what, len,
            want_len, (unsigned)cp);
+}
+
+static void check(const char *s, size_t n, int want_len, uint32_t want_cp, const char *what)
+{
+    check_with(ember_utf8_decode, "", s, n, want_len, want_cp, what);
 }
 
 static void lenient(const char *s, size_t n, int want_len, uint32_t want_cp, const char *what)
 {
-    uint32_t cp = 0xdeadbeef;
-    int len = ember_utf8_decode_lenient(s, n, &cp);
-    tap_ok(len == want_len && (want_len == 0 || cp == want_cp), "lenient, %s: length %d (want %d), U+%04X", what,
-           len, want_len, (unsigned)cp);
+    check_with(ember_utf8_decode_lenient, "lenient, ", s, n, want_len, want_cp, what);
 }
 
 /* Every code point up to U+10FFFF (surrogates too) encodes to its
