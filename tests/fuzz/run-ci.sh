@@ -55,8 +55,8 @@ fi
 
 echo "# fuzz: Jinja interpreter (chat templates), ${SECS}s"
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DEMBER_LIBFUZZER \
-        -I"$BUILD" -I"$SRC/engine/text" "$SRC/tests/fuzz/jinja_fuzz.c" "$SRC"/engine/text/jinja_*.c \
-        -lm -o "$W/jfuzz" 2>"$W/jcc.log"; then
+        -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/text" "$SRC/tests/fuzz/jinja_fuzz.c" "$SRC"/engine/text/jinja_*.c \
+        "$SRC/engine/text/utf8.c" -lm -o "$W/jfuzz" 2>"$W/jcc.log"; then
     echo "1..1"; sed 's/^/# /' "$W/jcc.log" | head -20
     echo "not ok 1 - jinja fuzz target does not build"
     exit 1
