@@ -1,5 +1,6 @@
-/* AVX2 K-quant kernels (and IQ4_XS, which sums as Q6_K does).  Same order of float operations as the scalar
-   oracles (kernels_kquant_impl.h), so bit-identical to them.
+/* AVX2 K-quant kernels (and IQ4_XS, which sums as Q6_K does).  Same order
+   of float operations as the scalar oracles (kernels_kquant_impl.h), so
+   bit-identical to them.
  *
  * One 32-element piece (a Q4_K/Q5_K sub-block, or two Q6_K groups) fills a
  * ymm of u8 quants; vpmaddubsw with the s8 activations gives word pairs
@@ -344,11 +345,11 @@ INL __m256i iq4_xs_values(const block_iq4_xs *b, int ib, __m256i book, __m128i l
     return _mm256_shuffle_epi8(book, _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low4), _mm_and_si128(q, low4)));
 }
 
-/* Word pairs of value x activation, as the reference forms them: |v| times
-   the activation with v's sign (exact: 2 * 127 * 127 < 32767). */
-INL __m256i iq4_xs_pairs(__m256i v, const int8_t *xqs)
+/* Word pairs of value x activation, as the reference forms them: |v| (av)
+   times the activation with v's sign (exact: 2 * 127 * 127 < 32767). */
+INL __m256i iq4_xs_pairs(__m256i v, __m256i av, const int8_t *xqs)
 {
-    return _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(load256(xqs), v));
+    return _mm256_maddubs_epi16(av, _mm256_sign_epi8(load256(xqs), v));
 }
 
 INL void iq4_xs_scale_words(const block_iq4_xs *b, __m256i s[8])
@@ -375,7 +376,8 @@ T void ember_kq_iq4_xs_avx2(EMBER_KQ_MATMUL_ARGS)
                 iq4_xs_scale_words(blk, sc);
                 #pragma GCC unroll 8
                 for (int ib = 0; ib < 8; ib++) {
-                    __m256i p = iq4_xs_pairs(iq4_xs_values(blk, ib, book, low4), x[b].qs + 32 * ib);
+                    __m256i v = iq4_xs_values(blk, ib, book, low4);
+                    __m256i p = iq4_xs_pairs(v, _mm256_abs_epi8(v), x[b].qs + 32 * ib);
                     s = _mm256_add_epi32(s, _mm256_madd_epi16(p, sc[ib]));
                 }
                 float d = x[b].d * _cvtsh_ss(blk->d);
@@ -410,7 +412,7 @@ T void ember_kq_iq4_xs_avx2(EMBER_KQ_MATMUL_ARGS)
                         __m256i v = iq4_xs_values(blk, ib, book, low4), av = _mm256_abs_epi8(v);
                         #pragma GCC unroll 8
                         for (int i = 0; i < 4; i++) {
-                            __m256i p = _mm256_maddubs_epi16(av, _mm256_sign_epi8(load256(x[i][b].qs + 32 * ib), v));
+                            __m256i p = iq4_xs_pairs(v, av, x[i][b].qs + 32 * ib);
                             a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(p, sc[ib]));
                         }
                     }
