@@ -134,7 +134,9 @@ else
 fi
 
 # usage errors say what is wrong (run, eval, bench and recache printed the usage alone),
-# and getopt's own messages name the command ("run: option ..." before)
+# name the command ("run: option ..." before) and where to look, in one wording for
+# every command (getopt's "unrecognized option" and "requires an argument" came out
+# beside hand-written "unknown option" and "needs a file", followed by the whole usage)
 while IFS='|' read -r args want; do
     eval "set -- $args"
     "$EMBER" "$@" < /dev/null > /dev/null 2> "$tmp/e"; r=$?
@@ -143,16 +145,34 @@ while IFS='|' read -r args want; do
 done <<LIST
 run -m "$m"|ember run: no prompt given: use -p TEXT (-p - reads stdin) (try ember run --help)
 run -p hi|ember run: no model given: use -m MODEL (try ember run --help)
-run -m "$m" -p hi there|ember run: unexpected argument 'there' (the prompt goes after -p; try ember run --help)
-run -m "$m" -p hi --temp|ember run: option '--temp' requires an argument
-run -m "$m" -p hi --bogus|ember run: unrecognized option '--bogus'
+run -m "$m" -p hi there|ember run: unexpected argument 'there': the prompt goes after -p (try ember run --help)
+run -m "$m" -p hi --temp|ember run: option '--temp' needs a value (try ember run --help)
+run -m "$m" -p hi --bogus|ember run: unknown option '--bogus' (try ember run --help)
+run -m "$m" -p hi -Z|ember run: unknown option '-Z' (try ember run --help)
+run -m "$m" -p hi --json=yes|ember run: option '--json' takes no value (try ember run --help)
+run -m "$m" -p hi --t 1|ember run: option '--t' is ambiguous (--temp, --top-k, --top-p, --threads) (try ember run --help)
+run -m "$m" -p hi --json -zq|ember run: unknown option '-z' (try ember run --help)
+bench -m|ember bench: option '-m' needs a value (try ember bench --help)
+eval --bogus|ember eval: unknown option '--bogus' (try ember eval --help)
+inspect --bogus "$m"|ember inspect: unknown option '--bogus' (try ember inspect --help)
+inspect "$m" --ctx|ember inspect: option '--ctx' needs a value (try ember inspect --help)
+synth --like|ember synth: option '--like' needs a value (try ember synth --help)
+synth -o x --like tiny extra|ember synth: unexpected argument 'extra' (try ember synth --help)
+pull --quiet=1 a/b|ember pull: option '--quiet' takes no value (try ember pull --help)
+profiles -m|ember profiles: option '-m' needs a value (try ember profiles --help)
+tokenize -m|ember tokenize: option '-m' needs a value (try ember tokenize --help)
+template --messages|ember template: option '--messages' needs a value (try ember template --help)
+chats --bogus|ember chats: unknown option '--bogus' (try ember chats --help)
+recache --bogus|ember recache: unknown option '--bogus' (try ember recache --help)
+models rm|ember models: rm takes one NAME (try ember models --help)
 eval -m "$m" --ids x|ember eval: --logits OUT is required (try ember eval --help)
 eval -m "$m" --ids x --logits y z|ember eval: unexpected argument 'z' (try ember eval --help)
 bench -p 4|ember bench: no model given: use -m MODEL (try ember bench --help)
 bench -m "$m" --lifecycle --strategy packed --profile x|ember bench: --lifecycle takes --strategy or --profile, not both
 recache|ember recache: no MODEL given (try ember recache --help)
 recache "$m" "$m"|ember recache: one MODEL only ('$m' and '$m' given)
--m "$m" --temp|ember: option '--temp' requires an argument
+-m "$m" --temp|ember: option '--temp' needs a value (try ember chat --help)
+--bogus|ember: unknown option '--bogus' (try ember chat --help)
 LIST
 
 # other commands' numbers: the same parser and format

@@ -77,7 +77,8 @@ int cmd_bench(int argc, char **argv)
         {"hf", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:p:n:r:w:t:h", lo, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:p:n:r:w:t:h", lo, NULL)) != -1) {
         char typed[64];
         const char *opt = optarg ? gen_opts_typed(argc, argv, optarg, typed, sizeof typed) : "";
         int bad = 0;
@@ -127,18 +128,16 @@ int cmd_bench(int argc, char **argv)
         case 'C': child = true; break;
         case 'O': b.mode = optarg; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_getopt_error("ember bench", argv, lo, c);
         }
         if (bad) return 2;
     }
     /* say what is wrong: the usage alone left the user to guess */
     if (optind != argc) {
-        fprintf(stderr, "ember bench: unexpected argument '%s' (try ember bench --help)\n", argv[optind]);
-        return 2;
+        return cli_usage_error("ember bench", "unexpected argument '%s'", argv[optind]);
     }
     if (!b.model) {
-        fprintf(stderr, "ember bench: no model given: use -m MODEL (try ember bench --help)\n");
-        return 2;
+        return cli_usage_error("ember bench", "no model given: use -m MODEL");
     }
     if (b.modes && !b.lifecycle) {
         /* it was ignored: the bench ran without the modes asked for */

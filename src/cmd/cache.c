@@ -118,8 +118,7 @@ int cmd_cache(int argc, char **argv)
         } else if (!strcmp(argv[i], "--json") && !do_clear) {
             json = true;
         } else {
-            fprintf(stderr, "ember cache: unknown argument '%s' (try ember cache --help)\n", argv[i]);
-            return 2;
+            return cli_usage_error("ember cache", "unknown argument '%s'", argv[i]);
         }
     }
     return do_clear ? clear() : list(json);

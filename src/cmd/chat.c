@@ -347,10 +347,11 @@ int cmd_chat(int argc, char **argv)
         {"no-keep-screen", no_argument, 0, 'K'}, {"think", required_argument, 0, 'T'},
         {"prompt", required_argument, 0, 'p'}, {"file", required_argument, 0, 'f'},
         {"hf", required_argument, 0, 'H'}};
-    char shorts[40] = "m:hcp:f:";
+    char shorts[40] = ":m:hcp:f:";
     gen_opts_getopt(lo, 13, GEN_OPT_ALL, shorts, sizeof shorts);
     int o;
     optind = 1;
+    opterr = 0;
     while ((o = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
         int t = gen_opts_getopt_handle(o, "ember", argc, argv, optarg, &c.cli);
         if (t < 0) return 2;
@@ -393,12 +394,11 @@ int cmd_chat(int argc, char **argv)
             show_think = !strcmp(optarg, "show");
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_getopt_error("ember", argv, lo, o);
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "ember: unexpected argument '%s' (try ember chat --help)\n", argv[optind]);
-        return 2;
+        return cli_usage_error("ember", "unexpected argument '%s'", argv[optind]);
     }
     if (profile_name && !*profile_name) {
         /* "" is the screen's "no profile" (F2); on the command line it is a

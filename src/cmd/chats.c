@@ -105,7 +105,8 @@ int cmd_chats(int argc, char **argv)
     bool as_json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
@@ -114,8 +115,7 @@ int cmd_chats(int argc, char **argv)
             as_json = true;
             continue;
         }
-        usage(stderr);
-        return 2;
+        return cli_getopt_error("ember chats", argv, opts, c);
     }
     if (optind == argc) return list(as_json);
     if (!strcmp(argv[optind], "rm")) {
@@ -132,6 +132,5 @@ int cmd_chats(int argc, char **argv)
         printf("removed conversation %s\n", id);
         return 0;
     }
-    fprintf(stderr, "ember chats: unknown argument '%s' (try ember chats --help)\n", argv[optind]);
-    return 2;
+    return cli_usage_error("ember chats", "unknown argument '%s'", argv[optind]);
 }

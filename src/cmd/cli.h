@@ -17,4 +17,14 @@ int cmd_pull(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 
+struct option;
+
+/* Usage errors (cli_usage.c): "CMD: MESSAGE (try CMD --help)" on stderr;
+   both return 2, the exit status of a usage error. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt_long returned C ('?' or ':'), with opterr 0 and an option
+   string that starts with ':' (so a missing value is ':'): an unknown,
+   ambiguous or valueless option, or one that needs a value, named. */
+int cli_getopt_error(const char *cmd, char **argv, const struct option *longopts, int c);
+
 #endif

@@ -42,7 +42,8 @@ int cmd_eval(int argc, char **argv)
         {"ctx", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:t:h", lo, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:t:h", lo, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'i': ids_path = optarg; break;
@@ -67,18 +68,16 @@ int cmd_eval(int argc, char **argv)
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_getopt_error("ember eval", argv, lo, c);
         }
     }
     /* say what is wrong: the usage alone left the user to guess */
     if (optind != argc) {
-        fprintf(stderr, "ember eval: unexpected argument '%s' (try ember eval --help)\n", argv[optind]);
-        return 2;
+        return cli_usage_error("ember eval", "unexpected argument '%s'", argv[optind]);
     }
     if (!model || !ids_path || !out_path) {
-        fprintf(stderr, "ember eval: %s is required (try ember eval --help)\n",
-                !model ? "-m MODEL" : !ids_path ? "--ids PROMPT_IDS" : "--logits OUT");
-        return 2;
+        return cli_usage_error("ember eval", "%s is required",
+                               !model ? "-m MODEL" : !ids_path ? "--ids PROMPT_IDS" : "--logits OUT");
     }
     char hf_path[PATH_MAX];
     if (model_arg_resolve("ember eval", &model, hf_path, sizeof hf_path)) return 1;

@@ -2,6 +2,8 @@
    or as one JSON object. */
 #include "config.h"
 
+#include <getopt.h>
+
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -479,55 +481,42 @@ int cmd_inspect(int argc, char **argv)
     gen_opts cli;   /* --kv-cache and --ctx: the option table's names and ranges */
     gen_opts_default(&cli);
     cli.set = 0;
-    bool options = true;   /* until "--": after it, FILE may start with a dash */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && !strcmp(a, "--")) {
-            options = false;
-        } else if (!options) {
-            if (path) {
-                fprintf(stderr, "ember inspect: one FILE only ('%s' and '%s' given)\n", path, a);
-                return 2;
-            }
-            path = a;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--tensors")) {
-            tensors = true;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--meta")) {
-            meta = true;
-        } else if (!strcmp(a, "--plan")) {
-            plan = true;
-        } else if (!strcmp(a, "--strategy") || !strcmp(a, "--profile")) {
-            if (++i >= argc) {
-                fprintf(stderr, "ember inspect: %s needs a value\n", a);
-                return 2;
-            }
-            if (a[2] == 's') strategy = argv[i];
-            else profile_name = argv[i];
-        } else if (!strcmp(a, "--kv-cache") || !strcmp(a, "--ctx")) {
-            if (++i >= argc) {
-                fprintf(stderr, "ember inspect: %s needs a value\n", a);
-                return 2;
-            }
+    enum { O_TENSORS = 256, O_JSON, O_META, O_PLAN, O_STRATEGY, O_PROFILE, O_KV, O_CTX };
+    static const struct option lo[] = {
+        {"tensors", no_argument, 0, O_TENSORS}, {"json", no_argument, 0, O_JSON},
+        {"meta", no_argument, 0, O_META}, {"plan", no_argument, 0, O_PLAN},
+        {"strategy", required_argument, 0, O_STRATEGY}, {"profile", required_argument, 0, O_PROFILE},
+        {"kv-cache", required_argument, 0, O_KV}, {"ctx", required_argument, 0, O_CTX},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case O_TENSORS: tensors = true; break;
+        case O_JSON: json = true; break;
+        case O_META: meta = true; break;
+        case O_PLAN: plan = true; break;
+        case O_STRATEGY: strategy = optarg; break;
+        case O_PROFILE: profile_name = optarg; break;
+        case O_KV:
+        case O_CTX: {
             char msg[256];
-            if (gen_opt_parse(a[2] == 'k' ? OPT_KV_CACHE : OPT_CTX, argv[i], &cli, msg, sizeof msg) != NUMARG_OK) {
-                fprintf(stderr, "ember inspect: %s: %s\n", a, msg);
+            if (gen_opt_parse(c == O_KV ? OPT_KV_CACHE : OPT_CTX, optarg, &cli, msg, sizeof msg) != NUMARG_OK) {
+                fprintf(stderr, "ember inspect: %s: %s\n", c == O_KV ? "--kv-cache" : "--ctx", msg);
                 return 2;
             }
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "ember inspect: unknown option '%s' (try ember inspect --help)\n", a);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "ember inspect: one FILE only ('%s' and '%s' given)\n", path, a);
-            return 2;
-        } else {
-            path = a;
+            break;
+        }
+        case 'h': usage(stdout); return 0;
+        default: return cli_getopt_error("ember inspect", argv, lo, c);
         }
     }
+    if (optind + 1 < argc) {
+        fprintf(stderr, "ember inspect: one FILE only ('%s' and '%s' given)\n", argv[optind], argv[optind + 1]);
+        return 2;
+    }
+    if (optind < argc) path = argv[optind];
     if (!path) {
         usage(stderr);
         return 2;

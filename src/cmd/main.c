@@ -56,16 +56,9 @@ static int dispatch(int argc, char **argv)
         printf("ember %s\n", PACKAGE_VERSION);
         return 0;
     }
-    /* getopt's own messages ("option '--temp' requires an argument") start
-       with argv[0]: make it the command as the user knows it, "ember run",
-       not "run" or the binary's path */
-    static char ember_name[] = "ember";
-    char prog[32];
-    /* `ember -m MODEL ...`, `ember --demo`: options without a command open the chat. */
-    if (c[0] == '-') {
-        argv[0] = ember_name;
-        return cmd_chat(argc, argv);
-    }
+    /* `ember -m MODEL ...`, `ember --demo`: options without a command open
+       the chat.  (Usage errors name the command themselves, cli_usage.c.) */
+    if (c[0] == '-') return cmd_chat(argc, argv);
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"chat", cmd_chat},
         {"inspect", cmd_inspect},
@@ -84,8 +77,6 @@ static int dispatch(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) {
-            snprintf(prog, sizeof prog, "ember %s", cmds[i].name);
-            argv[1] = prog;
             return cmds[i].fn(argc - 1, argv + 1);
         }
     /* `ember model.gguf`: a file where a command was expected */

@@ -166,8 +166,7 @@ int cmd_models(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        fprintf(stderr, "ember models rm: one NAME (try ember models --help)\n");
-        return 2;
+        return cli_usage_error("ember models", "rm takes one NAME");
     }
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -176,8 +175,7 @@ int cmd_models(int argc, char **argv)
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else {
-            fprintf(stderr, "ember models: unknown argument '%s' (try ember models --help)\n", argv[i]);
-            return 2;
+            return cli_usage_error("ember models", "unknown argument '%s'", argv[i]);
         }
     }
     return list(json);

@@ -2,6 +2,8 @@
    -m which of its rules a model gets. */
 #include "config.h"
 
+#include <getopt.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -163,35 +165,21 @@ static int cmd_show(const char *what, const char *model)
 int cmd_profiles(int argc, char **argv)
 {
     const char *model = NULL, *sub = NULL, *name = NULL;
-    bool options = true;   /* until "--", as getopt has it: a FILE may start with a dash */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && !strcmp(a, "--")) {
-            options = false;
-            continue;
-        }
-        if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-            usage(stdout);
-            return 0;
-        }
-        if (options && (!strcmp(a, "-m") || !strcmp(a, "--model"))) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ember profiles: %s needs a model file\n", a);
-                return 2;
-            }
-            model = argv[++i];
-        } else if (options && a[0] == '-' && a[1]) {
-            fprintf(stderr, "ember profiles: unknown option '%s' (try ember profiles --help)\n", a);
-            return 2;
-        } else if (!sub) {
-            sub = a;
-        } else if (!name) {
-            name = a;
-        } else {
-            fprintf(stderr, "ember profiles: unexpected argument '%s'\n", a);
-            return 2;
+    static const struct option lo[] = {
+        {"model", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: return cli_getopt_error("ember profiles", argv, lo, c);
         }
     }
+    if (optind < argc) sub = argv[optind++];
+    if (optind < argc) name = argv[optind++];
+    if (optind < argc) return cli_usage_error("ember profiles", "unexpected argument '%s'", argv[optind]);
     if (!sub || !strcmp(sub, "list")) {
         if (name || model) {
             fprintf(stderr, "ember profiles: 'list' takes no arguments (try show NAME -m MODEL)\n");

@@ -1,6 +1,8 @@
 /* ember pull: a GGUF from the Hugging Face Hub into its cache. */
 #include "config.h"
 
+#include <getopt.h>
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,26 +42,23 @@ int cmd_pull(int argc, char **argv)
 {
     bool quiet = false;
     const char *ref = NULL;
-    bool options = true;   /* until "--", as getopt has it */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && !strcmp(a, "--")) {
-            options = false;
-        } else if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-            usage(stdout);
-            return 0;
-        } else if (options && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
-            quiet = true;
-        } else if (options && a[0] == '-' && a[1]) {
-            fprintf(stderr, "ember pull: unknown option '%s' (try ember pull --help)\n", a);
-            return 2;
-        } else if (ref) {
-            fprintf(stderr, "ember pull: one model at a time ('%s' and '%s' given)\n", ref, a);
-            return 2;
-        } else {
-            ref = a;
+    static const struct option lo[] = {
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'q': quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        default: return cli_getopt_error("ember pull", argv, lo, c);
         }
     }
+    if (optind + 1 < argc) {
+        fprintf(stderr, "ember pull: one model at a time ('%s' and '%s' given)\n", argv[optind], argv[optind + 1]);
+        return 2;
+    }
+    if (optind < argc) ref = argv[optind];
     if (!ref) {
         usage(stderr);
         return 2;

@@ -30,18 +30,18 @@ int cmd_recache(int argc, char **argv)
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
         }
-        usage(stderr);
-        return 2;
+        return cli_getopt_error("ember recache", argv, opts, c);
     }
     if (optind != argc - 1) {
         /* say what is wrong: the usage alone left the user to guess */
-        if (optind == argc) fprintf(stderr, "ember recache: no MODEL given (try ember recache --help)\n");
-        else fprintf(stderr, "ember recache: one MODEL only ('%s' and '%s' given)\n", argv[optind], argv[optind + 1]);
+        if (optind == argc) return cli_usage_error("ember recache", "no MODEL given");
+        fprintf(stderr, "ember recache: one MODEL only ('%s' and '%s' given)\n", argv[optind], argv[optind + 1]);
         return 2;
     }
     const char *path = argv[optind];

@@ -75,10 +75,11 @@ int cmd_run(int argc, char **argv)
         {"strategy", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
         {"profile", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
         {"hf", required_argument, 0, 'H'}};
-    char shorts[32] = "m:p:h";
+    char shorts[32] = ":m:p:h";
     gen_opts_getopt(lo, 9, GEN_OPT_ALL, shorts, sizeof shorts);
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
         int t = gen_opts_getopt_handle(c, "ember run", argc, argv, optarg, &in.cli);
         if (t < 0) return 2;
@@ -96,19 +97,17 @@ int cmd_run(int argc, char **argv)
         case 'F': in.profile = optarg; break;
         case 'j': ro.json = true; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_getopt_error("ember run", argv, lo, c);
         }
     }
     /* say what is wrong: the usage alone left the user to guess */
     if (optind != argc) {
-        fprintf(stderr, "ember run: unexpected argument '%s' (the prompt goes after -p; try ember run --help)\n",
-                argv[optind]);
-        return 2;
+        return cli_usage_error("ember run", "unexpected argument '%s': the prompt goes after -p", argv[optind]);
     }
     if (!ro.model || !prompt) {
-        fprintf(stderr, "ember run: %s (try ember run --help)\n",
-                !ro.model ? "no model given: use -m MODEL" : "no prompt given: use -p TEXT (-p - reads stdin)");
-        return 2;
+        return cli_usage_error("ember run", "%s",
+                               !ro.model ? "no model given: use -m MODEL"
+                                         : "no prompt given: use -p TEXT (-p - reads stdin)");
     }
     char hf_path[PATH_MAX];
     if (model_arg_resolve("ember run", &ro.model, hf_path, sizeof hf_path)) return 1;

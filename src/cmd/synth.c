@@ -1,6 +1,8 @@
 /* ember synth: command-line front end of synth_write(). */
 #include "config.h"
 
+#include <getopt.h>
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -50,53 +52,47 @@ int cmd_synth(int argc, char **argv)
     synth_opts o = {0};
     bool quiet = false;
     const char *tmpl_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = true;
-            continue;
-        } else if (!strcmp(a, "--untied")) {
-            o.untied = 1;
-            continue;
-        }
-        const char *const with_value[] = {"-o", "--out", "--like", "--dtype", "--vocab", "--chat-template", "--seed", "--threads"};
-        bool known = false;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            if (!strcmp(a, with_value[k])) known = true;
-        if (!known) {
-            fprintf(stderr, "ember synth: unknown argument '%s' (try ember synth --help)\n", a);
-            return 2;
-        }
-        if (!val) {
-            fprintf(stderr, "ember synth: %s needs a value\n", a);
-            return 2;
-        }
-        i++;
-        if (!strcmp(a, "-o") || !strcmp(a, "--out")) o.out = val;
-        else if (!strcmp(a, "--like")) o.like = val;
-        else if (!strcmp(a, "--dtype")) o.dtype = val;
-        else if (!strcmp(a, "--vocab")) o.vocab = val;
-        else if (!strcmp(a, "--chat-template")) tmpl_path = val;
-        else if (!strcmp(a, "--seed")) {
+    enum { O_LIKE = 256, O_DTYPE, O_VOCAB, O_TMPL, O_SEED, O_THREADS, O_UNTIED };
+    static const struct option lo[] = {
+        {"out", required_argument, 0, 'o'}, {"like", required_argument, 0, O_LIKE},
+        {"dtype", required_argument, 0, O_DTYPE}, {"vocab", required_argument, 0, O_VOCAB},
+        {"chat-template", required_argument, 0, O_TMPL}, {"seed", required_argument, 0, O_SEED},
+        {"threads", required_argument, 0, O_THREADS}, {"untied", no_argument, 0, O_UNTIED},
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:qh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out = optarg; break;
+        case O_LIKE: o.like = optarg; break;
+        case O_DTYPE: o.dtype = optarg; break;
+        case O_VOCAB: o.vocab = optarg; break;
+        case O_TMPL: tmpl_path = optarg; break;
+        case O_SEED: {
             uint64_t seed;
-            if (numarg_cli_u64("ember synth", a, val, &seed)) return 2;
+            if (numarg_cli_u64("ember synth", "--seed", optarg, &seed)) return 2;
             o.seed = seed;
-        } else {
+            break;
+        }
+        case O_THREADS: {
             /* the thread count's range is the option table's */
             gen_opts g;
             gen_opts_default(&g);
-            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + OPT_THREADS, "ember synth", argc, argv, val, &g) < 0)
+            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + OPT_THREADS, "ember synth", argc, argv, optarg, &g) < 0)
                 return 2;
             o.threads = g.threads;
+            break;
+        }
+        case O_UNTIED: o.untied = 1; break;
+        case 'q': quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        default: return cli_getopt_error("ember synth", argv, lo, c);
         }
     }
+    if (optind < argc) return cli_usage_error("ember synth", "unexpected argument '%s'", argv[optind]);
     if (!o.out || !o.like) {
-        fprintf(stderr, "ember synth: -o OUT and --like SHAPE are required (try ember synth --help)\n");
-        return 2;
+        return cli_usage_error("ember synth", "-o OUT and --like SHAPE are required");
     }
     char *tmpl = NULL;
     if (tmpl_path) {

@@ -128,7 +128,7 @@ int cmd_template(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:f:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:f:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'f': file = optarg; break;
@@ -145,20 +145,11 @@ int cmd_template(int argc, char **argv)
             vars_arg[n_vars++] = optarg;
             break;
         case 'h': usage(stdout); return 0;
-        default:
-            if (optopt && strchr("mf", optopt))
-                fprintf(stderr, "ember template: -%c needs a file\n", optopt);
-            else if (optopt)
-                fprintf(stderr, "ember template: option '%s' needs a value (try ember template --help)\n",
-                        argv[optind - 1]);
-            else
-                fprintf(stderr, "ember template: unknown option '%s' (try ember template --help)\n", argv[optind - 1]);
-            return 2;
+        default: return cli_getopt_error("ember template", argv, opts, c);
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "ember template: unexpected argument '%s' (try ember template --help)\n", argv[optind]);
-        return 2;
+        return cli_usage_error("ember template", "unexpected argument '%s'", argv[optind]);
     }
     if (!model == !file) {
         fprintf(stderr, "ember template: give the template with exactly one of -m MODEL and --file T.jinja\n");

@@ -76,23 +76,18 @@ int cmd_tokenize(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
         case OPT_IDS: ids_only = true; break;
         case OPT_NO_BOS: no_bos = true; break;
         case OPT_SPECIAL: special = true; break;
         case 'h': usage(stdout); return 0;
-        default:
-            if (optopt == 'm') fprintf(stderr, "ember tokenize: -m needs a model file\n");
-            else fprintf(stderr, "ember tokenize: unknown option '%s' (try ember tokenize --help)\n",
-                         argv[optind - 1]);
-            return 2;
+        default: return cli_getopt_error("ember tokenize", argv, opts, c);
         }
     }
     if (!model) {
-        fprintf(stderr, "ember tokenize: no model given: use -m MODEL (try ember tokenize --help)\n");
-        return 2;
+        return cli_usage_error("ember tokenize", "no model given: use -m MODEL");
     }
     char hf_path[PATH_MAX];
     if (model_arg_resolve("ember tokenize", &model, hf_path, sizeof hf_path)) return 1;
