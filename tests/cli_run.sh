@@ -118,6 +118,12 @@ ok $? "recache exits 0, reports the 2 MiB mappings, leaves the file unchanged"
 # errors: exit 1 with a message, never a signal
 "$EMBER" run -m "$m" -p "one two three four five six seven eight nine ten" -n 12 --ctx 16 > /dev/null 2> "$tmp/e1"
 r=$?; [ $r = 1 ] && grep -q 'context' "$tmp/e1"; ok $? "context overflow is an error naming the context (rc $r)"
+# a --ctx above the model's trained length (tiny: 2048) is cut to it; the error
+# said "the 2048-token context" to someone who had asked for 4096
+words=$(awk 'BEGIN { for (i = 0; i < 700; i++) printf "w%d ", i }')
+"$EMBER" run -m "$m" -p "$words" -n 2 --ctx 4096 > /dev/null 2> "$tmp/e1"; r=$?
+[ $r = 1 ] && grep -q "do not fit the 2048-token context (the model's maximum)" "$tmp/e1"
+ok $? "--ctx past the model's length: the error says the context is the model's maximum (rc $r: $(cat "$tmp/e1"))"
 printf 'GGUF\003\000\000\000garbage' > "$tmp/bad.gguf"
 "$EMBER" run -m "$tmp/bad.gguf" -p hi > /dev/null 2> "$tmp/e2"; r=$?
 [ $r = 1 ] && [ "$(wc -l < "$tmp/e2")" -ge 1 ]; ok $? "a malformed model fails cleanly (rc $r)"

@@ -96,5 +96,15 @@ ok $? "plain lines: /think unfolds the next reply, /think hide folds again"
 grep -q 'greets me' "$tmp"/state/ember/chats/*.json
 ok $? "the saved conversation keeps the thinking the screen folded"
 
+# A message longer than the context: "raise --ctx" only while --ctx is below
+# the model's trained length (tiny: 2048), which bounds it
+awk 'BEGIN { for (i = 0; i < 700; i++) printf "w%d ", i; print "" }' > "$tmp/long"
+"$EMBER_BIN" -m "$tmp/tiny.gguf" -n 2 < "$tmp/long" > /dev/null 2> "$tmp/e"
+grep -q "but the context holds 2048, the model's maximum: shorten it" "$tmp/e"
+ok $? "a message over the model's own limit: no advice to raise --ctx ($(grep needs "$tmp/e"))"
+"$EMBER_BIN" -m "$tmp/tiny.gguf" -n 2 --ctx 256 < "$tmp/long" > /dev/null 2> "$tmp/e"
+grep -q "but the context holds 256: shorten it or raise --ctx (up to 2048 for this model)" "$tmp/e"
+ok $? "a message over --ctx: raise it, up to the model's 2048 ($(grep needs "$tmp/e"))"
+
 echo "1..$n"
 exit $fail

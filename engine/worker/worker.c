@@ -319,6 +319,15 @@ static int fit_prompt(ember_worker *w, const ember_chat_msg *m, size_t n, bool a
         if (left <= 1) {
             free(vis);
             if (nt < n_ctx) return nt;
+            /* "raise --ctx" is no advice once the context is the model's
+               trained length, which bounds it */
+            int max = w->be->n_ctx_max ? w->be->n_ctx_max(w->h) : 0;
+            if (max > 0 && n_ctx >= max)
+                return ember_seterr(err, "the message needs %d tokens but the context holds %d, "
+                                    "the model's maximum: shorten it", nt, n_ctx);
+            if (max > 0)
+                return ember_seterr(err, "the message needs %d tokens but the context holds %d: "
+                                    "shorten it or raise --ctx (up to %d for this model)", nt, n_ctx, max);
             return ember_seterr(err, "the message needs %d tokens but the context holds %d: "
                                 "shorten it or raise --ctx", nt, n_ctx);
         }

@@ -36,6 +36,9 @@ typedef struct ember_worker_backend {
     /* Display name and a one-line plan summary ("packed 6/7 proj ..."). */
     void (*describe)(void *h, char *name, size_t name_cap, char *plan, size_t plan_cap);
     int (*n_ctx)(void *h);
+    /* The largest context the model allows (its trained length); NULL when
+       there is no such limit. */
+    int (*n_ctx_max)(void *h);
     /* The conversation rendered by the model's template, malloc'd; with
        add_gen the assistant header follows.  *user_mask (malloc'd, or
        NULL) marks the bytes that came from message contents. */

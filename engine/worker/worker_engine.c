@@ -99,6 +99,8 @@ static void e_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
 
 static int e_n_ctx(void *h) { return ember_session_n_ctx(((eng *)h)->s); }
 
+static int e_n_ctx_max(void *h) { return ember_model_get_info(((eng *)h)->m)->n_ctx_train; }
+
 static char *e_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen, uint8_t **user_mask)
 {
     return ember_chat_template_render(((eng *)h)->tmpl, m, n, add_gen, user_mask);
@@ -203,6 +205,7 @@ const ember_worker_backend ember_worker_engine_backend = {
     .close = e_close,
     .describe = e_describe,
     .n_ctx = e_n_ctx,
+    .n_ctx_max = e_n_ctx_max,
     .render = e_render,
     .tokenize = e_tokenize,
     .truncate = e_truncate,

@@ -111,8 +111,11 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
     if (!(s = ember_session_new(m, &so, err))) goto done;
     if (n_predict < 0) n_predict = ember_session_n_ctx(s) - np;
     if (n_predict < 0 || np + n_predict > ember_session_n_ctx(s)) {
-        ember_seterr(err, "%d prompt + %d new tokens do not fit the %d-token context",
-                     np, o->n_predict, ember_session_n_ctx(s));
+        /* a --ctx above the model's trained length was cut to it: say so,
+           or the number shown contradicts the one given */
+        ember_seterr(err, "%d prompt + %d new tokens do not fit the %d-token context%s",
+                     np, o->n_predict, ember_session_n_ctx(s),
+                     n_ctx > ember_session_n_ctx(s) ? " (the model's maximum)" : "");
         goto done;
     }
     logits = malloc((size_t)V * sizeof *logits);
