@@ -4,8 +4,11 @@
    attention) computed on the same files (arch_variants_ref.h):
    rope.scaling on every architecture (linear without a type key, yarn),
    rope.scaling.attn_factor without LongRoPE factors, Phi-3's sliding
-   window, and gemma4 without per-layer inputs, with a layer whose V is its
-   K projection and with no rope.freq_base_swa.  Each row must agree at
+   window, gemma4 without per-layer inputs, with a layer whose V is its
+   K projection and with no rope.freq_base_swa, and gemma2 (soft-capped
+   scores and logits, caps small enough to bend every row; the 27B's
+   query scale by n_embd / n_head; the reference knows gemma2 only at
+   26, 42 and 46 layers).  Each row must agree at
    cosine >= 0.99999 with the same top-1, eager and compressed.  Phi-3-mini-4k
    files without a window key get the reference's default (a property:
    legacy_phi3_window).
@@ -44,6 +47,8 @@ static const vcase cases[] = {
     {"qwen3-yarn4", "qwen3", "qwen3: rope.scaling.type yarn, factor 4, original context 32", 0, 0},
     {"phi3-window6", "phi3", "phi3: sliding_window 6 over a 16-token run, attn_factor 1.25 without LongRoPE factors", 0, 0},
     {"gemma4-31b", "gemma4", "gemma4: no per-layer inputs, V from K on full layers, no freq_base_swa, linear 2", 0, 0},
+    {"gemma2-2b", "gemma2", "gemma2 (26 layers): window 5 on even layers, scores capped at 1, logits at 2", 26, 0},
+    {"gemma2-27b", "gemma2", "gemma2 (46 layers, the 27B): Q scaled by n_embd / n_head, not the head dim", 46, 0},
 };
 
 static unsigned seed;
@@ -79,9 +84,10 @@ static int write_model(const vcase *c, const char *path)
     gguf_writer *w = gguf_writer_new();
     const char *a = c->arch;
     char k[128], t[96];
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
-    const int hd = qwen ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
+    const int hd = qwen || g2 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -108,6 +114,13 @@ static int write_model(const vcase *c, const char *path)
     if (phi) {
         if (c->window >= 0) gguf_w_u32(w, KEY("attention.sliding_window"), c->window ? (uint32_t)c->window : 6);
         gguf_w_f32(w, KEY("rope.scaling.attn_factor"), 1.25f);
+    }
+    if (g2) {
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.sliding_window"), 5);
+        gguf_w_f32(w, KEY("attn_logit_softcapping"), 1.0f);
+        gguf_w_f32(w, KEY("final_logit_softcapping"), 2.0f);
     }
     if (g4) {
         bool pat[3] = {true, true, false};
@@ -150,11 +163,11 @@ static int write_model(const vcase *c, const char *path)
             vec(w, T("attn_q_norm.weight", l), d, qk, 0.1f * qk);
             vec(w, T("attn_k_norm.weight", l), d, qk, 0.1f * qk);
         }
-        if (g4) {
+        if (g4 || g2) {
             vec(w, T("post_attention_norm.weight", l), E, 1.0f, 0.1f);
             vec(w, T("post_ffw_norm.weight", l), E, 1.0f, 0.1f);
-            vec(w, T("layer_output_scale.weight", l), 1, 0.8f, 0.0f);
         }
+        if (g4) vec(w, T("layer_output_scale.weight", l), 1, 0.8f, 0.0f);
     }
 #undef KEY
 #undef T

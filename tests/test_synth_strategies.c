@@ -219,6 +219,9 @@ int main(int argc, char **argv)
            window of 8 over the 13 positions; fused projections */
         {"tiny-gemma3", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 50, 0},
         {"tiny-gemma3", "Q8_0", {EMBER_Q8_0}, 50, 0},
+        /* gemma2: 4 layers alternating a window of 8 and global, scores
+           soft-capped at 50, logits at 30 */
+        {"tiny-gemma2", "Q8_0", {EMBER_Q8_0}, 29, 0},
         /* gemma4: 6 layers [S,S,F] x 2, the last 3 reading the KV of
            layers 1 and 2, per-layer inputs; rows of 32 take Q5_0 */
         {"tiny-gemma4", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0}, 50, 0.97},

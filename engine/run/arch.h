@@ -49,6 +49,12 @@ typedef struct {
        the global layers (gemma4). */
     float swa_rope_base;
     float softcap;                 /* final logit soft-cap when the file has none (0: none) */
+    /* ATT_SCALE_Q_27B: the layer count of the size whose query scale is
+       1 / sqrt(n_embd / n_head) instead of 1 / sqrt(head_dim) (27B) */
+    int q_scale_layers;
+    /* Attention scores soft-capped before the softmax, cap * tanh(s / cap),
+       when the file has no attn_logit_softcapping (0: none; gemma2) */
+    float att_softcap;
 } ember_arch_desc;
 
 /* The architecture named NAME, or NULL. */

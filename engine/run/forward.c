@@ -230,6 +230,7 @@ typedef struct {
     const ember_layer *L;
     int hd, nh, group;
     float scale;
+    float softcap;              /* gemma2's score cap (0: none) */
     size_t scs;                 /* one head's scores (padded for softmax) */
     bool kq_gemm, kqv_gemm, q8;
     int ctx_pad;
@@ -261,7 +262,16 @@ static void att_finish(const att_ctx *c, const att_job *j, int t, int h0, int ng
 {
     for (int i = 0; i < ng; i++) {
         float *si = sc + i * c->scs;
-        double sum = ember_ref_softmax_exp(si, si, mx[i], npos);
+        float m = mx[i];
+        if (c->softcap > 0) {
+            /* the reference's graph: scale by 1 / cap, tanh, scale by cap,
+               then the softmax.  The map never decreases, so the cap of
+               the maximum is the maximum of the capped scores. */
+            const float cap = c->softcap, inv = 1.0f / cap;
+            for (int p = 0; p < npos; p++) si[p] = tanhf(si[p] * inv) * cap;
+            m = tanhf(m * inv) * cap;
+        }
+        double sum = ember_ref_softmax_exp(si, si, m, npos);
         ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
     }
     int n_kv = (npos + 31) / 32 * 32;
@@ -360,6 +370,7 @@ static void att_run(void *ctx, int ith, int nth)
     const int hd = c.hd, nkv = L->n_head_kv, group = c.group;
     /* Q was scaled already where the reference scales Q (arch.h) */
     c.scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;   /* NONE: 1 */
+    c.softcap = s->m->att_softcap;
     c.scs = (size_t)s->n_ctx + 16;
     const int blk = s->att_block;
     c.sc = s->scratch + (size_t)ith * s->scratch_stride;

@@ -233,14 +233,17 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             opt_u(&mt, "embedding_length_per_layer_input", 0, 1 << 14, &m->n_pl, 0))   /* 0: none (31B) */
             return -1;
         if (arch->softcap && opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
+        if (arch->att_softcap && opt_f(&mt, "attn_logit_softcapping", &m->att_softcap, arch->att_softcap, false))
+            return -1;
         if (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
             opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false) || rope_scaling(&mt, m))
             return -1;
         switch (arch->att_scale) {
         case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;
         case ATT_SCALE_Q: m->q_scale = 1.0f / sqrtf((float)info->head_dim); break;
-        case ATT_SCALE_Q_27B:   /* Gemma 3 27B (62 layers): query_pre_attn_scalar = n_embd / n_head */
-            m->q_scale = 1.0f / sqrtf(info->n_layer == 62 ? (float)(info->n_embd / info->n_head) : (float)info->head_dim);
+        case ATT_SCALE_Q_27B:   /* the 27B sizes: query_pre_attn_scalar = n_embd / n_head */
+            m->q_scale = 1.0f / sqrtf(info->n_layer == arch->q_scale_layers ? (float)(info->n_embd / info->n_head)
+                                                                            : (float)info->head_dim);
             break;
         }
     }

@@ -86,6 +86,7 @@ struct ember_model {
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */
+    float att_softcap;          /* attention scores cap * tanh(s / cap) before the softmax; 0: none */
     int n_layer_kv;             /* layers with their own KV (the rest share) */
     int n_pl;                   /* per-layer input width (0: none) */
     ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */

@@ -41,6 +41,9 @@ static const shape shapes[] = {
     {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     /* gemma3 at tiny size: 7 layers (6 sliding, 1 global), window 8, head
        dim 128 != n_embd / n_head */
+    /* gemma2 at tiny size: 4 layers alternating sliding (window 8) and global */
+    {"tiny-gemma2", "gemma2", 256, 4, 2, 1, 512, 0, 2048, 10000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0,
+     0, 0, 0},
     {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0},
     /* the same with a window of 160: wider than a chunk of keys (64 rows of
        128 dims), so a block of prompt tokens shares whole chunks inside
@@ -59,6 +62,10 @@ static const shape shapes[] = {
     {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 262144, false, true, 0, 0, 0, 0, 0},
     {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    /* Gemma 2 2B: even layers slide (window 4096), soft-capped scores and
+       logits, no Q/K norms */
+    {"gemma-2-2b", "gemma2", 2304, 26, 8, 4, 9216, 256000, 8192, 10000.0, 1e-6, true, false, false, 256, 0, 4096, true,
+     false, 0, 0, 0, 0, 0},
     {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0},
     /* a small dense Gemma 4 after the E2B layout (per-layer inputs, KV
        sharing, wider global heads); sizes approximate the published model */
@@ -426,6 +433,9 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
                          !strncmp(n, "attn_k.", 7) || !strncmp(n, "attn_v.", 7) || !strcmp(n, "ffn_gate.weight");
             if ((fused && !sh->phi) || (split && sh->phi)) continue;
             if (!sh->gemma && (strstr(n, "_norm.") && strncmp(n, "attn_norm", 9) && strncmp(n, "ffn_norm", 8))) continue;
+            /* Gemma 2 has the post norms but no Q/K norms */
+            if (!strcmp(sh->arch, "gemma2") && (!strncmp(n, "attn_q_norm", 11) || !strncmp(n, "attn_k_norm", 11)))
+                continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
             int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, tied, gqa, parts[p].in) : EMBER_F32;
             if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
@@ -481,6 +491,10 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_u32(w, AK("attention.value_length"), (uint32_t)hd);
     }
     if (sh->swa) gguf_w_u32(w, AK("attention.sliding_window"), (uint32_t)sh->swa);
+    if (!strcmp(sh->arch, "gemma2")) {   /* as the converter writes them */
+        gguf_w_f32(w, AK("attn_logit_softcapping"), 50.0f);
+        gguf_w_f32(w, AK("final_logit_softcapping"), 30.0f);
+    }
     if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
         gguf_w_f32(w, AK("rope.scaling.attn_factor"), 1.1902381f);
