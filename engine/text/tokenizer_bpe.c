@@ -122,78 +122,77 @@ int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
     return n;
 }
 
-/* Which patterns a tokenizer.ggml.pre name uses, as the reference maps
-   them.  Unknown names get GPT-2's, with *known false. */
-static int patterns_for(const char *pre, const char *pats[4], bool *ignore_merges, bool *known)
-{
-    *ignore_merges = false;
-    *known = true;
-    if (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3") ||
-                !strcmp(pre, "falcon3"))) {
-        pats[0] = RE_LLAMA3;
-        *ignore_merges = true;
-        return 1;
-    }
-    if (pre && !strcmp(pre, "gpt-4o")) {
-        pats[0] = RE_GPT4O;
-        return 1;
-    }
-    if (pre && !strcmp(pre, "smaug-bpe")) {
-        pats[0] = RE_LLAMA3;
-        return 1;
-    }
-    if (pre && (!strcmp(pre, "qwen2") || !strcmp(pre, "deepseek-r1-qwen") || !strcmp(pre, "stablelm2") ||
-                !strcmp(pre, "megrez"))) {
-        pats[0] = RE_QWEN2;
-        return 1;
-    }
+/* What each tokenizer.ggml.pre name runs, as the reference maps names to
+   pre-tokenizer types: the chain of patterns (each splits the pieces of
+   the one before; matches and the gaps between them are both pieces) and
+   the type's flags.  One row per chain, its names separated by spaces. */
+enum {
+    PRE_IGNORE_MERGES = 1, /* a whole piece that is a token is that token, unmerged */
+    PRE_ADD_BOS = 2,       /* BOS first when the file has no add_bos_token key */
+};
+typedef struct {
+    const char *names;
+    uint8_t flags;
+    const char *pats[TOK_MAX_RE];
+} pre_type;
+
+static const pre_type PRE_TYPES[] = {
+    {"llama-bpe llama3 llama-v3", PRE_IGNORE_MERGES | PRE_ADD_BOS, {RE_LLAMA3}},
+    {"falcon3", PRE_IGNORE_MERGES, {RE_LLAMA3}},
+    {"smaug-bpe", 0, {RE_LLAMA3}},
+    {"gpt-4o", 0, {RE_GPT4O}},
+    {"qwen2 deepseek-r1-qwen stablelm2 megrez", 0, {RE_QWEN2}},
     /* StarCoder-family vocabularies (SmolLM among them) split every digit
        off first, then apply GPT-2's pattern to what is left. */
-    static const char *const digit_first[] = {"smollm", "starcoder", "refact", "command-r", "codeshell",
-                                              "exaone", "minerva-7b"};
-    for (size_t i = 0; pre && i < sizeof digit_first / sizeof digit_first[0]; i++) {
-        if (!strcmp(pre, digit_first[i])) {
-            pats[0] = "\\p{N}";
-            pats[1] = RE_GPT2;
-            return 2;
-        }
-    }
+    {"smollm starcoder refact command-r codeshell exaone minerva-7b", 0, {"\\p{N}", RE_GPT2}},
+    {"gpt-2 gpt2", 0, {RE_GPT2}},
     /* No name, or "default": the reference's default chain isolates runs
        of punctuation first (so "we're" is "we", "'", "re"), then applies
        GPT-2's pattern, then splits digit runs off and into threes from the
        left */
-    if (!pre || !strcmp(pre, "default")) {
-        pats[0] = "[\\p{P}\\$\\+<=>\\^~\\|]+";
-        pats[1] = RE_GPT2;
-        pats[2] = "\\p{N}+";
-        pats[3] = "[0-9][0-9][0-9]";
-        return 4;
+    {"default", 0, {"[\\p{P}\\$\\+<=>\\^~\\|]+", RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}},
+};
+
+/* The row naming pre (NULL: none; no name is "default"). */
+static const pre_type *pre_find(const char *pre)
+{
+    if (!pre) pre = "default";
+    size_t n = strlen(pre);
+    for (size_t i = 0; n && i < sizeof PRE_TYPES / sizeof PRE_TYPES[0]; i++) {
+        for (const char *s = PRE_TYPES[i].names; *s;) {
+            size_t l = strcspn(s, " ");
+            if (l == n && !memcmp(s, pre, n)) return &PRE_TYPES[i];
+            s += l;
+            s += *s == ' ';
+        }
     }
-    pats[0] = RE_GPT2;
-    /* GPT-2's own names; any other is a vocabulary whose pattern Ember
-       does not know (tokenizer_check.c says so) */
-    *known = !strcmp(pre, "gpt-2") || !strcmp(pre, "gpt2");
-    return 1;
+    return NULL;
+}
+
+bool tok_bpe_pre_adds_bos(const char *pre)
+{
+    const pre_type *p = pre ? pre_find(pre) : NULL;
+    return p && (p->flags & PRE_ADD_BOS);
 }
 
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
 {
     tables_init();
-    const char *pats[4] = {NULL, NULL, NULL, NULL};
-    bool known;
-    int n = 1;
-    if (t->spm_pieces) {
-        pats[0] = RE_NEWLINES;
-        t->ignore_merges = false;
-        known = true;
-    } else {
-        n = patterns_for(pre, pats, &t->ignore_merges, &known);
+    static const pre_type newlines = {"", 0, {RE_NEWLINES}};
+    const pre_type *p = t->spm_pieces ? &newlines : pre_find(pre);
+    if (!p) {
+        /* a vocabulary whose pattern Ember does not know: GPT-2's
+           (tokenizer_check.c says so) */
+        snprintf(t->pre_unknown, sizeof t->pre_unknown, "%s", pre);
+        p = pre_find("gpt-2");
     }
-    if (!known) snprintf(t->pre_unknown, sizeof t->pre_unknown, "%s", pre);
+    t->ignore_merges = p->flags & PRE_IGNORE_MERGES;
+    int n = 0;
+    while (n < TOK_MAX_RE && p->pats[n]) n++;
     for (int i = 0; i < n; i++) {
         int ec;
         PCRE2_SIZE eoff;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)pats[i], PCRE2_ZERO_TERMINATED,
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)p->pats[i], PCRE2_ZERO_TERMINATED,
                                        PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eoff, NULL);
         if (!re) {
             PCRE2_UCHAR msg[256];
@@ -315,7 +314,7 @@ static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen
 typedef struct {
     const struct ember_tokenizer *t;
     bpe_scratch s;
-    pcre2_match_data *md[4];
+    pcre2_match_data *md[TOK_MAX_RE];
     const char *base, *match; /* the text and the copy the patterns see, same offsets */
     tok_out *out;
     ember_err *err;
