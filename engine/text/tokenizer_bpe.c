@@ -215,15 +215,17 @@ static const pre_type PRE_TYPES[] = {
        punctuation too, and its digit steps come after the byte-level
        mapping: they see one character per byte, of which 0-9 and the
        Latin-1 numbers (superscripts 1-3, the fractions) are digits.  So
-       " \xC2\xBD" (" ½") splits before its second byte, and " 12" in two. */
+       " \xC2\xBD" (" ½") splits before its second byte, and " 12" in two.
+       The reference has no digit-run step here; on Falcon's own vocabulary
+       both give the same ids (no merge joins a space and a digit). */
     {"falcon", PRE_BYTES_FROM(2),
      {"[\\p{P}\\$\\+<=>\\^~\\|`]+", RE_GPT2, "[0-9\\xB2\\xB3\\xB9\\xBC-\\xBE]+", "[0-9][0-9][0-9]"}},
     /* DeepSeek LLM and Coder split a sequence of patterns in turn: line
        breaks one by one, words with at most one space before them,
        punctuation likewise, (LLM: trailing whitespace,) CJK runs, digits
        (LLM: runs, Coder: one by one).  "$" of their tokenizer.json is the
-       end of the piece: \\z, as PCRE2's "$" also matches before a final
-       newline */
+       end of the piece: \z here, as PCRE2's "$" also matches before a
+       final newline */
     {"deepseek-llm", 0,
      {"[\\r\\n]", SP "?[" DS_LLM_LETTERS "]+", SP "?[" DS_LLM_PUNCT "]+", SP "+\\z", DS_CJK, "\\p{N}+"}},
     {"deepseek-coder", 0, {"[\\r\\n]", SP "?\\p{L}+", SP "?\\p{P}+", DS_CJK, "\\p{N}"}},
@@ -234,7 +236,7 @@ static const pre_type PRE_TYPES[] = {
     {"viking", 0, {RE_BLOOM, "\\p{N}"}},
 };
 
-/* The row naming pre (NULL: none; no name is "default"). */
+/* The row naming pre; NULL for a name not in the table. */
 static const pre_type *pre_find(const char *pre)
 {
     if (!pre || !*pre) pre = "default";   /* the reference: an empty name is the default */
