@@ -531,6 +531,188 @@ static void test_tiny_bpe(void)
     free(mem);
 }
 
+/* ---- pre-tokenizer splits, seen through a vocabulary ---------------- */
+
+/* A vocabulary made for one text: the 256 bytes, every substring of the
+   text as a token, and a merge for every way to cut each substring in two.
+   Any run of the text's bytes then merges into one token, so each piece
+   the pre-tokenizer cuts comes out as exactly one token, and the tokens
+   spell the split.  No add_bos_token key: the name's own default holds. */
+typedef struct {
+    uint8_t *mem;
+    gguf_file *f;
+    ember_tokenizer *t;
+} pre_vocab;
+
+static bool pre_vocab_open(pre_vocab *v, const char *pre, const char *text)
+{
+    size_t n = strlen(text);
+    char enc[256][3];
+    for (int b = 0; b < 256; b++) byte_str(b, enc[b]);
+    /* substrings byte-encoded, each kept once */
+    size_t cap = 256 + n * (n + 1) / 2 + 1, nt = 0, nm = 0;
+    char **toks = calloc(cap, sizeof *toks), **merges = NULL;
+    int32_t *types = calloc(cap, sizeof *types);
+    for (int b = 0; b < 256; b++) toks[nt++] = strdup(enc[b]);
+    size_t first_sub = nt;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 2; j <= n; j++) {
+            char w[512] = "";
+            for (size_t k = i; k < j; k++) strcat(w, enc[(unsigned char)text[k]]);
+            bool seen = false;
+            for (size_t k = first_sub; k < nt && !seen; k++) seen = !strcmp(toks[k], w);
+            if (!seen) toks[nt++] = strdup(w);
+        }
+    }
+    /* merges: cut each substring after its k-th byte (spaces are never in
+       the encoded text, so each merge is distinct) */
+    size_t mcap = 1;
+    for (size_t i = first_sub; i < nt; i++) mcap += strlen(toks[i]);
+    merges = calloc(mcap, sizeof *merges);
+    for (size_t i = first_sub; i < nt; i++) {
+        const char *w = toks[i];
+        size_t wl = strlen(w);
+        for (size_t k = (size_t)tok_utf8_len((unsigned char)w[0]); k < wl; k += (size_t)tok_utf8_len((unsigned char)w[k])) {
+            char *m = malloc(wl + 2);
+            memcpy(m, w, k);
+            m[k] = ' ';
+            memcpy(m + k + 1, w + k, wl - k + 1);
+            merges[nm++] = m;
+        }
+    }
+    toks[nt] = strdup("<|bos|>");
+    for (size_t i = 0; i <= nt; i++) types[i] = i == nt ? 3 : 1;
+    gguf_writer *w = gguf_writer_new();
+    gguf_w_str(w, "general.architecture", "llama");
+    gguf_w_str(w, "tokenizer.ggml.model", "gpt2");
+    gguf_w_str(w, "tokenizer.ggml.pre", pre);
+    gguf_w_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)toks, nt + 1);
+    gguf_w_arr(w, "tokenizer.ggml.token_type", GGUF_T_I32, types, nt + 1);
+    gguf_w_arr_str(w, "tokenizer.ggml.merges", (const char *const *)merges, nm);
+    gguf_w_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)nt);
+    size_t size;
+    ember_err err = {{0}};
+    v->mem = NULL;
+    v->f = NULL;
+    v->t = NULL;
+    if (gguf_writer_to_mem(w, &v->mem, &size, &err) == 0 && (v->f = gguf_open_mem(v->mem, size, &err)))
+        v->t = ember_tokenizer_load(v->f, &err);
+    if (!v->t) tap_diag("pre-tokenizer vocabulary for '%s': %s", pre, err.msg);
+    gguf_writer_free(w);
+    for (size_t i = 0; i <= nt; i++) free(toks[i]);
+    for (size_t i = 0; i < nm; i++) free(merges[i]);
+    free(toks);
+    free(types);
+    free(merges);
+    return v->t != NULL;
+}
+
+static void pre_vocab_close(pre_vocab *v)
+{
+    ember_tokenizer_free(v->t);
+    if (v->f) gguf_close(v->f);
+    free(v->mem);
+}
+
+/* The pieces pre cuts text into, joined by '|' (test texts have no '|'). */
+static void pre_split(const char *pre, const char *text, char *out, size_t cap)
+{
+    pre_vocab v;
+    out[0] = 0;
+    if (!pre_vocab_open(&v, pre, text)) {
+        snprintf(out, cap, "(no vocabulary)");
+        pre_vocab_close(&v);
+        return;
+    }
+    int32_t ids[256];
+    ember_err err;
+    int n = ember_tokenize(v.t, text, strlen(text), false, false, ids, 256, &err);
+    size_t l = 0;
+    for (int i = 0; i < n && i < 256; i++) {
+        char b[512];
+        int k = ember_token_bytes(v.t, ids[i], b, sizeof b);
+        if (k < 0 || l + (size_t)k + 2 > cap) break;
+        if (i) out[l++] = '|';
+        memcpy(out + l, b, (size_t)k);
+        l += (size_t)k;
+    }
+    out[l] = 0;
+    pre_vocab_close(&v);
+}
+
+static void check_split(const char *pre, const char *text, const char *want, const char *why)
+{
+    char got[1024];
+    pre_split(pre, text, got, sizeof got);
+    if (!tap_ok(!strcmp(got, want), "%s: %s", pre, why)) tap_diag("got '%s', want '%s'", got, want);
+}
+
+/* The pre-tokenizer names of the reference's table that Ember knows: each
+   splits as its model's tokenizer.json does (the texts are chosen where
+   GPT-2's pattern, the fallback for an unknown name, splits otherwise). */
+static void test_pre_types(void)
+{
+    /* names that run a chain Ember had before: known, no warning */
+    static const char *const known[] = {
+        "falcon-h1", "pixtral", "laguna", "midm-2.0", "lfm2", "dbrx", "chatglm-bpe", "glm4", "llama4", "kanana2",
+        "minimax-m2", "kormo", "openpangu", "f2llmv2", "hunyuan", "solar-open", "grok-2", "mellum2", "mpt", "olmo",
+        "jais", "trillion", "granite-docling", "phi-2", "gigachat", "a.x-4.0", "mellum", "exaone4", "tekken",
+        "qwen35", "seed-coder", "falcon", "deepseek-llm", "deepseek-coder", "deepseek-v3", "hunyuan-dense",
+        "joyai-llm", "bloom", "poro-chat", "gpt3-finnish", "viking",
+    };
+    int unknown = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        pre_vocab v;
+        char warn[1024] = "";
+        ember_err err;
+        if (!pre_vocab_open(&v, known[i], "ab") || ember_tok_check(v.t, ember_tok_n_vocab(v.t), warn, sizeof warn, &err) ||
+            strstr(warn, "pre-tokenizer")) {
+            tap_diag("'%s': %s", known[i], warn);
+            unknown++;
+        }
+        pre_vocab_close(&v);
+    }
+    tap_ok(unknown == 0, "the reference's pre-tokenizer names load without a warning (%d do not)", unknown);
+
+    /* BOS by default where the reference adds it without a key */
+    static const struct { const char *pre; bool bos; } bos[] = {
+        {"llama-bpe", true}, {"falcon3", true}, {"pixtral", true}, {"tekken", true}, {"qwen2", false},
+        {"deepseek-llm", false}, {"falcon", false},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof bos / sizeof bos[0]; i++) {
+        pre_vocab v;
+        if (!pre_vocab_open(&v, bos[i].pre, "ab") || ember_tok_add_bos(v.t) != bos[i].bos) {
+            tap_diag("'%s' should %sadd BOS", bos[i].pre, bos[i].bos ? "" : "not ");
+            bad++;
+        }
+        pre_vocab_close(&v);
+    }
+    tap_ok(bad == 0, "BOS by default for Llama 3's names (falcon3, pixtral among them) and tekken only");
+
+    check_split("", "x4312", "x|431|2", "an empty name is the reference's default chain");
+    check_split("deepseek-llm", "Hi \xE4\xB8\xAD\xE6\x96\x87 12\n x  ", "Hi| |\xE4\xB8\xAD\xE6\x96\x87| |12|\n| x|  ",
+                "line breaks, cased-letter words, CJK runs and digit runs apart, trailing spaces whole");
+    /* its punctuation class spans ASCII's letters (":-~"), so that step
+       cuts "caf" from "caf\xC3\xA9" (the reference and Hugging Face alike);
+       its CJK class spans U+0800..U+4E00, so U+3002 leaves its space */
+    check_split("deepseek-llm", "caf\xC3\xA9!? \xD0\x96\xD0\xB8 \xE3\x80\x82x", "caf|\xC3\xA9|!?| \xD0\x96\xD0\xB8| |\xE3\x80\x82|x",
+                "Cyrillic words whole, ASCII runs cut from accented words, U+3002 alone");
+    check_split("deepseek-coder", "ab12 (x)\n", "ab|1|2| (|x|)|\n", "words, punctuation runs with one space, single digits");
+    check_split("deepseek-coder", "x\xED\x95\x9C\xEA\xB8\x80 y", "x|\xED\x95\x9C\xEA\xB8\x80| y", "a Hangul run leaves the word it ends");
+    check_split("deepseek-v3", "x.Foo 1234", "x|.Foo| |123|4", "digits in threes first, a punctuation mark leads an ASCII word");
+    check_split("falcon", "x 12 \xC2\xBD`", "x| |12| \xC2|\xBD|`",
+                "digit runs split after the byte-level mapping (so within U+00BD), the backquote is punctuation");
+    check_split("falcon", "a 1234", "a| |123|4", "digit runs in threes from the left");
+    check_split("tekken", "camelCase 123 a!/\n", "camel|Case| |1|2|3| a|!/\n",
+                "capitalised words apart, single digits, punctuation keeps slashes and newlines");
+    check_split("seed-coder", "x123!!\n\ny", "x|1|2|3|!!|\n\n|y", "single digits, punctuation keeps no newline");
+    check_split("qwen35", "e\xCC\x81x 12", "e\xCC\x81x| |1|2", "a combining mark belongs to its word");
+    check_split("bloom", "a-b's 12x\xE3\x80\x82y", "a-b's| 12x|\xE3\x80\x82|y", "words run to whitespace or sentence punctuation");
+    check_split("poro-chat", "it's(x) 3.5", "it's|(|x|)| 3|.|5", "brackets and full stops end words, apostrophes do not");
+    check_split("viking", "a-b's 12x", "a-b's| |1|2|x", "BLOOM's words, then single digits");
+}
+
 static ember_tokenizer *tiny_spm(uint8_t **mem, gguf_file **fp)
 {
     static char names[256][8];
@@ -782,6 +964,7 @@ int main(void)
     test_golden_prompts();
     test_cli();
     test_tiny_bpe();
+    test_pre_types();
     test_tiny_gemma4();
     test_tiny_spm();
     test_bad();

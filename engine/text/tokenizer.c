@@ -270,7 +270,7 @@ ember_tokenizer *ember_tokenizer_load(const gguf_file *f, ember_err *err)
         t->add_space_prefix = true;
     } else {
         /* Llama 3 prepends <|begin_of_text|>; Qwen and GPT-2 style do not. */
-        t->add_bos = pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3"));
+        t->add_bos = tok_bpe_pre_adds_bos(pre);
     }
     if (load_arrays(t, f, err)) goto fail;
     if (load_specials(t, f, err)) goto fail;

@@ -47,6 +47,58 @@ static const char RE_NEWLINES[] = "[^\\n]+|[\\n]+";
 static const char RE_GPT2[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|" SP "+(?!" NSP ")";
 
+/* Tekken (Mistral Nemo, Mistral Small, Pixtral): GPT-4o's word shapes
+   without the contractions, every digit alone. */
+static const char RE_TEKKEN[] =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "|\\p{N}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n/]*|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
+/* Seed-Coder: Qwen2's pattern, but a punctuation run keeps no newlines */
+static const char RE_SEED_CODER[] =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+    "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^" WS "\\p{L}\\p{N}\\r\\n]+"
+    "|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
+/* Qwen 3.5: Qwen2's pattern with combining marks counted as letters */
+static const char RE_QWEN35[] =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^" WS "\\p{L}\\p{M}\\p{N}]+[\\r\\n]*"
+    "|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
+/* BLOOM, Poro, GPT-3 Finnish: a word is everything up to whitespace, a
+   bracket, a bar or sentence punctuation (Latin, CJK, Devanagari's danda,
+   Urdu's full stop, the Arabic comma), with one space before it. */
+static const char RE_BLOOM[] =
+    " ?[^(" WS "|.,!?\\x{2026}\\x{3002}\\x{FF0C}\\x{3001}\\x{964}\\x{6D4}\\x{60C})]+";
+/* DeepSeek's CJK runs: CJK ideographs U+4E00..U+9FA5, everything from
+   U+0800 up to them, and Hangul syllables through U+D7FF (sic: one class
+   of their tokenizer.json). */
+#define DS_CJK "[\\x{4E00}-\\x{9FA5}\\x{800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+"
+/* DeepSeek LLM's letters: the cased letters (Lu, Ll, Lt) of its
+   tokenizer.json, as code point ranges; other letters (CJK, Hangul, Arabic,
+   Devanagari ...) are not in it. */
+#define DS_LLM_LETTERS                                                                                            \
+    "A-Za-z\\x{B5}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{1BA}\\x{1BC}-\\x{1BF}\\x{1C4}-\\x{293}\\x{295}-\\x{2AF}"   \
+    "\\x{370}-\\x{373}\\x{376}\\x{377}\\x{37B}-\\x{37D}\\x{37F}\\x{386}\\x{388}-\\x{38A}\\x{38C}\\x{38E}-\\x{3A1}"      \
+    "\\x{3A3}-\\x{3F5}\\x{3F7}-\\x{481}\\x{48A}-\\x{52F}\\x{531}-\\x{556}\\x{10A0}-\\x{10C5}\\x{13A0}-\\x{13F5}"        \
+    "\\x{13F8}-\\x{13FD}\\x{1C90}-\\x{1CBA}\\x{1CBD}-\\x{1CBF}\\x{1D00}-\\x{1D2B}\\x{1D6B}-\\x{1D77}\\x{1D79}-\\x{1D9A}" \
+    "\\x{1E00}-\\x{1F15}\\x{1F18}-\\x{1F1D}\\x{1F20}-\\x{1F45}\\x{1F48}-\\x{1F4D}\\x{1F50}-\\x{1F57}\\x{1F59}"          \
+    "\\x{1F5B}\\x{1F5D}\\x{1F5F}-\\x{1F7D}\\x{1F80}-\\x{1FB4}\\x{1FB6}-\\x{1FBC}\\x{1FBE}\\x{1FC2}-\\x{1FC4}"           \
+    "\\x{1FC6}-\\x{1FCC}\\x{1FD0}-\\x{1FD3}\\x{1FD6}-\\x{1FDB}\\x{1FE0}-\\x{1FEC}\\x{1FF2}-\\x{1FF4}\\x{1FF6}-\\x{1FFC}" \
+    "\\x{2102}\\x{2107}\\x{210A}-\\x{2113}\\x{2115}\\x{2119}-\\x{211D}\\x{2124}\\x{2126}\\x{2128}\\x{212A}-\\x{212D}"   \
+    "\\x{212F}-\\x{2134}\\x{2139}\\x{213C}-\\x{213F}\\x{2145}-\\x{2149}\\x{214E}\\x{2183}\\x{2184}\\x{2C00}-\\x{2C7B}"  \
+    "\\x{2C7E}-\\x{2CE4}\\x{2CEB}-\\x{2CEE}\\x{2CF2}\\x{2CF3}\\x{A640}-\\x{A66D}\\x{A680}-\\x{A69B}\\x{A722}-\\x{A76F}" \
+    "\\x{A771}-\\x{A787}\\x{A78B}-\\x{A78E}\\x{AB70}-\\x{ABBF}\\x{FB00}-\\x{FB06}\\x{FB13}-\\x{FB17}\\x{FF21}-\\x{FF3A}" \
+    "\\x{FF41}-\\x{FF5A}\\x{10400}-\\x{1044F}\\x{104B0}-\\x{104D3}\\x{104D8}-\\x{104FB}\\x{10C80}-\\x{10CB2}"          \
+    "\\x{10CC0}-\\x{10CF2}\\x{118A0}-\\x{118DF}\\x{1E900}-\\x{1E943}"
+/* ... and its punctuation: ASCII's (with the letters, already split off),
+   the full-width forms, curly quotes, U+3000..U+3002 */
+#define DS_LLM_PUNCT "!-/:-~\\x{FF01}-\\x{FF0F}\\x{FF1A}-\\x{FF5E}\\x{2018}-\\x{201F}\\x{3000}-\\x{3002}"
+/* DeepSeek V3's last step: an ASCII punctuation mark may lead an ASCII
+   word, letters take their combining marks, punctuation and symbols run
+   together with their newlines */
+static const char RE_DEEPSEEK3[] =
+    "[!-/:-@\\[-`{-~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*"
+    "|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
+
 /* GPT-2's reversible byte -> code point map: printable Latin-1 bytes stand
    for themselves, the rest are shifted to U+0100.. in byte order. */
 static int byte_is_direct(int b)
@@ -122,79 +174,110 @@ int tok_bpe_decode_piece(const char *s, size_t len, char *buf, int cap)
     return n;
 }
 
-/* Which patterns a tokenizer.ggml.pre name uses, as the reference maps
-   them.  Unknown names get GPT-2's, with *known false. */
-static int patterns_for(const char *pre, const char *pats[4], bool *ignore_merges, bool *known)
-{
-    *ignore_merges = false;
-    *known = true;
-    if (pre && (!strcmp(pre, "llama-bpe") || !strcmp(pre, "llama3") || !strcmp(pre, "llama-v3") ||
-                !strcmp(pre, "falcon3"))) {
-        pats[0] = RE_LLAMA3;
-        *ignore_merges = true;
-        return 1;
-    }
-    if (pre && !strcmp(pre, "gpt-4o")) {
-        pats[0] = RE_GPT4O;
-        return 1;
-    }
-    if (pre && !strcmp(pre, "smaug-bpe")) {
-        pats[0] = RE_LLAMA3;
-        return 1;
-    }
-    if (pre && (!strcmp(pre, "qwen2") || !strcmp(pre, "deepseek-r1-qwen") || !strcmp(pre, "stablelm2") ||
-                !strcmp(pre, "megrez"))) {
-        pats[0] = RE_QWEN2;
-        return 1;
-    }
+/* What each tokenizer.ggml.pre name runs, as the reference maps names to
+   pre-tokenizer types: the chain of patterns (each splits the pieces of
+   the one before; matches and the gaps between them are both pieces) and
+   the type's flags.  One row per chain, its names separated by spaces. */
+enum {
+    PRE_IGNORE_MERGES = 1, /* a whole piece that is a token is that token, unmerged */
+    PRE_ADD_BOS = 2,       /* BOS first when the file has no add_bos_token key */
+};
+/* In flags: the patterns from the i-th on (i > 0) match bytes, not UTF-8
+   characters: steps Hugging Face runs after the byte-level mapping, and
+   those after them (their pieces need not be whole characters). */
+#define PRE_BYTES_FROM(i) ((i) << 4)
+typedef struct {
+    const char *names;
+    uint8_t flags;
+    const char *pats[TOK_MAX_RE];
+} pre_type;
+
+static const pre_type PRE_TYPES[] = {
+    {"llama-bpe llama3 llama-v3 falcon3 falcon-h1 pixtral laguna midm-2.0 lfm2", PRE_IGNORE_MERGES | PRE_ADD_BOS,
+     {RE_LLAMA3}},
+    {"smaug-bpe dbrx chatglm-bpe glm4", 0, {RE_LLAMA3}},
+    {"gpt-4o llama4 kanana2 minimax-m2", 0, {RE_GPT4O}},
+    {"tekken", PRE_IGNORE_MERGES | PRE_ADD_BOS, {RE_TEKKEN}},
+    /* grok-2's pattern is Qwen2's */
+    {"qwen2 deepseek-r1-qwen stablelm2 megrez kormo openpangu f2llmv2 hunyuan solar-open grok-2", 0, {RE_QWEN2}},
+    {"qwen35", 0, {RE_QWEN35}},
+    {"seed-coder", 0, {RE_SEED_CODER}},
     /* StarCoder-family vocabularies (SmolLM among them) split every digit
        off first, then apply GPT-2's pattern to what is left. */
-    static const char *const digit_first[] = {"smollm", "starcoder", "refact", "command-r", "codeshell",
-                                              "exaone", "minerva-7b"};
-    for (size_t i = 0; pre && i < sizeof digit_first / sizeof digit_first[0]; i++) {
-        if (!strcmp(pre, digit_first[i])) {
-            pats[0] = "\\p{N}";
-            pats[1] = RE_GPT2;
-            return 2;
-        }
-    }
+    {"smollm starcoder refact command-r codeshell exaone minerva-7b mellum2", 0, {"\\p{N}", RE_GPT2}},
+    {"gpt-2 gpt2 mpt olmo jais trillion granite-docling phi-2 gigachat a.x-4.0 mellum exaone4", 0, {RE_GPT2}},
     /* No name, or "default": the reference's default chain isolates runs
        of punctuation first (so "we're" is "we", "'", "re"), then applies
        GPT-2's pattern, then splits digit runs off and into threes from the
        left */
-    if (!pre || !strcmp(pre, "default")) {
-        pats[0] = "[\\p{P}\\$\\+<=>\\^~\\|]+";
-        pats[1] = RE_GPT2;
-        pats[2] = "\\p{N}+";
-        pats[3] = "[0-9][0-9][0-9]";
-        return 4;
+    {"default", 0, {"[\\p{P}\\$\\+<=>\\^~\\|]+", RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}},
+    /* Falcon's tokenizer.json: the same, but ASCII's backquote is
+       punctuation too, and its digit steps come after the byte-level
+       mapping: they see one character per byte, of which 0-9 and the
+       Latin-1 numbers (superscripts 1-3, the fractions) are digits.  So
+       " \xC2\xBD" (" ½") splits before its second byte, and " 12" in two.
+       The reference has no digit-run step here; on Falcon's own vocabulary
+       both give the same ids (no merge joins a space and a digit). */
+    {"falcon", PRE_BYTES_FROM(2),
+     {"[\\p{P}\\$\\+<=>\\^~\\|`]+", RE_GPT2, "[0-9\\xB2\\xB3\\xB9\\xBC-\\xBE]+", "[0-9][0-9][0-9]"}},
+    /* DeepSeek LLM and Coder split a sequence of patterns in turn: line
+       breaks one by one, words with at most one space before them,
+       punctuation likewise, (LLM: trailing whitespace,) CJK runs, digits
+       (LLM: runs, Coder: one by one).  "$" of their tokenizer.json is the
+       end of the piece: \z here, as PCRE2's "$" also matches before a
+       final newline */
+    {"deepseek-llm", 0,
+     {"[\\r\\n]", SP "?[" DS_LLM_LETTERS "]+", SP "?[" DS_LLM_PUNCT "]+", SP "+\\z", DS_CJK, "\\p{N}+"}},
+    {"deepseek-coder", 0, {"[\\r\\n]", SP "?\\p{L}+", SP "?\\p{P}+", DS_CJK, "\\p{N}"}},
+    {"deepseek-v3 hunyuan-dense joyai-llm", 0,
+     {"\\p{N}{1,3}", "[\\x{4E00}-\\x{9FA5}\\x{3040}-\\x{309F}\\x{30A0}-\\x{30FF}]+", RE_DEEPSEEK3}},
+    {"bloom poro-chat gpt3-finnish", 0, {RE_BLOOM}},
+    /* Viking: BLOOM's words, then every digit alone */
+    {"viking", 0, {RE_BLOOM, "\\p{N}"}},
+};
+
+/* The row naming pre; NULL for a name not in the table. */
+static const pre_type *pre_find(const char *pre)
+{
+    if (!pre || !*pre) pre = "default";   /* the reference: an empty name is the default */
+    size_t n = strlen(pre);
+    for (size_t i = 0; i < sizeof PRE_TYPES / sizeof PRE_TYPES[0]; i++) {
+        for (const char *s = PRE_TYPES[i].names; *s;) {
+            size_t l = strcspn(s, " ");
+            if (l == n && !memcmp(s, pre, n)) return &PRE_TYPES[i];
+            s += l;
+            s += *s == ' ';
+        }
     }
-    pats[0] = RE_GPT2;
-    /* GPT-2's own names; any other is a vocabulary whose pattern Ember
-       does not know (tokenizer_check.c says so) */
-    *known = !strcmp(pre, "gpt-2") || !strcmp(pre, "gpt2");
-    return 1;
+    return NULL;
+}
+
+bool tok_bpe_pre_adds_bos(const char *pre)
+{
+    const pre_type *p = pre ? pre_find(pre) : NULL;
+    return p && (p->flags & PRE_ADD_BOS);
 }
 
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err)
 {
     tables_init();
-    const char *pats[4] = {NULL, NULL, NULL, NULL};
-    bool known;
-    int n = 1;
-    if (t->spm_pieces) {
-        pats[0] = RE_NEWLINES;
-        t->ignore_merges = false;
-        known = true;
-    } else {
-        n = patterns_for(pre, pats, &t->ignore_merges, &known);
+    static const pre_type newlines = {"", 0, {RE_NEWLINES}};
+    const pre_type *p = t->spm_pieces ? &newlines : pre_find(pre);
+    if (!p) {
+        /* a vocabulary whose pattern Ember does not know: GPT-2's
+           (tokenizer_check.c says so) */
+        snprintf(t->pre_unknown, sizeof t->pre_unknown, "%s", pre);
+        p = pre_find("gpt-2");
     }
-    if (!known) snprintf(t->pre_unknown, sizeof t->pre_unknown, "%s", pre);
+    t->ignore_merges = p->flags & PRE_IGNORE_MERGES;
+    int n = 0;
+    while (n < TOK_MAX_RE && p->pats[n]) n++;
     for (int i = 0; i < n; i++) {
         int ec;
         PCRE2_SIZE eoff;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)pats[i], PCRE2_ZERO_TERMINATED,
-                                       PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &ec, &eoff, NULL);
+        int from = p->flags >> 4;
+        uint32_t opt = from && i >= from ? 0 : PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)p->pats[i], PCRE2_ZERO_TERMINATED, opt, &ec, &eoff, NULL);
         if (!re) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(ec, msg, sizeof msg);
@@ -315,7 +398,7 @@ static int bpe_word(const struct ember_tokenizer *t, bpe_scratch *s, size_t wlen
 typedef struct {
     const struct ember_tokenizer *t;
     bpe_scratch s;
-    pcre2_match_data *md[4];
+    pcre2_match_data *md[TOK_MAX_RE];
     const char *base, *match; /* the text and the copy the patterns see, same offsets */
     tok_out *out;
     ember_err *err;

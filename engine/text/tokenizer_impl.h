@@ -20,6 +20,9 @@ enum {
 
 typedef enum { TOK_KIND_BPE, TOK_KIND_SPM } tok_kind;
 
+/* The longest pre-tokenizer chain (DeepSeek LLM's has six patterns). */
+enum { TOK_MAX_RE = 6 };
+
 /* Open-addressing map from byte strings to int32 values.  Keys live in
    one arena (the tokenizer's) and are stored as offsets: 16 bytes a slot
    keeps Llama 3's 280k merges at ~8 MB. */
@@ -62,7 +65,7 @@ struct ember_tokenizer {
     char *arena;                 /* all token and merge strings */
     tok_map by_text;
     tok_map merges;              /* "left right" -> rank (BPE) */
-    struct pcre2_real_code_8 *re[4]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
+    struct pcre2_real_code_8 *re[TOK_MAX_RE]; /* pre-tokenizer chain (BPE): each splits the pieces of the one before */
     int n_re;
     bool ignore_merges;          /* llama-bpe: whole-word vocab hits skip merging */
     bool spm_pieces;             /* BPE over the raw text with SentencePiece's pieces (Gemma 4):
@@ -132,6 +135,9 @@ tok_bigram tok_heap_pop(tok_heap *h);          /* h->n must be > 0 */
 void tok_apply_attrs(struct ember_tokenizer *t, const gguf_file *f);
 
 /* tokenizer_bpe.c */
+/* Whether the reference starts a tokenizer.ggml.pre's text with BOS when
+   the file has no add_bos_token key (Llama 3's family, Tekken). */
+bool tok_bpe_pre_adds_bos(const char *pre);
 int tok_bpe_init(struct ember_tokenizer *t, const char *pre, ember_err *err);
 void tok_bpe_free(struct ember_tokenizer *t);
 /* match: the same len bytes as the pre-tokenizer patterns see them (text
