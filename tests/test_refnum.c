@@ -129,6 +129,17 @@ static void compute(isa_buf *o)
     }
     put(o, g, sizeof g);
     put(o, g2, sizeof g2);
+    /* soft-capping (Gemma 2's scores, the final logits): the same inputs
+       and special values, caps 50 and 0.5 (exp's overflow past 2x/cap ~ 88) */
+    static float c[NG];
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < NG; i++) c[i] = i < 37 ? sp[i] : -20.0f + 40.0f * (float)i / NG + 0.01f * unit();
+        float cm = ember_ref_softcap_max(c, NG, k ? 0.5f : 50.0f);
+        for (int i = 0; i < NG; i++)
+            if (isnan(c[i])) c[i] = NAN;
+        put(o, &cm, sizeof cm);
+        put(o, c, sizeof c);
+    }
     /* softmax rows on their own: lengths around the 16-wide chunks,
        scores down to -300 below the max (exp's slow path past |n| > 192)
        and -inf (a masked score); every padded value and the double sum */
@@ -206,6 +217,28 @@ int main(void)
     compute(&got);
     compare(&got, &ref, ember_isa_name(ember_cpu_isa()));
     if (avx2_too) compare(&a2, &ref, "avx2");
+    /* the soft-cap's tanh against libm's, and its max */
+    {
+        enum { N = 20001 };
+        static float x[N];
+        double worst = 0;
+        float want_max = -INFINITY;
+        for (int i = 0; i < N; i++) {
+            x[i] = -120.0f + 240.0f * (float)i / (N - 1);
+            float t = 50.0f * tanhf(x[i] / 50.0f);
+            want_max = t > want_max ? t : want_max;
+        }
+        float mx = ember_ref_softcap_max(x, N, 50.0f);
+        int mono = 1;
+        for (int i = 0; i < N; i++) {
+            double d = fabs((double)x[i] - 50.0 * tanh((-120.0 + 240.0 * i / (N - 1)) / 50.0));
+            if (d > worst) worst = d;
+            if (i && x[i] < x[i - 1]) mono = 0;
+        }
+        tap_ok(worst < 50 * 4e-7, "softcap 50: within %.2g of cap * tanh over [-120, 120] (< 2e-5)", worst);
+        tap_ok(fabsf(mx - want_max) < 1e-5f && mx == x[N - 1], "softcap's max is the largest capped value (%.7g)", mx);
+        tap_ok(mono, "softcap never decreases over the sweep");
+    }
     free(a2.b);
     free(got.b);
     free(ref.b);

@@ -34,9 +34,12 @@ void ember_ref_silu_mul(float *g, const float *u, int n);
    are not bit-exact anyway, see tests/test_golden.c.) */
 void ember_ref_gelu_tanh_mul(float *g, const float *u, int n);
 
-/* x[i] = cap * tanhf(x[i] * (1 / cap)) for i < n: final logit soft-capping
-   in the reference's order (scale, tanh, scale). */
+/* x[i] = cap * tanh(x[i] * (1 / cap)) for i < n, in the reference's order
+   (scale, tanh, scale), tanh as 1 - 2 / (exp(2y) + 1) through the exp
+   above: final logit soft-capping, and Gemma 2's attention scores. */
 void ember_ref_softcap(float *x, size_t n, float cap);
+/* The same, returning the largest capped value (the softmax's max). */
+float ember_ref_softcap_max(float *x, size_t n, float cap);
 
 /* Attention scores: sc[p] = dot(k row p, q) * scale for p < npos (rows
    `stride` apart, hd each, every product exact in f32), returning the max.

@@ -344,6 +344,24 @@ static EMBER_TARGET_AVX2 void scale_f16r_avx2(float *x, float s, int n)
     if (i < n) ember_refnum_scale_f16r_scalar(x + i, s, n - i);
 }
 
+/* refnum.c's softcap16; lanes whose exp leaves exp8's range take the
+   scalar definition, all 16 of them */
+static EMBER_TARGET_AVX2 void softcap16_avx2(float *x, float inv, float cap, float *m)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f), vi = _mm256_set1_ps(inv);
+    __m256 e[2];
+    for (int h = 0; h < 2; h++)
+        if (!exp8(_mm256_mul_ps(two, _mm256_mul_ps(_mm256_loadu_ps(x + 8 * h), vi)), &e[h])) {
+            ember_refnum_softcap16_scalar(x, inv, cap, m);
+            return;
+        }
+    for (int h = 0; h < 2; h++) {
+        __m256 y = _mm256_mul_ps(_mm256_sub_ps(one, _mm256_div_ps(two, _mm256_add_ps(e[h], one))), _mm256_set1_ps(cap));
+        _mm256_storeu_ps(x + 8 * h, y);
+        _mm256_storeu_ps(m + 8 * h, _mm256_max_ps(y, _mm256_loadu_ps(m + 8 * h)));
+    }
+}
+
 /* The scalar definition where fmaf is the FMA instruction (no libm call). */
 static EMBER_TARGET_AVX2 void rope_avx2(float *v, int nh, int hd, int n_rot, const float *cs, const float *sn, int neox)
 {
@@ -351,5 +369,5 @@ static EMBER_TARGET_AVX2 void rope_avx2(float *v, int nh, int hd, int n_rot, con
 }
 
 const refnum_ops ember_refnum_avx2 = {exp16_avx2, silu16_avx2, gelu16_avx2, scores_heads_avx2, to_f16_avx2, scale_f16r_avx2,
-                                      wsum_heads_avx2, rope_avx2, NULL};
+                                      wsum_heads_avx2, rope_avx2, NULL, softcap16_avx2};
 #endif

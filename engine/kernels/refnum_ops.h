@@ -40,11 +40,15 @@ typedef struct {
     /* a whole row of ember_ref_softmax_exp in one call (NULL: exp16 and
        the scalar tree sum, 16 at a time) */
     double (*softmax_exp)(float *y, const float *x, float max, int n);
+    /* x[l] = (1 - 2 / (exp(2 (x[l] inv)) + 1)) cap, and m[l] = the larger of
+       m[l] and x[l] (x[l] > m[l] ? x[l] : m[l]) for 16 lanes */
+    void (*softcap16)(float *x, float inv, float cap, float *m);
 } refnum_ops;
 
 void ember_refnum_exp16_scalar(float *y, const float *x, float sub);
 void ember_refnum_silu16_scalar(float *g, const float *u);
 void ember_refnum_gelu16_scalar(float *g, const float *u);
+void ember_refnum_softcap16_scalar(float *x, float inv, float cap, float *m);
 void ember_refnum_scores_heads_scalar(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                       const uint16_t *q, size_t q_stride, int nh, int npos, int hd, int gemm,
                                       float scale, float *mx);

@@ -262,15 +262,9 @@ static void att_finish(const att_ctx *c, const att_job *j, int t, int h0, int ng
 {
     for (int i = 0; i < ng; i++) {
         float *si = sc + i * c->scs;
-        float m = mx[i];
-        if (c->softcap > 0) {
-            /* the reference's graph: scale by 1 / cap, tanh, scale by cap,
-               then the softmax.  The map never decreases, so the cap of
-               the maximum is the maximum of the capped scores. */
-            const float cap = c->softcap, inv = 1.0f / cap;
-            for (int p = 0; p < npos; p++) si[p] = tanhf(si[p] * inv) * cap;
-            m = tanhf(m * inv) * cap;
-        }
+        /* the reference's graph caps the scores (scale by 1 / cap, tanh,
+           scale by cap) before the softmax, whose max is then taken again */
+        float m = c->softcap > 0 ? ember_ref_softcap_max(si, (size_t)npos, c->softcap) : mx[i];
         double sum = ember_ref_softmax_exp(si, si, m, npos);
         ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
     }
