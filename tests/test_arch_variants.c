@@ -8,7 +8,7 @@
    K projection and with no rope.freq_base_swa, and gemma2 (soft-capped
    scores and logits, caps small enough to bend every row; the 27B's
    query scale by n_embd / n_head; the reference knows gemma2 only at
-   26, 42 and 46 layers).  Each row must agree at
+   26, 42 and 46 layers), and smollm3's layers without rope.  Each row must agree at
    cosine >= 0.99999 with the same top-1, eager and compressed.  Phi-3-mini-4k
    files without a window key get the reference's default (a property:
    legacy_phi3_window).
@@ -49,6 +49,7 @@ static const vcase cases[] = {
     {"gemma4-31b", "gemma4", "gemma4: no per-layer inputs, V from K on full layers, no freq_base_swa, linear 2", 0, 0},
     {"gemma2-2b", "gemma2", "gemma2 (26 layers): window 5 on even layers, scores capped at 1, logits at 2", 26, 0},
     {"gemma2-27b", "gemma2", "gemma2 (46 layers, the 27B): Q scaled by n_embd / n_head, not the head dim", 46, 0},
+    {"smollm3-nope", "smollm3", "smollm3 (8 layers): layers 3 and 7 attend without rope", 8, 0},
 };
 
 static unsigned seed;

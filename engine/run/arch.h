@@ -55,6 +55,9 @@ typedef struct {
     /* Attention scores soft-capped before the softmax, cap * tanh(s / cap),
        when the file has no attn_logit_softcapping (0: none; gemma2) */
     float att_softcap;
+    /* Layers l with (l + 1) % nope_period == 0 attend without rope (0:
+       none; smollm3: every 4th) */
+    int nope_period;
 } ember_arch_desc;
 
 /* The architecture named NAME, or NULL. */

@@ -362,7 +362,9 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
             L->rope.freq_scale = m->rope_freq_scale_swa;
         }
     }
-    if (L->rope.ext_factor != 0) {
+    /* NoPE layers: no pair rotates (a table of zero dims, a no-op rope) */
+    if (a->nope_period && (int)(L - m->layers + 1) % a->nope_period == 0) L->rope.n_rot = 0;
+    if (L->rope.ext_factor != 0 && L->rope.n_rot) {
         const float beta_fast = 32.0f, beta_slow = 1.0f;   /* the reference's defaults */
         float lo = floorf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, beta_fast, L->rope.base));
         float hi = ceilf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, beta_slow, L->rope.base));
