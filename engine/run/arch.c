@@ -11,6 +11,10 @@ static const ember_arch_desc archs[] = {
     {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
     {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
     {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
+    /* IBM Granite 3: the llama layout with four multipliers from the file:
+       embeddings, each branch before its residual add, the scores (in
+       place of 1/sqrt(head_dim)), and the logits (divided) */
+    {"granite", ARCH_MULTIPLIERS, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
     /* SmolLM3: the llama layout, every 4th layer without rope (NoPE) */
     {"smollm3", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 4},
     /* text-only Gemma 3: every 6th layer global; local layers use rope

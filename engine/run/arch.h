@@ -32,6 +32,7 @@ enum {
     ARCH_SHARED_KV = 1 << 12,      /* the last shared_kv_layers layers reuse earlier layers' KV */
     ARCH_SWA_ALL = 1 << 13,        /* with a sliding window, every layer slides (phi3) */
     ARCH_V_FROM_K = 1 << 14,       /* a layer without attn_v takes V from its K projection (gemma4 31B) */
+    ARCH_MULTIPLIERS = 1 << 15,    /* the file's embedding, residual, attention and logit scales (granite) */
 };
 
 typedef struct {

@@ -364,6 +364,7 @@ static void att_run(void *ctx, int ith, int nth)
     const int hd = c.hd, nkv = L->n_head_kv, group = c.group;
     /* Q was scaled already where the reference scales Q (arch.h) */
     c.scale = s->m->arch->att_scale == ATT_SCALE_SCORES ? 1.0f / sqrtf((float)hd) : 1.0f;   /* NONE: 1 */
+    if (s->m->att_mult > 0) c.scale = s->m->att_mult;   /* granite's attention.scale replaces it */
     c.softcap = s->m->att_softcap;
     c.scs = (size_t)s->n_ctx + 16;
     const int blk = s->att_block;
@@ -525,10 +526,13 @@ static void norm_rows(ember_session *s, float *out, const float *x, const float 
     for_tokens(s, n, norm_tokens, &a);
 }
 
-/* x += post_norm(xn) (post NULL: x += xn), then x *= scale when given */
+/* x += post_norm(xn) (post NULL: x += xn), xn first times mult when it is
+   not 0 (granite's residual_scale: a rounded product, then the add), then
+   x *= scale when given */
 typedef struct {
     const float *post;
     const float *scale;
+    float mult;
 } resid_args;
 
 static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
@@ -538,6 +542,8 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
     if (a->post) rmsnorm_range(s->xn, s->xn, a->post, E, t0, t1, s->m->rms_eps);
     for (int t = t0; t < t1; t++) {
         float *x = s->x + (size_t)t * E, *y = s->xn + (size_t)t * E;
+        if (a->mult != 0)
+            for (int i = 0; i < E; i++) y[i] *= a->mult;
         for (int i = 0; i < E; i++) x[i] += y[i];
         if (a->scale)
             for (int i = 0; i < E; i++) x[i] *= *a->scale;
@@ -546,7 +552,7 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
 
 static void residual(ember_session *s, int n, const float *post, const float *scale)
 {
-    resid_args a = {post, scale};
+    resid_args a = {post, scale, s->m->resid_mult};
     for_tokens(s, n, resid_tokens, &a);
 }
 
@@ -811,8 +817,8 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     const int pos0 = s->n_past;
     rope_tables_clear(s);
     if (embed(s, tok, n, err)) return -1;
-    if (m->arch->flags & ARCH_EMBD_SCALE) {
-        const float sc = sqrtf((float)E);
+    if (m->arch->flags & ARCH_EMBD_SCALE || m->embd_mult > 0) {
+        const float sc = m->embd_mult > 0 ? m->embd_mult : sqrtf((float)E);
         for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= sc;
     }
     if (m->n_pl && per_layer_inputs(s, tok, n, err)) return -1;
@@ -834,5 +840,9 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     matmul(s, &m->output, s->logits, s->xn, nr);
     act_dirty(s);
     if (m->softcap > 0) ember_ref_softcap(s->logits, (size_t)nr * (size_t)I->n_vocab, m->softcap);
+    if (m->logit_div > 0) {   /* the reference scales by 1 / logit_scale */
+        const float inv = 1.0f / m->logit_div;
+        for (size_t i = 0; i < (size_t)nr * (size_t)I->n_vocab; i++) s->logits[i] *= inv;
+    }
     return 0;
 }

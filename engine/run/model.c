@@ -235,6 +235,12 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
         if (arch->softcap && opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
         if (arch->att_softcap && opt_f(&mt, "attn_logit_softcapping", &m->att_softcap, arch->att_softcap, false))
             return -1;
+        /* required, as the reference reads them */
+        if (arch->flags & ARCH_MULTIPLIERS &&
+            (opt_f(&mt, "embedding_scale", &m->embd_mult, 0, true) ||
+             opt_f(&mt, "residual_scale", &m->resid_mult, 0, true) ||
+             opt_f(&mt, "attention.scale", &m->att_mult, 0, true) || opt_f(&mt, "logit_scale", &m->logit_div, 0, true)))
+            return -1;
         if (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
             opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false) || rope_scaling(&mt, m))
             return -1;

@@ -87,6 +87,10 @@ struct ember_model {
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */
     float att_softcap;          /* attention scores cap * tanh(s / cap) before the softmax; 0: none */
+    /* ARCH_MULTIPLIERS (0: none): embeddings times embd_mult, each branch
+       times resid_mult before its residual add, scores times att_mult,
+       logits divided by logit_div */
+    float embd_mult, resid_mult, att_mult, logit_div;
     int n_layer_kv;             /* layers with their own KV (the rest share) */
     int n_pl;                   /* per-layer input width (0: none) */
     ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */
