@@ -39,6 +39,7 @@ void chatlog_clear_msgs(chatlog *c)
 
 void chatlog_free(chatlog *c)
 {
+    chatlog_lock_drop(c->lock);
     chatlog_clear_msgs(c);
     free(c->msgs);
     free(c->model);
@@ -216,6 +217,7 @@ static json_t *to_json(const chatlog *c)
     set_str(o, "profile", c->profile);
     set_str(o, "template", c->tmpl);
     set_str(o, "system", c->system);
+    if (c->forked_from[0]) json_object_set_new(o, "forked_from", json_string(c->forked_from));
     json_t *ms = json_array();
     for (size_t i = 0; i < c->n; i++) {
         const chatlog_msg *m = &c->msgs[i];
@@ -266,6 +268,20 @@ int chatlog_save(chatlog *c, ember_err *err)
 {
     char path[4200];
     if (path_of(c->id, path, sizeof path, true, err) < 0) return -1;
+    if (!c->lock) {
+        /* a new conversation (nobody else can know its id yet), or one
+           opened when its lock could not be taken */
+        int r = chatlog_lock_take(c->id, &c->lock, NULL, err);
+        if (r < 0) return -1;
+        if (r == 1) {
+            /* someone else has it now: their turns stay theirs, ours go to a copy */
+            snprintf(c->forked_from, sizeof c->forked_from, "%s", c->id);
+            chatlog_new_id(c->id);
+            c->created = (int64_t)time(NULL);
+            if (path_of(c->id, path, sizeof path, true, err) < 0 || chatlog_lock_take(c->id, &c->lock, NULL, err) != 0)
+                return -1;
+        }
+    }
     c->updated = (int64_t)time(NULL);
     return chatlog_save_to(c, path, err);
 }
@@ -303,6 +319,8 @@ static int from_json(json_t *o, chatlog *c, ember_err *err)
     chatlog_set(&c->profile, get_str(o, "profile"));
     chatlog_set(&c->tmpl, get_str(o, "template"));
     chatlog_set(&c->system, get_str(o, "system"));
+    const char *from = get_str(o, "forked_from");
+    if (from && chatlog_id_valid(from)) snprintf(c->forked_from, sizeof c->forked_from, "%s", from);
     json_t *ms = json_object_get(o, "messages");
     if (!json_is_array(ms)) return bad(c, err, "no message list");
     size_t i;
