@@ -27,6 +27,11 @@
    Ember and is skipped rather than misread. */
 #define CHATLOG_VERSION 1
 #define CHATLOG_ID_MAX 40
+/* The largest file read or written: a listing reads every file whole (a
+   200 MB one took 6 s and 400 MB of memory on each `ember chats`, each
+   /load Tab), and no model's context holds a fraction of it.  Ember
+   refuses to write what it would not read back. */
+#define CHATLOG_MAX_BYTES (64u << 20)
 
 typedef struct chatlog_lock chatlog_lock;
 
@@ -87,8 +92,9 @@ int chatlog_save_to(const chatlog *c, const char *path, ember_err *err);
    under a new id: callers compare c->id before and after to say so. */
 int chatlog_save(chatlog *c, ember_err *err);
 
-/* Reads a file.  A corrupt file or one of a newer version is -1 with err
-   saying which; *c is then empty (chatlog_free is still safe). */
+/* Reads a file.  A corrupt file, one of a newer version, one too large,
+   anything but a regular file (a directory, a FIFO: never waited on) is
+   -1 with err saying which; *c is then empty (chatlog_free is still safe). */
 int chatlog_load(const char *path, chatlog *c, ember_err *err);
 /* Parses JSON text (the same checks). */
 int chatlog_parse(const char *text, size_t n, chatlog *c, ember_err *err);

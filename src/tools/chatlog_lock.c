@@ -81,7 +81,7 @@ int chatlog_lock_take(const char *id, chatlog_lock **out, long *holder, ember_er
     for (int attempt = 0; attempt < 20; attempt++) {
         /* O_NOFOLLOW: a planted symlink is refused, not followed to truncate
            whatever it names */
-        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
         if (fd < 0) return ember_seterr(err, "cannot lock conversation %s (%s): %s", id, path, strerror(errno));
         int r;
         while ((r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {}
@@ -96,6 +96,10 @@ int chatlog_lock_take(const char *id, chatlog_lock **out, long *holder, ember_er
             return ember_seterr(err, "cannot lock conversation %s (%s): %s", id, path, strerror(e));
         }
         struct stat a, b;
+        if (fstat(fd, &a) == 0 && !S_ISREG(a.st_mode)) {
+            close(fd);               /* a FIFO or device planted there: no lock of ours */
+            return ember_seterr(err, "cannot lock conversation %s: %s is not a regular file", id, path);
+        }
         if (fstat(fd, &a) < 0 || lstat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
             close(fd);               /* released and removed while we waited: again */
             continue;
