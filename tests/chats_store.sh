@@ -215,7 +215,7 @@ r=$?
 [ $r = 0 ] && grep -q "^$gid " "$tmp/h.out" && grep -q "^$hugeid " "$tmp/h.out" &&
     grep -q "^20200101-000000-000-types1 .* typed" "$tmp/h.out"
 ok $? "ember chats lists the good ones past every hostile file, without hanging (exit $r)"
-for w in 'trunc0.json: not valid JSON' 'binary.json: not valid JSON' 'big200.json: too large (200 MiB' \
+for w in 'trunc0.json: not valid JSON' 'binary.json: not valid JSON' 'big200.json: too large (200.0 MiB' \
     'nested.json: not valid JSON' 'types0.json: no valid creation time' 'newer0.json: format version 2.*newer Ember' \
     'dir000.json: a directory' 'dangle.json: a symbolic link to nothing' 'devzer.json: a device' \
     'symlnk.json: it holds conversation' 'fifo00.json: a FIFO'; do

@@ -282,6 +282,32 @@ int main(void)
     chatlog_free(&r);
     tap_ok(count_files(hid) == 1, "its lock file goes once released (the file alone stays)");
 
+    /* size: a file beyond the limit is refused unread (a sparse one costs
+       no disk), and Ember does not write what it would refuse to read */
+    snprintf(path, sizeof path, "%s/20200101-000000-000-bigbig.json", chats);
+    put("20200101-000000-000-bigbig.json", "{");
+    rc = truncate(path, (off_t)CHATLOG_MAX_BYTES + 1);
+    rc = rc == 0 ? chatlog_load(path, &r, &e) : 0;
+    tap_ok(rc < 0 && strstr(e.msg, "too large"), "a file over the limit is refused unread (%s)", e.msg);
+    chatlog big;
+    chatlog_init(&big);
+    char *huge = malloc(CHATLOG_MAX_BYTES + 1);
+    if (huge) {
+        memset(huge, 'x', CHATLOG_MAX_BYTES);
+        huge[CHATLOG_MAX_BYTES] = 0;
+        chatlog_add(&big, "user", huge, false, NULL);
+        free(huge);
+    }
+    rc = chatlog_save(&big, &e);
+    snprintf(path, sizeof path, "%s/%s.json", chats, big.id);
+    tap_ok(rc < 0 && strstr(e.msg, "too large") && access(path, F_OK) != 0,
+           "a conversation over the limit is not saved, and says why (%s)", e.msg);
+    chatlog_free(&big);
+    /* a FIFO named like a conversation is refused at once, not waited on */
+    snprintf(path, sizeof path, "%s/20200101-000000-000-fifo00.json", chats);
+    rc = mkfifo(path, 0600) == 0 ? chatlog_load(path, &r, &e) : 0;
+    tap_ok(rc < 0 && strstr(e.msg, "a FIFO"), "a FIFO is refused without blocking (%s)", e.msg);
+
     /* no directory at all: an empty list, not an error */
     setenv("XDG_STATE_HOME", "/nonexistent-ember-test", 1);
     n = chatlog_list(&v, warn, NULL, &e);

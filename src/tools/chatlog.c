@@ -258,8 +258,8 @@ int chatlog_save_to(const chatlog *c, const char *path, ember_err *err)
     size_t need = o ? json_dumpb(o, NULL, 0, DUMP_FLAGS) : 0;
     json_decref(o);
     if (need + 1 > CHATLOG_MAX_BYTES)
-        return ember_seterr(err, "cannot write %s: the conversation is too large (%zu MiB; at most %u MiB: "
-                                 "/new starts another)", path, need >> 20, CHATLOG_MAX_BYTES >> 20);
+        return ember_seterr(err, "cannot write %s: the conversation is too large (%.1f MiB; at most %u MiB: "
+                                 "/new starts another)", path, (double)need / (1 << 20), CHATLOG_MAX_BYTES >> 20);
     /* a conversation is the user's private data: 0600 */
     ember_file *ef = ember_file_create(path, EMBER_MODE_PRIVATE, err);
     if (!ef) return -1;
@@ -394,8 +394,8 @@ static int read_text(const char *path, char **text, size_t *len, ember_err *err)
     }
     if ((unsigned long long)st.st_size > CHATLOG_MAX_BYTES) {
         close(fd);
-        return ember_seterr(err, "%s: too large (%llu MiB; a conversation file is at most %u MiB)", path,
-                            (unsigned long long)st.st_size >> 20, CHATLOG_MAX_BYTES >> 20);
+        return ember_seterr(err, "%s: too large (%.1f MiB; a conversation file is at most %u MiB)", path,
+                            (double)st.st_size / (1 << 20), CHATLOG_MAX_BYTES >> 20);
     }
     /* the size may change under us: read to the end, up to the limit */
     size_t cap = (size_t)st.st_size + 1, n = 0;
