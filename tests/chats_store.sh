@@ -258,6 +258,9 @@ ok $? "the new turn is saved; the newer Ember's file and every unreadable entry 
     [ "$(cksum < "$chats/20991231-000000-000-newer0.json")" = "$newsum" ]
 ok $? "--resume of the newer file refuses and says why ($(tail -n 1 "$tmp/n.err"))"
 chmod 600 "$unread"
+"$EMBER_BIN" chats rm 20200101-000000-000-dangle > /dev/null 2>&1 && [ ! -L "$(h dangle)" ] &&
+    "$EMBER_BIN" chats rm 20200101-000000-000-fifo00 > /dev/null 2>&1 && [ ! -e "$(h fifo00)" ]
+ok $? "ember chats rm removes a dangling symlink or a FIFO named by its full id"
 
 # no place for the store at all
 env -u HOME -u XDG_STATE_HOME "$EMBER_BIN" chats > /dev/null 2> "$tmp/nh.err"

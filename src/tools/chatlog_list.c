@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,7 +182,8 @@ int chatlog_remove(const char *prefix, char *removed, ember_err *err)
     /* a file named exactly goes even when it no longer reads (corrupt, or
        from a newer Ember): lists skip it, so this is the way to be rid of it */
     snprintf(path, sizeof path, "%s/%s.json", dir, prefix);
-    if (chatlog_id_valid(prefix) && access(path, F_OK) == 0) {
+    struct stat st;        /* lstat: a symbolic link to nothing is removable too */
+    if (chatlog_id_valid(prefix) && lstat(path, &st) == 0) {
         snprintf(id, sizeof id, "%s", prefix);
     } else {
         if (chatlog_find(prefix, id, NULL, NULL, err) < 0) return -1;
