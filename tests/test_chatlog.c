@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -234,6 +235,78 @@ int main(void)
     tap_ok(rc == 0 && count_files("aaaaaa") == 0, "rm removes a damaged file named exactly");
     rc = chatlog_remove("nothing", id, &e);
     tap_ok(rc < 0, "rm of an unknown id fails (%s)", e.msg);
+
+    /* one writer per conversation: a conversation another process holds
+       opens as a copy under a new id, cannot be removed, and is free
+       again once that process is killed (flock dies with it) */
+    chatlog h;
+    chatlog_init(&h);
+    chatlog_add(&h, "user", "held elsewhere", false, NULL);
+    chatlog_save(&h, &e);
+    char hid[CHATLOG_ID_MAX];
+    snprintf(hid, sizeof hid, "%s", h.id);
+    chatlog_free(&h);                   /* released: the child takes it */
+    int ready[2];
+    if (pipe(ready) != 0) tap_skip_all("no pipe");
+    pid_t kid = fork();
+    if (kid == 0) {
+        chatlog k;
+        char one = chatlog_open(hid, &k, NULL, NULL, &e) == 0 && k.lock ? 'y' : 'n';
+        if (write(ready[1], &one, 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char got = 0;
+    if (read(ready[0], &got, 1) != 1) got = 0;
+    tap_ok(got == 'y', "a child process opens and locks it");
+    last_warning[0] = 0;                /* (the damaged files above warn too) */
+    rc = chatlog_open(hid, &r, warn, NULL, &e);
+    tap_ok(rc == 0 && strcmp(r.id, hid) && !strcmp(r.forked_from, hid) && r.n == 1 &&
+               strstr(last_warning, "is open in another Ember (pid"),
+           "opened while another process has it: a copy under a new id, said (%s)", last_warning);
+    chatlog_free(&r);
+    rc = chatlog_remove(hid, id, &e);
+    snprintf(path, sizeof path, "%s/%s.json", chats, hid);
+    tap_ok(rc < 0 && strstr(e.msg, "open in another Ember") && access(path, F_OK) == 0,
+           "rm refuses while another process has it (%s)", e.msg);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    last_warning[0] = 0;
+    rc = chatlog_open(hid, &r, warn, NULL, &e);
+    tap_ok(rc == 0 && !strcmp(r.id, hid) && !strstr(last_warning, "open in another") && r.lock, "once that process is killed it opens itself");
+    chatlog r2;
+    rc = chatlog_open(hid, &r2, warn, NULL, &e);
+    tap_ok(rc == 0 && !strcmp(r2.id, hid) && !strstr(last_warning, "open in another") && r2.lock == r.lock,
+           "a second open in the same process shares the lock instead of finding it busy");
+    chatlog_free(&r2);
+    chatlog_free(&r);
+    tap_ok(count_files(hid) == 1, "its lock file goes once released (the file alone stays)");
+
+    /* size: a file beyond the limit is refused unread (a sparse one costs
+       no disk), and Ember does not write what it would refuse to read */
+    snprintf(path, sizeof path, "%s/20200101-000000-000-bigbig.json", chats);
+    put("20200101-000000-000-bigbig.json", "{");
+    rc = truncate(path, (off_t)CHATLOG_MAX_BYTES + 1);
+    rc = rc == 0 ? chatlog_load(path, &r, &e) : 0;
+    tap_ok(rc < 0 && strstr(e.msg, "too large"), "a file over the limit is refused unread (%s)", e.msg);
+    chatlog big;
+    chatlog_init(&big);
+    char *huge = malloc(CHATLOG_MAX_BYTES + 1);
+    if (huge) {
+        memset(huge, 'x', CHATLOG_MAX_BYTES);
+        huge[CHATLOG_MAX_BYTES] = 0;
+        chatlog_add(&big, "user", huge, false, NULL);
+        free(huge);
+    }
+    rc = chatlog_save(&big, &e);
+    snprintf(path, sizeof path, "%s/%s.json", chats, big.id);
+    tap_ok(rc < 0 && strstr(e.msg, "too large") && access(path, F_OK) != 0,
+           "a conversation over the limit is not saved, and says why (%s)", e.msg);
+    chatlog_free(&big);
+    /* a FIFO named like a conversation is refused at once, not waited on */
+    snprintf(path, sizeof path, "%s/20200101-000000-000-fifo00.json", chats);
+    rc = mkfifo(path, 0600) == 0 ? chatlog_load(path, &r, &e) : 0;
+    tap_ok(rc < 0 && strstr(e.msg, "a FIFO"), "a FIFO is refused without blocking (%s)", e.msg);
 
     /* no directory at all: an empty list, not an error */
     setenv("XDG_STATE_HOME", "/nonexistent-ember-test", 1);

@@ -43,6 +43,8 @@ void chats_turn_done(app *a)
     if (!has_user(a)) return;         /* nothing said yet: no file */
     ember_err e = {{0}};
     if (fill(a, &a->log) < 0) ember_seterr(&e, "out of memory");
+    char was[CHATLOG_ID_MAX];
+    snprintf(was, sizeof was, "%s", a->log.id);
     if (e.msg[0] || chatlog_save(&a->log, &e) < 0) {
         if (!a->save_failed) {
             char msg[1200];
@@ -52,6 +54,12 @@ void chats_turn_done(app *a)
         a->save_failed = true;
         snprintf(a->save_err, sizeof a->save_err, "%s", e.msg);
         return;
+    }
+    if (strcmp(was, a->log.id)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "conversation %s was opened by another Ember meanwhile: this one is saved as %s",
+                 was, a->log.id);
+        app_note(a, TR_NOTICE, msg);
     }
     if (a->save_failed) app_note(a, TR_NOTICE, "the conversation is saved again");
     a->save_failed = false;
@@ -197,6 +205,31 @@ void chats_cmd_new(ui_host *h, const ui_slash *s)
 
 static void warn_note(void *ud, const char *msg) { app_note(ud, TR_NOTICE, msg); }
 
+/* /load's notes (a damaged file skipped, the conversation copied because
+   another Ember has it) are kept until it has reopened: reopening clears
+   the transcript, and the notes with it. */
+static void warn_keep(void *ud, const char *msg)
+{
+    char **notes = ud;
+    size_t had = *notes ? strlen(*notes) : 0, n = strlen(msg);
+    char *t = realloc(*notes, had + n + 2);
+    if (!t) return;
+    memcpy(t + had, msg, n);
+    memcpy(t + had + n, "\n", 2);
+    *notes = t;
+}
+
+static void show_notes(app *a, const char *notes)
+{
+    for (const char *p = notes; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        char *t = strndup(p, n);
+        if (t) app_note(a, TR_NOTICE, t);
+        free(t);
+        p += n + (p[n] == '\n');
+    }
+}
+
 void chats_cmd_load(ui_host *h, const ui_slash *s)
 {
     app *a = host_app(h);
@@ -209,13 +242,18 @@ void chats_cmd_load(ui_host *h, const ui_slash *s)
     snprintf(id, sizeof id, "%.*s", (int)s->arg_len, s->arg);
     chatlog c;
     ember_err e = {{0}};
-    if (chatlog_open(id, &c, warn_note, a, &e) < 0) {
+    char *notes = NULL;
+    if (chatlog_open(id, &c, warn_keep, &notes, &e) < 0) {
+        show_notes(a, notes);
+        free(notes);
         char msg[1200];
         snprintf(msg, sizeof msg, "/load: %s", e.msg);
         app_note(a, TR_ERROR, msg);
         return;
     }
     reopen(a, &c);
+    show_notes(a, notes);
+    free(notes);
     chatlog_free(&c);
 }
 

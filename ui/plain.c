@@ -198,6 +198,8 @@ static void save_turn(plain_chat *p, const char *user, const char *reply, bool s
     if (chatlog_add(&p->log, "user", user, false, NULL) < 0 ||
         chatlog_add(&p->log, "assistant", reply, stopped, &cs) < 0)
         ember_seterr(&e, "out of memory");
+    char was[CHATLOG_ID_MAX];
+    snprintf(was, sizeof was, "%s", p->log.id);
     if (e.msg[0] || chatlog_save(&p->log, &e) < 0) {
         if (!p->save_failed) {
             char msg[1200];
@@ -206,6 +208,12 @@ static void save_turn(plain_chat *p, const char *user, const char *reply, bool s
         }
         p->save_failed = true;
         return;
+    }
+    if (strcmp(was, p->log.id)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "conversation %s was opened by another Ember meanwhile: this one is saved as %s",
+                 was, p->log.id);
+        note(msg);
     }
     p->save_failed = false;
 }
@@ -252,13 +260,17 @@ static int adopt(plain_chat *p, ember_worker *w, chatlog *r)
     return 0;
 }
 
+/* What the store says while finding one (a damaged file skipped, a
+   conversation open elsewhere copied). */
+static void warn_note(void *ud, const char *msg) { note(msg); }
+
 static void plain_load(ui_host *h, const ui_slash *s)
 {
     char id[128];
     snprintf(id, sizeof id, "%.*s", (int)s->arg_len, s->arg);
     chatlog r;
     ember_err e = {{0}};
-    if (chatlog_open(id, &r, NULL, NULL, &e) < 0 || adopt(h->front, h->worker, &r) < 0) {
+    if (chatlog_open(id, &r, warn_note, NULL, &e) < 0 || adopt(h->front, h->worker, &r) < 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "/load: %s", e.msg[0] ? e.msg : "out of memory");
         note(msg);
@@ -280,7 +292,7 @@ static void plain_list(ui_host *h, const ui_slash *s)
 {
     plain_chat *p = h->front;
     ember_err e = {{0}};
-    char *text = chatlog_list_text(p->log.id, 20, NULL, NULL, &e);
+    char *text = chatlog_list_text(p->log.id, 20, warn_note, NULL, &e);
     note(text ? text : e.msg);
     free(text);
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ void chatlog_clear_msgs(chatlog *c)
 
 void chatlog_free(chatlog *c)
 {
+    chatlog_lock_drop(c->lock);
     chatlog_clear_msgs(c);
     free(c->msgs);
     free(c->model);
@@ -216,6 +218,7 @@ static json_t *to_json(const chatlog *c)
     set_str(o, "profile", c->profile);
     set_str(o, "template", c->tmpl);
     set_str(o, "system", c->system);
+    if (c->forked_from[0]) json_object_set_new(o, "forked_from", json_string(c->forked_from));
     json_t *ms = json_array();
     for (size_t i = 0; i < c->n; i++) {
         const chatlog_msg *m = &c->msgs[i];
@@ -237,11 +240,13 @@ static json_t *to_json(const chatlog *c)
     return o;
 }
 
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
+
 int chatlog_write(const chatlog *c, FILE *f)
 {
     json_t *o = to_json(c);
     if (!o) return -1;
-    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    int rc = json_dumpf(o, f, DUMP_FLAGS);
     json_decref(o);
     if (rc == 0 && fputc('\n', f) == EOF) rc = -1;
     return rc < 0 ? -1 : 0;
@@ -249,6 +254,12 @@ int chatlog_write(const chatlog *c, FILE *f)
 
 int chatlog_save_to(const chatlog *c, const char *path, ember_err *err)
 {
+    json_t *o = to_json(c);
+    size_t need = o ? json_dumpb(o, NULL, 0, DUMP_FLAGS) : 0;
+    json_decref(o);
+    if (need + 1 > CHATLOG_MAX_BYTES)
+        return ember_seterr(err, "cannot write %s: the conversation is too large (%.1f MiB; at most %u MiB: "
+                                 "/new starts another)", path, (double)need / (1 << 20), CHATLOG_MAX_BYTES >> 20);
     /* a conversation is the user's private data: 0600 */
     ember_file *ef = ember_file_create(path, EMBER_MODE_PRIVATE, err);
     if (!ef) return -1;
@@ -266,6 +277,20 @@ int chatlog_save(chatlog *c, ember_err *err)
 {
     char path[4200];
     if (path_of(c->id, path, sizeof path, true, err) < 0) return -1;
+    if (!c->lock) {
+        /* a new conversation (nobody else can know its id yet), or one
+           opened when its lock could not be taken */
+        int r = chatlog_lock_take(c->id, &c->lock, NULL, err);
+        if (r < 0) return -1;
+        if (r == 1) {
+            /* someone else has it now: their turns stay theirs, ours go to a copy */
+            snprintf(c->forked_from, sizeof c->forked_from, "%s", c->id);
+            chatlog_new_id(c->id);
+            c->created = (int64_t)time(NULL);
+            if (path_of(c->id, path, sizeof path, true, err) < 0 || chatlog_lock_take(c->id, &c->lock, NULL, err) != 0)
+                return -1;
+        }
+    }
     c->updated = (int64_t)time(NULL);
     return chatlog_save_to(c, path, err);
 }
@@ -303,6 +328,8 @@ static int from_json(json_t *o, chatlog *c, ember_err *err)
     chatlog_set(&c->profile, get_str(o, "profile"));
     chatlog_set(&c->tmpl, get_str(o, "template"));
     chatlog_set(&c->system, get_str(o, "system"));
+    const char *from = get_str(o, "forked_from");
+    if (from && chatlog_id_valid(from)) snprintf(c->forked_from, sizeof c->forked_from, "%s", from);
     json_t *ms = json_object_get(o, "messages");
     if (!json_is_array(ms)) return bad(c, err, "no message list");
     size_t i;
@@ -337,18 +364,86 @@ int chatlog_parse(const char *text, size_t n, chatlog *c, ember_err *err)
     return rc;
 }
 
+/* The file's text, NUL-terminated, in *text: -1 with err when it is no
+   regular file, too large or unreadable. */
+static int read_text(const char *path, char **text, size_t *len, ember_err *err)
+{
+    *text = NULL;
+    /* O_NONBLOCK: a FIFO named like a conversation must not hang a listing */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        struct stat ls;
+        if (e == ENOENT && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+            return ember_seterr(err, "%s: a symbolic link to nothing", path);
+        return ember_seterr(err, "%s: %s", path, strerror(e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return ember_seterr(err, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ember_seterr(err, "%s: %s, not a conversation file", path,
+                            S_ISDIR(st.st_mode)                             ? "a directory"
+                            : S_ISFIFO(st.st_mode)                          ? "a FIFO"
+                            : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)    ? "a device"
+                                                                            : "a socket");
+    }
+    if ((unsigned long long)st.st_size > CHATLOG_MAX_BYTES) {
+        close(fd);
+        return ember_seterr(err, "%s: too large (%.1f MiB; a conversation file is at most %u MiB)", path,
+                            (double)st.st_size / (1 << 20), CHATLOG_MAX_BYTES >> 20);
+    }
+    /* the size may change under us: read to the end, up to the limit */
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) {
+            close(fd);
+            return ember_seterr(err, "%s: out of memory", path);
+        }
+        ssize_t k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return ember_seterr(err, "%s: %s", path, strerror(e));
+        }
+        if (k == 0) break;
+        n += (size_t)k;
+        if (n > CHATLOG_MAX_BYTES) {
+            free(buf);
+            close(fd);
+            return ember_seterr(err, "%s: too large (a conversation file is at most %u MiB)", path,
+                                CHATLOG_MAX_BYTES >> 20);
+        }
+        if (n == cap) {
+            cap *= 2;
+            char *g = realloc(buf, cap + 1);
+            if (!g) free(buf);
+            buf = g;
+        }
+    }
+    close(fd);
+    buf[n] = 0;
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
 int chatlog_load(const char *path, chatlog *c, ember_err *err)
 {
     memset(c, 0, sizeof *c);
-    json_error_t je;
-    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!o) {
-        if (access(path, R_OK) != 0) return ember_seterr(err, "%s: %s", path, strerror(errno));
-        return ember_seterr(err, "%s: not valid JSON (line %d: %s)", path, je.line, je.text);
-    }
+    char *text;
+    size_t n = 0;
+    if (read_text(path, &text, &n, err) < 0) return -1;
     ember_err e = {{0}};
-    int rc = from_json(o, c, &e);
-    json_decref(o);
+    int rc = chatlog_parse(text, n, c, &e);
+    free(text);
     if (rc < 0) return ember_seterr(err, "%s: %s", path, e.msg);
     return 0;
 }

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chatlog.h"
@@ -73,6 +75,7 @@ int chatlog_list(chatlog_entry **out, chatlog_warn_fn warn, void *ud, ember_err 
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
+        chatlog_lock_sweep(de->d_name);
         if (l < 6 || strcmp(de->d_name + l - 5, ".json") || de->d_name[0] == '.') continue;
         char id[CHATLOG_ID_MAX + 8];
         snprintf(id, sizeof id, "%.*s", (int)(l - 5), de->d_name);
@@ -148,7 +151,27 @@ int chatlog_open(const char *prefix, chatlog *c, chatlog_warn_fn warn, void *ud,
     if (chatlog_find(prefix, id, warn, ud, err) < 0) return -1;
     if (chatlog_dir(dir, sizeof dir, false, err) < 0) return -1;
     snprintf(path, sizeof path, "%s/%s.json", dir, id);
-    return chatlog_load(path, c, err);
+    if (chatlog_load(path, c, err) < 0) return -1;
+    long pid = 0;
+    ember_err le = {{0}};
+    int r = chatlog_lock_take(c->id, &c->lock, &pid, &le);
+    if (r == 1) {
+        /* two writers of one file would each drop the other's turns: this
+           one goes on in a copy, and the file stays the other process's */
+        snprintf(c->forked_from, sizeof c->forked_from, "%s", c->id);
+        chatlog_new_id(c->id);
+        c->created = c->updated = (int64_t)time(NULL);
+        char by[40] = "";
+        if (pid) snprintf(by, sizeof by, " (pid %ld)", pid);
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "conversation %s is open in another Ember%s: continuing here in a copy of it, "
+                 "a new conversation %s",
+                 c->forked_from, by, c->id);
+        if (warn) warn(ud, msg);
+    }
+    /* r < 0 (a read-only directory): read without the lock; a save tries again */
+    return 0;
 }
 
 int chatlog_remove(const char *prefix, char *removed, ember_err *err)
@@ -159,13 +182,28 @@ int chatlog_remove(const char *prefix, char *removed, ember_err *err)
     /* a file named exactly goes even when it no longer reads (corrupt, or
        from a newer Ember): lists skip it, so this is the way to be rid of it */
     snprintf(path, sizeof path, "%s/%s.json", dir, prefix);
-    if (chatlog_id_valid(prefix) && access(path, F_OK) == 0) {
+    struct stat st;        /* lstat: a symbolic link to nothing is removable too */
+    if (chatlog_id_valid(prefix) && lstat(path, &st) == 0) {
         snprintf(id, sizeof id, "%s", prefix);
     } else {
         if (chatlog_find(prefix, id, NULL, NULL, err) < 0) return -1;
         snprintf(path, sizeof path, "%s/%s.json", dir, id);
     }
-    if (unlink(path) < 0) return ember_seterr(err, "cannot remove %s: %s", path, strerror(errno));
+    /* not from under a process that has it open: its next save would
+       bring it back, or it would go on believing it saved */
+    chatlog_lock *lk = NULL;
+    long pid = 0;
+    if (chatlog_lock_take(id, &lk, &pid, NULL) == 1) {
+        if (pid) return ember_seterr(err, "conversation %s is open in another Ember (pid %ld): quit it there first", id, pid);
+        return ember_seterr(err, "conversation %s is open in another Ember: quit it there first", id);
+    }
+    /* (a lock that cannot be taken at all, a read-only directory, stops nothing: unlink says why) */
+    if (unlink(path) < 0) {
+        int e = errno;
+        chatlog_lock_drop(lk);
+        return ember_seterr(err, "cannot remove %s: %s", path, strerror(e));
+    }
+    chatlog_lock_drop(lk);
     if (removed) snprintf(removed, CHATLOG_ID_MAX, "%s", id);
     return 0;
 }
