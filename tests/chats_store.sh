@@ -11,31 +11,7 @@ eval "$env_line"
 export LANG LC_ALL XDG_STATE_HOME XDG_CONFIG_HOME XDG_CACHE_HOME EMBER_FAKE_ENGINE
 chats="$tmp/state/ember/chats"
 
-# start NAME ARGS...: ember in a tmux session of its own (as ui_chats.sh)
-start() {
-    name=$1
-    shift
-    cat > "$tmp/$name.sh" <<EOF
-#!/bin/sh
-$env_line
-${extra_env:-}
-"$EMBER_BIN" $*
-echo \$? > "$tmp/$name.rc"
-echo "--- ember ended"
-sleep 60
-EOF
-    chmod +x "$tmp/$name.sh"
-    $T new-session -d -s "$name" -x 120 -y 30 "$tmp/$name.sh"
-}
-wait_until() {
-    _i=0
-    while [ $_i -lt 200 ]; do
-        "$@" && return 0
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    return 1
-}
+start_width=120   # start (tmux_lib.sh): wide enough for the fork notes
 has() { grep -q "$2" "$1" 2>/dev/null; }
 n_json() { ls "$chats" 2>/dev/null | grep -c '\.json$'; }
 # in_some PATTERN: some regular file in the chats directory holds it (not

@@ -47,6 +47,37 @@ wait_gone() {
     done
     return 1
 }
+# wait_until CMD...: polls every 0.1 s (up to 20 s) until CMD succeeds -- a
+# save follows the reply's last token on screen, and under ASan beside other
+# suites it can lag it by more than a fixed pause.
+wait_until() {
+    _i=0
+    while [ $_i -lt 200 ]; do
+        "$@" && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}
+# start NAME ARGS...: ember ARGS in a tmux session of its own, NAME, in the
+# environment $env_line (and ${extra_env:-}) sets, ${start_width:-100}
+# columns; the pane stays after ember ends (a shell would show what was
+# printed there), and the exit status lands in $tmp/NAME.rc.
+start() {
+    name=$1
+    shift
+    cat > "$tmp/$name.sh" <<EOF
+#!/bin/sh
+${env_line:-}
+${extra_env:-}
+"$EMBER_BIN" $*
+echo \$? > "$tmp/$name.rc"
+echo "--- ember ended"
+sleep 60
+EOF
+    chmod +x "$tmp/$name.sh"
+    $T new-session -d -s "$name" -x "${start_width:-100}" -y 30 "$tmp/$name.sh"
+}
 # synth_tiny: a tiny random model at $tmp/tiny.gguf (SKIPs all without it).
 synth_tiny() {
     "$EMBER_BIN" synth -o "$tmp/tiny.gguf" --like tiny -q >/dev/null 2>&1 ||

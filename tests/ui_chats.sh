@@ -13,37 +13,7 @@ eval "$env_line"
 export LANG LC_ALL XDG_STATE_HOME XDG_CONFIG_HOME XDG_CACHE_HOME EMBER_FAKE_ENGINE
 chats="$tmp/state/ember/chats"
 
-# start NAME ARGS...: ember in a tmux session of its own; the pane stays
-# after ember ends (a shell would show what was printed there), and the
-# exit status lands in $tmp/NAME.rc
-start() {
-    name=$1
-    shift
-    cat > "$tmp/$name.sh" <<EOF
-#!/bin/sh
-$env_line
-${extra_env:-}
-"$EMBER_BIN" $*
-echo \$? > "$tmp/$name.rc"
-echo "--- ember ended"
-sleep 60
-EOF
-    chmod +x "$tmp/$name.sh"
-    $T new-session -d -s "$name" -x 100 -y 30 "$tmp/$name.sh"
-}
 turns_of() { grep -c '"role": "assistant"' "$1" 2>/dev/null; }
-# wait_until CMD...: wait (up to 20 s) until CMD succeeds -- a save
-# follows the reply's last token on screen, and under ASan beside other
-# suites it can lag it by more than a fixed pause
-wait_until() {
-    _i=0
-    while [ $_i -lt 200 ]; do
-        "$@" && return 0
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    return 1
-}
 has_turns() { [ "$(turns_of "$1")" = "$2" ]; }
 wait_turns() { wait_until has_turns "$@"; }
 has_files() { [ "$(ls "$chats" 2>/dev/null | wc -l)" = "$1" ]; }

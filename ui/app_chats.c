@@ -205,20 +205,9 @@ void chats_cmd_new(ui_host *h, const ui_slash *s)
 
 static void warn_note(void *ud, const char *msg) { app_note(ud, TR_NOTICE, msg); }
 
-/* /load's notes (a damaged file skipped, the conversation copied because
-   another Ember has it) are kept until it has reopened: reopening clears
-   the transcript, and the notes with it. */
-static void warn_keep(void *ud, const char *msg)
-{
-    char **notes = ud;
-    size_t had = *notes ? strlen(*notes) : 0, n = strlen(msg);
-    char *t = realloc(*notes, had + n + 2);
-    if (!t) return;
-    memcpy(t + had, msg, n);
-    memcpy(t + had + n, "\n", 2);
-    *notes = t;
-}
-
+/* /load's notes (chatlog_warn_collect: a damaged file skipped, the
+   conversation copied because another Ember has it), shown once it has
+   reopened: reopening clears the transcript, and the notes with it. */
 static void show_notes(app *a, const char *notes)
 {
     for (const char *p = notes; p && *p;) {
@@ -243,7 +232,7 @@ void chats_cmd_load(ui_host *h, const ui_slash *s)
     chatlog c;
     ember_err e = {{0}};
     char *notes = NULL;
-    if (chatlog_open(id, &c, warn_keep, &notes, &e) < 0) {
+    if (chatlog_open(id, &c, chatlog_warn_collect, &notes, &e) < 0) {
         show_notes(a, notes);
         free(notes);
         char msg[1200];

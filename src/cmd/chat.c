@@ -268,20 +268,10 @@ static int attach_inputs(ui_config *cfg, const char *const *files, int n, bool o
     return 0;
 }
 
-/* -c's notes (a damaged file skipped, so that an older conversation is
-   the one reopened), one a line, for the front end: the full-screen chat
-   shows them in its transcript, where stderr would be hidden behind it. */
-static void warn_keep(void *ud, const char *msg)
-{
-    char **notes = ud;
-    size_t had = *notes ? strlen(*notes) : 0, n = strlen(msg);
-    char *t = realloc(*notes, had + n + 2);
-    if (!t) return;
-    memcpy(t + had, msg, n);
-    memcpy(t + had + n, "\n", 2);
-    *notes = t;
-}
-
+/* -c's notes (chatlog_warn_collect: a damaged file skipped, the
+   conversation copied because another Ember has it), for the front end:
+   the full-screen chat shows them in its transcript, where stderr would be
+   hidden behind it; plain mode prints them. */
 static void notes_to_stderr(const char *notes)
 {
     for (const char *p = notes; p && *p;) {
@@ -298,7 +288,7 @@ static int resume_from(const char *opt, const char *id, chatlog *saved, const ch
                        const char **profile_name, const char **system, char **owned, char **notes)
 {
     ember_err e = {{0}};
-    if (chatlog_open(id, saved, warn_keep, notes, &e) < 0) {
+    if (chatlog_open(id, saved, chatlog_warn_collect, notes, &e) < 0) {
         notes_to_stderr(*notes);
         fprintf(stderr, "ember: %s: %s\n", opt, e.msg);
         return -1;

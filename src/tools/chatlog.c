@@ -13,6 +13,17 @@
 
 #include "chatlog.h"
 
+void chatlog_warn_collect(void *ud, const char *msg)
+{
+    char **notes = ud;
+    size_t had = *notes ? strlen(*notes) : 0, n = strlen(msg);
+    char *t = realloc(*notes, had + n + 2);
+    if (!t) return;
+    memcpy(t + had, msg, n);
+    memcpy(t + had + n, "\n", 2);
+    *notes = t;
+}
+
 static char *dup_or_null(const char *s) { return s && *s ? strdup(s) : NULL; }
 
 void chatlog_set(char **field, const char *value)

@@ -110,6 +110,10 @@ typedef struct chatlog_entry {
 
 /* Called for each file that is skipped (corrupt, newer version). */
 typedef void (*chatlog_warn_fn)(void *ud, const char *msg);
+/* A chatlog_warn_fn that keeps the notes for later, one a line, in the
+   malloc'd string *(char **)ud (NULL to start; the caller frees it): the
+   chat shows them once it has reopened, which clears the screen. */
+void chatlog_warn_collect(void *ud, const char *msg);
 
 /* Every readable conversation, oldest first by id; *out malloc'd.  Count,
    or -1 with err (no directory is 0 conversations, not an error). */
