@@ -55,6 +55,7 @@ static const vcase cases[] = {
     {"gemma2-2b", "gemma2", "gemma2 (26 layers): window 5 on even layers, scores capped at 1, logits at 2", 26, 0},
     {"gemma2-27b", "gemma2", "gemma2 (46 layers, the 27B): Q scaled by n_embd / n_head, not the head dim", 46, 0},
     {"smollm3-nope", "smollm3", "smollm3 (8 layers): layers 3 and 7 attend without rope", 8, 0},
+    {"ernie-hd32", "ernie4_5", "ernie4_5 (dense): heads of 32 over a 64-wide model, rope base 500000", 0, 0},
     {"granite-mult", "granite", "granite: embedding x4, scores x0.1, logits / 3 (residual_scale 1)", 0, 0},
 };
 
@@ -101,7 +102,8 @@ static int write_model(const vcase *c, const char *path)
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
-    const int hd = qwen || g2 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const bool ernie = !strcmp(a, "ernie4_5");
+    const int hd = qwen || g2 || ernie ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -116,7 +118,7 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
-    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 ? 1e6f : 10000.0f);   /* gemma4: its sliding layers too */
+    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 ? 1e6f : !strcmp(a, "ernie4_5") ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
     if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
     if (qwen) {
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
@@ -128,6 +130,10 @@ static int write_model(const vcase *c, const char *path)
     if (phi) {
         if (c->window >= 0) gguf_w_u32(w, KEY("attention.sliding_window"), c->window ? (uint32_t)c->window : 6);
         gguf_w_f32(w, KEY("rope.scaling.attn_factor"), 1.25f);
+    }
+    if (ernie) {
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
     }
     if (!strcmp(a, "granite")) {
         gguf_w_f32(w, KEY("embedding_scale"), 4.0f);

@@ -15,6 +15,9 @@ static const ember_arch_desc archs[] = {
        embeddings, each branch before its residual add, the scores (in
        place of 1/sqrt(head_dim)), and the logits (divided) */
     {"granite", ARCH_MULTIPLIERS, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
+    /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
+       file (Q/K/V biases where the file has them) */
+    {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
     /* SmolLM3: the llama layout, every 4th layer without rope (NoPE) */
     {"smollm3", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 4},
     /* text-only Gemma 3: every 6th layer global; local layers use rope
