@@ -24,6 +24,7 @@ typedef struct {
     int head_count_kv, experts;
     bool kv_array_short;         /* head_count_kv as a per-layer array of the wrong length */
     const char *rope_scaling;    /* rope.scaling.type, when given */
+    bool extra_bias;             /* an attn_output.bias, which no graph of Ember's reads */
 } variant;
 
 static void vec(gguf_writer *w, const char *name, int n, float val)
@@ -82,6 +83,7 @@ static const char *write_model(const variant *v, const char *path)
     mat(w, "blk.0.ffn_gate.weight", E, FF, 6);
     mat(w, "blk.0.ffn_up.weight", E, FF, 7);
     if (!v->no_down) mat(w, "blk.0.ffn_down.weight", FF, E, 8);
+    if (v->extra_bias) vec(w, "blk.0.attn_output.bias", E, 0.5f);
     ember_err err;
     int rc = gguf_writer_save(w, path, &err);
     gguf_writer_free(w);
@@ -189,6 +191,21 @@ int main(void)
     expect_open_error("gemma3 without its sliding window", &v, "gemma3.attention.sliding_window", path);
     v = (variant){.rope_scaling = "llama3"};
     expect_open_error("a rope scaling type the reference does not know", &v, "rope.scaling.type = 'llama3'", path);
+
+    /* a tensor the graph does not read: the model opens, and says so */
+    {
+        v = (variant){.extra_bias = true};
+        ember_err e = {{0}};
+        ember_model *m = write_model(&v, path) ? ember_model_open(path, NULL, &e) : NULL;
+        const char *wn = m ? ember_model_warnings(m) : "";
+        tap_ok(m && strstr(wn, "1 tensor of the file is not read by Ember's llama graph (the first: "
+                               "blk.0.attn_output.bias)"),
+               "an attn_output.bias no graph reads: a warning naming it (%s%s)", m ? wn : "open failed: ", e.msg);
+        ember_model_free(m);
+        m = write_model(&ok, path) ? ember_model_open(path, NULL, &e) : NULL;
+        tap_ok(m && !strstr(ember_model_warnings(m), "not read by"), "... and none for a file it reads whole");
+        ember_model_free(m);
+    }
 
     ember_err err = {{0}};
     ember_model_info info;

@@ -277,6 +277,7 @@ static const gguf_tensor *tensor(ember_model *m, const char *name, int64_t ne0, 
         if (required) *rc = ember_seterr(err, "tensor '%s' is missing", name);
         return NULL;
     }
+    if (m->used) m->used[t - m->f->tensors] = 1;
     bool ok = ne1 ? (t->n_dims == 2 && t->ne[0] == ne0 && t->ne[1] == ne1)
                   : (t->n_dims == 1 && t->ne[0] == ne0);
     if (!ok) {
@@ -495,8 +496,31 @@ static int bind_layers(ember_model *m, ember_err *err)
     return rc;
 }
 
+/* A tensor the file carries and the architecture's graph never reads (a
+   bias or norm Ember's row of arch.c has no place for) means the output
+   may not be the model's: one warning line, for inspect and the plan.
+   (The reference refuses such files outright; Ember runs them and says.) */
+static void note_unused(ember_model *m)
+{
+    if (!m->used) return;
+    uint64_t n = 0, first = 0;
+    for (uint64_t i = 0; i < m->f->n_tensors; i++)
+        if (!m->used[i] && n++ == 0) first = i;
+    free(m->used);
+    m->used = NULL;
+    if (!n) return;
+    size_t l = strlen(m->warnings);
+    if (l + 1 < sizeof m->warnings)
+        snprintf(m->warnings + l, sizeof m->warnings - l,
+                 "%llu tensor%s of the file %s not read by Ember's %s graph (the first: %.64s): "
+                 "the output may differ from the model's own\n",
+                 (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "is" : "are", m->info.arch,
+                 m->f->tensors[first].name_z);
+}
+
 static int bind_model(ember_model *m, ember_err *err)
 {
+    m->used = calloc(m->f->n_tensors ? m->f->n_tensors : 1, 1);   /* NULL: no note, nothing else lost */
     const ember_model_info *I = &m->info;
     int rc = 0;
     bind_weight(m, &m->tok_embd, "token_embd.weight", I->n_embd, I->n_vocab, 0, err, &rc);
@@ -548,6 +572,7 @@ static int bind_model(ember_model *m, ember_err *err)
         bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
     if (ember_plan_weight(m, &m->output, false, err) || ember_plan_finish(m, err)) return -1;
+    note_unused(m);
     return 0;
 }
 
@@ -563,6 +588,7 @@ void ember_model_pack_cache_wait(ember_model *m) { ember_pack_cache_wait(m); }
 void ember_model_free(ember_model *m)
 {
     if (!m) return;
+    free(m->used);   /* a load that failed part way */
     ember_pack_cache_wait(m);    /* the writer reads the arenas freed below */
     ember_pack_cache_close(m);   /* before free_weight: tiles in the mapping are no arena */
     if (m->layers) {

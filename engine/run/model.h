@@ -105,6 +105,7 @@ struct ember_model {
     ember_tokenizer *tok;
     char tok_error[512];        /* why tok is NULL */
     char warnings[1024];        /* accepted metadata oddities, one per line */
+    uint8_t *used;              /* while loading: which of the file's tensors the graph reads */
     char *chat_template;
     ember_plan plan;
     ember_isa isa;
