@@ -51,6 +51,7 @@ int cli_getopt_error(const char *cmd, char **argv, const struct option *longopts
             return cli_usage_error(cmd, "option '%.*s' takes no value", len, el);
         return cli_usage_error(cmd, "unknown option '-%c'", optopt);
     }
+    if (!lng) return cli_usage_error(cmd, "unknown option '%s'", el ? el : "?");   /* not expected of getopt */
     /* an abbreviation that fits several long options names them */
     char cand[160] = "";
     size_t n = 0;
