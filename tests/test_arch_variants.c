@@ -8,8 +8,8 @@
    K projection and with no rope.freq_base_swa, and gemma2 (soft-capped
    scores and logits, caps small enough to bend every row; the 27B's
    query scale by n_embd / n_head; the reference knows gemma2 only at
-   26, 42 and 46 layers), smollm3's layers without rope, and granite's
-   multipliers.  The reference scales granite's residual stream where the
+   26, 42 and 46 layers), smollm3's layers without rope, granite's
+   multipliers, and mistral3's YaRN keys and attention temperature.  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -57,6 +57,8 @@ static const vcase cases[] = {
     {"smollm3-nope", "smollm3", "smollm3 (8 layers): layers 3 and 7 attend without rope", 8, 0},
     {"ernie-hd32", "ernie4_5", "ernie4_5 (dense): heads of 32 over a 64-wide model, rope base 500000", 0, 0},
     {"granite-mult", "granite", "granite: embedding x4, scores x0.1, logits / 3 (residual_scale 1)", 0, 0},
+    {"mistral3-temp", "mistral3",
+     "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
 };
 
 static unsigned seed;
@@ -102,8 +104,8 @@ static int write_model(const vcase *c, const char *path)
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
-    const bool ernie = !strcmp(a, "ernie4_5");
-    const int hd = qwen || g2 || ernie ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const bool ernie = !strcmp(a, "ernie4_5"), mi3 = !strcmp(a, "mistral3");
+    const int hd = qwen || g2 || ernie || mi3 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -118,7 +120,7 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
-    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 ? 1e6f : !strcmp(a, "ernie4_5") ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
+    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
     if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
     if (qwen) {
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
@@ -130,6 +132,18 @@ static int write_model(const vcase *c, const char *path)
     if (phi) {
         if (c->window >= 0) gguf_w_u32(w, KEY("attention.sliding_window"), c->window ? (uint32_t)c->window : 6);
         gguf_w_f32(w, KEY("rope.scaling.attn_factor"), 1.25f);
+    }
+    if (mi3) {
+        /* the betas move YaRN's ramp to pairs 1..2 (0..1 by default) */
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+        gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
+        gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
+        gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 8);
+        gguf_w_f32(w, KEY("rope.scaling.yarn_beta_fast"), 0.5f);
+        gguf_w_f32(w, KEY("rope.scaling.yarn_beta_slow"), 0.25f);
+        gguf_w_f32(w, KEY("rope.scaling.yarn_log_multiplier"), 0.5f);
+        gguf_w_f32(w, KEY("attention.temperature_scale"), 0.5f);
     }
     if (ernie) {
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);

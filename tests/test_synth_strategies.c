@@ -227,6 +227,8 @@ int main(int argc, char **argv)
         {"tiny-gemma4", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0}, 50, 0.97},
         {"tiny-gemma4", "Q8_0", {EMBER_Q8_0}, 50, 0.99},
         {"tiny-phi3", "Q4_K_M", {EMBER_Q4_K}, 9, 0},
+        /* mistral3: heads of 96 over 64 = 256 / 4, YaRN x16 */
+        {"tiny-mistral3", "Q8_0", {EMBER_Q8_0}, 15, 0},
         /* IQ4_XS projections, the output matrix in Q6_K */
         {"tiny", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 15, 0},
         {"tiny-gemma3", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 50, 0},

@@ -8,38 +8,44 @@
 #include "arch.h"
 
 static const ember_arch_desc archs[] = {
-    {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
-    {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
-    {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
+    {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* IBM Granite 3: the llama layout with four multipliers from the file:
        embeddings, each branch before its residual add, the scores (in
        place of 1/sqrt(head_dim)), and the logits (divided) */
-    {"granite", ARCH_MULTIPLIERS, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
+    {"granite", ARCH_MULTIPLIERS, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
-    {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0},
+    {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* SmolLM3: the llama layout, every 4th layer without rope (NoPE) */
-    {"smollm3", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 4},
+    {"smollm3", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 4, 0},
+    /* Ministral 3 (text): the llama layout with the file's head dim, YaRN
+       with its betas and log multiplier, and the attention temperature
+       past the original context (0.1 when the file has none, as the
+       reference) */
+    {"mistral3", ARCH_FREE_HEAD_DIM | ARCH_YARN_KEYS, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0,
+     0.1f},
     /* text-only Gemma 3: every 6th layer global; local layers use rope
        base 10000 and no rope scaling whatever the file says (the reference
        hard-codes the pattern and both) */
     {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE,
-     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0, 62, 0, 0},
+     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0, 62, 0, 0, 0},
     /* Gemma 2: every other layer slides (the even ones), one rope for all;
        no Q/K norms; scores soft-capped at 50 and logits at 30 unless the
        file says otherwise; 27B (46 layers) scales Q by n_embd / n_head */
     {"gemma2", ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA, ROPE_NEOX, FFN_GEGLU_TANH,
-     ATT_SCALE_Q_27B, 2, 0, 30.0f, 46, 50.0f, 0},
+     ATT_SCALE_Q_27B, 2, 0, 30.0f, 46, 50.0f, 0, 0},
     /* Phi-3 / 3.5 / 4-mini: the file's sliding window masks every layer
        (Phi-3-mini-4k's 2047 in a 4096 context), with the global rope */
     {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL, ROPE_NEOX, FFN_SWIGLU,
-     ATT_SCALE_Q, 0, 0, 0, 0, 0, 0},
+     ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
     /* dense Gemma 4 (E2B/E4B, 31B): the layer pattern, head dims, KV heads
        and FFN widths come from per-layer keys; Q/K norms do the scaling;
        the reference soft-caps the logits at 30 when the file says nothing */
     {"gemma4", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA |
      ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE | ARCH_V_FROM_K,
-     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0, 0, 30.0f, 0, 0, 0},
+     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0, 0, 30.0f, 0, 0, 0, 0},
 };
 
 const ember_arch_desc *ember_arch_find(const char *name)

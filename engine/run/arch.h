@@ -33,6 +33,7 @@ enum {
     ARCH_SWA_ALL = 1 << 13,        /* with a sliding window, every layer slides (phi3) */
     ARCH_V_FROM_K = 1 << 14,       /* a layer without attn_v takes V from its K projection (gemma4 31B) */
     ARCH_MULTIPLIERS = 1 << 15,    /* the file's embedding, residual, attention and logit scales (granite) */
+    ARCH_YARN_KEYS = 1 << 16,      /* rope.scaling.yarn_{beta_fast,beta_slow,log_multiplier} from the file (mistral3) */
 };
 
 typedef struct {
@@ -59,6 +60,10 @@ typedef struct {
     /* Layers l with (l + 1) % nope_period == 0 attend without rope (0:
        none; smollm3: every 4th) */
     int nope_period;
+    /* Llama-4-style attention temperature (mistral3): Q times
+       1 + t * ln(floor((pos + 1) / n_ctx_orig) + 1) after rope, t being
+       attention.temperature_scale, this when the file has none (0: none) */
+    float attn_temp;
 } ember_arch_desc;
 
 /* The architecture named NAME, or NULL. */

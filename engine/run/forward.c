@@ -653,6 +653,12 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         ember_ref_rope(q, nh, hd, a->rt->cfg.n_rot, cs, sn, neox);
         if (qscale)
             for (int i = 0; i < HQ; i++) q[i] *= m->q_scale;
+        if (m->attn_temp != 0) {
+            /* in float, as the reference computes its scale input */
+            const float f = logf(floorf(((float)pos + 1.0f) / (float)m->n_ctx_orig) + 1.0f) * m->attn_temp + 1.0f;
+            if (f != 1.0f)
+                for (int i = 0; i < HQ; i++) q[i] *= f;
+        }
         if (!own_kv) continue;
         float *v = s->v + (size_t)t * HK;
         if (!L->wv.t && !L->wqkv.t) memcpy(v, k, (size_t)HK * sizeof *v);   /* V = K's projection, before its norm */

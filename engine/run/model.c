@@ -47,7 +47,7 @@ static int opt_u(meta *m, const char *suffix, int64_t lo, int64_t hi, int *out, 
     return req_u(m, suffix, lo, hi, out);
 }
 
-static int opt_f(meta *m, const char *suffix, float *out, float dflt, bool required)
+static int opt_f_min(meta *m, const char *suffix, float *out, float dflt, bool required, bool zero_ok)
 {
     char key[128];
     snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
@@ -58,9 +58,21 @@ static int opt_f(meta *m, const char *suffix, float *out, float dflt, bool requi
         return 0;
     }
     if (!gguf_get_f64(m->f, key, &v)) return ember_seterr(m->err, "metadata key '%s' is not a number", key);
-    if (!(v > 0) || v > 1e12) return ember_seterr(m->err, "metadata key '%s' = %g is not a positive number", key, v);
+    if (!(v > 0 || (zero_ok && v == 0)) || v > 1e12)
+        return ember_seterr(m->err, "metadata key '%s' = %g is not a %s number", key, v, zero_ok ? "non-negative" : "positive");
     *out = (float)v;
     return 0;
+}
+
+static int opt_f(meta *m, const char *suffix, float *out, float dflt, bool required)
+{
+    return opt_f_min(m, suffix, out, dflt, required, false);
+}
+
+/* a number where 0 means "off" (a temperature, a multiplier) */
+static int opt_f0(meta *m, const char *suffix, float *out, float dflt)
+{
+    return opt_f_min(m, suffix, out, dflt, false, true);
 }
 
 /* A per-layer value: the key holds one number for every layer, or an array
@@ -127,6 +139,20 @@ static int rope_scaling(meta *mt, ember_model *m)
     m->rope_freq_scale_swa = 1.0f / factor;
     m->rope_freq_scale = none ? 1.0f : 1.0f / factor;
     m->rope_ext_factor = yarn ? 1.0f : 0.0f;
+    m->yarn_beta_fast = 32.0f;   /* the reference's defaults */
+    m->yarn_beta_slow = 1.0f;
+    if (m->arch->flags & ARCH_YARN_KEYS) {
+        float log_mul = 0;
+        if (opt_f(mt, "rope.scaling.yarn_beta_fast", &m->yarn_beta_fast, 32.0f, false) ||
+            opt_f(mt, "rope.scaling.yarn_beta_slow", &m->yarn_beta_slow, 1.0f, false) ||
+            opt_f0(mt, "rope.scaling.yarn_log_multiplier", &log_mul, 0))
+            return -1;
+        /* DeepSeek's mscale over mscale_all_dims (1 and the multiplier), as
+           the reference derives its attention factor from them: a ratio
+           on cos and sin, under the ramp's own 1 + 0.1 ln(factor) */
+        if (log_mul != 0 && factor > 1.0f)
+            m->rope_attn_factor *= (0.1f * logf(factor) + 1.0f) / (0.1f * log_mul * logf(factor) + 1.0f);
+    }
     return 0;
 }
 
@@ -243,6 +269,8 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         if (opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
             opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false) || rope_scaling(&mt, m))
+            return -1;
+        if (arch->attn_temp && opt_f0(&mt, "attention.temperature_scale", &m->attn_temp, arch->attn_temp))
             return -1;
         switch (arch->att_scale) {
         case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;
@@ -372,9 +400,8 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
     /* NoPE layers: no pair rotates (a table of zero dims, a no-op rope) */
     if (a->nope_period && (int)(L - m->layers + 1) % a->nope_period == 0) L->rope.n_rot = 0;
     if (L->rope.ext_factor != 0 && L->rope.n_rot) {
-        const float beta_fast = 32.0f, beta_slow = 1.0f;   /* the reference's defaults */
-        float lo = floorf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, beta_fast, L->rope.base));
-        float hi = ceilf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, beta_slow, L->rope.base));
+        float lo = floorf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, m->yarn_beta_fast, L->rope.base));
+        float hi = ceilf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, m->yarn_beta_slow, L->rope.base));
         L->rope.corr_lo = lo > 0 ? lo : 0;
         L->rope.corr_hi = hi < (float)(L->rope.n_rot - 1) ? hi : (float)(L->rope.n_rot - 1);
     }

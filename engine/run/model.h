@@ -83,6 +83,8 @@ struct ember_model {
     float rope_freq_scale;      /* 1 / rope.scaling.factor where the scaling type applies it */
     float rope_freq_scale_swa;  /* the same for sliding layers whose rope is not hard-coded */
     float rope_ext_factor;      /* 1 for rope.scaling.type yarn, else 0 */
+    float yarn_beta_fast, yarn_beta_slow;   /* YaRN's ramp ends (ARCH_YARN_KEYS: the file's) */
+    float attn_temp;            /* arch.h's attention temperature (0: none) */
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */

@@ -54,6 +54,10 @@ static const shape shapes[] = {
        head dims 64 / 128, window 8, per-layer inputs of 32 */
     {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
      3, 64, 3, 512, 32},
+    /* mistral3 at tiny size: heads of 96 over a 256-wide model, Ministral
+       3's YaRN and temperature keys */
+    {"tiny-mistral3", "mistral3", 256, 2, 4, 2, 512, 0, 2048, 1000000.0, 1e-5, true, false, false, 96, 0, 0, false, false,
+     0, 0, 0, 0, 0},
     /* heads of 48 dims: not whole Q8_0 blocks (a q8_0 KV cache refuses them) */
     {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
     /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
@@ -75,6 +79,9 @@ static const shape shapes[] = {
        untied output, vocabulary of 32064 */
     {"phi-3.5-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000.0, 1e-5, false, false, false, 0, 0, 262144,
      false, true, 0, 0, 0, 0, 0},
+    /* Ministral 3 3B (text): heads of 128 over 3072 / 32, YaRN x16 from 16k */
+    {"ministral-3-3b", "mistral3", 3072, 26, 32, 8, 9216, 131072, 262144, 1000000.0, 1e-5, true, false, false, 128, 0, 0,
+     false, false, 0, 0, 0, 0, 0},
     {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0},
 };
 
@@ -494,6 +501,15 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
     if (!strcmp(sh->arch, "gemma2")) {   /* as the converter writes them */
         gguf_w_f32(w, AK("attn_logit_softcapping"), 50.0f);
         gguf_w_f32(w, AK("final_logit_softcapping"), 30.0f);
+    }
+    if (!strcmp(sh->arch, "mistral3")) {   /* Ministral 3's config, as the converter writes it */
+        gguf_w_str(w, AK("rope.scaling.type"), "yarn");
+        gguf_w_f32(w, AK("rope.scaling.factor"), 16.0f);
+        gguf_w_u32(w, AK("rope.scaling.original_context_length"), 16384);
+        gguf_w_f32(w, AK("rope.scaling.yarn_beta_fast"), 32.0f);
+        gguf_w_f32(w, AK("rope.scaling.yarn_beta_slow"), 1.0f);
+        gguf_w_f32(w, AK("rope.scaling.yarn_log_multiplier"), 1.0f);
+        gguf_w_f32(w, AK("attention.temperature_scale"), 0.1f);
     }
     if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
