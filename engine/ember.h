@@ -81,6 +81,7 @@ typedef struct ember_model_info {
     char arch[32];
     char name[128];
     int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;
+    int n_expert, n_expert_used;   /* mixture of experts: experts a layer has, and runs a token (0: dense) */
     int n_ctx_train;
     uint64_t n_params;
     int dominant_dtype;            /* dtype holding most weight bytes */

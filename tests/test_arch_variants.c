@@ -57,6 +57,7 @@ static const vcase cases[] = {
     {"smollm3-nope", "smollm3", "smollm3 (8 layers): layers 3 and 7 attend without rope", 8, 0},
     {"ernie-hd32", "ernie4_5", "ernie4_5 (dense): heads of 32 over a 64-wide model, rope base 500000", 0, 0},
     {"granite-mult", "granite", "granite: embedding x4, scores x0.1, logits / 3 (residual_scale 1)", 0, 0},
+    {"qwen3moe-8x3", "qwen3moe", "qwen3moe: 8 experts of 40 rows, 3 chosen a token and renormalised, F32 router", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
 };
@@ -86,6 +87,17 @@ static void mat(gguf_writer *w, const char *name, int in, int out)
     free(d);
 }
 
+/* n experts' matrices of `in` x `out` in F16, one 3-D tensor */
+static void mat3(gguf_writer *w, const char *name, int in, int out, int n)
+{
+    const size_t cnt = (size_t)in * out * n;
+    uint16_t *d = malloc(cnt * sizeof *d);
+    for (size_t i = 0; i < cnt; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
+    int64_t ne[3] = {in, out, n};
+    gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)cnt * 2);
+    free(d);
+}
+
 /* a vector of n around mean (norm weights), or all equal to mean (spread 0) */
 static void vec(gguf_writer *w, const char *name, int n, float mean, float spread)
 {
@@ -101,7 +113,8 @@ static int write_model(const vcase *c, const char *path)
     gguf_writer *w = gguf_writer_new();
     const char *a = c->arch;
     char k[128], t[96];
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool moe = !strcmp(a, "qwen3moe");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || moe, g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5"), mi3 = !strcmp(a, "mistral3");
@@ -122,12 +135,19 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
     if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
-    if (qwen) {
-        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
-        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+    if (moe) {
+        gguf_w_u32(w, KEY("expert_count"), 8);
+        gguf_w_u32(w, KEY("expert_used_count"), 3);
+        gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+    }
+    if (qwen && !moe) {
         gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
         gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
         gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 32);
+    }
+    if (qwen) {
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
     }
     if (phi) {
         if (c->window >= 0) gguf_w_u32(w, KEY("attention.sliding_window"), c->window ? (uint32_t)c->window : 6);
@@ -192,11 +212,26 @@ static int write_model(const vcase *c, const char *path)
             mat(w, T("attn_q.weight", l), E, H * d);
             mat(w, T("attn_k.weight", l), E, HKV * d);
             if (!(g4 && !swa_layer[l])) mat(w, T("attn_v.weight", l), E, HKV * d);   /* 31B: full layers have none */
-            mat(w, T("ffn_gate.weight", l), E, FF);
-            mat(w, T("ffn_up.weight", l), E, FF);
+            if (!moe) {
+                mat(w, T("ffn_gate.weight", l), E, FF);
+                mat(w, T("ffn_up.weight", l), E, FF);
+            }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        mat(w, T("ffn_down.weight", l), FF, E);
+        if (moe) {
+            /* the router in F32, as converters keep it, wide enough apart
+               that no two experts tie */
+            float *r = malloc((size_t)E * 8 * sizeof *r);
+            for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+            int64_t ne[2] = {E, 8};
+            gguf_w_tensor(w, T("ffn_gate_inp.weight", l), EMBER_F32, 2, ne, r, (uint64_t)E * 8 * 4);
+            free(r);
+            mat3(w, T("ffn_gate_exps.weight", l), E, 40, 8);
+            mat3(w, T("ffn_up_exps.weight", l), E, 40, 8);
+            mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
+        } else {
+            mat(w, T("ffn_down.weight", l), FF, E);
+        }
         if (qwen || g4) {
             /* gemma4 does not scale the scores: norms of d^-1/4 keep them near 1 */
             const float qk = g4 ? 1.0f / sqrtf(sqrtf((float)d)) : 1.0f;

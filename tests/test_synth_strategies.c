@@ -112,11 +112,13 @@ static float *run_packed(const char *model, int V)
     po.threads = 2;
     ember_model *m = ember_model_open(model, &po, &err);
     /* "every": each Q8_0 matrix the plan runs through a kernel (Gemma 4's
-       per-layer input projections too) is packed, unless it has a bias */
+       per-layer input projections too) is packed, unless it has a bias or
+       is an MoE layer's experts (plan.h: never packed) */
     const ember_plan *p = m ? ember_model_plan(m) : NULL;
     for (int i = 0; p && i < p->n; i++) {
         const ember_plan_entry *e = &p->e[i];
-        if (e->kernel[0] && e->dtype == EMBER_Q8_0 && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias")) {
+        if (e->kernel[0] && e->dtype == EMBER_Q8_0 && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias") &&
+            !strstr(e->name, "_exps.")) {
             tap_diag("packed %s: %s stays %s (%s)", model, e->name, ember_rep_name(e->rep), e->reason);
             ember_model_free(m);
             return NULL;
@@ -229,6 +231,10 @@ int main(int argc, char **argv)
         {"tiny-phi3", "Q4_K_M", {EMBER_Q4_K}, 9, 0},
         /* mistral3: heads of 96 over 64 = 256 / 4, YaRN x16 */
         {"tiny-mistral3", "Q8_0", {EMBER_Q8_0}, 15, 0},
+        /* qwen3moe: per layer an F32 router and three 3-D expert tensors
+           (8 experts, 2 a token) beside the attention */
+        {"tiny-qwen3moe", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 17, 0},
+        {"tiny-qwen3moe", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K, EMBER_F32}, 17, 0},
         /* IQ4_XS projections, the output matrix in Q6_K */
         {"tiny", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 15, 0},
         {"tiny-gemma3", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 50, 0},

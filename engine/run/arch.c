@@ -11,6 +11,11 @@ static const ember_arch_desc archs[] = {
     {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* Qwen3 MoE (Qwen3-30B-A3B, ...): qwen3's attention; each FFN routes a
+       token to expert_used_count of expert_count experts (softmax, top-k,
+       the k weights renormalised to sum 1) */
+    {"qwen3moe", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_MOE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0,
+     0},
     /* IBM Granite 3: the llama layout with four multipliers from the file:
        embeddings, each branch before its residual add, the scores (in
        place of 1/sqrt(head_dim)), and the logits (divided) */

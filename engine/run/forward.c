@@ -721,6 +721,8 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     residual(s, n, L->post_attn_norm, NULL);
 }
 
+static void moe_ffn(ember_session *s, int l, int n, const float *scale);
+
 /* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed
    x, then s->x *= *scale when given. */
 static void ffn(ember_session *s, int l, int n, const float *scale)
@@ -728,6 +730,10 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
     const int F = L->n_ff;
+    if (L->moe) {
+        moe_ffn(s, l, n, scale);
+        return;
+    }
     norm_rows(s, s->xn, s->x, L->ffn_norm, n);
     act_dirty(s);
     /* a fused gate/up: the gate half copied out (the down projection reads
@@ -748,6 +754,112 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
     for_tokens(s, n, glu_tokens, &ga);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
+    residual(s, n, L->post_ffn_norm, scale);
+}
+
+/* ---- mixture of experts (model.h, ember_moe) ------------------------------ */
+
+/* Each token's experts from its router scores: softmax over the experts
+   (the reference's exp and sums), the k largest probabilities in
+   descending order (ties to the lower expert), their weights divided by
+   their sum. */
+static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ctx;
+    (void)ith;
+    const ember_model *m = s->m;
+    const int NE = m->info.n_expert, K = m->info.n_expert_used;
+    float p[EMBER_MAX_EXPERTS + 16];   /* padded for the 16-wide exp */
+    for (int t = t0; t < t1; t++) {
+        const float *lg = s->moe_logits + (size_t)t * NE;
+        float mx = -INFINITY;
+        for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
+        const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
+        for (int e = 0; e < NE; e++) p[e] *= inv;
+        int *sel = s->moe_sel + (size_t)t * K;
+        float *w = s->moe_w + (size_t)t * K;
+        double sum = 0;
+        for (int j = 0; j < K; j++) {
+            int best = -1;
+            for (int e = 0; e < NE; e++) {
+                if (best >= 0 && !(p[e] > p[best])) continue;
+                bool taken = false;
+                for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
+                if (!taken) best = e;
+            }
+            sel[j] = best;
+            w[j] = p[best];
+            sum += (double)w[j];
+        }
+        const float fs = (float)sum;
+        for (int j = 0; j < K; j++) w[j] /= fs;
+    }
+}
+
+/* The branch of tokens [t0, t1) into s->xn: each slot's expert output
+   times its weight, the products added in slot order. */
+static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ctx;
+    (void)ith;
+    const int E = s->m->info.n_embd, K = s->m->info.n_expert_used;
+    for (int t = t0; t < t1; t++) {
+        float *y = s->xn + (size_t)t * E;
+        for (int j = 0; j < K; j++) {
+            const float w = s->moe_w[(size_t)t * K + j];
+            const float *o = s->moe_out + (size_t)s->moe_place[(size_t)t * K + j] * E;
+            if (j == 0)
+                for (int i = 0; i < E; i++) y[i] = o[i] * w;
+            else
+                for (int i = 0; i < E; i++) {
+                    const float v = o[i] * w;   /* rounded, then added: the reference's mul, then add */
+                    y[i] += v;
+                }
+        }
+    }
+}
+
+/* The FFN block of an MoE layer: the router, then each expert once over
+   the rows of the tokens that chose it (gathered), its outputs into the
+   grouped rows of s->moe_out, then the weighted sum into the residual. */
+static void moe_ffn(ember_session *s, int l, int n, const float *scale)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const ember_moe *moe = L->moe;
+    const int E = m->info.n_embd, F = L->n_ff, NE = m->info.n_expert, K = m->info.n_expert_used;
+    norm_rows(s, s->xn, s->x, L->ffn_norm, n);
+    act_dirty(s);
+    matmul(s, &moe->router, s->moe_logits, s->xn, n);
+    for_tokens(s, n, route_tokens, NULL);
+    /* (token, slot) pairs grouped by expert, in token order within one */
+    int *first = s->moe_first;
+    memset(first, 0, (size_t)(NE + 1) * sizeof *first);
+    for (int i = 0; i < n * K; i++) first[s->moe_sel[i] + 1]++;
+    for (int e = 0; e < NE; e++) first[e + 1] += first[e];
+    for (int i = 0; i < n * K; i++) {
+        const int p = first[s->moe_sel[i]]++;
+        s->moe_pair[p] = i;
+        s->moe_place[i] = p;
+    }
+    for (int e = NE; e > 0; e--) first[e] = first[e - 1];
+    first[0] = 0;
+    for (int e = 0; e < NE; e++) {
+        const int p0 = first[e], cnt = first[e + 1] - p0;
+        if (!cnt) continue;
+        for (int i = 0; i < cnt; i++)
+            memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
+        act_dirty(s);   /* moe_x holds another expert's rows than last time */
+        const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
+        float *gy[2] = {s->g, s->u};
+        matmul_n(s, gu, gy, 2, s->moe_x, cnt);
+        glu_args ga = {s->g, s->u, F, (size_t)F, ffn_act[m->arch->act]};
+        for_tokens(s, cnt, glu_tokens, &ga);
+        act_dirty(s);
+        matmul(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
+    }
+    for_tokens(s, n, moe_sum_tokens, NULL);
+    act_dirty(s);
     residual(s, n, L->post_ffn_norm, scale);
 }
 

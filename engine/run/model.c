@@ -202,8 +202,13 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     int64_t experts;
     char ek[128];
     snprintf(ek, sizeof ek, "%s.expert_count", info->arch);
-    if (gguf_get_i64(f, ek, &experts) && experts > 0)
-        return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported, only dense ones",
+    if (arch->flags & ARCH_MOE) {
+        if (req_u(&mt, "expert_count", 1, EMBER_MAX_EXPERTS, &info->n_expert) ||
+            req_u(&mt, "expert_used_count", 1, info->n_expert, &info->n_expert_used))
+            return -1;
+    } else if (gguf_get_i64(f, ek, &experts) && experts > 0)
+        return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
+                            "architecture (the MoE one Ember runs: qwen3moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -433,6 +438,61 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
     return 0;
 }
 
+/* The n experts of one 3-D tensor [in, rows, n] as n matrices of rows x
+   in, each a view of its slab of the file's rows. */
+static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                        ember_err *err)
+{
+    const gguf_tensor *t = gguf_find_tensor(m->f, name);
+    if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
+    if (m->used) m->used[t - m->f->tensors] = 1;
+    if (t->n_dims != 3 || t->ne[0] != in || t->ne[1] != rows || t->ne[2] != n)
+        return ember_seterr(err, "tensor '%s' has shape [%lld, %lld, %lld] (%u dims), expected [%lld, %lld, %d]", name,
+                            (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], t->n_dims, (long long)in,
+                            (long long)rows, n);
+    ember_weight *ws = calloc((size_t)n, sizeof *ws);
+    if (!ws) return ember_seterr(err, "out of memory");
+    *out = ws;
+    const size_t rb = ember_row_bytes(t->type, in);
+    for (int e = 0; e < n; e++)
+        ws[e] = (ember_weight){.t = t, .dtype = t->type, .in = in, .out = rows,
+                               .data = t->data + (size_t)e * (size_t)rows * rb, .row_bytes = rb};
+    return ember_plan_experts(m, ws, n, err);
+}
+
+/* Layer l's mixture of experts (model.h, ember_moe): the router, then
+   the experts' gate, up and down slabs of L->n_ff rows. */
+static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    const int64_t E = m->info.n_embd, F = L->n_ff;
+    const int n = m->info.n_expert;
+    char nm[96];
+    int rc = 0;
+    if (!(L->moe = calloc(1, sizeof *L->moe))) return ember_seterr(err, "out of memory");
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.weight", l);
+    bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
+    if (!rc) rc = ember_plan_weight(m, &L->moe->router, false, err);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
+    if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, err);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
+    if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, err);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.weight", l);
+    if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, err);
+    return rc;
+}
+
+static void free_moe(ember_moe *moe, int n)
+{
+    if (!moe) return;
+    free(moe->router.f32);
+    ember_weight *sets[3] = {moe->gate, moe->up, moe->down};
+    for (int i = 0; i < 3; i++) {
+        for (int e = 0; sets[i] && e < n; e++) free(sets[i][e].f32);
+        free(sets[i]);
+    }
+    free(moe);
+}
+
 static int bind_layers(ember_model *m, ember_err *err)
 {
     const ember_model_info *I = &m->info;
@@ -447,6 +507,8 @@ static int bind_layers(ember_model *m, ember_err *err)
         meta mt = {m->f, m->arch->name, err};
         rc = layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
         if (!rc) rc = layer_u(&mt, "attention.head_count_kv", l, I->n_layer, 1, 4096, &L->n_head_kv, I->n_head, false);
+        /* an MoE layer's FFN width is its experts' */
+        if (!rc && I->n_expert) rc = req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
         if (!rc) rc = layer_swa(m, l, &L->swa, err);
         L->head_dim = I->head_dim;
         if (!rc && L->swa && opt_u(&mt, "attention.key_length_swa", 2, 1 << 14, &L->head_dim, I->head_dim)) rc = -1;
@@ -480,13 +542,15 @@ static int bind_layers(ember_model *m, ember_err *err)
                 bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
         if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
-        if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
+        if (!rc && I->n_expert) {
+            rc = bind_moe(m, L, l, err);
+        } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
             bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
         } else if (!rc) {
             bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, F, EMBER_PROJ_GATE, err, &rc);
             if (!rc) bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
         }
-        if (!rc) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
+        if (!rc && !L->moe) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
         if (!rc && !L->wqkv.t && own_kv) {
             L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
@@ -627,6 +691,7 @@ void ember_model_free(ember_model *m)
             ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
                                   &L->pl_gate, &L->pl_proj};
             for (int i = 0; i < 11; i++) free_weight(ws[i]);
+            free_moe(L->moe, m->info.n_expert);
         }
         free(m->layers);
     }

@@ -51,6 +51,18 @@ typedef struct ember_weight {
     int plan_index;
 } ember_weight;
 
+/* The most experts a layer may have (a bound on the router's row) */
+#define EMBER_MAX_EXPERTS 4096
+
+/* A mixture-of-experts FFN (ARCH_MOE): the router scores every expert for
+   a token; the n_used best run, each a gated FFN whose three matrices are
+   one slab of a 3-D tensor [in, out, n_expert] (ffn_{gate,up,down}_exps),
+   and their outputs are summed by the renormalised router weights. */
+typedef struct {
+    ember_weight router;        /* ffn_gate_inp: n_embd -> n_expert */
+    ember_weight *gate, *up, *down;   /* n_expert views each, one block */
+} ember_moe;
+
 typedef struct {
     float *attn_norm, *ffn_norm;
     float *bq, *bk, *bv;        /* qwen2 biases (NULL otherwise) */
@@ -66,6 +78,7 @@ typedef struct {
     ember_weight pl_gate, pl_proj;
     float *pl_post_norm;
     float *out_scale;           /* layer_output_scale: the residual stream times this, or NULL */
+    ember_moe *moe;             /* the FFN's experts (gate, up, down unbound), or NULL: dense */
 } ember_layer;
 
 struct ember_model {

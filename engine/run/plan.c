@@ -149,6 +149,42 @@ int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err 
     return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
 }
 
+int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
+{
+    const ember_plan_opts *o = &m->opts;
+    const ember_weight *w0 = &ws[0];
+    char reason[160];
+    snprintf(reason, sizeof reason, "%d experts%s", n,
+             o->strategy == EMBER_STRATEGY_PACKED ? ": experts are not packed (a token reads few of them)" : "");
+    const ember_kernel *k = NULL;
+    bool eager = o->strategy == EMBER_STRATEGY_EAGER;
+    if (!eager && !(k = ember_kernel_for_matrix(w0->dtype, m->isa, w0->out, false))) {
+        if (!o->allow_fallback)
+            return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",
+                                w0->t->name_z, ember_dtype_name(w0->dtype));
+        snprintf(reason, sizeof reason, "%d experts; dtype %s has no native kernel: eager fallback", n,
+                 ember_dtype_name(w0->dtype));
+        eager = true;
+    }
+    for (int i = 0; i < n; i++) {
+        ember_weight *w = &ws[i];
+        if (eager) {
+            if (make_eager(w, err)) return -1;
+            w->one = w->many = (ember_wview){w->kern, w->f32, (size_t)w->in * sizeof(float)};
+        } else {
+            w->kern = k;
+            w->rep = EMBER_REP_COMPRESSED;
+            w->one = w->many = (ember_wview){k, w->data, w->row_bytes};
+        }
+    }
+    const ember_kernel *kr = ws[0].kern;
+    uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n : w0->t->nbytes;
+    int idx = ember_plan_add(m, w0->t, eager ? EMBER_REP_EAGER_F32 : EMBER_REP_COMPRESSED, kr->name,
+                             ember_isa_name(kr->isa), bytes, reason);
+    for (int i = 0; i < n; i++) ws[i].plan_index = idx;
+    return idx < 0 ? ember_seterr(err, "out of memory") : 0;
+}
+
 int ember_plan_finish(ember_model *m, ember_err *err)
 {
     const ember_model_info *I = &m->info;

@@ -97,6 +97,17 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->u = resident(B * F * 4, &ok);
     if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
         s->fused = resident(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
+    if (I->n_expert) {
+        const size_t NE = (size_t)I->n_expert, K = (size_t)I->n_expert_used;
+        s->moe_logits = resident(B * NE * 4, &ok);
+        s->moe_w = resident(B * K * 4, &ok);
+        s->moe_sel = resident(B * K * sizeof(int), &ok);
+        s->moe_pair = resident(B * K * sizeof(int), &ok);
+        s->moe_place = resident(B * K * sizeof(int), &ok);
+        s->moe_first = resident((NE + 1) * sizeof(int), &ok);
+        s->moe_x = resident(B * E * 4, &ok);
+        s->moe_out = resident(B * K * E * 4, &ok);
+    }
     if (m->n_pl) {
         s->pl = resident(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
         s->plg = resident(B * (size_t)m->n_pl * 4, &ok);
@@ -155,6 +166,8 @@ void ember_session_free(ember_session *s)
     for (int i = 0; i < EMBER_ROPE_TABLES; i++) free(s->rope_tab[i].cs), free(s->rope_tab[i].sn);
     for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);
     free(s->scratch); free(s->all_logits);
+    free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
+    free(s->moe_x); free(s->moe_out);
     free(s);
 }
 

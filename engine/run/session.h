@@ -53,6 +53,13 @@ struct ember_session {
     float *pl, *plg;            /* per-layer inputs [token][layer][n_pl] and their gated rows (gemma4) */
     float *pl_row;              /* one per_layer_token_embd row per pool thread */
     float *all_logits;          /* ubatch rows, only for eval */
+    /* mixture of experts (forward.c, moe_ffn): router scores [token][expert];
+       each token's chosen experts and weights [token][slot]; the (token,
+       slot) pairs grouped by expert (moe_pair, moe_first[n_expert + 1])
+       and each pair's place there (moe_place); an expert's gathered input
+       rows; the experts' output rows in the grouped order */
+    float *moe_logits, *moe_w, *moe_x, *moe_out;
+    int *moe_sel, *moe_pair, *moe_place, *moe_first;
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */

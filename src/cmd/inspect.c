@@ -199,6 +199,12 @@ static void print_text(const summary *s, bool tensors, bool meta)
     printf("%-18s", "heads / KV heads:");
     if (h) printf("%" PRIu64, v); else fputs("?", stdout);
     if (hk) printf(" / %" PRIu64 "\n", v2); else fputs(" / ?\n", stdout);
+    if (arch_u64(s, "expert_count", &v) && v) {   /* a mixture of experts */
+        printf("%-18s%" PRIu64, "experts:", v);
+        if (arch_u64(s, "expert_used_count", &v2)) printf(", %" PRIu64 " a token", v2);
+        if (arch_u64(s, "expert_feed_forward_length", &v2)) printf(", FFN %" PRIu64 " each", v2);
+        putchar('\n');
+    }
     text_field_u64("vocab size:", s, NULL);
     gguf_str tm, tp;
     printf("%-18s", "tokenizer:");

@@ -29,60 +29,70 @@ typedef struct {
        others head_dim_swa); the last g4_shared layers share KV and have an
        FFN of g4_ff_shared; per-layer inputs of g4_pl */
     int g4_period, head_dim_swa, g4_shared, g4_ff_shared, g4_pl;
+    /* mixture of experts (qwen3moe): experts a layer has, runs a token,
+       and their FFN width (0: dense) */
+    int n_expert, n_expert_used, n_ff_exp;
 } shape;
 
 static const shape shapes[] = {
     /* n_vocab 0: shrink to the vocabulary in use */
     /* tiny is untied: a random tied embedding makes the model repeat its
        input token, and tests get to cover output.weight */
-    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* rows of 384 and 1088 are not whole K-quant super-blocks: the
        reference's per-tensor fallbacks (Q5_1, IQ4_NL, Q5_0, Q8_0) at tiny size */
-    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* gemma3 at tiny size: 7 layers (6 sliding, 1 global), window 8, head
        dim 128 != n_embd / n_head */
     /* gemma2 at tiny size: 4 layers alternating sliding (window 8) and global */
     {"tiny-gemma2", "gemma2", 256, 4, 2, 1, 512, 0, 2048, 10000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0,
-     0, 0, 0},
-    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0},
+     0, 0, 0, 0, 0, 0},
+    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* the same with a window of 160: wider than a chunk of keys (64 rows of
        128 dims), so a block of prompt tokens shares whole chunks inside
        every token's window (forward.c, att_tokens) */
     {"tiny-gemma3-w160", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 160, true,
-     false, 0, 0, 0, 0, 0},
+     false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* gemma4 at tiny size: 6 layers [S,S,F] x 2, the last 3 sharing KV,
        head dims 64 / 128, window 8, per-layer inputs of 32 */
     {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
-     3, 64, 3, 512, 32},
+     3, 64, 3, 512, 32, 0, 0, 0},
     /* mistral3 at tiny size: heads of 96 over a 256-wide model, Ministral
        3's YaRN and temperature keys */
     {"tiny-mistral3", "mistral3", 256, 2, 4, 2, 512, 0, 2048, 1000000.0, 1e-5, true, false, false, 96, 0, 0, false, false,
-     0, 0, 0, 0, 0},
+     0, 0, 0, 0, 0, 0, 0, 0},
     /* heads of 48 dims: not whole Q8_0 blocks (a q8_0 KV cache refuses them) */
-    {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
     /* the phi shapes carry sliding_window 262144, as the converter writes
        Phi-3.5/4-mini (the reference refuses a phi3 file without it) */
-    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 262144, false, true, 0, 0, 0, 0, 0},
-    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
-    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0},
+    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* Gemma 2 2B: even layers slide (window 4096), soft-capped scores and
        logits, no Q/K norms */
     {"gemma-2-2b", "gemma2", 2304, 26, 8, 4, 9216, 256000, 8192, 10000.0, 1e-6, true, false, false, 256, 0, 4096, true,
-     false, 0, 0, 0, 0, 0},
-    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0},
+     false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0, 0, 0, 0},
     /* a small dense Gemma 4 after the E2B layout (per-layer inputs, KV
        sharing, wider global heads); sizes approximate the published model */
     {"gemma-4-e2b", "gemma4", 1536, 35, 8, 1, 6144, 262144, 32768, 1000000.0, 1e-6, true, false, false, 512, 0, 512,
-     true, false, 5, 256, 20, 12288, 256},
+     true, false, 5, 256, 20, 12288, 256, 0, 0, 0},
     /* Phi-3.5-mini: 32 heads of 96 dims (not whole 64-wide steps), no GQA,
        untied output, vocabulary of 32064 */
     {"phi-3.5-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000.0, 1e-5, false, false, false, 0, 0, 262144,
-     false, true, 0, 0, 0, 0, 0},
+     false, true, 0, 0, 0, 0, 0, 0, 0, 0},
+    /* Qwen3 MoE at tiny size: 8 experts of 256, 2 a token */
+    {"tiny-qwen3moe", "qwen3moe", 256, 2, 4, 2, 512, 0, 2048, 1000000.0, 1e-6, false, false, false, 0, 0, 0, false, false,
+     0, 0, 0, 0, 0, 8, 2, 256},
+    /* Qwen3-30B-A3B: 128 experts of 768, 8 a token; heads of 128 over
+       2048 / 32; untied */
+    {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 151936, 40960, 1000000.0, 1e-6, false, false, false, 128, 0, 0,
+     false, false, 0, 0, 0, 0, 0, 128, 8, 768},
     /* Ministral 3 3B (text): heads of 128 over 3072 / 32, YaRN x16 from 16k */
     {"ministral-3-3b", "mistral3", 3072, 26, 32, 8, 9216, 131072, 262144, 1000000.0, 1e-5, true, false, false, 128, 0, 0,
-     false, false, 0, 0, 0, 0, 0},
-    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0},
+     false, false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 typedef struct {
@@ -104,7 +114,7 @@ typedef struct {
     struct synth_ctx *sc;
     char name[64];
     int dtype, n_dims;
-    int64_t ne[2];
+    int64_t ne[3];
     gen_kind kind;
     float std;
     uint64_t key;                /* PRNG stream of this tensor */
@@ -329,11 +339,23 @@ static int add(tlist *l, synth_ctx *sc, const char *name, int dtype, int64_t ne0
     g->dtype = dtype;
     g->ne[0] = ne0;
     g->ne[1] = ne1;
+    g->ne[2] = 1;
     g->n_dims = ne1 > 0 ? 2 : 1;
     g->kind = kind;
     g->std = std;
     g->key = hash_name(name) ^ (sc->seed * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
     if (ne0 > sc->max_ne0) sc->max_ne0 = ne0;
+    return 0;
+}
+
+/* n matrices of ne0 x ne1 in one 3-D tensor (an MoE layer's experts):
+   rows are numbered through all of them */
+static int add3(tlist *l, synth_ctx *sc, const char *name, int dtype, int64_t ne0, int64_t ne1, int64_t n, float std,
+                ember_err *err)
+{
+    if (add(l, sc, name, dtype, ne0, ne1, GEN_NORMAL, std, err)) return -1;
+    l->t[l->n - 1].ne[2] = n;
+    l->t[l->n - 1].n_dims = 3;
     return 0;
 }
 
@@ -430,6 +452,8 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             {"ffn_up.weight", R_OTHER, E, sh->n_ff * (sh->phi ? 2 : 1), GEN_NORMAL, std},
             {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std},
             {"post_ffw_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            /* MoE: the router, kept in F32 as the reference's quantizer does */
+            {"ffn_gate_inp.weight", R_OTHER, E, sh->n_expert, GEN_NORMAL, std},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             const char *n = parts[p].n;
@@ -439,13 +463,29 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             bool fused = !strcmp(n, "attn_qkv.weight"), split = !strncmp(n, "attn_q.", 7) ||
                          !strncmp(n, "attn_k.", 7) || !strncmp(n, "attn_v.", 7) || !strcmp(n, "ffn_gate.weight");
             if ((fused && !sh->phi) || (split && sh->phi)) continue;
-            if (!sh->gemma && (strstr(n, "_norm.") && strncmp(n, "attn_norm", 9) && strncmp(n, "ffn_norm", 8))) continue;
+            /* MoE layers: a router and experts (below) in place of the FFN */
+            const bool dense_ffn = !strncmp(n, "ffn_gate.", 9) || !strncmp(n, "ffn_up.", 7) || !strncmp(n, "ffn_down.", 9);
+            if ((sh->n_expert && dense_ffn) || (!sh->n_expert && !strncmp(n, "ffn_gate_inp", 12))) continue;
+            const bool qk_norm = !strncmp(n, "attn_q_norm", 11) || !strncmp(n, "attn_k_norm", 11);
+            if (sh->n_expert && qk_norm) {   /* qwen3moe: Q/K norms, no post norms */
+            } else if (!sh->gemma && (strstr(n, "_norm.") && strncmp(n, "attn_norm", 9) && strncmp(n, "ffn_norm", 8)))
+                continue;
             /* Gemma 2 has the post norms but no Q/K norms */
             if (!strcmp(sh->arch, "gemma2") && (!strncmp(n, "attn_q_norm", 11) || !strncmp(n, "attn_k_norm", 11)))
                 continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, tied, gqa, parts[p].in) : EMBER_F32;
+            int dt = parts[p].out && !strstr(n, "gate_inp") ? pick_dtype(fdt, parts[p].r, i, L, tied, gqa, parts[p].in)
+                                                             : EMBER_F32;
             if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+        if (sh->n_expert) {
+            const int F = sh->n_ff_exp, X = sh->n_expert;
+            snprintf(name, sizeof name, "blk.%d.ffn_gate_exps.weight", i);
+            if (add3(l, sc, name, pick_dtype(fdt, R_OTHER, i, L, tied, gqa, E), E, F, X, std, err)) return -1;
+            snprintf(name, sizeof name, "blk.%d.ffn_up_exps.weight", i);
+            if (add3(l, sc, name, pick_dtype(fdt, R_OTHER, i, L, tied, gqa, E), E, F, X, std, err)) return -1;
+            snprintf(name, sizeof name, "blk.%d.ffn_down_exps.weight", i);
+            if (add3(l, sc, name, pick_dtype(fdt, R_FFN_DOWN, i, L, tied, gqa, F), F, E, X, res_std, err)) return -1;
         }
     }
     if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
@@ -501,6 +541,11 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
     if (!strcmp(sh->arch, "gemma2")) {   /* as the converter writes them */
         gguf_w_f32(w, AK("attn_logit_softcapping"), 50.0f);
         gguf_w_f32(w, AK("final_logit_softcapping"), 30.0f);
+    }
+    if (sh->n_expert) {
+        gguf_w_u32(w, AK("expert_count"), (uint32_t)sh->n_expert);
+        gguf_w_u32(w, AK("expert_used_count"), (uint32_t)sh->n_expert_used);
+        gguf_w_u32(w, AK("expert_feed_forward_length"), (uint32_t)sh->n_ff_exp);
     }
     if (!strcmp(sh->arch, "mistral3")) {   /* Ministral 3's config, as the converter writes it */
         gguf_w_str(w, AK("rope.scaling.type"), "yarn");
@@ -615,8 +660,8 @@ int synth_write(const synth_opts *o, ember_err *err)
     }
     for (int i = 0; i < l.n; i++) {
         tgen *g = &l.t[i];
-        int64_t ne[2] = {g->ne[0], g->ne[1]};
-        uint64_t rows = g->n_dims == 2 ? (uint64_t)g->ne[1] : 1;
+        int64_t ne[3] = {g->ne[0], g->ne[1], g->ne[2]};
+        uint64_t rows = g->n_dims >= 2 ? (uint64_t)g->ne[1] * (uint64_t)g->ne[2] : 1;
         gguf_w_tensor_cb(w, g->name, g->dtype, g->n_dims, ne, ember_row_bytes(g->dtype, g->ne[0]) * rows,
                          fill_rows, g);
     }
