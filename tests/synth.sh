@@ -116,6 +116,27 @@ rc=$?
 ok $? "--untied on a gemma-4 shape: refused, no file"
 
 V=$SHARED/fixtures/tokenizers/llama-spm.gguf
+# a mixture of experts: 3-D expert tensors in the file's mix (the last
+# layer's ffn_down_exps Q6_K, as ffn_down), the router F32, and inspect's
+# expert line and keys, which a dense file does not get
+if "$BIN" synth -q -o "$T/moe.gguf" --like tiny-qwen3moe --dtype Q4_K_M 2>"$T/err"; then
+    "$BIN" inspect --tensors "$T/moe.gguf" >"$T/t" 2>&1
+    grep -q "^  blk.0.ffn_gate_exps.weight *Q4_K *256 x 256 x 8 " "$T/t" &&
+        grep -q "^  blk.1.ffn_down_exps.weight *Q6_K *256 x 256 x 8 " "$T/t" &&
+        grep -q "^  blk.1.ffn_gate_inp.weight *F32 *256 x 8 " "$T/t" && ! grep -q "ffn_gate.weight\|ffn_down.weight" "$T/t"
+    ok $? "tiny-qwen3moe Q4_K_M: experts as 3-D tensors in the Q4_K_M mix, F32 router, no dense FFN"
+    "$BIN" inspect "$T/moe.gguf" 2>&1 | grep -q "^experts: *8, 2 a token, FFN 256 each$"
+    ok $? "inspect names a mixture's experts"
+    "$BIN" inspect --json "$T/moe.gguf" >"$T/j" 2>&1
+    grep -q '"expert_count": 8,' "$T/j" && grep -q '"expert_used_count": 2,' "$T/j" &&
+        ! "$BIN" inspect --json "$T/m-Q8_0.gguf" 2>&1 | grep -q expert && ! "$BIN" inspect "$T/m-Q8_0.gguf" 2>&1 | grep -q "^experts:"
+    ok $? "inspect --json: expert_count and expert_used_count for the mixture, nothing for a dense file"
+    "$BIN" run -m "$T/moe.gguf" -p "hello" -n 4 >"$T/out" 2>"$T/err"
+    ok $? "run generates from the mixture ($(head -c 200 "$T/err" | tr '\n' ' '))"
+else
+    ok 1 "synth tiny-qwen3moe: $(head -c 200 "$T/err")"
+fi
+
 if [ -n "$SHARED" ] && [ -f "$V" ]; then
     "$BIN" synth -q -o "$T/v.gguf" --like tiny --vocab "$V" --dtype Q8_0 &&
         "$BIN" inspect --json --tensors "$T/v.gguf" >"$T/j" &&

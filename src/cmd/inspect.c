@@ -308,6 +308,11 @@ static int print_json(const summary *s, bool tensors, bool meta)
     json_opt_u64(&j, "block_count", s, "block_count");
     json_opt_u64(&j, "head_count", s, "attention.head_count");
     json_opt_u64(&j, "head_count_kv", s, "attention.head_count_kv");
+    if (arch_u64(s, "expert_count", &v)) {   /* only a mixture of experts has them */
+        json_opt_u64(&j, "expert_count", s, "expert_count");
+        json_opt_u64(&j, "expert_used_count", s, "expert_used_count");
+        json_opt_u64(&j, "expert_feed_forward_length", s, "expert_feed_forward_length");
+    }
     json_opt_u64(&j, "vocab_size", s, NULL);
     json_opt_str(&j, s, "tokenizer_model", "tokenizer.ggml.model");
     json_opt_str(&j, s, "tokenizer_pre", "tokenizer.ggml.pre");
