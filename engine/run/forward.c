@@ -30,8 +30,12 @@ typedef struct {
     int tile0, tiles;            /* this item's 16-row tiles in the job's sequence */
 } mm_item;
 
+/* the most products one job runs: three sharing an input (Q, K, V), or
+   an MoE token's gate and up products of up to 16 experts */
+#define MM_ITEMS 32
+
 typedef struct {
-    mm_item it[3];
+    mm_item it[MM_ITEMS];
     int n_items, nt, total;
     atomic_int next;             /* next unclaimed tile */
 } mm_job;
@@ -819,6 +823,56 @@ static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, in
     }
 }
 
+/* One token's MoE FFN after routing, in two jobs on the pool instead of
+   three per expert: every chosen expert's gate and up products (one
+   quantized input), then every down product, each on its own expert's
+   activated row (the K rows quantized together). */
+static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
+{
+    const ember_model *m = s->m;
+    const int K = m->info.n_expert_used;
+    const int *sel = s->moe_sel;
+    mm_job j;
+    memset(&j, 0, sizeof j);
+    j.nt = 1;
+    for (int k = 0; k < 2 * K; k++) {
+        const ember_weight *w = k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
+        mm_item *it = &j.it[j.n_items++];
+        it->w = w;
+        it->v = &w->one;
+        it->y = (k < K ? s->g : s->u) + (size_t)(k % K) * F;
+        it->xq = prep_act(s, it->v->kern, w->in, s->xn, 1, &it->xq_stride);
+        it->tile0 = j.total;
+        it->tiles = (int)((w->out + 15) / 16);
+        j.total += it->tiles;
+    }
+    atomic_init(&j.next, 0);
+    ember_pool_run(s->pool, mm_run, &j);
+    for (int k = 0; k < K; k++) ffn_act[m->arch->act](s->g + (size_t)k * F, s->u + (size_t)k * F, F);
+    act_dirty(s);
+    memset(&j, 0, sizeof j);
+    j.nt = 1;
+    size_t stride;
+    /* the K rows of g as K tokens: one quantization, row k for expert k
+       (the down slabs of a layer share one dtype, so one activation type) */
+    const uint8_t *xq = prep_act(s, moe->down[sel[0]].one.kern, F, s->g, K, &stride);
+    for (int k = 0; k < K; k++) {
+        const ember_weight *w = &moe->down[sel[k]];
+        mm_item *it = &j.it[j.n_items++];
+        it->w = w;
+        it->v = &w->one;
+        it->y = s->moe_out + (size_t)s->moe_place[k] * m->info.n_embd;
+        it->xq = xq + (size_t)k * stride;
+        it->xq_stride = stride;
+        it->tile0 = j.total;
+        it->tiles = (int)((w->out + 15) / 16);
+        j.total += it->tiles;
+    }
+    atomic_init(&j.next, 0);
+    ember_pool_run(s->pool, mm_run, &j);
+    act_dirty(s);
+}
+
 /* The FFN block of an MoE layer: the router, then each expert once over
    the rows of the tokens that chose it (gathered), its outputs into the
    grouped rows of s->moe_out, then the weighted sum into the residual. */
@@ -844,6 +898,13 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
     }
     for (int e = NE; e > 0; e--) first[e] = first[e - 1];
     first[0] = 0;
+    if (n == 1 && 2 * K <= MM_ITEMS) {
+        moe_one_token(s, moe, F);
+        for_tokens(s, n, moe_sum_tokens, NULL);
+        act_dirty(s);
+        residual(s, n, L->post_ffn_norm, scale);
+        return;
+    }
     for (int e = 0; e < NE; e++) {
         const int p0 = first[e], cnt = first[e + 1] - p0;
         if (!cnt) continue;

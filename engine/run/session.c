@@ -93,8 +93,11 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->k = resident(B * kv_dim * 4, &ok);
     s->v = resident(B * kv_dim * 4, &ok);
     s->att = resident(B * HQ * 4, &ok);
-    s->g = resident(B * F * 4, &ok);
-    s->u = resident(B * F * 4, &ok);
+    /* rows of the FFN's activations: a pass's tokens, or one token's
+       experts (forward.c, moe_one_token), whichever is more */
+    const size_t BF = (size_t)I->n_expert_used > B ? (size_t)I->n_expert_used : B;
+    s->g = resident(BF * F * 4, &ok);
+    s->u = resident(BF * F * 4, &ok);
     if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
         s->fused = resident(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
     if (I->n_expert) {
@@ -125,7 +128,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int i = 0; i < EMBER_ACT_TYPES; i++) {
         int64_t blk = act_types[i] == EMBER_Q8_K ? 256 : 32;
         s->act[i].type = act_types[i];
-        s->act[i].buf = resident(B * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
+        s->act[i].buf = resident(BF * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
     }
     /* per thread, for the q heads of one KV head: scores, lane
        accumulators, the queries as fp16 or q8_0 (forward.c, att_run) */
