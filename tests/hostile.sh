@@ -160,7 +160,8 @@ if command -v python3 >/dev/null 2>&1; then
         [ $r -eq 0 ] && grep -q "^warning: .*$want" "$tmp/o"; ok $? "$name: inspect shows it on one line" || show $r "$tmp/o"
     done
     # accepted as the reference does, with one line of warning
-    for c in "fewer-tokens:have no text" "dup-token:repeats an earlier token" "dead-merge:missing from the vocabulary"; do
+    for c in "fewer-tokens:have no text" "dup-token:repeats an earlier token" "dead-merge:missing from the vocabulary" \
+             "dup-esc:repeats an earlier token"; do
         name=${c%%:*} want=${c#*:}
         mk "$name"
         $T "$E" run -m "$tmp/$name.gguf" -p hello -n 2 -t 1 > /dev/null 2> "$tmp/e"; r=$?
@@ -169,6 +170,7 @@ if command -v python3 >/dev/null 2>&1; then
         [ "$(grep -c "^warning: .*$want" "$tmp/o")" -eq 1 ]; ok $? "$name: inspect warns once"
         $T "$E" inspect --plan "$tmp/$name.gguf" > "$tmp/o" 2>&1
         [ "$(grep -c "^warning: .*$want" "$tmp/o")" -eq 1 ]; ok $? "$name: the plan warns once"
+        ! grep -q "$(printf '\033')" "$tmp/o"; ok $? "$name: no escape byte of the file's text reaches the terminal"
     done
     $T "$E" inspect "$M" > "$tmp/o" 2>&1
     ! grep -q '^warning' "$tmp/o"; ok $? "a consistent model has no warnings"

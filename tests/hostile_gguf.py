@@ -3,7 +3,7 @@
 tests/hostile.sh: hostile_gguf.py IN OUT CASE.  Tensor data is copied as is
 (tensor offsets are relative to the data section, so only the header
 changes).  Cases: more-tokens, fewer-tokens, vocab-size, eos-range,
-pad-range, dup-token, dead-merge."""
+pad-range, dup-token, dup-esc, dead-merge."""
 import struct
 import sys
 
@@ -90,6 +90,8 @@ def main():
         kv.append(['tokenizer.ggml.padding_token_id', 4, len(toks) + 3])
     elif case == 'dup-token':
         toks[40] = toks[39]
+    elif case == 'dup-esc':          # a duplicate whose text would colour the terminal
+        toks[39] = toks[40] = b'\x1b[31mRED\x1b]0;title\x07'
     elif case == 'dead-merge':
         arr('tokenizer.ggml.merges').append(b'\xc4\xb3zq \xc4\xb3xv')
     else:

@@ -600,13 +600,11 @@ static void note_unused(ember_model *m)
     free(m->used);
     m->used = NULL;
     if (!n) return;
-    size_t l = strlen(m->warnings);
-    if (l + 1 < sizeof m->warnings)
-        snprintf(m->warnings + l, sizeof m->warnings - l,
-                 "%llu tensor%s of the file %s not read by Ember's %s graph (the first: %.64s): "
-                 "the output may differ from the model's own\n",
-                 (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "is" : "are", m->info.arch,
-                 m->f->tensors[first].name_z);
+    ember_warn_add(m->warnings, sizeof m->warnings,
+                   "%llu tensor%s of the file %s not read by Ember's %s graph (the first: %.64s): "
+                   "the output may differ from the model's own",
+                   (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "is" : "are", m->info.arch,
+                   m->f->tensors[first].name_z);
 }
 
 static int bind_model(ember_model *m, ember_err *err)

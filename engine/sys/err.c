@@ -21,3 +21,19 @@ int ember_seterr(ember_err *err, const char *fmt, ...)
     }
     return -1;
 }
+
+void ember_warn_add(char *buf, size_t cap, const char *fmt, ...)
+{
+    char line[512], clean[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t n = ember_text_clean(clean, sizeof clean, line, strlen(line), 0);
+    size_t have = strlen(buf);
+    if (have + n + 2 <= cap) {
+        memcpy(buf + have, clean, n);
+        buf[have + n] = '\n';
+        buf[have + n + 1] = '\0';
+    }
+}

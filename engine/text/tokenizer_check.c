@@ -13,28 +13,18 @@
 #include "tokenizer.h"
 #include "tokenizer_impl.h"
 
-/* Appends one line to the warnings buffer. */
-static void warn(char *buf, size_t cap, const char *line)
-{
-    size_t n = strlen(buf);
-    if (n + 1 < cap) snprintf(buf + n, cap - n, "%s\n", line);
-}
-
 int ember_tok_check(const ember_tokenizer *t, int n_rows, char *warnings, size_t cap, ember_err *err)
 {
-    char line[256];
     if (t->n_vocab > n_rows)
         return ember_seterr(err, "the tokenizer has %d tokens but token_embd.weight only %d rows "
                             "(ids from %d would read past the embedding)", t->n_vocab, n_rows, n_rows);
     if (t->pre_unknown[0]) {
-        snprintf(line, sizeof line, "pre-tokenizer '%.40s' is not one Ember knows: GPT-2's pattern splits the text, "
+        ember_warn_add(warnings, cap, "pre-tokenizer '%.40s' is not one Ember knows: GPT-2's pattern splits the text, "
                  "so some texts may tokenize differently from the model's own tokenizer", t->pre_unknown);
-        warn(warnings, cap, line);
     }
     if (t->n_vocab < n_rows) {
-        snprintf(line, sizeof line, "token_embd.weight has %d rows, the tokenizer %d tokens: ids from %d have no text",
+        ember_warn_add(warnings, cap, "token_embd.weight has %d rows, the tokenizer %d tokens: ids from %d have no text",
                  n_rows, t->n_vocab, t->n_vocab);
-        warn(warnings, cap, line);
     }
     /* the map keeps the lowest id of a text: any other id with it is a duplicate */
     int dups = 0, first = -1;
@@ -43,9 +33,8 @@ int ember_tok_check(const ember_tokenizer *t, int n_rows, char *warnings, size_t
         if (e->len && tok_map_get(&t->by_text, e->text, e->len) != i && dups++ == 0) first = i;
     }
     if (dups) {
-        snprintf(line, sizeof line, "%d token%s repeat%s an earlier token's text (first: id %d '%.40s'); the lowest id is used",
+        ember_warn_add(warnings, cap, "%d token%s repeat%s an earlier token's text (first: id %d '%.40s'); the lowest id is used",
                  dups, dups == 1 ? "" : "s", dups == 1 ? "s" : "", first, t->tok[first].text);
-        warn(warnings, cap, line);
     }
     int dead = 0;
     char example[96] = "";
@@ -67,9 +56,8 @@ int ember_tok_check(const ember_tokenizer *t, int n_rows, char *warnings, size_t
         }
     }
     if (dead) {
-        snprintf(line, sizeof line, "%d merge%s name%s tokens missing from the vocabulary (first: '%s'); they never apply",
+        ember_warn_add(warnings, cap, "%d merge%s name%s tokens missing from the vocabulary (first: '%s'); they never apply",
                  dead, dead == 1 ? "" : "s", dead == 1 ? "s" : "", example);
-        warn(warnings, cap, line);
     }
     return 0;
 }
