@@ -54,6 +54,17 @@ ok $? "the second window's turns went to a copy that starts with the shared turn
     [ -f "$f" ]
 ok $? "ember chats rm of a conversation open elsewhere refuses ($(cat "$tmp/rm.err"))"
 
+# lists mark what is open elsewhere, with the holder's pid (from the
+# kernel's lock table, not a probe of the lock)
+hpid=$(cat "$chats/.$id.lock" 2>/dev/null)
+"$EMBER_BIN" chats 2>/dev/null | grep "^$id " | grep -q "(open in pid $hpid) base question"
+ok $? "ember chats marks the conversation open in window one (pid $hpid)"
+"$EMBER_BIN" chats --json 2>/dev/null | tr -d ' \n' | grep -q "\"id\":\"$id\"[^}]*\"open_pid\":$hpid"
+ok $? "ember chats --json gives its open_pid"
+$T send-keys -t two "/chats" Enter
+wait_for " $id .*\\(open in another Ember\\) base question" 5 two
+ok $? "/chats in window two marks it open in another Ember" || screen two
+
 # /load of its own conversation is no conflict with itself; /load of the
 # one open elsewhere is a copy again
 gid=$(basename "$g" .json)
@@ -67,6 +78,8 @@ ok $? "/load of a conversation open elsewhere continues in a copy, saying so" ||
 $T send-keys -t one C-d
 wait_for '^--- ember ended' 10 one
 ok $? "the first window quits"
+! "$EMBER_BIN" chats 2>/dev/null | grep "^$id " | grep -q "(open in pid"
+ok $? "... after which ember chats no longer marks it open"
 "$EMBER_BIN" chats rm "$id" > /dev/null 2>&1 && [ ! -e "$f" ]
 ok $? "once it has quit, ember chats rm removes the conversation"
 $T send-keys -t two C-d

@@ -53,6 +53,9 @@ static void print_json(const chatlog_entry *v, int n)
         json_kv_str(&j, "model", v[i].model);
         json_kv_i64(&j, "turns", v[i].turns);
         json_kv_str(&j, "first", v[i].first);
+        json_key(&j, "open_pid");   /* the Ember that has it open, or null */
+        if (v[i].open_pid) json_i64(&j, v[i].open_pid);
+        else json_null_value(&j);
         json_obj_end(&j);
     }
     json_arr_end(&j);
@@ -91,6 +94,7 @@ static int list(bool as_json)
             printf("%-*s  %-16s  ", idw, v[i].id, t);
             cell(v[i].model[0] ? v[i].model : "?", 24);
             printf("  %5d  ", v[i].turns);
+            if (v[i].open_pid) printf("(open in pid %ld) ", v[i].open_pid);
             printf("%s\n", v[i].first);
         }
     }

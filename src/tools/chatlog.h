@@ -106,6 +106,7 @@ typedef struct chatlog_entry {
     char model[256];
     char first[128];               /* first line of the first user message */
     int turns;
+    long open_pid;                 /* the process that has it open, 0: none (chatlog_lock_holder) */
 } chatlog_entry;
 
 /* Called for each file that is skipped (corrupt, newer version). */
@@ -142,6 +143,11 @@ char *chatlog_list_text(const char *current, int last, chatlog_warn_fn warn, voi
    unknown; holder may be NULL); -1 with err (the directory read-only...). */
 int chatlog_lock_take(const char *id, chatlog_lock **out, long *holder, ember_err *err);
 void chatlog_lock_drop(chatlog_lock *l);
+/* The pid of the process that has conversation id open (this process's
+   own when it holds it), 0 when none or unknown.  Read from /proc/locks,
+   never by taking the lock: a probe's moment of holding it would send a
+   process opening the conversation just then into a copy. */
+long chatlog_lock_holder(const char *id);
 /* Tidies after a crashed process given a directory entry's name: a stale
    .ID.lock or an ID.json.tmp.* whose conversation nobody holds is removed;
    anything else is left alone. */

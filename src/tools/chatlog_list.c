@@ -105,7 +105,8 @@ int chatlog_list(chatlog_entry **out, chatlog_warn_fn warn, void *ud, ember_err 
             }
             v = nv;
         }
-        entry_of(&c, &v[n++]);
+        entry_of(&c, &v[n]);
+        v[n++].open_pid = chatlog_lock_holder(c.id);
         chatlog_free(&c);
     }
     closedir(d);
@@ -231,9 +232,12 @@ char *chatlog_list_text(const char *current, int last, chatlog_warn_fn warn, voi
     for (int i = from; i < n && k < cap; i++) {
         char when[40];
         chatlog_fmt_time(v[i].updated, when, sizeof when);
-        k += (size_t)snprintf(buf + k, cap - k, "\n%s %s  %s  %.40s  %d turn%s  %s",
-                              current && !strcmp(v[i].id, current) ? "*" : " ", v[i].id, when,
-                              v[i].model[0] ? v[i].model : "?", v[i].turns, v[i].turns == 1 ? "" : "s",
+        const bool cur = current && !strcmp(v[i].id, current);
+        k += (size_t)snprintf(buf + k, cap - k, "\n%s %s  %s  %.40s  %d turn%s  %s%s",
+                              cur ? "*" : " ", v[i].id, when, v[i].model[0] ? v[i].model : "?", v[i].turns,
+                              v[i].turns == 1 ? "" : "s",
+                              /* /load of it would give a copy */
+                              !cur && v[i].open_pid && v[i].open_pid != (long)getpid() ? "(open in another Ember) " : "",
                               v[i].first);
     }
     if (from > 0 && k < cap) snprintf(buf + k, cap - k, "\n(%d older: ember chats lists them all)", from);

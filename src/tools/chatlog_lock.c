@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -62,6 +63,37 @@ static void drop_temporaries(const char *dir, const char *id)
     while ((de = readdir(d)))
         if (!strncmp(de->d_name, pre, (size_t)pl)) unlinkat(dirfd(d), de->d_name, 0);
     closedir(d);
+}
+
+long chatlog_lock_holder(const char *id)
+{
+    for (chatlog_lock *l = held; l; l = l->next)
+        if (!strcmp(l->id, id)) return (long)getpid();
+    if (!chatlog_id_valid(id)) return 0;
+    char dir[4096], path[4200];
+    ember_err e;
+    if (chatlog_dir(dir, sizeof dir, false, &e) < 0) return 0;
+    snprintf(path, sizeof path, "%s/.%s.lock", dir, id);
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) return 0;
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f) return 0;
+    /* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a waiter's line
+       reads "1: -> FLOCK ..." and is no holder.  Matched by inode alone:
+       the device numbers /proc/locks prints are the underlying file
+       system's, which under overlayfs are not what stat reports. */
+    char line[256];
+    long pid = 0;
+    while (!pid && fgets(line, sizeof line, f)) {
+        long p;
+        unsigned maj, mnr;
+        unsigned long long ino;
+        if (sscanf(line, "%*d: FLOCK %*s %*s %ld %x:%x:%llu", &p, &maj, &mnr, &ino) == 4 &&
+            ino == (unsigned long long)st.st_ino && p > 0)
+            pid = p;
+    }
+    fclose(f);
+    return pid;
 }
 
 int chatlog_lock_take(const char *id, chatlog_lock **out, long *holder, ember_err *err)
