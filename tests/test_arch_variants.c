@@ -58,6 +58,9 @@ static const vcase cases[] = {
     {"ernie-hd32", "ernie4_5", "ernie4_5 (dense): heads of 32 over a 64-wide model, rope base 500000", 0, 0},
     {"granite-mult", "granite", "granite: embedding x4, scores x0.1, logits / 3 (residual_scale 1)", 0, 0},
     {"qwen3moe-8x3", "qwen3moe", "qwen3moe: 8 experts of 40 rows, 3 chosen a token and renormalised, F32 router", 0, 0},
+    {"qwen2vl-text", "qwen2vl", "qwen2vl (Qwen2.5-VL's text model): M-RoPE sections 4/2/2, Q/K/V biases", 0, 0},
+    {"qwen3vl-text", "qwen3vl", "qwen3vl (Qwen3-VL's text model): interleaved M-RoPE sections 8/4/4, 2 deepstack layers", 0, 0},
+    {"qwen3vlmoe-text", "qwen3vlmoe", "qwen3vlmoe: Qwen3-VL's MoE text model, 8 experts, 3 a token", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
 };
@@ -113,8 +116,9 @@ static int write_model(const vcase *c, const char *path)
     gguf_writer *w = gguf_writer_new();
     const char *a = c->arch;
     char k[128], t[96];
-    const bool moe = !strcmp(a, "qwen3moe");
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || moe, g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe"), q2vl = !strcmp(a, "qwen2vl");
+    const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || moe || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5"), mi3 = !strcmp(a, "mistral3");
@@ -135,6 +139,12 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
     if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
+    if (vl) {   /* the rotated pairs of a head (16 of 32 dims, 8 of qwen2vl's 16) in three sections */
+        int32_t sec[4] = {8, 4, 4, 0};
+        if (q2vl) sec[0] = 4, sec[1] = sec[2] = 2;
+        gguf_w_arr(w, KEY("rope.dimension_sections"), GGUF_T_I32, sec, 4);
+        if (!q2vl) gguf_w_u32(w, KEY("n_deepstack_layers"), 2);
+    }
     if (moe) {
         gguf_w_u32(w, KEY("expert_count"), 8);
         gguf_w_u32(w, KEY("expert_used_count"), 3);
@@ -218,6 +228,11 @@ static int write_model(const vcase *c, const char *path)
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
+        if (q2vl) {
+            vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
+            vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
+            vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);
+        }
         if (moe) {
             /* the router in F32, as converters keep it, wide enough apart
                that no two experts tie */

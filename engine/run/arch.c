@@ -11,6 +11,15 @@ static const ember_arch_desc archs[] = {
     {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* The text models of Qwen2-VL / Qwen2.5-VL and Qwen3-VL: their
+       multimodal rope gives every section of a text token's rotation the
+       same position, which is the plain NEOX rope (the sections are read
+       by the vision side); Qwen3-VL's deepstack inputs come only with
+       images */
+    {"qwen2vl", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3vl", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3vlmoe", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_MOE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
+     0, 0},
     /* Qwen3 MoE (Qwen3-30B-A3B, ...): qwen3's attention; each FFN routes a
        token to expert_used_count of expert_count experts (softmax, top-k,
        the k weights renormalised to sum 1) */
