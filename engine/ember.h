@@ -129,6 +129,10 @@ typedef struct ember_plan_entry {
     char kernel[48];               /* kernel name, "" for non-matmul tensors */
     char isa[16];
     uint64_t resident_bytes;
+    /* of resident_bytes, what one decoded token reads: all of it, or an
+       MoE tensor's share for the experts a token runs (n_used / n_expert) */
+    uint64_t token_bytes;
+    int token_mats;                /* ne[0] x ne[1] matrices a token runs: 1, or an MoE tensor's n_used */
     char reason[160];              /* why this representation ("" if as asked) */
 } ember_plan_entry;
 

@@ -36,5 +36,27 @@ grep -q '^         ordered peak [0-9.]* GMAC/s' "$T/out"
 ok $? "it prints the ordered peak"
 EMBER_ISA=scalar "$BIN" bench -m "$T/tiny.gguf" -p 8 -n 2 -r 1 -w 0 -t 1 --compute 2>&1 | grep -q '^compute: scalar int8'
 ok $? "EMBER_ISA=scalar measures the scalar multiply-add"
+# a mixture of experts: a token runs n_used of each expert tensor's n
+# experts, so its multiply-adds and the roofline's bytes count those only
+if "$BIN" synth -o "$T/moe.gguf" --like tiny-qwen3moe -q; then
+    "$BIN" bench -m "$T/moe.gguf" -p 8 -n 4 -r 1 -w 0 -t 1 --compute --roofline --json "$T/m.json" > /dev/null 2>&1 &&
+        "$BIN" inspect --plan --json "$T/moe.gguf" > "$T/mplan.json" &&
+        python3 - "$T/m.json" "$T/mplan.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+ex = [e for e in p["plan"] if "_exps." in e["name"]]
+assert len(ex) == 6 and all(e["token_matrices"] == 2 for e in ex), ex
+assert all(e["token_bytes"] * 4 == e["resident_bytes"] for e in ex), ex
+mats = [e for e in p["plan"] if e.get("kernel")]
+want = sum(e["shape"][0] * e["shape"][1] * e["token_matrices"] for e in mats
+           if e["name"] not in ("output.weight", "token_embd.weight"))
+assert b["prefill_macs_per_token"] == want, (b["prefill_macs_per_token"], want)
+assert b["decode_bytes_per_token"] == sum(e["token_bytes"] for e in mats), b["decode_bytes_per_token"]
+assert b["decode_bytes_per_token"] < sum(e["resident_bytes"] for e in mats)
+PY
+    ok $? "an MoE model: 2 of 8 experts a token in the multiply-adds per token and the roofline's bytes per token"
+else
+    ok 1 "synth tiny-qwen3moe"
+fi
 echo "1..$n"
 exit $fails

@@ -72,6 +72,8 @@ int ember_plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const ch
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "");
     snprintf(e->isa, sizeof e->isa, "%s", isa ? isa : "");
     e->resident_bytes = bytes;
+    e->token_bytes = bytes;
+    e->token_mats = 1;
     snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
     p->bytes_by_rep[rep] += bytes;
     return p->n++;
@@ -182,6 +184,10 @@ int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
     int idx = ember_plan_add(m, w0->t, eager ? EMBER_REP_EAGER_F32 : EMBER_REP_COMPRESSED, kr->name,
                              ember_isa_name(kr->isa), bytes, reason);
     for (int i = 0; i < n; i++) ws[i].plan_index = idx;
+    if (idx >= 0) {
+        m->plan.e[idx].token_bytes = bytes / (uint64_t)n * (uint64_t)m->info.n_expert_used;
+        m->plan.e[idx].token_mats = m->info.n_expert_used;
+    }
     return idx < 0 ? ember_seterr(err, "out of memory") : 0;
 }
 

@@ -132,13 +132,14 @@ int bench_child(const bench_opts *b)
     }
     const ember_stats *st = &r.st;
     if (st->pack_cache_note[0]) fprintf(stderr, "ember bench: note: %s\n", st->pack_cache_note);
-    /* bytes a decode step reads: every matrix weight in its representation */
+    /* bytes a decode step reads: every matrix weight in its representation
+       (of an MoE layer's experts, those a token runs) */
     ember_model *m = NULL;
     double bpt = 0;
     if (b->roofline && (m = ember_model_open(b->model, &ro.plan, &err))) {
         const ember_plan *pl = ember_model_plan(m);
         for (int i = 0; i < pl->n; i++)
-            if (pl->e[i].kernel[0]) bpt += (double)pl->e[i].resident_bytes;
+            if (pl->e[i].kernel[0]) bpt += (double)pl->e[i].token_bytes;
         ember_model_free(m);
     }
     json_w j;
@@ -383,8 +384,9 @@ int bench_simple(const bench_opts *b)
     double peak = 0, ordered = 0, mpt = 0, cfrac = 0, ofrac = 0;
     const char *how = "";
     if (b->compute) {
-        /* multiply-adds per prompt token: every weight matrix once, the LM
-           head aside (prefill needs its logits for the last token only) */
+        /* multiply-adds per prompt token: every weight matrix once (an MoE
+           layer's: the experts a token runs), the LM head aside (prefill
+           needs its logits for the last token only) */
         ember_err err;
         ember_plan_opts po;
         ember_plan_opts_default(&po);
@@ -394,7 +396,7 @@ int bench_simple(const bench_opts *b)
             for (int i = 0; i < pl->n; i++)
                 if (pl->e[i].kernel[0] && strcmp(pl->e[i].name, "output.weight") &&
                     strcmp(pl->e[i].name, "token_embd.weight"))
-                    mpt += (double)pl->e[i].ne[0] * (double)pl->e[i].ne[1];
+                    mpt += (double)pl->e[i].ne[0] * (double)pl->e[i].ne[1] * pl->e[i].token_mats;
             ember_model_free(m);
         }
         peak = ember_compute_probe(b->threads, &how, &ordered);

@@ -78,6 +78,8 @@ void plan_print_json(const ember_plan *p, const ember_plan_opts *o, json_w *j)
         json_kv_str(j, "kernel", e->kernel);
         json_kv_str(j, "isa", e->isa);
         json_kv_u64(j, "resident_bytes", e->resident_bytes);
+        json_kv_u64(j, "token_bytes", e->token_bytes);
+        json_kv_i64(j, "token_matrices", e->token_mats);
         json_kv_str(j, "reason", e->reason);
         json_obj_end(j);
     }
