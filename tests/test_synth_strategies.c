@@ -112,13 +112,12 @@ static float *run_packed(const char *model, int V)
     po.threads = 2;
     ember_model *m = ember_model_open(model, &po, &err);
     /* "every": each Q8_0 matrix the plan runs through a kernel (Gemma 4's
-       per-layer input projections too) is packed, unless it has a bias or
-       is an MoE layer's experts (plan.h: never packed) */
+       per-layer input projections and an MoE layer's experts too) is
+       packed, unless it has a bias */
     const ember_plan *p = m ? ember_model_plan(m) : NULL;
     for (int i = 0; p && i < p->n; i++) {
         const ember_plan_entry *e = &p->e[i];
-        if (e->kernel[0] && e->dtype == EMBER_Q8_0 && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias") &&
-            !strstr(e->name, "_exps.")) {
+        if (e->kernel[0] && e->dtype == EMBER_Q8_0 && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias")) {
             tap_diag("packed %s: %s stays %s (%s)", model, e->name, ember_rep_name(e->rep), e->reason);
             ember_model_free(m);
             return NULL;

@@ -47,8 +47,8 @@ static void pack_run(void *ctx, int ith, int nth)
    full, 90 MiB more than the tiles on a 1B Q4_K_M model. */
 static int alloc_arenas(ember_model *m, ember_err *err)
 {
-    ember_weight *all[4096];
-    int n = ember_model_weights(m, all, 4096);
+    int n;
+    ember_weight *const *all = ember_model_weights(m, &n);
     const size_t page = 4096;
     size_t need = 0;
     for (int i = 0; i < n; i++)
@@ -122,7 +122,22 @@ static void small_pages_at(const ember_model *m, uintptr_t x)
 static uintptr_t source_pages_end(const ember_weight *w, uint64_t end)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    return ((uintptr_t)w->t->data + (uintptr_t)end) & ~(page - 1);
+    return ((uintptr_t)w->data + (uintptr_t)end) & ~(page - 1);
+}
+
+/* The end of all of a packed weight's source pages.  An expert's slab
+   (model.h, ember_moe) that another slab of its tensor follows also takes
+   the page it shares with that one, which is packed too (else each of a
+   model's tens of thousands of slabs would keep a page mapped); the
+   tensor's last page stays if it is shared with a neighbour. */
+static uintptr_t source_pages_all(const ember_weight *w)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t end = (uintptr_t)w->data + (uintptr_t)(w->row_bytes * (uint64_t)w->out);
+    const uintptr_t tend = ((uintptr_t)w->t->data + (uintptr_t)w->t->nbytes) & ~(page - 1);
+    if (end >= (uintptr_t)w->t->data + (uintptr_t)w->t->nbytes) return end & ~(page - 1);
+    const uintptr_t up = (end + page - 1) & ~(page - 1);
+    return up < tend ? up : tend;
 }
 
 /* Releases the source pages [*done, b) of a packed weight and moves *done
@@ -141,17 +156,20 @@ static void evict_upto(ember_model *m, const ember_weight *w, uintptr_t *done, u
     if (m->tok_embd.t == w->t) m->embd_released = true;
 }
 
+/* The first whole page of a weight's source; of an expert slab after the
+   first, the page it shares with the slab before (source_pages_all). */
 static uintptr_t source_pages_start(const ember_weight *w)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    return ((uintptr_t)w->t->data + page - 1) & ~(page - 1);
+    if (w->data > w->t->data) return (uintptr_t)w->data & ~(page - 1);
+    return ((uintptr_t)w->data + page - 1) & ~(page - 1);
 }
 
 /* Releases a packed weight's source pages. */
 static void evict_weight(ember_model *m, const ember_weight *w)
 {
     uintptr_t done = source_pages_start(w);
-    evict_upto(m, w, &done, source_pages_end(w, w->t->nbytes));
+    evict_upto(m, w, &done, source_pages_all(w));
 }
 
 /* A weight is packed in slices of about this much source, each slice's
@@ -176,7 +194,7 @@ static void pack_and_evict(ember_model *m, ember_pool *pool, ember_weight **wp)
     size_t slice_rows = pack_slice_bytes() / w->row_bytes;
     int per = (int)(slice_rows / (size_t)tr);
     if (per < 1) per = 1;
-    uintptr_t done = source_pages_start(w), end = source_pages_end(w, w->t->nbytes);
+    uintptr_t done = source_pages_start(w), end = source_pages_all(w);
     /* the weight's source mapped 4 KiB at a time before it is read: read
        through 2 MiB mappings, the block at each end of a weight or a slice
        maps back its neighbour's released pages (up to 2 MiB a boundary:
@@ -194,8 +212,8 @@ static void pack_and_evict(ember_model *m, ember_pool *pool, ember_weight **wp)
 
 static void evict_sources(ember_model *m)
 {
-    ember_weight *all[4096];
-    int n = ember_model_weights(m, all, 4096);
+    int n;
+    ember_weight *const *all = ember_model_weights(m, &n);
     for (int i = 0; i < n; i++)
         if (all[i]->rep == EMBER_REP_PACKED && all[i]->packed) evict_weight(m, all[i]);
     m->evicted = true;
@@ -213,14 +231,25 @@ static void use_tiles(ember_model *m, ember_weight *w)
     m->plan.e[w->plan_index].reason[0] = '\0';
 }
 
+static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int k, double t0, ember_err *err);
+
 /* Packs every weight the plan chose, and records the time. */
 static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
 {
     double t0 = ember_now_ms();
-    ember_weight *all[4096], *todo[4096];
-    int n = ember_model_weights(m, all, 4096), k = 0;
+    int n, k = 0;
+    ember_weight *const *all = ember_model_weights(m, &n);
+    ember_weight **todo = malloc(((size_t)n + 1) * sizeof *todo);
+    if (!todo) return ember_seterr(err, "out of memory");
     for (int i = 0; i < n; i++)
         if (all[i]->pack_kern) todo[k++] = all[i];
+    int rc = pack_todo(m, pool, todo, k, t0, err);
+    free(todo);
+    return rc;
+}
+
+static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int k, double t0, ember_err *err)
+{
     ember_pack_key *key = m->opts.pack_cache && k ? ember_pack_cache_key(m, todo, k) : NULL;
     /* a cache hit: the tiles are the file's pages, and the sources are
        never read */
@@ -366,10 +395,11 @@ void ember_lifecycle_stats(const ember_session *s, ember_stats *st)
     st->packable = m->plan.packable;
     st->packed = 0;
     st->packed_proj_mask = 0;
-    ember_weight *all[4096];
-    int n = ember_model_weights((ember_model *)m, all, 4096);
+    int n;
+    ember_weight *const *all = ember_model_weights(m, &n);
     for (int i = 0; i < n; i++)
-        if (all[i]->rep == EMBER_REP_PACKED) {
+        /* an expert tensor's slabs count once, as the tensor */
+        if (all[i]->rep == EMBER_REP_PACKED && all[i]->data == all[i]->t->data) {
             st->packed++;
             st->packed_proj_mask |= (unsigned)all[i]->proj;
         }

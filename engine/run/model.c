@@ -353,19 +353,35 @@ static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64
     w->proj = proj;
 }
 
-int ember_model_weights(ember_model *m, ember_weight **out, int cap)
+/* Lists every matrix weight once (ember_model_weights): with experts, a
+   model has tens of thousands (48 layers x 3 x 128 in Qwen3-30B-A3B). */
+static int list_weights(ember_model *m, ember_err *err)
 {
-    int n = 0;
+    const int X = m->info.n_expert;
+    size_t cap = (size_t)m->info.n_layer * (11 + 3 * (size_t)X) + 2, n = 0;
+    if (!(m->all_w = malloc(cap * sizeof *m->all_w))) return ember_seterr(err, "out of memory");
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
         ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
                               &L->pl_gate, &L->pl_proj};
         for (int i = 0; i < 11; i++)
-            if (n < cap && ws[i]->t) out[n++] = ws[i];
+            if (ws[i]->t) m->all_w[n++] = ws[i];
+        for (int e = 0; L->moe && e < X; e++) {
+            m->all_w[n++] = &L->moe->gate[e];
+            m->all_w[n++] = &L->moe->up[e];
+            m->all_w[n++] = &L->moe->down[e];
+        }
     }
-    if (m->pl_model_proj.t && n < cap) out[n++] = &m->pl_model_proj;
-    if (n < cap) out[n++] = &m->output;
-    return n;
+    if (m->pl_model_proj.t) m->all_w[n++] = &m->pl_model_proj;
+    m->all_w[n++] = &m->output;
+    m->n_all_w = (int)n;
+    return 0;
+}
+
+ember_weight *const *ember_model_weights(const ember_model *m, int *n)
+{
+    *n = m->n_all_w;
+    return m->all_w;
 }
 
 /* YaRN's correction range over the pairs of an n_rot rotation at base:
@@ -441,7 +457,7 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
 /* The n experts of one 3-D tensor [in, rows, n] as n matrices of rows x
    in, each a view of its slab of the file's rows. */
 static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
-                        ember_err *err)
+                        int proj, ember_err *err)
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
     if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
@@ -456,7 +472,7 @@ static int bind_experts(ember_model *m, ember_weight **out, const char *name, in
     const size_t rb = ember_row_bytes(t->type, in);
     for (int e = 0; e < n; e++)
         ws[e] = (ember_weight){.t = t, .dtype = t->type, .in = in, .out = rows,
-                               .data = t->data + (size_t)e * (size_t)rows * rb, .row_bytes = rb};
+                               .data = t->data + (size_t)e * (size_t)rows * rb, .row_bytes = rb, .proj = proj};
     return ember_plan_experts(m, ws, n, err);
 }
 
@@ -473,11 +489,11 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
     bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
     if (!rc) rc = ember_plan_weight(m, &L->moe->router, false, err);
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, err);
+    if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
     snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, err);
+    if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
     snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, err);
+    if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, EMBER_PROJ_DOWN, err);
     return rc;
 }
 
@@ -660,7 +676,7 @@ static int bind_model(ember_model *m, ember_err *err)
     else
         bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
-    if (ember_plan_weight(m, &m->output, false, err) || ember_plan_finish(m, err)) return -1;
+    if (ember_plan_weight(m, &m->output, false, err) || ember_plan_finish(m, err) || list_weights(m, err)) return -1;
     note_unused(m);
     return 0;
 }
@@ -703,6 +719,7 @@ void ember_model_free(ember_model *m)
     free_weight(&m->pl_model_proj);
     free(m->rope_short);
     free(m->pack_arena);
+    free(m->all_w);
     ember_tokenizer_free(m->tok);
     free(m->chat_template);
     free(m->plan.e);

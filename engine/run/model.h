@@ -114,6 +114,8 @@ struct ember_model {
     /* maxima over the layers, for workspace sizes */
     int max_head_kv, max_head_dim, max_ff;
     ember_layer *layers;
+    ember_weight **all_w;       /* ember_model_weights: n_all_w of them */
+    int n_all_w;
     ember_weight tok_embd;      /* rows looked up one at a time */
     ember_weight output;        /* may alias token_embd's data */
     float *output_norm;
@@ -147,7 +149,8 @@ struct ember_model {
     struct ember_pack_writer *pack_writer;
 };
 
-/* Iterates every matrix weight of the model (layers, then output). */
-int ember_model_weights(ember_model *m, ember_weight **out, int cap);
+/* Every matrix weight of the model that a strategy may pack (layers with
+   their experts, then the LM head), listed once at load: *n of them. */
+ember_weight *const *ember_model_weights(const ember_model *m, int *n);
 
 #endif

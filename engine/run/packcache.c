@@ -241,13 +241,18 @@ bool ember_pack_cache_load(ember_model *m, const ember_pack_key *k, ember_weight
 
 int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap)
 {
-    ember_weight *all[4096], *todo[4096];
-    int n = ember_model_weights((ember_model *)m, all, 4096), k = 0;
+    int n, k = 0;
+    ember_weight *const *all = ember_model_weights(m, &n);
+    ember_weight **todo = malloc(((size_t)n + 1) * sizeof *todo);
+    if (!todo) return -1;
     for (int i = 0; i < n; i++)
         if (all[i]->pack_kern) todo[k++] = all[i];
-    if (!m->opts.pack_cache || m->opts.strategy != EMBER_STRATEGY_PACKED || !k) return -1;
-    pc_key *key = ember_pack_cache_key(m, todo, k);
-    if (!key) return -1;
+    pc_key *key = m->opts.pack_cache && m->opts.strategy == EMBER_STRATEGY_PACKED && k ? ember_pack_cache_key(m, todo, k)
+                                                                                       : NULL;
+    if (!key) {
+        free(todo);
+        return -1;
+    }
     snprintf(path, cap, "%s", key->path);
     int fd;
     uint8_t *b = matching(key, todo, k, &fd);
@@ -255,6 +260,7 @@ int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap)
     if (hit) close(fd);
     free(b);
     free(key);
+    free(todo);
     return hit;
 }
 
@@ -474,8 +480,8 @@ void ember_pack_cache_close(ember_model *m)
 {
     if (!m->pack_map) return;
     const uint8_t *lo = m->pack_map, *hi = lo + m->pack_map_bytes;
-    ember_weight *all[4096];
-    int n = ember_model_weights(m, all, 4096);
+    int n;
+    ember_weight *const *all = ember_model_weights(m, &n);
     for (int i = 0; i < n; i++)
         if ((const uint8_t *)all[i]->packed >= lo && (const uint8_t *)all[i]->packed < hi) all[i]->packed = NULL;
     ember_fault_guard_forget_map(m->pack_map);

@@ -154,10 +154,9 @@ int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err 
 int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
 {
     const ember_plan_opts *o = &m->opts;
-    const ember_weight *w0 = &ws[0];
+    ember_weight *w0 = &ws[0];
     char reason[160];
-    snprintf(reason, sizeof reason, "%d experts%s", n,
-             o->strategy == EMBER_STRATEGY_PACKED ? ": experts are not packed (a token reads few of them)" : "");
+    snprintf(reason, sizeof reason, "%d experts", n);
     const ember_kernel *k = NULL;
     bool eager = o->strategy == EMBER_STRATEGY_EAGER;
     if (!eager && !(k = ember_kernel_for_matrix(w0->dtype, m->isa, w0->out, false))) {
@@ -179,10 +178,21 @@ int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
             w->one = w->many = (ember_wview){k, w->data, w->row_bytes};
         }
     }
-    const ember_kernel *kr = ws[0].kern;
-    uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n : w0->t->nbytes;
-    int idx = ember_plan_add(m, w0->t, eager ? EMBER_REP_EAGER_F32 : EMBER_REP_COMPRESSED, kr->name,
-                             ember_isa_name(kr->isa), bytes, reason);
+    /* packed as a dense projection of its kind would be, every slab alike */
+    char why[160] = "";
+    if (!eager && o->strategy == EMBER_STRATEGY_PACKED) {
+        choose_pack(m, w0, false, why, sizeof why);
+        for (int i = 1; i < n; i++) ws[i].pack_kern = w0->pack_kern;
+        if (why[0]) snprintf(reason, sizeof reason, "%d experts: %s", n, why);
+    }
+    const ember_kernel *kr = w0->pack_kern ? w0->pack_kern : ws[0].kern;
+    uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n
+                     : w0->pack_kern ? kr->layout->bytes((int)w0->out, w0->in) * (uint64_t)n : w0->t->nbytes;
+    ember_rep rep = eager ? EMBER_REP_EAGER_F32 : w0->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED;
+    if (w0->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD)
+        snprintf(reason, sizeof reason, "%d experts, packed at the phase the profile sets", n);
+    if (w0->pack_kern) m->plan.packed++;
+    int idx = ember_plan_add(m, w0->t, rep, kr->name, ember_isa_name(kr->isa), bytes, reason);
     for (int i = 0; i < n; i++) ws[i].plan_index = idx;
     if (idx >= 0) {
         m->plan.e[idx].token_bytes = bytes / (uint64_t)n * (uint64_t)m->info.n_expert_used;

@@ -11,8 +11,8 @@
    (not eligible for packing). */
 int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err);
 /* The n expert slabs of one 3-D tensor (model.h, ember_moe): one
-   representation for all, one record.  Experts are never packed: a token
-   reads n_used of them, so their rows are streamed where they lie. */
+   representation for all (packed where a dense projection of the same
+   kind and dtype would be, each slab its own tiles), one record. */
 int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err);
 /* After every matrix: the embedding table (sharing a tied eager LM head's
    floats) and the small tensors, which live as f32. */
