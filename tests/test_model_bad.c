@@ -25,7 +25,22 @@ typedef struct {
     bool kv_array_short;         /* head_count_kv as a per-layer array of the wrong length */
     const char *rope_scaling;    /* rope.scaling.type, when given */
     bool extra_bias;             /* an attn_output.bias, which no graph of Ember's reads */
+    /* qwen3moe (experts set): experts a token uses, and what is wrong with
+       the expert tensors (1: no ffn_down_exps, 2: ffn_gate_exps 2-D, 3:
+       ffn_up_exps with one expert too few) */
+    int used, bad_exps;
 } variant;
+
+/* n experts of in x out in F32, one 3-D tensor ([in, out] when flat) */
+static void mat3(gguf_writer *w, const char *name, int in, int out, int n, bool flat)
+{
+    const size_t cnt = (size_t)in * out * n;
+    float *d = malloc(cnt * sizeof *d);
+    for (size_t i = 0; i < cnt; i++) d[i] = (float)(i % 7) * 0.01f - 0.03f;
+    int64_t ne[3] = {in, flat ? out * n : out, n};
+    gguf_w_tensor(w, name, EMBER_F32, flat ? 2 : 3, ne, d, (uint64_t)cnt * 4);
+    free(d);
+}
 
 static void vec(gguf_writer *w, const char *name, int n, float val)
 {
@@ -65,7 +80,12 @@ static const char *write_model(const variant *v, const char *path)
     } else {
         gguf_w_u32(w, KEY("attention.head_count_kv"), v->head_count_kv ? (uint32_t)v->head_count_kv : HKV);
     }
+    const bool moe = !strcmp(a, "qwen3moe");
     if (v->experts) gguf_w_u32(w, KEY("expert_count"), (uint32_t)v->experts);
+    if (moe) {
+        gguf_w_u32(w, KEY("expert_used_count"), (uint32_t)v->used);
+        gguf_w_u32(w, KEY("expert_feed_forward_length"), FF);
+    }
     gguf_w_u32(w, KEY("context_length"), 256);
     if (!v->no_eps) gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_w_f32(w, KEY("rope.freq_base"), 10000.0f);
@@ -80,9 +100,19 @@ static const char *write_model(const variant *v, const char *path)
     mat(w, "blk.0.attn_k.weight", E, HKV * HD, 3);
     mat(w, "blk.0.attn_v.weight", E, HKV * HD, 4);
     mat(w, "blk.0.attn_output.weight", H * HD, E, 5);
-    mat(w, "blk.0.ffn_gate.weight", E, FF, 6);
-    mat(w, "blk.0.ffn_up.weight", E, FF, 7);
-    if (!v->no_down) mat(w, "blk.0.ffn_down.weight", FF, E, 8);
+    if (moe) {
+        const int X = v->experts ? v->experts : 4;
+        vec(w, "blk.0.attn_q_norm.weight", HD, 1.0f);
+        vec(w, "blk.0.attn_k_norm.weight", HD, 1.0f);
+        mat(w, "blk.0.ffn_gate_inp.weight", E, X, 9);
+        mat3(w, "blk.0.ffn_gate_exps.weight", E, FF, X, v->bad_exps == 2);
+        mat3(w, "blk.0.ffn_up_exps.weight", E, FF, v->bad_exps == 3 ? X - 1 : X, false);
+        if (v->bad_exps != 1) mat3(w, "blk.0.ffn_down_exps.weight", FF, E, X, false);
+    } else {
+        mat(w, "blk.0.ffn_gate.weight", E, FF, 6);
+        mat(w, "blk.0.ffn_up.weight", E, FF, 7);
+        if (!v->no_down) mat(w, "blk.0.ffn_down.weight", FF, E, 8);
+    }
     if (v->extra_bias) vec(w, "blk.0.attn_output.bias", E, 0.5f);
     ember_err err;
     int rc = gguf_writer_save(w, path, &err);
@@ -183,6 +213,32 @@ int main(void)
     expect_open_error("an unsupported architecture", &v, "gpt2", path);
     v = (variant){.arch = "gemma4", .experts = 128};
     expect_open_error("a mixture-of-experts gemma4", &v, "mixture-of-experts", path);
+    /* a mixture of experts: its keys and 3-D tensors read strictly */
+    v = (variant){.arch = "qwen3moe", .experts = 4, .used = 2};
+    {
+        ember_err e = {{0}};
+        ember_model *m = write_model(&v, path) ? ember_model_open(path, NULL, &e) : NULL;
+        ember_session_opts so = {.n_ctx = 8, .threads = 2};
+        ember_session *sess = m ? ember_session_new(m, &so, &e) : NULL;
+        float lg[V];
+        int32_t toks[3] = {1, 2, 3};
+        tap_ok(sess && ember_prefill(sess, toks, 3, lg, NULL, &e) == 0 && ember_decode(sess, 4, lg, &e) == 0,
+               "a qwen3moe of 4 experts, 2 a token, opens and runs%s%s", e.msg[0] ? ": " : "", e.msg);
+        ember_session_free(sess);
+        ember_model_free(m);
+    }
+    v = (variant){.arch = "qwen3moe", .used = 2};
+    expect_open_error("qwen3moe without expert_count", &v, "qwen3moe.expert_count", path);
+    v = (variant){.arch = "qwen3moe", .experts = 4, .used = 0};
+    expect_open_error("qwen3moe with 0 experts a token", &v, "expert_used_count", path);
+    v = (variant){.arch = "qwen3moe", .experts = 4, .used = 5};
+    expect_open_error("qwen3moe with 5 of 4 experts a token", &v, "expert_used_count", path);
+    v = (variant){.arch = "qwen3moe", .experts = 4, .used = 2, .bad_exps = 1};
+    expect_open_error("qwen3moe without ffn_down_exps", &v, "blk.0.ffn_down_exps.weight", path);
+    v = (variant){.arch = "qwen3moe", .experts = 4, .used = 2, .bad_exps = 2};
+    expect_open_error("qwen3moe with a 2-D ffn_gate_exps", &v, "blk.0.ffn_gate_exps.weight' has shape", path);
+    v = (variant){.arch = "qwen3moe", .experts = 4, .used = 2, .bad_exps = 3};
+    expect_open_error("qwen3moe with 3 of 4 experts in ffn_up_exps", &v, "blk.0.ffn_up_exps.weight' has shape", path);
     v = (variant){.kv_array_short = true};
     expect_open_error("per-layer head_count_kv of 2 for 1 layer", &v, "one per layer", path);
     v = (variant){.bad_rope_freqs = true};

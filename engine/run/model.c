@@ -208,7 +208,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
     } else if (gguf_get_i64(f, ek, &experts) && experts > 0)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
-                            "architecture (the MoE one Ember runs: qwen3moe)",
+                            "architecture (the MoE ones Ember runs: qwen3moe, qwen3vlmoe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
