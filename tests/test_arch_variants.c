@@ -61,6 +61,7 @@ static const vcase cases[] = {
     {"qwen2vl-text", "qwen2vl", "qwen2vl (Qwen2.5-VL's text model): M-RoPE sections 4/2/2, Q/K/V biases", 0, 0},
     {"qwen3vl-text", "qwen3vl", "qwen3vl (Qwen3-VL's text model): interleaved M-RoPE sections 8/4/4, 2 deepstack layers", 0, 0},
     {"qwen3vlmoe-text", "qwen3vlmoe", "qwen3vlmoe: Qwen3-VL's MoE text model, 8 experts, 3 a token", 0, 0},
+    {"gemma1-hd32", "gemma", "gemma (1): heads of 32 over 64 / 4, embeddings x sqrt(64), Q / sqrt(32), GeGLU", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
 };
@@ -121,8 +122,8 @@ static int write_model(const vcase *c, const char *path)
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || moe || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
-    const bool ernie = !strcmp(a, "ernie4_5"), mi3 = !strcmp(a, "mistral3");
-    const int hd = qwen || g2 || ernie || mi3 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const bool ernie = !strcmp(a, "ernie4_5"), mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
+    const int hd = qwen || g2 || ernie || mi3 || g1 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -175,7 +176,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_f32(w, KEY("rope.scaling.yarn_log_multiplier"), 0.5f);
         gguf_w_f32(w, KEY("attention.temperature_scale"), 0.5f);
     }
-    if (ernie) {
+    if (ernie || g1) {
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
     }

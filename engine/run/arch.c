@@ -45,6 +45,9 @@ static const ember_arch_desc archs[] = {
        hard-codes the pattern and both) */
     {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE,
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0, 62, 0, 0, 0},
+    /* Gemma (1) and CodeGemma: embeddings times sqrt(n_embd), Q scaled by
+       1/sqrt(head_dim) after rope, GeGLU, tied output; no post norms */
+    {"gemma", ARCH_FREE_HEAD_DIM | ARCH_EMBD_SCALE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
     /* Gemma 2: every other layer slides (the even ones), one rope for all;
        no Q/K norms; scores soft-capped at 50 and logits at 30 unless the
        file says otherwise; 27B (46 layers) scales Q by n_embd / n_head */
