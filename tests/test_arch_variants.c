@@ -61,6 +61,8 @@ static const vcase cases[] = {
     {"qwen2vl-text", "qwen2vl", "qwen2vl (Qwen2.5-VL's text model): M-RoPE sections 4/2/2, Q/K/V biases", 0, 0},
     {"qwen3vl-text", "qwen3vl", "qwen3vl (Qwen3-VL's text model): interleaved M-RoPE sections 8/4/4, 2 deepstack layers", 0, 0},
     {"qwen3vlmoe-text", "qwen3vlmoe", "qwen3vlmoe: Qwen3-VL's MoE text model, 8 experts, 3 a token", 0, 0},
+    {"ernie-moe", "ernie4_5-moe",
+     "ernie4_5-moe: a dense first layer, then 8 experts (3 a token, chosen with exp_probs_b) and a shared expert", 3, 0},
     {"gemma1-hd32", "gemma", "gemma (1): heads of 32 over 64 / 4, embeddings x sqrt(64), Q / sqrt(32), GeGLU", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
@@ -117,12 +119,13 @@ static int write_model(const vcase *c, const char *path)
     gguf_writer *w = gguf_writer_new();
     const char *a = c->arch;
     char k[128], t[96];
-    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe"), q2vl = !strcmp(a, "qwen2vl");
+    const bool emoe = !strcmp(a, "ernie4_5-moe");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || moe || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
-    const bool ernie = !strcmp(a, "ernie4_5"), mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
+    const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
     const int hd = qwen || g2 || ernie || mi3 || g1 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
@@ -150,6 +153,11 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("expert_count"), 8);
         gguf_w_u32(w, KEY("expert_used_count"), 3);
         gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+        if (emoe) {
+            gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
+            gguf_w_u32(w, KEY("interleave_moe_layer_step"), 1);
+            gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
+        }
     }
     if (qwen && !moe) {
         gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
@@ -223,7 +231,7 @@ static int write_model(const vcase *c, const char *path)
             mat(w, T("attn_q.weight", l), E, H * d);
             mat(w, T("attn_k.weight", l), E, HKV * d);
             if (!(g4 && !swa_layer[l])) mat(w, T("attn_v.weight", l), E, HKV * d);   /* 31B: full layers have none */
-            if (!moe) {
+            if (!moe || (emoe && l == 0)) {
                 mat(w, T("ffn_gate.weight", l), E, FF);
                 mat(w, T("ffn_up.weight", l), E, FF);
             }
@@ -234,7 +242,7 @@ static int write_model(const vcase *c, const char *path)
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);
         }
-        if (moe) {
+        if (moe && !(emoe && l == 0)) {
             /* the router in F32, as converters keep it, wide enough apart
                that no two experts tie */
             float *r = malloc((size_t)E * 8 * sizeof *r);
@@ -245,6 +253,12 @@ static int write_model(const vcase *c, const char *path)
             mat3(w, T("ffn_gate_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_up_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
+            if (emoe) {   /* a selection bias that moves the choice, and the shared expert */
+                vec(w, T("exp_probs_b.bias", l), 8, 0.0f, 0.1f);
+                mat(w, T("ffn_gate_shexp.weight", l), E, 56);
+                mat(w, T("ffn_up_shexp.weight", l), E, 56);
+                mat(w, T("ffn_down_shexp.weight", l), 56, E);
+            }
         } else {
             mat(w, T("ffn_down.weight", l), FF, E);
         }

@@ -32,6 +32,10 @@ static const ember_arch_desc archs[] = {
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
     {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* ERNIE 4.5 MoE (21B-A3B): ernie4_5's attention; after the leading
+       dense layers every step-th FFN a mixture with a shared expert, the
+       experts chosen by the probabilities plus exp_probs_b */
+    {"ernie4_5-moe", ARCH_FREE_HEAD_DIM | ARCH_MOE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* SmolLM3: the llama layout, every 4th layer without rope (NoPE) */
     {"smollm3", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 4, 0},
     /* Ministral 3 (text): the llama layout with the file's head dim, YaRN

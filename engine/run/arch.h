@@ -34,7 +34,7 @@ enum {
     ARCH_V_FROM_K = 1 << 14,       /* a layer without attn_v takes V from its K projection (gemma4 31B) */
     ARCH_MULTIPLIERS = 1 << 15,    /* the file's embedding, residual, attention and logit scales (granite) */
     ARCH_YARN_KEYS = 1 << 16,      /* rope.scaling.yarn_{beta_fast,beta_slow,log_multiplier} from the file (mistral3) */
-    ARCH_MOE = 1 << 17,            /* every FFN a softmax-routed mixture of experts, weights renormalised (qwen3moe) */
+    ARCH_MOE = 1 << 17,            /* FFNs are softmax-routed mixtures of experts, weights renormalised (model.h, ember_moe) */
 };
 
 typedef struct {

@@ -769,8 +769,8 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
    their sum. */
 static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
-    (void)ctx;
     (void)ith;
+    const float *bias = ctx;   /* the layer's selection bias, or NULL */
     const ember_model *m = s->m;
     const int NE = m->info.n_expert, K = m->info.n_expert_used;
     float p[EMBER_MAX_EXPERTS + 16];   /* padded for the 16-wide exp */
@@ -786,7 +786,8 @@ static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
         for (int j = 0; j < K; j++) {
             int best = -1;
             for (int e = 0; e < NE; e++) {
-                if (best >= 0 && !(p[e] > p[best])) continue;
+                /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
+                if (best >= 0 && !(bias ? p[e] + bias[e] > p[best] + bias[best] : p[e] > p[best])) continue;
                 bool taken = false;
                 for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
                 if (!taken) best = e;
@@ -807,6 +808,7 @@ static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, in
     (void)ctx;
     (void)ith;
     const int E = s->m->info.n_embd, K = s->m->info.n_expert_used;
+    const bool shared = ctx != NULL;   /* the shared expert's rows in s->moe_sh, added last */
     for (int t = t0; t < t1; t++) {
         float *y = s->xn + (size_t)t * E;
         for (int j = 0; j < K; j++) {
@@ -820,6 +822,8 @@ static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, in
                     y[i] += v;
                 }
         }
+        if (shared)
+            for (int i = 0; i < E; i++) y[i] += s->moe_sh[(size_t)t * E + i];
     }
 }
 
@@ -885,7 +889,20 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
     norm_rows(s, s->xn, s->x, L->ffn_norm, n);
     act_dirty(s);
     matmul(s, &moe->router, s->moe_logits, s->xn, n);
-    for_tokens(s, n, route_tokens, NULL);
+    for_tokens(s, n, route_tokens, moe->sel_bias);
+    /* the shared expert on the normed rows, before the routed ones' sum
+       takes their place */
+    const bool shared = moe->sh_gate.t != NULL;
+    if (shared) {
+        const int FS = (int)moe->sh_gate.out;
+        const ember_weight *gu[2] = {&moe->sh_gate, &moe->sh_up};
+        float *gy[2] = {s->g, s->u};
+        matmul_n(s, gu, gy, 2, s->xn, n);
+        glu_args ga = {s->g, s->u, FS, (size_t)FS, ffn_act[m->arch->act]};
+        for_tokens(s, n, glu_tokens, &ga);
+        act_dirty(s);
+        matmul(s, &moe->sh_down, s->moe_sh, s->g, n);
+    }
     /* (token, slot) pairs grouped by expert, in token order within one */
     int *first = s->moe_first;
     memset(first, 0, (size_t)(NE + 1) * sizeof *first);
@@ -900,7 +917,7 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
     first[0] = 0;
     if (n == 1 && 2 * K <= MM_ITEMS) {
         moe_one_token(s, moe, F);
-        for_tokens(s, n, moe_sum_tokens, NULL);
+        for_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
         act_dirty(s);
         residual(s, n, L->post_ffn_norm, scale);
         return;
@@ -919,7 +936,7 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
         act_dirty(s);
         matmul(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
     }
-    for_tokens(s, n, moe_sum_tokens, NULL);
+    for_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
     act_dirty(s);
     residual(s, n, L->post_ffn_norm, scale);
 }

@@ -208,7 +208,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
     } else if (gguf_get_i64(f, ek, &experts) && experts > 0)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
-                            "architecture (the MoE ones Ember runs: qwen3moe, qwen3vlmoe)",
+                            "architecture (the MoE ones Ember runs: qwen3moe, qwen3vlmoe, ernie4_5-moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -358,7 +358,7 @@ static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64
 static int list_weights(ember_model *m, ember_err *err)
 {
     const int X = m->info.n_expert;
-    size_t cap = (size_t)m->info.n_layer * (11 + 3 * (size_t)X) + 2, n = 0;
+    size_t cap = (size_t)m->info.n_layer * (14 + 3 * (size_t)X) + 2, n = 0;
     if (!(m->all_w = malloc(cap * sizeof *m->all_w))) return ember_seterr(err, "out of memory");
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
@@ -370,6 +370,11 @@ static int list_weights(ember_model *m, ember_err *err)
             m->all_w[n++] = &L->moe->gate[e];
             m->all_w[n++] = &L->moe->up[e];
             m->all_w[n++] = &L->moe->down[e];
+        }
+        if (L->moe && L->moe->sh_gate.t) {
+            m->all_w[n++] = &L->moe->sh_gate;
+            m->all_w[n++] = &L->moe->sh_up;
+            m->all_w[n++] = &L->moe->sh_down;
         }
     }
     if (m->pl_model_proj.t) m->all_w[n++] = &m->pl_model_proj;
@@ -494,13 +499,49 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
     snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.weight", l);
     if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, EMBER_PROJ_DOWN, err);
+    snprintf(nm, sizeof nm, "blk.%d.exp_probs_b.bias", l);
+    if (!rc) L->moe->sel_bias = load_vec(m, nm, n, false, err, &rc);
+    /* a shared expert, as wide as its tensors say */
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_shexp.weight", l);
+    const gguf_tensor *sg = rc ? NULL : gguf_find_tensor(m->f, nm);
+    if (sg) {
+        const int64_t FS = sg->n_dims == 2 ? sg->ne[1] : 0;
+        if (FS < 1 || FS > (1 << 20)) return ember_seterr(err, "tensor '%s' is not a matrix of n_embd columns", nm);
+        ember_moe *x = L->moe;
+        bind_weight(m, &x->sh_gate, nm, E, FS, EMBER_PROJ_GATE, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up_shexp.weight", l);
+        if (!rc) bind_weight(m, &x->sh_up, nm, E, FS, EMBER_PROJ_UP, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down_shexp.weight", l);
+        if (!rc) bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, false, err);
+        if (FS > m->max_ff) m->max_ff = (int)FS;
+    }
     return rc;
+}
+
+/* Whether layer l's FFN is a mixture: after the leading dense layers,
+   every step-th (the file's leading_dense_block_count and
+   interleave_moe_layer_step, 0 and 1 when absent: every layer). */
+static int layer_is_moe(ember_model *m, int l, bool *moe, ember_err *err)
+{
+    meta mt = {m->f, m->arch->name, err};
+    int lead, step;
+    if (opt_u(&mt, "leading_dense_block_count", 0, m->info.n_layer, &lead, 0) ||
+        opt_u(&mt, "interleave_moe_layer_step", 1, m->info.n_layer, &step, 1))
+        return -1;
+    *moe = m->info.n_expert && l >= lead && (l + 1) % step == 0;
+    return 0;
 }
 
 static void free_moe(ember_moe *moe, int n)
 {
     if (!moe) return;
     free(moe->router.f32);
+    free(moe->sel_bias);
+    free(moe->sh_gate.f32);
+    free(moe->sh_up.f32);
+    free(moe->sh_down.f32);
     ember_weight *sets[3] = {moe->gate, moe->up, moe->down};
     for (int i = 0; i < 3; i++) {
         for (int e = 0; sets[i] && e < n; e++) free(sets[i][e].f32);
@@ -524,7 +565,9 @@ static int bind_layers(ember_model *m, ember_err *err)
         rc = layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
         if (!rc) rc = layer_u(&mt, "attention.head_count_kv", l, I->n_layer, 1, 4096, &L->n_head_kv, I->n_head, false);
         /* an MoE layer's FFN width is its experts' */
-        if (!rc && I->n_expert) rc = req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
+        bool moe = false;
+        if (!rc) rc = layer_is_moe(m, l, &moe, err);
+        if (!rc && moe) rc = req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
         if (!rc) rc = layer_swa(m, l, &L->swa, err);
         L->head_dim = I->head_dim;
         if (!rc && L->swa && opt_u(&mt, "attention.key_length_swa", 2, 1 << 14, &L->head_dim, I->head_dim)) rc = -1;
@@ -558,7 +601,7 @@ static int bind_layers(ember_model *m, ember_err *err)
                 bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
         if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
-        if (!rc && I->n_expert) {
+        if (!rc && moe) {
             rc = bind_moe(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
             bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);

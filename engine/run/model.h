@@ -61,6 +61,10 @@ typedef struct ember_weight {
 typedef struct {
     ember_weight router;        /* ffn_gate_inp: n_embd -> n_expert */
     ember_weight *gate, *up, *down;   /* n_expert views each, one block */
+    float *sel_bias;            /* exp_probs_b: added to the probabilities to choose, not to weigh (or NULL) */
+    /* a shared expert every token runs, its output added to the routed
+       ones' (ffn_{gate,up,down}_shexp; unbound when the model has none) */
+    ember_weight sh_gate, sh_up, sh_down;
 } ember_moe;
 
 typedef struct {

@@ -110,6 +110,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->moe_first = resident((NE + 1) * sizeof(int), &ok);
         s->moe_x = resident(B * E * 4, &ok);
         s->moe_out = resident(B * K * E * 4, &ok);
+        s->moe_sh = resident(B * E * 4, &ok);
     }
     if (m->n_pl) {
         s->pl = resident(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
@@ -170,7 +171,7 @@ void ember_session_free(ember_session *s)
     for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);
     free(s->scratch); free(s->all_logits);
     free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
-    free(s->moe_x); free(s->moe_out);
+    free(s->moe_x); free(s->moe_out); free(s->moe_sh);
     free(s);
 }
 

@@ -59,6 +59,7 @@ struct ember_session {
        and each pair's place there (moe_place); an expert's gathered input
        rows; the experts' output rows in the grouped order */
     float *moe_logits, *moe_w, *moe_x, *moe_out;
+    float *moe_sh;              /* the shared expert's output rows */
     int *moe_sel, *moe_pair, *moe_place, *moe_first;
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
