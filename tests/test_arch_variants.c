@@ -13,7 +13,10 @@
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
-   (granite_residual).  Each row must agree at
+   (granite_residual).  Its llama graph's MoE branch (Mixtral, granitemoe)
+   adds the normed FFN input rather than the residual stream, so those are
+   checked as a property too: identical experts give the dense model's
+   logits (moe_equals_dense).  Each row must agree at
    cosine >= 0.99999 with the same top-1, eager and compressed.  Phi-3-mini-4k
    files without a window key get the reference's default (a property:
    legacy_phi3_window).
@@ -72,6 +75,9 @@ static unsigned seed;
 /* granite_residual: the residual_scale written, and a factor on the
    branch matrices' (attn_output, ffn_down) values */
 static float g_resid = 1.0f, g_branch = 1.0f;
+/* moe_equals_dense: the dense FFN matrices written as this many identical
+   experts (3-D tensors), with a router of their own (0: a dense file) */
+static int g_copies;
 
 static float rnd(void)
 {
@@ -101,6 +107,19 @@ static void mat3(gguf_writer *w, const char *name, int in, int out, int n)
     for (size_t i = 0; i < cnt; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
     int64_t ne[3] = {in, out, n};
     gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)cnt * 2);
+    free(d);
+}
+
+/* mat()'s matrix, the same values, as g_copies identical experts of one
+   3-D tensor (moe_equals_dense) */
+static void mat_copies(gguf_writer *w, const char *name, int in, int out)
+{
+    const size_t one = (size_t)in * out;
+    uint16_t *d = malloc(one * (size_t)g_copies * sizeof *d);
+    for (size_t i = 0; i < one; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
+    for (int c = 1; c < g_copies; c++) memcpy(d + (size_t)c * one, d, one * sizeof *d);
+    int64_t ne[3] = {in, out, g_copies};
+    gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)one * (uint64_t)g_copies * 2);
     free(d);
 }
 
@@ -188,7 +207,12 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
     }
-    if (!strcmp(a, "granite")) {
+    if (g_copies) {
+        gguf_w_u32(w, KEY("expert_count"), (uint32_t)g_copies);
+        gguf_w_u32(w, KEY("expert_used_count"), 2);
+        gguf_w_u32(w, KEY("expert_feed_forward_length"), FF);
+    }
+    if (!strncmp(a, "granite", 7)) {
         gguf_w_f32(w, KEY("embedding_scale"), 4.0f);
         gguf_w_f32(w, KEY("residual_scale"), g_resid);
         gguf_w_f32(w, KEY("attention.scale"), 0.1f);
@@ -231,7 +255,10 @@ static int write_model(const vcase *c, const char *path)
             mat(w, T("attn_q.weight", l), E, H * d);
             mat(w, T("attn_k.weight", l), E, HKV * d);
             if (!(g4 && !swa_layer[l])) mat(w, T("attn_v.weight", l), E, HKV * d);   /* 31B: full layers have none */
-            if (!moe || (emoe && l == 0)) {
+            if (g_copies) {
+                mat_copies(w, T("ffn_gate_exps.weight", l), E, FF);
+                mat_copies(w, T("ffn_up_exps.weight", l), E, FF);
+            } else if (!moe || (emoe && l == 0)) {
                 mat(w, T("ffn_gate.weight", l), E, FF);
                 mat(w, T("ffn_up.weight", l), E, FF);
             }
@@ -259,6 +286,18 @@ static int write_model(const vcase *c, const char *path)
                 mat(w, T("ffn_up_shexp.weight", l), E, 56);
                 mat(w, T("ffn_down_shexp.weight", l), 56, E);
             }
+        } else if (g_copies) {
+            /* a router from its own generator: the other tensors keep the dense file's values */
+            float *r = malloc((size_t)E * g_copies * sizeof *r);
+            unsigned rs = 777u + (unsigned)l;
+            for (int i = 0; i < E * g_copies; i++) {
+                rs = rs * 1664525u + 1013904223u;
+                r[i] = ((int)(rs >> 9 & 0xffff) - 32768) / 32768.0f * 3.0f / sqrtf((float)E);
+            }
+            int64_t ne[2] = {E, g_copies};
+            gguf_w_tensor(w, T("ffn_gate_inp.weight", l), EMBER_F32, 2, ne, r, (uint64_t)E * g_copies * 4);
+            free(r);
+            mat_copies(w, T("ffn_down_exps.weight", l), FF, E);
         } else {
             mat(w, T("ffn_down.weight", l), FF, E);
         }
@@ -335,6 +374,46 @@ static void legacy_phi3_window(const char *path)
     tap_ok(!memcmp(last[0], last[1], sizeof last[0]),
            "phi3, 32 layers, context 4096, no sliding_window key: the logits of sliding_window 2047, bit for bit");
     tap_ok(memcmp(last[1], last[2], sizeof last[1]) != 0, "... and not those of a window past the context");
+}
+
+/* A mixture whose experts are all the dense FFN gives the dense model's
+   logits (the k weights sum to 1): the MoE wiring of llama files
+   (Mixtral) and granitemoe, which the reference cannot check (its llama
+   graph's MoE branch adds the normed input, not the residual stream). */
+static void moe_equals_dense(const char *path)
+{
+    static const struct { const char *dense, *moe; } cs[] = {{"llama", "llama"}, {"granite", "granitemoe"}};
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        static float rows[2][(NP + NF) * V];
+        int ok = 1;
+        for (int i = 0; i < 2; i++) {
+            vcase v = {"moe-dense", i ? cs[c].moe : cs[c].dense, "", 0, 0};
+            g_copies = i ? 4 : 0;
+            ember_err err = {{0}};
+            if (write_model(&v, path) || run(path, EMBER_STRATEGY_COMPRESSED, rows[i], &err)) {
+                tap_diag("%s: %s", v.arch, err.msg);
+                ok = 0;
+            }
+        }
+        g_copies = 0;
+        double worst = 1;
+        int top = 0;
+        for (int r = 0; ok && r < NP + NF; r++) {
+            const float *a = rows[0] + (size_t)r * V, *b = rows[1] + (size_t)r * V;
+            double ab = 0, aa = 0, bb = 0;
+            int ia = 0, ib = 0;
+            for (int i = 0; i < V; i++) {
+                ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+                if (a[i] > a[ia]) ia = i;
+                if (b[i] > b[ib]) ib = i;
+            }
+            if (ab / sqrt(aa * bb) < worst) worst = ab / sqrt(aa * bb);
+            top += ia == ib;
+        }
+        tap_ok(ok && worst >= 0.99999 && top == NP + NF,
+               "%s with 4 identical experts, 2 a token: the logits of the dense %s (worst cosine %.7f, top-1 %d/%d)",
+               cs[c].moe, cs[c].dense, worst, top, NP + NF);
+    }
 }
 
 /* Granite's residual_scale multiplies each branch before its add: on
@@ -426,6 +505,7 @@ int main(void)
     }
     legacy_phi3_window(path);
     granite_residual(path);
+    moe_equals_dense(path);
     unlink(path);
     return tap_done();
 }

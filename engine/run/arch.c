@@ -8,7 +8,8 @@
 #include "arch.h"
 
 static const ember_arch_desc archs[] = {
-    {"llama", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* llama, and Mixtral: llama files with expert_count */
+    {"llama", ARCH_MOE_MAY, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen2", ARCH_QKV_BIAS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* The text models of Qwen2-VL / Qwen2.5-VL and Qwen3-VL: their
@@ -29,6 +30,9 @@ static const ember_arch_desc archs[] = {
        embeddings, each branch before its residual add, the scores (in
        place of 1/sqrt(head_dim)), and the logits (divided) */
     {"granite", ARCH_MULTIPLIERS, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* IBM Granite 3 MoE (1B-A400M, 3B-A800M): granite with a mixture of
+       experts in every FFN */
+    {"granitemoe", ARCH_MULTIPLIERS | ARCH_MOE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
     {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},

@@ -202,13 +202,14 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     int64_t experts;
     char ek[128];
     snprintf(ek, sizeof ek, "%s.expert_count", info->arch);
-    if (arch->flags & ARCH_MOE) {
+    const bool has_experts = gguf_get_i64(f, ek, &experts) && experts > 0;
+    if (arch->flags & ARCH_MOE || (arch->flags & ARCH_MOE_MAY && has_experts)) {
         if (req_u(&mt, "expert_count", 1, EMBER_MAX_EXPERTS, &info->n_expert) ||
             req_u(&mt, "expert_used_count", 1, info->n_expert, &info->n_expert_used))
             return -1;
-    } else if (gguf_get_i64(f, ek, &experts) && experts > 0)
+    } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
-                            "architecture (the MoE ones Ember runs: qwen3moe, qwen3vlmoe, ernie4_5-moe)",
+                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen3moe, qwen3vlmoe, ernie4_5-moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
