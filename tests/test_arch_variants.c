@@ -66,6 +66,7 @@ static const vcase cases[] = {
     {"qwen3vlmoe-text", "qwen3vlmoe", "qwen3vlmoe: Qwen3-VL's MoE text model, 8 experts, 3 a token", 0, 0},
     {"ernie-moe", "ernie4_5-moe",
      "ernie4_5-moe: a dense first layer, then 8 experts (3 a token, chosen with exp_probs_b) and a shared expert", 3, 0},
+    {"qwen2moe", "qwen2moe", "qwen2moe: 8 experts (3 a token, weights as they are) and a sigmoid-gated shared expert", 0, 0},
     {"gemma1-hd32", "gemma", "gemma (1): heads of 32 over 64 / 4, embeddings x sqrt(64), Q / sqrt(32), GeGLU", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
@@ -138,10 +139,10 @@ static int write_model(const vcase *c, const char *path)
     gguf_writer *w = gguf_writer_new();
     const char *a = c->arch;
     char k[128], t[96];
-    const bool emoe = !strcmp(a, "ernie4_5-moe");
-    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe, q2vl = !strcmp(a, "qwen2vl");
+    const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
@@ -172,6 +173,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("expert_count"), 8);
         gguf_w_u32(w, KEY("expert_used_count"), 3);
         gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+        if (q2moe) gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
         if (emoe) {
             gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
             gguf_w_u32(w, KEY("interleave_moe_layer_step"), 1);
@@ -264,7 +266,7 @@ static int write_model(const vcase *c, const char *path)
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        if (q2vl) {
+        if (q2vl || q2moe) {
             vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);
@@ -280,11 +282,12 @@ static int write_model(const vcase *c, const char *path)
             mat3(w, T("ffn_gate_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_up_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
-            if (emoe) {   /* a selection bias that moves the choice, and the shared expert */
-                vec(w, T("exp_probs_b.bias", l), 8, 0.0f, 0.1f);
+            if (emoe) vec(w, T("exp_probs_b.bias", l), 8, 0.0f, 0.1f);   /* a selection bias that moves the choice */
+            if (emoe || q2moe) {   /* the shared expert; qwen2moe's with its gate */
                 mat(w, T("ffn_gate_shexp.weight", l), E, 56);
                 mat(w, T("ffn_up_shexp.weight", l), E, 56);
                 mat(w, T("ffn_down_shexp.weight", l), 56, E);
+                if (q2moe) vec(w, T("ffn_gate_inp_shexp.weight", l), E, 0.0f, 0.3f);
             }
         } else if (g_copies) {
             /* a router from its own generator: the other tensors keep the dense file's values */

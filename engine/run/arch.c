@@ -21,6 +21,10 @@ static const ember_arch_desc archs[] = {
     {"qwen3vl", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen3vlmoe", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_MOE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
      0, 0},
+    /* Qwen1.5-MoE / Qwen2-MoE: qwen2's attention; experts weighed by their
+       plain probabilities, a shared expert gated by sigmoid(x . g) */
+    {"qwen2moe", ARCH_QKV_BIAS | ARCH_MOE | ARCH_MOE_RAW_WEIGHTS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0,
+     0, 0, 0},
     /* Qwen3 MoE (Qwen3-30B-A3B, ...): qwen3's attention; each FFN routes a
        token to expert_used_count of expert_count experts (softmax, top-k,
        the k weights renormalised to sum 1) */

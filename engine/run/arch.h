@@ -36,6 +36,7 @@ enum {
     ARCH_YARN_KEYS = 1 << 16,      /* rope.scaling.yarn_{beta_fast,beta_slow,log_multiplier} from the file (mistral3) */
     ARCH_MOE = 1 << 17,            /* FFNs are softmax-routed mixtures of experts, weights renormalised (model.h, ember_moe) */
     ARCH_MOE_MAY = 1 << 18,        /* the same when the file has expert_count (llama: Mixtral) */
+    ARCH_MOE_RAW_WEIGHTS = 1 << 19,/* the chosen experts weighed by their probabilities as they are, not renormalised (qwen2moe) */
 };
 
 typedef struct {

@@ -797,7 +797,25 @@ static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
             sum += (double)w[j];
         }
         const float fs = (float)sum;
-        for (int j = 0; j < K; j++) w[j] /= fs;
+        if (!(m->arch->flags & ARCH_MOE_RAW_WEIGHTS))
+            for (int j = 0; j < K; j++) w[j] /= fs;
+    }
+}
+
+/* The shared expert's rows of tokens [t0, t1) times sigmoid(x . g), x the
+   normed input, formed as the reference does: silu(d) / d. */
+static void shexp_gate_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const float *g = ctx;
+    const int E = s->m->info.n_embd;
+    for (int t = t0; t < t1; t++) {
+        const float *x = s->xn + (size_t)t * E;
+        float d = 0;
+        for (int i = 0; i < E; i++) d += x[i] * g[i];
+        const float sg = d != 0 ? d / (1.0f + ember_ref_expf(-d)) / d : 0.5f;
+        float *y = s->moe_sh + (size_t)t * E;
+        for (int i = 0; i < E; i++) y[i] *= sg;
     }
 }
 
@@ -902,6 +920,7 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
         for_tokens(s, n, glu_tokens, &ga);
         act_dirty(s);
         matmul(s, &moe->sh_down, s->moe_sh, s->g, n);
+        if (moe->sh_gate_inp) for_tokens(s, n, shexp_gate_tokens, moe->sh_gate_inp);
     }
     /* (token, slot) pairs grouped by expert, in token order within one */
     int *first = s->moe_first;

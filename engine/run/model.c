@@ -209,7 +209,8 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
-                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen3moe, qwen3vlmoe, ernie4_5-moe)",
+                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
+                            "ernie4_5-moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -516,6 +517,8 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
         if (!rc) bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
         for (int i = 0; i < 3 && !rc; i++)
             rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, false, err);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp_shexp.weight", l);
+        if (!rc) x->sh_gate_inp = load_vec(m, nm, E, false, err, &rc);
         if (FS > m->max_ff) m->max_ff = (int)FS;
     }
     return rc;
@@ -540,6 +543,7 @@ static void free_moe(ember_moe *moe, int n)
     if (!moe) return;
     free(moe->router.f32);
     free(moe->sel_bias);
+    free(moe->sh_gate_inp);
     free(moe->sh_gate.f32);
     free(moe->sh_up.f32);
     free(moe->sh_down.f32);

@@ -65,6 +65,7 @@ typedef struct {
     /* a shared expert every token runs, its output added to the routed
        ones' (ffn_{gate,up,down}_shexp; unbound when the model has none) */
     ember_weight sh_gate, sh_up, sh_down;
+    float *sh_gate_inp;         /* ffn_gate_inp_shexp: the shared output times sigmoid(x . this), or NULL */
 } ember_moe;
 
 typedef struct {
