@@ -67,6 +67,7 @@ static const vcase cases[] = {
     {"ernie-moe", "ernie4_5-moe",
      "ernie4_5-moe: a dense first layer, then 8 experts (3 a token, chosen with exp_probs_b) and a shared expert", 3, 0},
     {"qwen2moe", "qwen2moe", "qwen2moe: 8 experts (3 a token, weights as they are) and a sigmoid-gated shared expert", 0, 0},
+    {"glm4-9b", "glm4", "glm4: Q/K/V biases, gate and up rows in one ffn_up, post norms, rope on 8 of 16 dims", 0, 0},
     {"gemma1-hd32", "gemma", "gemma (1): heads of 32 over 64 / 4, embeddings x sqrt(64), Q / sqrt(32), GeGLU", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
@@ -139,7 +140,7 @@ static int write_model(const vcase *c, const char *path)
     gguf_writer *w = gguf_writer_new();
     const char *a = c->arch;
     char k[128], t[96];
-    const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe");
+    const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -189,6 +190,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
     }
+    if (glm) gguf_w_u32(w, KEY("rope.dimension_count"), (uint32_t)hd / 2);   /* partial rotary */
     if (phi) {
         if (c->window >= 0) gguf_w_u32(w, KEY("attention.sliding_window"), c->window ? (uint32_t)c->window : 6);
         gguf_w_f32(w, KEY("rope.scaling.attn_factor"), 1.25f);
@@ -250,7 +252,12 @@ static int write_model(const vcase *c, const char *path)
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
         vec(w, T("ffn_norm.weight", l), E, 1.0f, 0.1f);
-        if (phi) {
+        if (glm) {
+            mat(w, T("attn_q.weight", l), E, H * d);
+            mat(w, T("attn_k.weight", l), E, HKV * d);
+            mat(w, T("attn_v.weight", l), E, HKV * d);
+            mat(w, T("ffn_up.weight", l), E, 2 * FF);
+        } else if (phi) {
             mat(w, T("attn_qkv.weight", l), E, (H + 2 * HKV) * d);
             mat(w, T("ffn_up.weight", l), E, 2 * FF);
         } else {
@@ -266,7 +273,7 @@ static int write_model(const vcase *c, const char *path)
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        if (q2vl || q2moe) {
+        if (q2vl || q2moe || glm) {
             vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);
@@ -310,7 +317,7 @@ static int write_model(const vcase *c, const char *path)
             vec(w, T("attn_q_norm.weight", l), d, qk, 0.1f * qk);
             vec(w, T("attn_k_norm.weight", l), d, qk, 0.1f * qk);
         }
-        if (g4 || g2) {
+        if (g4 || g2 || glm) {
             vec(w, T("post_attention_norm.weight", l), E, 1.0f, 0.1f);
             vec(w, T("post_ffw_norm.weight", l), E, 1.0f, 0.1f);
         }

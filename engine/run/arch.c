@@ -65,6 +65,11 @@ static const ember_arch_desc archs[] = {
        file says otherwise; 27B (46 layers) scales Q by n_embd / n_head */
     {"gemma2", ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA, ROPE_NEOX, FFN_GEGLU_TANH,
      ATT_SCALE_Q_27B, 2, 0, 30.0f, 46, 50.0f, 0, 0},
+    /* GLM-4 (0414) and GLM-Z1: Q/K/V biases where the file has them,
+       partial rotary in the llama pairing, post norms on both branches,
+       gate and up rows in one ffn_up */
+    {"glm4", ARCH_FREE_HEAD_DIM | ARCH_FUSED_GATE_UP | ARCH_POST_NORMS, ROPE_NORM, FFN_SWIGLU,
+     ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Phi-3 / 3.5 / 4-mini: the file's sliding window masks every layer
        (Phi-3-mini-4k's 2047 in a 4096 context), with the global rope */
     {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL, ROPE_NEOX, FFN_SWIGLU,
