@@ -183,7 +183,7 @@ int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
     if (!eager && o->strategy == EMBER_STRATEGY_PACKED) {
         choose_pack(m, w0, false, why, sizeof why);
         for (int i = 1; i < n; i++) ws[i].pack_kern = w0->pack_kern;
-        if (why[0]) snprintf(reason, sizeof reason, "%d experts: %s", n, why);
+        if (why[0]) snprintf(reason, sizeof reason, "%d experts: %.130s", n, why);
     }
     const ember_kernel *kr = w0->pack_kern ? w0->pack_kern : ws[0].kern;
     uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n
