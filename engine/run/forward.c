@@ -765,8 +765,9 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
 
 /* Each token's experts from its router scores: softmax over the experts
    (the reference's exp and sums), the k largest probabilities in
-   descending order (ties to the lower expert), their weights divided by
-   their sum. */
+   descending order (ties to the lower expert; plus the layer's selection
+   bias where it has one), their weights divided by their sum unless the
+   architecture weighs them as they are (ARCH_MOE_RAW_WEIGHTS). */
 static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
@@ -823,7 +824,6 @@ static void shexp_gate_tokens(ember_session *s, const void *ctx, int t0, int t1,
    times its weight, the products added in slot order. */
 static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
-    (void)ctx;
     (void)ith;
     const int E = s->m->info.n_embd, K = s->m->info.n_expert_used;
     const bool shared = ctx != NULL;   /* the shared expert's rows in s->moe_sh, added last */
