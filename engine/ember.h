@@ -125,6 +125,7 @@ typedef struct ember_plan_entry {
     char name[96];
     int dtype;
     int64_t ne[2];
+    int64_t n_mats;                /* ne[0] x ne[1] matrices in the tensor: 1, or an MoE tensor's experts */
     ember_rep rep;
     char kernel[48];               /* kernel name, "" for non-matmul tensors */
     char isa[16];

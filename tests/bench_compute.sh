@@ -45,7 +45,7 @@ if "$BIN" synth -o "$T/moe.gguf" --like tiny-qwen3moe -q; then
 import json, sys
 b = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
 ex = [e for e in p["plan"] if "_exps." in e["name"]]
-assert len(ex) == 6 and all(e["token_matrices"] == 2 for e in ex), ex
+assert len(ex) == 6 and all(e["token_matrices"] == 2 and len(e["shape"]) == 3 and e["shape"][2] == 8 for e in ex), ex
 assert all(e["token_bytes"] * 4 == e["resident_bytes"] for e in ex), ex
 mats = [e for e in p["plan"] if e.get("kernel")]
 want = sum(e["shape"][0] * e["shape"][1] * e["token_matrices"] for e in mats

@@ -68,6 +68,7 @@ int ember_plan_add(ember_model *m, const gguf_tensor *t, ember_rep rep, const ch
     e->dtype = t->type;
     e->ne[0] = t->ne[0];
     e->ne[1] = t->ne[1];
+    e->n_mats = t->n_dims == 3 ? t->ne[2] : 1;
     e->rep = rep;
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel ? kernel : "");
     snprintf(e->isa, sizeof e->isa, "%s", isa ? isa : "");

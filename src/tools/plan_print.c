@@ -41,7 +41,10 @@ void plan_print_text(const ember_plan *p, const ember_plan_opts *o, bool tensors
         for (int i = 0; i < p->n; i++) {
             const ember_plan_entry *e = &p->e[i];
             char shape[32];
-            if (e->ne[1] > 1) snprintf(shape, sizeof shape, "%lldx%lld", (long long)e->ne[0], (long long)e->ne[1]);
+            if (e->n_mats > 1)   /* an MoE tensor: in x out x experts */
+                snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)e->ne[0], (long long)e->ne[1],
+                         (long long)e->n_mats);
+            else if (e->ne[1] > 1) snprintf(shape, sizeof shape, "%lldx%lld", (long long)e->ne[0], (long long)e->ne[1]);
             else snprintf(shape, sizeof shape, "%lld", (long long)e->ne[0]);
             fprintf(out, "%-32s %-6s %-14s %-13s %-22s %-7s %10.2f  %s\n", e->name, ember_dtype_name(e->dtype),
                     shape, ember_rep_name(e->rep), e->kernel[0] ? e->kernel : "-", e->isa[0] ? e->isa : "-",
@@ -73,6 +76,7 @@ void plan_print_json(const ember_plan *p, const ember_plan_opts *o, json_w *j)
         json_arr_begin(j);
         json_i64(j, e->ne[0]);
         json_i64(j, e->ne[1]);
+        if (e->n_mats > 1) json_i64(j, e->n_mats);   /* an MoE tensor's experts */
         json_arr_end(j);
         json_kv_str(j, "representation", ember_rep_name(e->rep));
         json_kv_str(j, "kernel", e->kernel);
