@@ -9,7 +9,8 @@
 # costs one note line and leaves nothing; concurrent first loads both work;
 # inspect --plan says what a load would find, bench --json each run's state;
 # the write runs in the background (not in the TTFT) and a SIGTERM or SIGINT
-# during it leaves no temporary;
+# during it leaves no temporary; a write that would take more than half of
+# the space free beyond 256 MiB is not made;
 # ember cache list and clear; the file written is in 2 MiB page-cache folios.  A synth model, XDG_CACHE_HOME in a temp dir.
 # TAP; SKIP where the CPU (or EMBER_ISA) has no packed kernel.
 set -u
@@ -153,6 +154,16 @@ run "$tmp/x" --strategy packed
 grep -q 'pack cache written' "$tmp/x" && [ "$(hash_of "$tmp/x")" = "$H" ]
 ok $? "a foreign file of the right size under the name: ignored, rewritten"
 chmod 600 "$F"
+
+# too little free space: not written (the cache may take half of what is
+# free beyond 256 MiB), one note naming the sizes, nothing left behind
+EMBER_TEST_PACK_FREE_BYTES=268435456 XDG_CACHE_HOME="$tmp/small" run "$tmp/sp" --strategy packed; r=$?
+[ $r = 0 ] && [ "$(grep -c 'note' "$tmp/sp")" = 1 ] && grep -q 'pack cache not written (it would take [0-9.]* MiB of the 256.0 MiB free in' "$tmp/sp" &&
+    [ -z "$(ls -A "$tmp/small/ember/packed" 2>/dev/null)" ] && [ "$(hash_of "$tmp/sp")" = "$H" ]
+ok $? "256 MiB free: the cache is not written, one note ($(grep note "$tmp/sp"))"
+EMBER_TEST_PACK_FREE_BYTES=4000000000 XDG_CACHE_HOME="$tmp/small" run "$tmp/sp2" --strategy packed
+grep -q 'pack cache written' "$tmp/sp2"
+ok $? "3.7 GiB free: the tiny model's cache is written"
 
 # an unwritable cache dir: runs packed from memory, with one note line
 : > "$tmp/plainfile"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -358,6 +359,27 @@ static void *writer_run(void *arg)
 }
 
 /* The writer for these weights' file, its header block built; NULL with err. */
+/* Whether a cache file of `bytes` may be written in dir: only into half of
+   what is free beyond 256 MiB, so that a big model's tiles (an MoE's are as
+   large as the model) never fill the disk that the chats are saved on.
+   EMBER_TEST_PACK_FREE_BYTES stands in for the free space in tests. */
+static bool space_for(const char *dir, uint64_t bytes, ember_err *err)
+{
+    uint64_t avail;
+    const char *t = getenv("EMBER_TEST_PACK_FREE_BYTES");
+    struct statvfs v;
+    if (t) avail = strtoull(t, NULL, 10);
+    else if (statvfs(dir, &v) == 0) avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+    else return true;   /* unknown: the write itself will say */
+    const uint64_t keep = (uint64_t)256 << 20;
+    if (avail > keep && bytes <= (avail - keep) / 2) return true;
+    const bool big = bytes >= (uint64_t)1 << 30, abig = avail >= (uint64_t)1 << 30;
+    ember_seterr(err, "it would take %.1f %s of the %.1f %s free in %s; ember cache clear removes older files",
+                 (double)bytes / (big ? 1 << 30 : 1 << 20), big ? "GiB" : "MiB",
+                 (double)avail / (abig ? 1 << 30 : 1 << 20), abig ? "GiB" : "MiB", dir);
+    return false;
+}
+
 static ember_pack_writer *writer_new(const pc_key *k, ember_weight **ws, int n, ember_err *err)
 {
     if (!k) {
@@ -398,6 +420,12 @@ static ember_pack_writer *writer_new(const pc_key *k, ember_weight **ws, int n, 
     }
     /* the last section ends the file: no padding after it */
     h->file_bytes = n ? e[n - 1].offset + e[n - 1].bytes : off;
+    if (!space_for(dir, h->file_bytes, err)) {
+        free(w);
+        free(b);
+        free(arr);
+        return NULL;
+    }
     uint64_t sum = mix(0, b, hb - sizeof sum);
     memcpy(b + hb - sizeof sum, &sum, sizeof sum);
     w->tiles = arr;
