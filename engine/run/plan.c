@@ -118,54 +118,21 @@ static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *re
                  ember_dtype_name(w->dtype), (long long)w->out, w->t == m->tok_embd.t ? ", the embedding table" : "");
 }
 
-int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
-{
-    const ember_plan_opts *o = &m->opts;
-    char reason[160] = "";
-    bool eager = o->strategy == EMBER_STRATEGY_EAGER;
-    if (!eager) {
-        w->kern = ember_kernel_for_matrix(w->dtype, m->isa, w->out, w->t == m->tok_embd.t);
-        if (!w->kern) {
-            if (!o->allow_fallback)
-                return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",
-                                    w->t->name_z, ember_dtype_name(w->dtype));
-            snprintf(reason, sizeof reason, "dtype %s has no native kernel: eager fallback", ember_dtype_name(w->dtype));
-            eager = true;
-        }
-    }
-    if (eager) {
-        if (make_eager(w, err)) return -1;
-        w->one = w->many = (ember_wview){w->kern, w->f32, (size_t)w->in * sizeof(float)};
-        w->plan_index = ember_plan_add(m, w->t, EMBER_REP_EAGER_F32, w->kern->name, ember_isa_name(w->kern->isa),
-                                 (uint64_t)w->in * (uint64_t)w->out * 4, reason);
-        return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
-    }
-    w->rep = EMBER_REP_COMPRESSED;
-    w->one = w->many = (ember_wview){w->kern, w->data, w->row_bytes};
-    if (o->strategy == EMBER_STRATEGY_PACKED && w->proj) choose_pack(m, w, has_bias, reason, sizeof reason);
-    const ember_kernel *k = w->pack_kern ? w->pack_kern : w->kern;
-    uint64_t bytes = w->pack_kern ? k->layout->bytes((int)w->out, w->in) : w->t->nbytes;
-    w->plan_index = ember_plan_add(m, w->t, w->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED,
-                             k->name, ember_isa_name(k->isa), bytes,
-                             w->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD ? "packed at the phase the profile sets" : reason);
-    if (w->pack_kern) m->plan.packed++;
-    return w->plan_index < 0 ? ember_seterr(err, "out of memory") : 0;
-}
-
-int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
+/* The representation of n matrices of one tensor, alike: a dense weight
+   (n 1) or an MoE tensor's expert slabs, which share one record of the
+   plan (prefixed "N experts", what a token reads being n_used of them). */
+static int plan_slabs(ember_model *m, ember_weight *ws, int n, bool has_bias, ember_err *err)
 {
     const ember_plan_opts *o = &m->opts;
     ember_weight *w0 = &ws[0];
-    char reason[160];
-    snprintf(reason, sizeof reason, "%d experts", n);
-    const ember_kernel *k = NULL;
+    char why[160] = "";
     bool eager = o->strategy == EMBER_STRATEGY_EAGER;
-    if (!eager && !(k = ember_kernel_for_matrix(w0->dtype, m->isa, w0->out, false))) {
+    const ember_kernel *k = NULL;
+    if (!eager && !(k = ember_kernel_for_matrix(w0->dtype, m->isa, w0->out, w0->t == m->tok_embd.t))) {
         if (!o->allow_fallback)
             return ember_seterr(err, "%s: dtype %s has no kernel; eager fallback disabled by the profile (allow_fallback: false)",
                                 w0->t->name_z, ember_dtype_name(w0->dtype));
-        snprintf(reason, sizeof reason, "%d experts; dtype %s has no native kernel: eager fallback", n,
-                 ember_dtype_name(w0->dtype));
+        snprintf(why, sizeof why, "dtype %s has no native kernel: eager fallback", ember_dtype_name(w0->dtype));
         eager = true;
     }
     for (int i = 0; i < n; i++) {
@@ -179,27 +146,38 @@ int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
             w->one = w->many = (ember_wview){k, w->data, w->row_bytes};
         }
     }
-    /* packed as a dense projection of its kind would be, every slab alike */
-    char why[160] = "";
-    if (!eager && o->strategy == EMBER_STRATEGY_PACKED) {
-        choose_pack(m, w0, false, why, sizeof why);
+    if (!eager && o->strategy == EMBER_STRATEGY_PACKED && w0->proj) {
+        choose_pack(m, w0, has_bias, why, sizeof why);
         for (int i = 1; i < n; i++) ws[i].pack_kern = w0->pack_kern;
-        if (why[0]) snprintf(reason, sizeof reason, "%d experts: %.130s", n, why);
     }
-    const ember_kernel *kr = w0->pack_kern ? w0->pack_kern : ws[0].kern;
-    uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n
-                     : w0->pack_kern ? kr->layout->bytes((int)w0->out, w0->in) * (uint64_t)n : w0->t->nbytes;
-    ember_rep rep = eager ? EMBER_REP_EAGER_F32 : w0->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED;
-    if (w0->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD)
-        snprintf(reason, sizeof reason, "%d experts, packed at the phase the profile sets", n);
+    if (w0->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD) snprintf(why, sizeof why, "packed at the phase the profile sets");
+    const ember_kernel *kr = w0->pack_kern ? w0->pack_kern : w0->kern;
+    const uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n
+                           : w0->pack_kern ? kr->layout->bytes((int)w0->out, w0->in) * (uint64_t)n
+                                           : w0->t->nbytes;
+    const ember_rep rep = eager ? EMBER_REP_EAGER_F32 : w0->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED;
+    char reason[160];
+    if (n > 1) snprintf(reason, sizeof reason, "%d experts%s%.130s", n, why[0] ? "; " : "", why);
+    else snprintf(reason, sizeof reason, "%s", why);
     if (w0->pack_kern) m->plan.packed++;
-    int idx = ember_plan_add(m, w0->t, rep, kr->name, ember_isa_name(kr->isa), bytes, reason);
+    const int idx = ember_plan_add(m, w0->t, rep, kr->name, ember_isa_name(kr->isa), bytes, reason);
+    if (idx < 0) return ember_seterr(err, "out of memory");
     for (int i = 0; i < n; i++) ws[i].plan_index = idx;
-    if (idx >= 0) {
+    if (n > 1) {
         m->plan.e[idx].token_bytes = bytes / (uint64_t)n * (uint64_t)m->info.n_expert_used;
         m->plan.e[idx].token_mats = m->info.n_expert_used;
     }
-    return idx < 0 ? ember_seterr(err, "out of memory") : 0;
+    return 0;
+}
+
+int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
+{
+    return plan_slabs(m, w, 1, has_bias, err);
+}
+
+int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
+{
+    return plan_slabs(m, ws, n, false, err);
 }
 
 int ember_plan_finish(ember_model *m, ember_err *err)
