@@ -119,24 +119,45 @@ static void act_dirty(ember_session *s)
 
 /* y_i = W_i x for up to three weights sharing the input x, each through
    the view its representation gives a product of nt tokens (model.h). */
+/* Appends y = W x to a job: w through the view for the job's token
+   count, on its activations xq (rows xq_stride apart). */
+static void mm_add(mm_job *j, const ember_weight *w, float *y, const void *xq, size_t xq_stride)
+{
+    mm_item *it = &j->it[j->n_items++];
+    it->w = w;
+    it->v = j->nt == 1 ? &w->one : &w->many;
+    it->y = y;
+    it->xq = xq;
+    it->xq_stride = xq_stride;
+    it->tile0 = j->total;
+    it->tiles = (int)((w->out + 15) / 16);
+    j->total += it->tiles;
+}
+
+/* An empty job of nt tokens (mm_add writes each item whole: no memset of
+   all MM_ITEMS on every product) */
+static void mm_start(mm_job *j, int nt)
+{
+    j->n_items = j->total = 0;
+    j->nt = nt;
+}
+
+static void mm_finish(ember_session *s, mm_job *j)
+{
+    atomic_init(&j->next, 0);
+    ember_pool_run(s->pool, mm_run, j);
+}
+
 static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt)
 {
     mm_job j;
-    memset(&j, 0, sizeof j);
-    j.nt = nt;
-    j.n_items = n;
+    mm_start(&j, nt);
     for (int i = 0; i < n; i++) {
-        mm_item *it = &j.it[i];
-        it->w = ws[i];
-        it->v = nt == 1 ? &ws[i]->one : &ws[i]->many;
-        it->y = ys[i];
-        it->xq = prep_act(s, it->v->kern, ws[i]->in, x, nt, &it->xq_stride);
-        it->tile0 = j.total;
-        it->tiles = (int)((ws[i]->out + 15) / 16);
-        j.total += it->tiles;
+        size_t stride;
+        const void *xq = prep_act(s, (nt == 1 ? &ws[i]->one : &ws[i]->many)->kern, ws[i]->in, x, nt, &stride);
+        mm_add(&j, ws[i], ys[i], xq, stride);
     }
-    atomic_init(&j.next, 0);
-    ember_pool_run(s->pool, mm_run, &j);
+    mm_finish(s, &j);
 }
 
 static void matmul(ember_session *s, const ember_weight *w, float *y, const float *x, int nt)
@@ -855,43 +876,25 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     const int K = m->info.n_expert_used;
     const int *sel = s->moe_sel;
     mm_job j;
-    memset(&j, 0, sizeof j);
-    j.nt = 1;
+    mm_start(&j, 1);
     for (int k = 0; k < 2 * K; k++) {
         const ember_weight *w = k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
-        mm_item *it = &j.it[j.n_items++];
-        it->w = w;
-        it->v = &w->one;
-        it->y = (k < K ? s->g : s->u) + (size_t)(k % K) * F;
-        it->xq = prep_act(s, it->v->kern, w->in, s->xn, 1, &it->xq_stride);
-        it->tile0 = j.total;
-        it->tiles = (int)((w->out + 15) / 16);
-        j.total += it->tiles;
+        size_t stride;
+        const void *xq = prep_act(s, w->one.kern, w->in, s->xn, 1, &stride);
+        mm_add(&j, w, (k < K ? s->g : s->u) + (size_t)(k % K) * F, xq, stride);
     }
-    atomic_init(&j.next, 0);
-    ember_pool_run(s->pool, mm_run, &j);
+    mm_finish(s, &j);
     for (int k = 0; k < K; k++) ffn_act[m->arch->act](s->g + (size_t)k * F, s->u + (size_t)k * F, F);
     act_dirty(s);
-    memset(&j, 0, sizeof j);
-    j.nt = 1;
+    mm_start(&j, 1);
     size_t stride;
     /* the K rows of g as K tokens: one quantization, row k for expert k
        (the down slabs of a layer share one dtype, so one activation type) */
     const uint8_t *xq = prep_act(s, moe->down[sel[0]].one.kern, F, s->g, K, &stride);
-    for (int k = 0; k < K; k++) {
-        const ember_weight *w = &moe->down[sel[k]];
-        mm_item *it = &j.it[j.n_items++];
-        it->w = w;
-        it->v = &w->one;
-        it->y = s->moe_out + (size_t)s->moe_place[k] * m->info.n_embd;
-        it->xq = xq + (size_t)k * stride;
-        it->xq_stride = stride;
-        it->tile0 = j.total;
-        it->tiles = (int)((w->out + 15) / 16);
-        j.total += it->tiles;
-    }
-    atomic_init(&j.next, 0);
-    ember_pool_run(s->pool, mm_run, &j);
+    for (int k = 0; k < K; k++)
+        mm_add(&j, &moe->down[sel[k]], s->moe_out + (size_t)s->moe_place[k] * m->info.n_embd, xq + (size_t)k * stride,
+               stride);
+    mm_finish(s, &j);
     act_dirty(s);
 }
 
