@@ -237,12 +237,9 @@ static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int 
 static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
 {
     double t0 = ember_now_ms();
-    int n, k = 0;
-    ember_weight *const *all = ember_model_weights(m, &n);
-    ember_weight **todo = malloc(((size_t)n + 1) * sizeof *todo);
+    int k;
+    ember_weight **todo = ember_model_weights_to_pack(m, &k);
     if (!todo) return ember_seterr(err, "out of memory");
-    for (int i = 0; i < n; i++)
-        if (all[i]->pack_kern) todo[k++] = all[i];
     int rc = pack_todo(m, pool, todo, k, t0, err);
     free(todo);
     return rc;

@@ -279,6 +279,11 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         if (arch->attn_temp && opt_f0(&mt, "attention.temperature_scale", &m->attn_temp, arch->attn_temp))
             return -1;
+        /* which layers mix: after the leading dense ones, every step-th (0
+           and 1 when the file says nothing: every layer) */
+        if (info->n_expert && (opt_u(&mt, "leading_dense_block_count", 0, info->n_layer, &m->moe_lead, 0) ||
+                               opt_u(&mt, "interleave_moe_layer_step", 1, info->n_layer, &m->moe_step, 1)))
+            return -1;
         switch (arch->att_scale) {
         case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;
         case ATT_SCALE_Q: m->q_scale = 1.0f / sqrtf((float)info->head_dim); break;
@@ -389,6 +394,15 @@ ember_weight *const *ember_model_weights(const ember_model *m, int *n)
 {
     *n = m->n_all_w;
     return m->all_w;
+}
+
+ember_weight **ember_model_weights_to_pack(const ember_model *m, int *k)
+{
+    ember_weight **todo = malloc(((size_t)m->n_all_w + 1) * sizeof *todo);
+    *k = 0;
+    for (int i = 0; todo && i < m->n_all_w; i++)
+        if (m->all_w[i]->pack_kern) todo[(*k)++] = m->all_w[i];
+    return todo;
 }
 
 /* YaRN's correction range over the pairs of an n_rot rotation at base:
@@ -524,20 +538,6 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
     return rc;
 }
 
-/* Whether layer l's FFN is a mixture: after the leading dense layers,
-   every step-th (the file's leading_dense_block_count and
-   interleave_moe_layer_step, 0 and 1 when absent: every layer). */
-static int layer_is_moe(ember_model *m, int l, bool *moe, ember_err *err)
-{
-    meta mt = {m->f, m->arch->name, err};
-    int lead, step;
-    if (opt_u(&mt, "leading_dense_block_count", 0, m->info.n_layer, &lead, 0) ||
-        opt_u(&mt, "interleave_moe_layer_step", 1, m->info.n_layer, &step, 1))
-        return -1;
-    *moe = m->info.n_expert && l >= lead && (l + 1) % step == 0;
-    return 0;
-}
-
 static void free_moe(ember_moe *moe, int n)
 {
     if (!moe) return;
@@ -570,8 +570,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         rc = layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
         if (!rc) rc = layer_u(&mt, "attention.head_count_kv", l, I->n_layer, 1, 4096, &L->n_head_kv, I->n_head, false);
         /* an MoE layer's FFN width is its experts' */
-        bool moe = false;
-        if (!rc) rc = layer_is_moe(m, l, &moe, err);
+        const bool moe = I->n_expert && l >= m->moe_lead && (l + 1) % m->moe_step == 0;
         if (!rc && moe) rc = req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
         if (!rc) rc = layer_swa(m, l, &L->swa, err);
         L->head_dim = I->head_dim;

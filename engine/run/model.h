@@ -103,6 +103,7 @@ struct ember_model {
     float rope_ext_factor;      /* 1 for rope.scaling.type yarn, else 0 */
     float yarn_beta_fast, yarn_beta_slow;   /* YaRN's ramp ends (ARCH_YARN_KEYS: the file's) */
     float attn_temp;            /* arch.h's attention temperature (0: none) */
+    int moe_lead, moe_step;     /* with experts: layer l mixes when l >= moe_lead and (l + 1) % moe_step == 0 */
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */
@@ -157,5 +158,8 @@ struct ember_model {
 /* Every matrix weight of the model that a strategy may pack (layers with
    their experts, then the LM head), listed once at load: *n of them. */
 ember_weight *const *ember_model_weights(const ember_model *m, int *n);
+/* Those of them the plan chose to pack, *k of them, in a malloc'd array
+   (NULL: out of memory). */
+ember_weight **ember_model_weights_to_pack(const ember_model *m, int *k);
 
 #endif

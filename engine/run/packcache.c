@@ -242,12 +242,9 @@ bool ember_pack_cache_load(ember_model *m, const ember_pack_key *k, ember_weight
 
 int ember_pack_cache_probe(const ember_model *m, char *path, size_t cap)
 {
-    int n, k = 0;
-    ember_weight *const *all = ember_model_weights(m, &n);
-    ember_weight **todo = malloc(((size_t)n + 1) * sizeof *todo);
+    int k;
+    ember_weight **todo = ember_model_weights_to_pack(m, &k);
     if (!todo) return -1;
-    for (int i = 0; i < n; i++)
-        if (all[i]->pack_kern) todo[k++] = all[i];
     pc_key *key = m->opts.pack_cache && m->opts.strategy == EMBER_STRATEGY_PACKED && k ? ember_pack_cache_key(m, todo, k)
                                                                                        : NULL;
     if (!key) {
@@ -358,7 +355,6 @@ static void *writer_run(void *arg)
     return NULL;
 }
 
-/* The writer for these weights' file, its header block built; NULL with err. */
 /* Whether a cache file of `bytes` may be written in dir: only into half of
    what is free beyond 256 MiB, so that a big model's tiles (an MoE's are as
    large as the model) never fill the disk that the chats are saved on.
@@ -380,6 +376,7 @@ static bool space_for(const char *dir, uint64_t bytes, ember_err *err)
     return false;
 }
 
+/* The writer for these weights' file, its header block built; NULL with err. */
 static ember_pack_writer *writer_new(const pc_key *k, ember_weight **ws, int n, ember_err *err)
 {
     if (!k) {
