@@ -143,11 +143,16 @@ char *chatlog_list_text(const char *current, int last, chatlog_warn_fn warn, voi
    unknown; holder may be NULL); -1 with err (the directory read-only...). */
 int chatlog_lock_take(const char *id, chatlog_lock **out, long *holder, ember_err *err);
 void chatlog_lock_drop(chatlog_lock *l);
+/* The kernel's table of flock holders (/proc/locks), read once for a
+   list of conversations; NULL when it cannot be read. */
+typedef struct chatlog_locks chatlog_locks;
+chatlog_locks *chatlog_locks_read(void);
+void chatlog_locks_free(chatlog_locks *t);
 /* The pid of the process that has conversation id open (this process's
-   own when it holds it), 0 when none or unknown.  Read from /proc/locks,
-   never by taking the lock: a probe's moment of holding it would send a
-   process opening the conversation just then into a copy. */
-long chatlog_lock_holder(const char *id);
+   own when it holds it), 0 when none or unknown.  From the table, never
+   by taking the lock: a probe's moment of holding it would send a process
+   opening the conversation just then into a copy. */
+long chatlog_lock_holder(const chatlog_locks *t, const char *id);
 /* Tidies after a crashed process given a directory entry's name: a stale
    .ID.lock or an ID.json.tmp.* whose conversation nobody holds is removed;
    anything else is left alone. */

@@ -73,6 +73,7 @@ int chatlog_list(chatlog_entry **out, chatlog_warn_fn warn, void *ud, ember_err 
     chatlog_entry *v = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
+    chatlog_locks *locks = chatlog_locks_read();   /* once for all the entries */
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
         chatlog_lock_sweep(de->d_name);
@@ -101,15 +102,17 @@ int chatlog_list(chatlog_entry **out, chatlog_warn_fn warn, void *ud, ember_err 
                 chatlog_free(&c);
                 free(v);
                 closedir(d);
+                chatlog_locks_free(locks);
                 return ember_seterr(err, "out of memory");
             }
             v = nv;
         }
         entry_of(&c, &v[n]);
-        v[n++].open_pid = chatlog_lock_holder(c.id);
+        v[n++].open_pid = chatlog_lock_holder(locks, c.id);
         chatlog_free(&c);
     }
     closedir(d);
+    chatlog_locks_free(locks);
     if (n) qsort(v, n, sizeof *v, by_id);
     *out = v;
     return (int)n;

@@ -65,35 +65,61 @@ static void drop_temporaries(const char *dir, const char *id)
     closedir(d);
 }
 
-long chatlog_lock_holder(const char *id)
+struct chatlog_locks {
+    size_t n;
+    struct { unsigned long long ino; long pid; } *row;
+};
+
+chatlog_locks *chatlog_locks_read(void)
+{
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f) return NULL;
+    chatlog_locks *t = calloc(1, sizeof *t);
+    size_t cap = 0;
+    /* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a waiter's line
+       reads "1: -> FLOCK ..." and is no holder.  Kept by inode alone: the
+       device numbers /proc/locks prints are the underlying file system's,
+       which under overlayfs are not what stat reports. */
+    char line[256];
+    while (t && fgets(line, sizeof line, f)) {
+        long p;
+        unsigned maj, mnr;
+        unsigned long long ino;
+        if (sscanf(line, "%*d: FLOCK %*s %*s %ld %x:%x:%llu", &p, &maj, &mnr, &ino) != 4 || p <= 0) continue;
+        if (t->n == cap) {
+            cap = cap ? 2 * cap : 32;
+            void *r = realloc(t->row, cap * sizeof *t->row);
+            if (!r) break;
+            t->row = r;
+        }
+        t->row[t->n].ino = ino;
+        t->row[t->n++].pid = p;
+    }
+    fclose(f);
+    return t;
+}
+
+void chatlog_locks_free(chatlog_locks *t)
+{
+    if (!t) return;
+    free(t->row);
+    free(t);
+}
+
+long chatlog_lock_holder(const chatlog_locks *t, const char *id)
 {
     for (chatlog_lock *l = held; l; l = l->next)
         if (!strcmp(l->id, id)) return (long)getpid();
-    if (!chatlog_id_valid(id)) return 0;
+    if (!t || !chatlog_id_valid(id)) return 0;
     char dir[4096], path[4200];
     ember_err e;
     if (chatlog_dir(dir, sizeof dir, false, &e) < 0) return 0;
     snprintf(path, sizeof path, "%s/.%s.lock", dir, id);
     struct stat st;
     if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) return 0;
-    FILE *f = fopen("/proc/locks", "re");
-    if (!f) return 0;
-    /* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a waiter's line
-       reads "1: -> FLOCK ..." and is no holder.  Matched by inode alone:
-       the device numbers /proc/locks prints are the underlying file
-       system's, which under overlayfs are not what stat reports. */
-    char line[256];
-    long pid = 0;
-    while (!pid && fgets(line, sizeof line, f)) {
-        long p;
-        unsigned maj, mnr;
-        unsigned long long ino;
-        if (sscanf(line, "%*d: FLOCK %*s %*s %ld %x:%x:%llu", &p, &maj, &mnr, &ino) == 4 &&
-            ino == (unsigned long long)st.st_ino && p > 0)
-            pid = p;
-    }
-    fclose(f);
-    return pid;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->row[i].ino == (unsigned long long)st.st_ino) return t->row[i].pid;
+    return 0;
 }
 
 int chatlog_lock_take(const char *id, chatlog_lock **out, long *holder, ember_err *err)
