@@ -48,6 +48,8 @@ static const kq_layout layouts[] = {
      ember_pack_q5_K_bytes, ember_pack_q5_K_ref, ember_packed_q5_K_matmul_ref},
     {EMBER_Q6_K, 256, 0, sizeof(block_q6_K), EMBER_PACK_Q6_K_RECORD, offsetof(block_q6_K, d), -1, offsetof(block_q6_K, scales),
      ember_pack_q6_K_bytes, ember_pack_q6_K_ref, ember_packed_q6_K_matmul_ref},
+    {EMBER_IQ4_XS, 256, 0, sizeof(block_iq4_xs), EMBER_PACK_IQ4_XS_RECORD, offsetof(block_iq4_xs, d), -1, -1,
+     ember_pack_iq4_xs_bytes, ember_pack_iq4_xs_ref, ember_packed_iq4_xs_matmul_ref},
 };
 
 /* Random blocks of the layout's dtype; every fifth block extreme (all
@@ -324,11 +326,53 @@ static void test_record_q4_0(void)
            "Q8_0 (one order) packs any matrix");
 }
 
+static void test_record_iq4_xs(void)
+{
+    /* one IQ4_XS block with known contents in each of 20 rows */
+    enum { ROWS = 20, K = 256 };
+    block_iq4_xs m[ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        m[r].d = (uint16_t)(0x3c00 + r);
+        m[r].scales_h = (uint16_t)(r * 1237 + 11);
+        for (int i = 0; i < 4; i++) m[r].scales_l[i] = (uint8_t)(r * 31 + i * 77);
+        for (int i = 0; i < 128; i++) m[r].qs[i] = (uint8_t)(r * 7 + i * 3);
+    }
+    size_t bytes = ember_pack_iq4_xs_bytes(ROWS, K);
+    tap_ok(bytes == 2 * 2208 && 2208 == 16 * sizeof(block_iq4_xs) + 32,
+           "20 x 256 IQ4_XS packs into 2 tiles x 1 record of 2208 bytes, the 16 rows' 136-byte blocks + 32 (%zu)", bytes);
+    uint8_t *p = malloc(bytes);
+    memset(p, 0xaa, bytes);
+    ember_pack_iq4_xs_ref(m, sizeof m[0], ROWS, K, p, 1, 2);
+    int untouched = 1;
+    for (size_t i = 0; i < 2208; i++) untouched &= p[i] == 0xaa;
+    tap_ok(untouched, "packing tiles [1,2) leaves tile 0 alone");
+    const uint8_t *rec = p + 2208;   /* tile 1: row 17 is lane 1 */
+    /* element 32*3 + 4*1 + 2 = 102 of row 17: sub-block 3's bytes
+       qs[48..64), element 6 of it: low nibble of qs[54]; element
+       32*3 + 4*5 + 2 = 118 (sub-block element 22): high nibble of qs[48 + 6] */
+    int e102 = m[17].qs[54] & 15, e118 = m[17].qs[54] >> 4;
+    tap_ok(rec[(4 * 3 + 1) * 64 + 1 * 4 + 2] == (uint8_t)(e102 | e118 << 4),
+           "IQ4_XS chunk 4j+h of row r at r*4: element 32j+4h+i low nibble, 32j+4(h+4)+i high (hand-computed)");
+    /* scale 5 of row 17: scales_l[2]'s high nibble, scales_h bits 10-11 */
+    int sc5 = ((m[17].scales_l[2] >> 4) | ((m[17].scales_h >> 10) & 3) << 4) - 32;
+    tap_ok((int8_t)rec[2048 + 16 * 5 + 1] == sc5 && !memcmp(rec + 2176 + 2, &m[17].d, 2),
+           "IQ4_XS: signed scale ls - 32 of sub-block j of row r at 2048 + 16j + r (%d), fp16 d at 2176 + 2r", sc5);
+    int pad = 1;
+    for (int r = 4; r < 16; r++) {
+        for (int c = 0; c < 32; c++)
+            for (int i = 0; i < 4; i++) pad &= rec[c * 64 + r * 4 + i] == 0;
+        pad &= rec[2176 + 2 * r] == 0 && rec[2048 + 16 * 7 + r] == 0;
+    }
+    tap_ok(pad, "IQ4_XS: the tail tile's rows past the matrix are zero");
+    free(p);
+}
+
 int main(void)
 {
     test_record();
     test_record_q6();
     test_record_q4_0();
+    test_record_iq4_xs();
     static const ember_isa isas[] = {EMBER_ISA_AVX512, EMBER_ISA_AVX2};
     for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
         const kq_layout *L = &layouts[li];

@@ -101,7 +101,7 @@ static int tail_pass_batched(const char *model, char *msg, size_t cap)
 }
 
 /* Logits with every projection and the LM head packed, prefill included. */
-static float *run_packed(const char *model, int V)
+static float *run_packed(const char *model, int V, int dtype)
 {
     ember_err err;
     ember_plan_opts po;
@@ -111,13 +111,15 @@ static float *run_packed(const char *model, int V)
     po.packed_prefill = true;
     po.threads = 2;
     ember_model *m = ember_model_open(model, &po, &err);
-    /* "every": each Q8_0 matrix the plan runs through a kernel (Gemma 4's
-       per-layer input projections and an MoE layer's experts too) is
-       packed, unless it has a bias */
+    /* "every": each matrix of the file's dtype the plan runs through a
+       kernel (Gemma 4's per-layer input projections and an MoE layer's
+       experts too) is packed, unless it has a bias or is a Q4_0 matrix
+       whose rows do not run the 8-row tile order */
     const ember_plan *p = m ? ember_model_plan(m) : NULL;
     for (int i = 0; p && i < p->n; i++) {
         const ember_plan_entry *e = &p->e[i];
-        if (e->kernel[0] && e->dtype == EMBER_Q8_0 && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias")) {
+        if (e->kernel[0] && e->dtype == dtype && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias") &&
+            !strstr(e->reason, "8-row order")) {
             tap_diag("packed %s: %s stays %s (%s)", model, e->name, ember_rep_name(e->rep), e->reason);
             ember_model_free(m);
             return NULL;
@@ -320,12 +322,16 @@ int main(int argc, char **argv)
             tap_ok(ok, "%s %s: a %d-token prompt's last logits == as prefills of %d and 2 tokens (%s)", cs[c].like,
                    cs[c].dtype, EMBER_UBATCH + 1, EMBER_UBATCH - 1, msg);
         }
-        if (!strcmp(cs[c].dtype, "Q8_0") && !ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa())) {
-            tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");
-        } else if (!strcmp(cs[c].dtype, "Q8_0")) {
-            float *pk = run_packed(model, V);
+        /* the file's own dtype packed wherever this CPU has its tiles
+           (every K-quant, IQ4_XS and MoE file here, not only Q8_0) */
+        const int main_dtype = !strcmp(cs[c].dtype, "Q8_0") ? EMBER_Q8_0 : cs[c].need[0];
+        if (!ember_kernel_packed(main_dtype, ember_cpu_isa())) {
+            if (main_dtype == EMBER_Q8_0) tap_skip("packed == compressed: no AVX-512 VNNI packed kernel on this CPU/build");
+        } else {
+            float *pk = run_packed(model, V, main_dtype);
             tap_ok(pk && comp && !memcmp(pk, comp, (size_t)ROWS * (size_t)V * sizeof *pk),
-                   "%s %s: packed (every projection and the LM head) == compressed bit for bit", cs[c].like, cs[c].dtype);
+                   "%s %s: packed (every %s projection and the LM head) == compressed bit for bit", cs[c].like, cs[c].dtype,
+                   ember_dtype_name(main_dtype));
             free(pk);
         }
         free(comp);

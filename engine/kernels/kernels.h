@@ -150,12 +150,23 @@ void ember_packed_matmul_ref(const void *packed, size_t tile_bytes, int64_t k,
                              const void *xq, size_t xq_stride, int nt,
                              float *y, size_t y_stride);
 
-/* ---- packed Q4_K and Q5_K: 16-row tiles (kernels_packed_q45_K.c) ----------- */
+/* ---- packed Q4_K, Q5_K and IQ4_XS: 16-row tiles (kernels_packed_q45_K.c) -- */
 
 #define EMBER_PACK_Q4_K_RECORD 2368
 #define EMBER_PACK_Q4_KX16_VERSION 1
 #define EMBER_PACK_Q5_K_RECORD 2880
 #define EMBER_PACK_Q5_KX16_VERSION 1
+#define EMBER_PACK_IQ4_XS_RECORD 2208
+#define EMBER_PACK_IQ4_XSX16_VERSION 1
+
+size_t ember_pack_iq4_xs_bytes(int rows, int64_t k);
+void ember_pack_iq4_xs_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+/* The scalar oracle over the tiles; bit-identical to the compressed IQ4_XS kernels. */
+void ember_packed_iq4_xs_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                    const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+extern const ember_layout ember_layout_iq4_xsx16;
+void ember_packed_iq4_xs_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                       const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 
 size_t ember_pack_q5_K_bytes(int rows, int64_t k);
 void ember_pack_q5_K_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);

@@ -421,7 +421,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 /* ---- registration ------------------------------------------------------- */
 
 /* Source dtypes with a packed layout, whatever this CPU runs. */
-static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K};
+static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS};
 
 int ember_layout_exists(int src_type)
 {
@@ -462,6 +462,9 @@ static const ember_kernel table[] = {
     /* and the compressed Q6_K kernels' (Q8_K) */
     {"q6_Kx16_avx512", EMBER_ISA_AVX512, EMBER_Q6_K, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512,
      ember_packed_q6_K_matmul_avx512, &ember_layout_q6_Kx16},
+    /* and the compressed IQ4_XS kernel's (Q8_K) */
+    {"iq4_xsx16_avx512", EMBER_ISA_AVX512, EMBER_IQ4_XS, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512,
+     ember_packed_iq4_xs_matmul_avx512, &ember_layout_iq4_xsx16},
 };
 #endif
 

@@ -1,6 +1,6 @@
-/* Packed Q4_K and Q5_K: 16-row tiles for a broadcast-and-multiply GEMM
-   (doc/DESIGN.md, "Packed Q4_K and Q5_K layouts"), bit-identical to the
-   compressed Q4_K and Q5_K kernels.
+/* Packed Q4_K, Q5_K and IQ4_XS: 16-row tiles for a broadcast-and-multiply GEMM
+   (doc/DESIGN.md, "Packed Q4_K, Q5_K and IQ4_XS layouts"), bit-identical to the
+   compressed Q4_K, Q5_K and IQ4_XS kernels.
  *
  * Why a tile: the compressed kernel reads one row's super-block and spends
  * about as many shuffles, converts and horizontal adds per row as it does
@@ -28,6 +28,14 @@
  * r * 4 + i, bit l = the fifth bit of element 32j + 4l + i of row r, so
  * lane l's vector of sub-block j takes bit l of one load: 180 bytes a row
  * against the file's 176.
+ * IQ4_XS (iq4_xsx16) keeps the same qs chunks, of code-book indices
+ * (element e's nibble in the file: qs[16 (e / 32) + e % 16], low for
+ * e % 32 < 16), then sc [2048, 2176): sub-block j's signed scale ls - 32
+ * of row r at 16j + r, and d [2176, 2208): row r's fp16 d: 138 bytes a row
+ * against the file's 136.  The kernel looks the indices up in the code
+ * book (vpshufb), multiplies their magnitudes by activations carrying the
+ * value's sign (vpmaddubsw takes an unsigned and a signed operand), and
+ * has no min term.
  *
  * Numerics (kernels_kquant_impl.h): lane[l] = sum_j sc_j * dot4 in int32,
  * P[k] = m_2k q8s_2k + m_2k+1 q8s_2k+1, then per super-block
@@ -35,6 +43,8 @@
  * P[k], accm[k]), y = sum8(acc) + ((accm0 + accm2) + (accm1 + accm3)).
  * Q5_K folds its min term as one sum: summs = fmaf(-dx * dmin_w,
  * (float)((P0 + P1) + (P2 + P3)), summs), y = sum8(acc) + summs.
+ * IQ4_XS: lane[l] as above with the code book's value for q and the
+ * signed scale, acc[l] = fmaf(dx * d_w, lane[l], acc[l]), y = sum8(acc).
  * The integer parts are exact, so any grouping of them is the same. */
 #include "config.h"
 
@@ -60,6 +70,12 @@ size_t ember_pack_q5_K_bytes(int rows, int64_t k)
 {
     if (rows <= 0 || k <= 0) return 0;
     return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC5;
+}
+
+size_t ember_pack_iq4_xs_bytes(int rows, int64_t k)
+{
+    if (rows <= 0 || k <= 0) return 0;
+    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * RECI;
 }
 
 /* Q4_K and Q5_K blocks share d, dmin and scales at 0, 2, 4; their low 4
@@ -137,6 +153,68 @@ void ember_pack_q5_K_ref(const void *src, size_t row_bytes, int rows, int64_t k,
 {
     pack_ref(1, src, row_bytes, rows, k, dst, t0, t1);
 }
+
+/* IQ4_XS element e's code-book index. */
+static int iq4_index(const block_iq4_xs *b, int e)
+{
+    uint8_t q = b->qs[16 * (e / 32) + e % 16];
+    return e % 32 < 16 ? q & 0x0f : q >> 4;
+}
+
+/* Row r's block into a record (nib: the block's 256 indices), with its
+   scales and d. */
+static void put_iq4_row(uint8_t *rec, int r, const block_iq4_xs *blk, const uint8_t nib[QK_K])
+{
+    for (int j = 0; j < 8; j++) {
+        for (int h = 0; h < 4; h++)
+            for (int i = 0; i < 4; i++)
+                rec[QS + (4 * j + h) * 64 + r * 4 + i] =
+                    (uint8_t)(nib[32 * j + 4 * h + i] | nib[32 * j + 4 * (h + 4) + i] << 4);
+        rec[SCI + 16 * j + r] = (uint8_t)(int8_t)ember_iq4_xs_scale(blk, j);
+    }
+    memcpy(rec + DWI + 2 * r, &blk->d, 2);
+}
+
+/* The oracle (each index read element by element), and the packer the
+   lifecycle runs, which decodes a block's 128 bytes of nibbles in one
+   sweep: the file's two halves of each 32-element sub-block. */
+static void pack_iq4(int fast, const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    int64_t nb = k / QK_K;
+    ember_tile_range(rows, &t0, &t1);
+    for (int t = t0; t < t1; t++) {
+        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * RECI;
+        for (int64_t b = 0; b < nb; b++, rec += RECI) {
+            memset(rec, 0, RECI);
+            for (int r = 0; r < ROWS && t * ROWS + r < rows; r++) {
+                const block_iq4_xs *blk =
+                    (const block_iq4_xs *)(const void *)((const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes) + b;
+                uint8_t nib[QK_K];
+                if (fast)
+                    for (int j = 0; j < 8; j++)
+                        for (int i = 0; i < 16; i++) {
+                            nib[32 * j + i] = blk->qs[16 * j + i] & 0x0f;
+                            nib[32 * j + 16 + i] = blk->qs[16 * j + i] >> 4;
+                        }
+                else
+                    for (int e = 0; e < QK_K; e++) nib[e] = (uint8_t)iq4_index(blk, e);
+                put_iq4_row(rec, r, blk, nib);
+            }
+        }
+    }
+}
+
+void ember_pack_iq4_xs_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_iq4(0, src, row_bytes, rows, k, dst, t0, t1);
+}
+
+#ifdef EMBER_SIMD
+static void pack_iq4_xs_sweep(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_iq4(1, src, row_bytes, rows, k, dst, t0, t1);
+}
+#endif
 
 #ifdef EMBER_SIMD   /* the packed layouts exist only with the SIMD kernels */
 /* The same bytes a word at a time: the packer the lifecycle runs (a 1B
@@ -239,8 +317,42 @@ void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
     matmul_ref(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
+void ember_packed_iq4_xs_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                    const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
+{
+    int64_t nb = k / QK_K;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
+        int lane = r % ROWS;
+        for (int t = 0; t < nt; t++) {
+            const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride);
+            float acc[8] = {0};
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *rec = tile + (size_t)b * RECI;
+                int32_t lanes[8] = {0};
+                for (int j = 0; j < 8; j++)
+                    for (int l = 0; l < 8; l++)
+                        for (int i = 0; i < 4; i++) {
+                            uint8_t byte = rec[QS + (4 * j + l % 4) * 64 + lane * 4 + i];
+                            int v = ember_iq4nl_values[l < 4 ? byte & 0x0f : byte >> 4];
+                            lanes[l] += (int8_t)rec[SCI + 16 * j + lane] * v * x[b].qs[32 * j + 4 * l + i];
+                        }
+                float d = x[b].d * ember_fp16_to_f32(rd16(rec + DWI + 2 * lane));
+                for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
+            }
+            y[(size_t)t * y_stride + (size_t)r] = ember_sum8(acc);
+        }
+    }
+}
+
 #ifdef EMBER_SIMD
 #define INL512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
+
+/* The three layouts the tile kernel reads (kind: a compile-time constant
+   in each caller, so every branch on it folds away). */
+enum { K4 = 0, K5 = 1, KI = 2 };
+
+static inline size_t rec_of(int kind) { return kind == K5 ? REC5 : kind == KI ? RECI : REC; }
 
 /* Reading ahead in the tile stream, as the Q8_0 tiles do (kernels_packed.c). */
 #define PF_L1 (2 * 1024)
@@ -263,11 +375,12 @@ void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
    the float sums across super-blocks, touched once per super-block, in
    L1.  Q4_K decode takes two tiles at a time: two streams of tiles keep
    more lines in flight than one (as for the Q8_0 tiles); Q5_K one. */
-INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, const int nti, int64_t b0, int64_t nb,
+INL512 void tile_pass(const int kind, const uint8_t *rec, size_t tile_bytes, const int nti, int64_t b0, int64_t nb,
                       const block_q8_K *const x[TB], const int tb, float *y, size_t y_stride, const __mmask16 m[2],
                       const int pf, __m512 (*carry)[12], const int first, const int last)
 {
-    const size_t rb = five ? REC5 : REC;
+    const int five = kind == K5;
+    const size_t rb = rec_of(kind);
     /* the sums in a local array (its address never escapes: a pointer to
        the carry would alias every load, __m512 being may_alias, and ran
        at two thirds of the speed), from and to the carry between chunks */
@@ -276,6 +389,7 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
         _Pragma("GCC unroll 12") for (int l = 0; l < 12; l++) acc[u][l] = first ? _mm512_setzero_ps() : carry[u][l];
     const __m512i low4 = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+    const __m512i book = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)ember_iq4nl_values));
     for (int64_t b = b0; b < b0 + nb; b++, rec += rb) {
         __m512i is[TB][8];
         _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++)
@@ -285,8 +399,14 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
                 const uint8_t *ri = rec + (size_t)i * tile_bytes;
                 /* (sc, sc) words per row: vpdpwssd scales both halves of a
                    vpmaddubsw dword by it */
-                __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(ri + SC + 16 * j)));
-                s = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
+                __m512i s;
+                if (kind == KI) {   /* signed: the low word keeps its own sign bits only */
+                    s = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(ri + SCI + 16 * j)));
+                    s = _mm512_or_si512(_mm512_and_si512(s, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(s, 16));
+                } else {
+                    s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(ri + SC + 16 * j)));
+                    s = _mm512_or_si512(s, _mm512_slli_epi32(s, 16));
+                }
                 __m512i qh = _mm512_setzero_si512();
                 if (five) {
                     if (pf) {
@@ -309,24 +429,53 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
                         wh = _mm512_mask_add_epi8(wh, _mm512_test_epi8_mask(qh, _mm512_set1_epi8((char)(1 << (h + 4)))), wh,
                                                   sixteen);
                     }
+                    /* IQ4_XS: the values' magnitudes, their signs moved onto
+                       the activations (|x| <= 127, so a negation is exact) */
+                    __mmask64 nl = 0, nh = 0;
+                    if (kind == KI) {
+                        wl = _mm512_shuffle_epi8(book, wl);
+                        wh = _mm512_shuffle_epi8(book, wh);
+                        nl = _mm512_movepi8_mask(wl);
+                        nh = _mm512_movepi8_mask(wh);
+                        wl = _mm512_abs_epi8(wl);
+                        wh = _mm512_abs_epi8(wh);
+                    }
                     _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                         const int8_t *qs = x[t][b].qs + 32 * j + 4 * h;
                         const int u = i * tb + t;
-                        is[u][h] = _mm512_dpwssd_epi32(is[u][h], _mm512_maddubs_epi16(wl, _mm512_set1_epi32(ember_rd32(qs))), s);
-                        is[u][h + 4] = _mm512_dpwssd_epi32(
-                            is[u][h + 4], _mm512_maddubs_epi16(wh, _mm512_set1_epi32(ember_rd32(qs + 16))), s);
+                        __m512i xl = _mm512_set1_epi32(ember_rd32(qs)), xh = _mm512_set1_epi32(ember_rd32(qs + 16));
+                        if (kind == KI) {
+                            xl = _mm512_mask_sub_epi8(xl, nl, _mm512_setzero_si512(), xl);
+                            xh = _mm512_mask_sub_epi8(xh, nh, _mm512_setzero_si512(), xh);
+                        }
+                        is[u][h] = _mm512_dpwssd_epi32(is[u][h], _mm512_maddubs_epi16(wl, xl), s);
+                        is[u][h + 4] = _mm512_dpwssd_epi32(is[u][h + 4], _mm512_maddubs_epi16(wh, xh), s);
                     }
                 }
             }
         }
         _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++) {
         const uint8_t *ri = rec + (size_t)i * tile_bytes;
-        if (pf) {
+        if (pf && kind == KI) {
+            _mm_prefetch((const char *)ri + SCI + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)ri + SCI + 64 + PF_L1, _MM_HINT_T0);
+            _mm_prefetch((const char *)ri + DWI + PF_L1, _MM_HINT_T0);
+        } else if (pf) {
             _mm_prefetch((const char *)ri + SC + PF_L1, _MM_HINT_T0);
             _mm_prefetch((const char *)ri + SC + 64 + PF_L1, _MM_HINT_T0);
             _mm_prefetch((const char *)ri + MN + PF_L1, _MM_HINT_T0);
             _mm_prefetch((const char *)ri + MN + 64 + PF_L1, _MM_HINT_T0);
             _mm_prefetch((const char *)ri + DW + PF_L1, _MM_HINT_T0);
+        }
+        if (kind == KI) {   /* the d term only */
+            __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DWI)));
+            _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
+                const int u = i * tb + t;
+                __m512 d = _mm512_mul_ps(_mm512_set1_ps(x[t][b].d), dw);
+                _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
+                    acc[u][l] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(is[u][l]), acc[u][l]);
+            }
+            continue;
         }
         __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DW)));
         __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(ri + DM)));
@@ -366,6 +515,10 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
     }
     _Pragma("GCC unroll 4") for (int u = 0; u < nu; u++) {
         const int i = u / tb, t = u % tb;
+        if (kind == KI) {
+            _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], ember_sum8x16(acc[u]));
+            continue;
+        }
         __m512 mins = five ? acc[u][8]
                            : _mm512_add_ps(_mm512_add_ps(acc[u][8], acc[u][10]), _mm512_add_ps(acc[u][9], acc[u][11]));
         _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], _mm512_add_ps(ember_sum8x16(acc[u]), mins));
@@ -379,7 +532,7 @@ INL512 void tile_pass(const int five, const uint8_t *rec, size_t tile_bytes, con
 #define CARRY_PAIRS 128         /* token pairs' sums carried between chunks (as the Q6_K tiles) */
 #define KCK 8                   /* super-blocks of a tile chunk */
 
-INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+INL512 void matmul_avx512(const int kind, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                           const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
     int64_t nb = k / QK_K;
@@ -391,14 +544,14 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
         /* Q5_K one tile at a time: its decode's extra high-bit work spills
            two tiles' sums (llama-3.2-1b Q5_K_M decode 1.10x, 1.04-1.15 over
            5 alternating rounds on the Zen 5 VM); Q4_K measured 0.99 so */
-        for (; r + ROWS < r1 && !five; r += 2 * ROWS) {
+        for (; r + ROWS < r1 && kind != K5; r += 2 * ROWS) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
-            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, 0, nb, x, 1, y + r, y_stride, m,
+            tile_pass(kind, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, 0, nb, x, 1, y + r, y_stride, m,
                       1, NULL, 1, 1);
         }
         for (; r < r1; r += ROWS) {
             __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
-            tile_pass(five, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, 0, nb, x, 1, y + r, y_stride, m,
+            tile_pass(kind, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, 0, nb, x, 1, y + r, y_stride, m,
                       1, NULL, 1, 1);
         }
         return;
@@ -413,7 +566,7 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
     int chunk = (int)(ACT_CHUNK / ((size_t)nb * sizeof(block_q8_K)));
     chunk = chunk < TB ? TB : chunk - chunk % TB;
     if (chunk > CARRY_PAIRS * TB) chunk = CARRY_PAIRS * TB;
-    const size_t rb = five ? REC5 : REC;
+    const size_t rb = rec_of(kind);
     for (int c0 = 0; c0 < nt; c0 += chunk) {
         int c1 = nt - c0 < chunk ? nt : c0 + chunk;
         const int npairs = (c1 - c0 + TB - 1) / TB;
@@ -432,8 +585,8 @@ INL512 void matmul_avx512(const int five, const void *packed, size_t tile_bytes,
                     for (int t = 0; t < TB; t++)
                         x[t] = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + (t < tb ? t : 0)) * xq_stride);
                     float *yt = y + (size_t)t0 * y_stride + r;
-                    if (tb == TB) tile_pass(five, rec, tile_bytes, 1, k0, nbc, x, TB, yt, y_stride, m, 0, carry[p], first, last);
-                    else tile_pass(five, rec, tile_bytes, 1, k0, nbc, x, 1, yt, y_stride, m, 0, carry[p], first, last);
+                    if (tb == TB) tile_pass(kind, rec, tile_bytes, 1, k0, nbc, x, TB, yt, y_stride, m, 0, carry[p], first, last);
+                    else tile_pass(kind, rec, tile_bytes, 1, k0, nbc, x, 1, yt, y_stride, m, 0, carry[p], first, last);
                 }
             }
         }
@@ -444,16 +597,25 @@ EMBER_TARGET_AVX512 void ember_packed_q4_K_matmul_avx512(const void *packed, siz
                                                          int r1, const void *xq, size_t xq_stride, int nt, float *y,
                                                          size_t y_stride)
 {
-    matmul_avx512(0, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_avx512(K4, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 EMBER_TARGET_AVX512 void ember_packed_q5_K_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
                                                          int r1, const void *xq, size_t xq_stride, int nt, float *y,
                                                          size_t y_stride)
 {
-    matmul_avx512(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_avx512(K5, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
+EMBER_TARGET_AVX512 void ember_packed_iq4_xs_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
+                                                           int r1, const void *xq, size_t xq_stride, int nt, float *y,
+                                                           size_t y_stride)
+{
+    matmul_avx512(KI, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+const ember_layout ember_layout_iq4_xsx16 = {"iq4_xsx16", EMBER_PACK_IQ4_XSX16_VERSION, EMBER_IQ4_XS, ROWS, RECI,
+                                             ember_pack_iq4_xs_bytes, pack_iq4_xs_sweep};
 const ember_layout ember_layout_q5_Kx16 = {"q5_Kx16", EMBER_PACK_Q5_KX16_VERSION, EMBER_Q5_K, ROWS, REC5,
                                            ember_pack_q5_K_bytes, pack_q5_K_words};
 const ember_layout ember_layout_q4_Kx16 = {"q4_Kx16", EMBER_PACK_Q4_KX16_VERSION, EMBER_Q4_K, ROWS, REC,

@@ -1,4 +1,4 @@
-/* Private to the packed Q4_K / Q5_K kernels (kernels_packed_q45_K.c, its
+/* Private to the packed Q4_K / Q5_K / IQ4_XS kernels (kernels_packed_q45_K.c, its
    AVX-512 kernels, and kernels_packed_q45_K_avx2.c): the record's byte
    offsets, as kernels_packed_q45_K.c's opening comment lays them out. */
 #ifndef EMBER_KERNELS_PACKED_Q4_K_H
@@ -16,7 +16,13 @@
 #define REC EMBER_PACK_Q4_K_RECORD
 #define REC5 EMBER_PACK_Q5_K_RECORD
 
+/* IQ4_XS (iq4_xsx16): the same qs chunks of code-book indices, then */
+#define SCI 2048   /* signed scales (ls - 32), sub-block j of row r at 16j + r */
+#define DWI 2176   /* fp16 d of row r at 2r */
+#define RECI EMBER_PACK_IQ4_XS_RECORD
+
 _Static_assert(DM + 2 * ROWS == REC, "record size");
+_Static_assert(DWI + 2 * ROWS == RECI, "IQ4_XS record size");
 _Static_assert(QH + 8 * 64 == REC5, "Q5_K record size");
 
 #endif
