@@ -22,7 +22,7 @@ static const struct { int type; const char *name; int elems, bytes; int converti
     {EMBER_Q4_K, "Q4_K", 256, 144, 1},  {EMBER_Q5_K, "Q5_K", 256, 176, 1},
     {EMBER_Q6_K, "Q6_K", 256, 210, 1},  {EMBER_Q8_K, "Q8_K", 256, 292, 1},
     {EMBER_IQ4_NL, "IQ4_NL", 32, 18, 1}, {EMBER_IQ4_XS, "IQ4_XS", 256, 136, 1},
-    {EMBER_BF16, "BF16", 1, 2, 1},
+    {EMBER_BF16, "BF16", 1, 2, 1},      {EMBER_MXFP4, "MXFP4", 32, 17, 1},
 };
 #define NWANT (int)(sizeof want / sizeof want[0])
 

@@ -109,6 +109,21 @@ static void test_q8_0_iq4(void)
     ok = ember_dequantize_row(EMBER_IQ4_NL, &n, out, 32) == 0;
     tap_ok(ok && out[0] == -127.0f && out[7] == -10.0f && out[8] == 1.0f && out[15] == 113.0f &&
            out[16] == 113.0f && out[31] == -127.0f, "IQ4_NL dequantize through its code book");
+
+    /* MXFP4: e = 127 is the E8M0 value 1, so the E2M1 values themselves
+       (0, 0.5, 1, 1.5, 2, 3, 4, 6; codes 8..15 negative) */
+    block_mxfp4 mx = {.e = 127};
+    for (int j = 0; j < 16; j++) mx.qs[j] = (uint8_t)(j | (15 - j) << 4);
+    ok = ember_dequantize_row(EMBER_MXFP4, &mx, out, 32) == 0;
+    tap_ok(ok && out[0] == 0.0f && out[1] == 0.5f && out[5] == 3.0f && out[7] == 6.0f && out[9] == -0.5f &&
+               out[15] == -6.0f && out[16] == -6.0f && out[31] == 0.0f,
+           "MXFP4 dequantize: E2M1 values times 2^(e - 127), low nibbles first");
+    mx.e = 130;   /* 2^3 */
+    ok = ember_dequantize_row(EMBER_MXFP4, &mx, out, 32) == 0;
+    tap_ok(ok && out[7] == 48.0f && out[14] == -32.0f, "MXFP4 dequantize: the exponent byte scales by 2^(e - 127)");
+    mx.e = 0;     /* the smallest scale: 2^-127, a subnormal float */
+    ok = ember_dequantize_row(EMBER_MXFP4, &mx, out, 32) == 0;
+    tap_ok(ok && out[2] == 0x1p-127f && out[7] == 6.0f * 0x1p-127f, "MXFP4 dequantize: e = 0 gives 2^-127 (subnormal)");
 }
 
 static void test_known_quant(void)
@@ -161,7 +176,7 @@ static void test_roundtrip(void)
     for (int i = 64; i < 96; i++) x[i] = 0.0f;                     /* an all-zero block */
     for (int i = 96; i < 128; i++) x[i] = -fabsf(x[i]);            /* all negative */
     const int types[] = {EMBER_F16, EMBER_BF16, EMBER_Q4_0, EMBER_Q4_1, EMBER_Q5_0, EMBER_Q5_1, EMBER_Q8_0,
-                         EMBER_IQ4_NL};
+                         EMBER_IQ4_NL, EMBER_MXFP4};
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         int type = types[ti];
         int ok = ember_quantize_row(type, x, buf, N) == 0 &&
@@ -189,6 +204,10 @@ static void test_roundtrip(void)
                 /* values of the other sign than the max may clip at the book's
                    short end: 127 - 113 steps of amax / 127 */
                 case EMBER_IQ4_NL: bound = amax / 127.0 * 14.0 * 1.01; break;
+                /* the scale s puts amax in [4s, 8s) (as the reference's
+                   quantizer does), above the book's 6s: values past 6s
+                   clip, by up to 2s <= amax / 2 */
+                case EMBER_MXFP4: bound = amax / 2.0 * 1.0001; break;
                 default: bound = (mx - mn) / 31.0 * 0.55 + fabsf(mn) * 1e-3; break;
                 }
                 double e = fabs((double)back[b * 32 + j] - v);

@@ -32,7 +32,7 @@ typedef struct {
 
 static const fmt_t fmts[] = {
     {EMBER_Q8_0, 1, 0}, {EMBER_Q4_0, 1, 0}, {EMBER_Q4_0, 1, 1}, {EMBER_Q5_0, 1, 0},
-    {EMBER_Q4_1, 1, 0}, {EMBER_Q5_1, 1, 0}, {EMBER_IQ4_NL, 1, 0},
+    {EMBER_Q4_1, 1, 0}, {EMBER_Q5_1, 1, 0}, {EMBER_IQ4_NL, 1, 0}, {EMBER_MXFP4, 1, 0},
     {EMBER_F16, 0, 0},  {EMBER_BF16, 0, 0}, {EMBER_F32, 0, 0},
 };
 
@@ -89,6 +89,15 @@ static void special_weights(int wtype, uint8_t *w, size_t row_bytes, int rows, i
                 b->qs[j] = r == 0 ? 0x00 : r == 1 ? 0xff : r == 2 ? 0x0f : r == 3 ? (uint8_t)(j * 0x11) : b->qs[j];
             if (r == 4) b->d = 0x0001;
             if (r == 5) b->d = 0x83ff;
+            break;
+        }
+        case EMBER_MXFP4: {
+            block_mxfp4 *b = (block_mxfp4 *)blk;
+            for (int j = 0; j < QK / 2; j++)   /* 7 is 12 (6 doubled), 15 is -12, 8 is -0 */
+                b->qs[j] = r == 0 ? 0x88 : r == 1 ? 0x77 : r == 2 ? 0xff : r == 3 ? (uint8_t)(j * 0x11) : b->qs[j];
+            if (r == 4) b->e = 0;      /* 2^-128 (halved), subnormal */
+            if (r == 5) b->e = 1;      /* 2^-127, subnormal too */
+            if (r == 0) b->e = 190;    /* 2^62: large products, still finite */
             break;
         }
         default: {

@@ -29,6 +29,7 @@ static const ember_dtype_info table[] = {
     [EMBER_Q8_K] = ROW("Q8_K", QK_K, block_q8_K, q8_K),
     [EMBER_IQ4_NL] = ROW("IQ4_NL", QK, block_iq4_nl, iq4_nl),
     [EMBER_IQ4_XS] = ROW("IQ4_XS", QK_K, block_iq4_xs, iq4_xs),
+    [EMBER_MXFP4] = ROW("MXFP4", QK, block_mxfp4, mxfp4),
 };
 #undef ROW
 
@@ -42,6 +43,7 @@ _Static_assert(sizeof(block_q5_K) == 176, "q5_K layout");
 _Static_assert(sizeof(block_q6_K) == 210, "q6_K layout");
 _Static_assert(sizeof(block_q8_K) == 292, "q8_K layout");
 _Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs layout");
+_Static_assert(sizeof(block_mxfp4) == 17, "mxfp4 layout");
 
 const ember_dtype_info *ember_dtype_get(int type)
 {

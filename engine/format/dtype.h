@@ -6,13 +6,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum {
     EMBER_F32 = 0, EMBER_F16 = 1, EMBER_Q4_0 = 2, EMBER_Q4_1 = 3,
     EMBER_Q5_0 = 6, EMBER_Q5_1 = 7, EMBER_Q8_0 = 8, EMBER_Q8_1 = 9,
     EMBER_Q2_K = 10, EMBER_Q3_K = 11, EMBER_Q4_K = 12, EMBER_Q5_K = 13,
     EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ4_NL = 20, EMBER_IQ4_XS = 23,
-    EMBER_BF16 = 30,
+    EMBER_BF16 = 30, EMBER_MXFP4 = 39,
 } ember_dtype;
 
 /* A row conversion over nb whole blocks (for the plain float types a
@@ -41,6 +42,10 @@ typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_1;
 typedef struct { uint16_t d; int8_t qs[QK]; } block_q8_0;                   /* 34 */
 typedef struct { uint16_t d, s; int8_t qs[QK]; } block_q8_1;                /* 36 */
 typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_iq4_nl;            /* 18 */
+/* OCP microscaling FP4 (gpt-oss's experts): an E8M0 exponent byte, then
+   IQ4_NL's nibble order over the FP4 (E2M1) code book, held doubled as
+   integers (ember_mxfp4_values) so that the scale is half of 2^(e - 127). */
+typedef struct { uint8_t e; uint8_t qs[QK / 2]; } block_mxfp4;              /* 17 */
 
 typedef struct {                    /* 84 */
     uint8_t scales[QK_K / 16];
@@ -110,6 +115,17 @@ static inline void ember_scale_min_k4(int j, const uint8_t *q, int *sc, int *m)
 
 /* IQ4_NL's 16-entry code book (the reference's kvalues_iq4nl). */
 extern const int8_t ember_iq4nl_values[16];
+/* MXFP4's: the E2M1 values times 2 (the reference's kvalues_mxfp4). */
+extern const int8_t ember_mxfp4_values[16];
+/* An MXFP4 block's scale: 2^(e - 128), half the E8M0 value, since the
+   code book is doubled (e 0 and 1 give the subnormals 2^-128, 2^-127). */
+static inline float ember_mxfp4_scale(uint8_t e)
+{
+    uint32_t bits = e < 2 ? (uint32_t)0x00200000 << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
 
 /* NULL for a type number ember does not know. */
 const ember_dtype_info *ember_dtype_get(int type);

@@ -15,6 +15,11 @@ const int8_t ember_iq4nl_values[16] = {
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
 };
 
+/* E2M1 (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives), doubled. */
+const int8_t ember_mxfp4_values[16] = {
+    0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
+};
+
 static uint32_t load_qh(const uint8_t qh[4])
 {
     return (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
@@ -262,6 +267,50 @@ void ember_from_float_iq4_nl(const float *x, void *dst, int64_t nb)
             memcpy(q, q2, QK);
         }
         b[i].d = ember_f32_to_fp16(d);
+        for (int j = 0; j < QK / 2; j++) b[i].qs[j] = (uint8_t)(q[j] | q[j + QK / 2] << 4);
+    }
+}
+
+void ember_to_float_mxfp4(const void *src, float *y, int64_t nb)
+{
+    const block_mxfp4 *b = src;
+    for (int64_t i = 0; i < nb; i++) {
+        float d = ember_mxfp4_scale(b[i].e);
+        for (int j = 0; j < QK / 2; j++) {
+            y[i * QK + j] = d * (float)ember_mxfp4_values[b[i].qs[j] & 0x0f];
+            y[i * QK + j + QK / 2] = d * (float)ember_mxfp4_values[b[i].qs[j] >> 4];
+        }
+    }
+}
+
+/* MXFP4: the exponent puts the largest magnitude in the code book's top
+   binade (doubled values 8..12, so amax / scale in [8, 16)), each value
+   then takes its nearest entry (the first of equals: +0 before -0). */
+void ember_from_float_mxfp4(const float *x, void *dst, int64_t nb)
+{
+    block_mxfp4 *b = dst;
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK; j++)
+            if (fabsf(x[j]) > amax) amax = fabsf(x[j]);
+        int e = amax > 0.0f && isfinite(amax) ? (int)floorf(log2f(amax)) - 2 + 127 : 0;
+        if (e < 0) e = 0;
+        if (e > 254) e = 254;
+        const float d = ember_mxfp4_scale((uint8_t)e);
+        uint8_t q[QK];
+        for (int j = 0; j < QK; j++) {
+            int best = 0;
+            float best_e = fabsf((float)ember_mxfp4_values[0] * d - x[j]);
+            for (int c = 1; c < 16; c++) {
+                float err = fabsf((float)ember_mxfp4_values[c] * d - x[j]);
+                if (err < best_e) {
+                    best_e = err;
+                    best = c;
+                }
+            }
+            q[j] = (uint8_t)best;
+        }
+        b[i].e = (uint8_t)e;
         for (int j = 0; j < QK / 2; j++) b[i].qs[j] = (uint8_t)(q[j] | q[j + QK / 2] << 4);
     }
 }

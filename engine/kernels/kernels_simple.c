@@ -116,6 +116,16 @@ static void unpack_iq4_nl(const uint8_t *blk, int8_t q[QK])
     }
 }
 
+/* MXFP4: the exponent byte, then IQ4_NL's nibble order */
+static void unpack_mxfp4(const uint8_t *blk, int8_t q[QK])
+{
+    const uint8_t *qs = blk + 1;
+    for (int j = 0; j < QK / 2; j++) {
+        q[j] = ember_mxfp4_values[qs[j] & 0x0f];
+        q[j + QK / 2] = ember_mxfp4_values[qs[j] >> 4];
+    }
+}
+
 static uint16_t rd16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);
@@ -147,7 +157,8 @@ static void matmul_int_scalar(unpack_fn unpack, size_t block_bytes, int_order or
                 const int8_t *xs = (const int8_t *)(xb + qo);
                 int8_t q[QK];
                 unpack(blk, q);
-                float s = ember_fp16_to_f32(rd16(blk)) * ember_fp16_to_f32(rd16(xb));
+                const float dw = unpack == unpack_mxfp4 ? ember_mxfp4_scale(blk[0]) : ember_fp16_to_f32(rd16(blk));
+                float s = dw * ember_fp16_to_f32(rd16(xb));
                 int32_t lane[8] = {0};
                 for (int j = 0; j < QK; j++) lane[j / 4] += (int32_t)q[j] * xs[j];
                 int32_t isum = 0;
@@ -196,6 +207,14 @@ void ember_matmul_iq4_nl_scalar(EMBER_MATMUL_ARGS)
 {
     matmul_int_scalar(unpack_iq4_nl, sizeof(block_iq4_nl), nt == 1 ? ORD_PAIRS : ORD_LANES, w, row_bytes, k, r0,
                       r1, xq, xq_stride, nt, y, y_stride);
+}
+
+/* MXFP4 in the reference's one-token order for every token count: it has
+   no prompt GEMM of its own, so each (row, token) is a vec_dot */
+void ember_matmul_mxfp4_scalar(EMBER_MATMUL_ARGS)
+{
+    matmul_int_scalar(unpack_mxfp4, sizeof(block_mxfp4), ORD_PAIRS, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y,
+                      y_stride);
 }
 
 void ember_matmul_q4_0x8_scalar(EMBER_MATMUL_ARGS)
@@ -254,9 +273,13 @@ void ember_matmul_bf16_scalar(EMBER_MATMUL_ARGS)
 
 static const ember_kernel table[] = {
     KSET(EMBER_ISA_SCALAR, scalar),
+    KQ(EMBER_MXFP4, mxfp4, EMBER_ISA_SCALAR, scalar),
 #ifdef EMBER_SIMD
     KSET(EMBER_ISA_AVX2, avx2),
+    KQ(EMBER_MXFP4, mxfp4, EMBER_ISA_AVX2, avx2),
     KSET(EMBER_ISA_AVX512, avx512),
+    /* no AVX-512 MXFP4 kernel yet: the AVX2 one, under its own name */
+    {"mxfp4_avx2", EMBER_ISA_AVX512, EMBER_MXFP4, EMBER_Q8_0, ember_q8_0_quantize_act_avx512, ember_matmul_mxfp4_avx2, NULL},
 #endif
 };
 

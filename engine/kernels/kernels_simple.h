@@ -35,4 +35,8 @@ EMBER_DECLARE_SIMPLE(scalar)
 EMBER_DECLARE_SIMPLE(avx2)
 EMBER_DECLARE_SIMPLE(avx512)
 
+/* MXFP4: scalar and AVX2 (AVX-512 CPUs take the AVX2 kernel) */
+void ember_matmul_mxfp4_scalar(EMBER_MATMUL_ARGS);
+void ember_matmul_mxfp4_avx2(EMBER_MATMUL_ARGS);
+
 #endif

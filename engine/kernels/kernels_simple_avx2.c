@@ -1,4 +1,4 @@
-/* AVX2 kernels for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and the float formats.
+/* AVX2 kernels for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, MXFP4 and the float formats.
  *
  * Integer formats work on 8 rows and one token at a time, as the reference
  * does: a row's block yields the 8 int32 dots of its 4-input groups in one
@@ -12,7 +12,8 @@
  * unsigned already; their m_w * s_x terms sum in one more ymm (8 rows).
  * IQ4_NL's code book values (-127..113) go through Q8_0's exact int16
  * path; one token takes 4 rows a pass for its two lane sets, prompts the
- * plain 8-lane order (kernels_simple.c).
+ * plain 8-lane order (kernels_simple.c).  MXFP4 (doubled E2M1 values,
+ * -12..12) takes the same path, in the one-token order for every token.
  */
 #include "config.h"
 
@@ -200,17 +201,33 @@ INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0, sizeof(block_q8_0), 0)
 INT_KERNEL(q4_1, q4_1, sizeof(block_q4_1), 0, 0, sizeof(block_q8_1), 1)
 INT_KERNEL(q5_1, q5_1, sizeof(block_q5_1), 0, 0, sizeof(block_q8_1), 1)
 
-/* ---- IQ4_NL: even / odd block lane sets, an odd last block whole ------- */
+/* ---- IQ4_NL and MXFP4: even / odd block lane sets, an odd last block whole */
 
-INLINE2 __m256i dot_iq4_nl(const uint8_t *blk, const act_t *x)
+/* The two code-book formats (mx: a compile-time constant): IQ4_NL's fp16
+   scale then 16 bytes of nibbles, MXFP4's exponent byte then the same. */
+#define BOOK_BYTES(mx) ((mx) ? sizeof(block_mxfp4) : sizeof(block_iq4_nl))
+
+INLINE2 float book_scale(const int mx, const uint8_t *blk)
 {
-    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ember_iq4nl_values));
-    __m256i v = _mm256_shuffle_epi8(tbl, nibbles(blk + 2));
+    if (mx) return ember_mxfp4_scale(blk[0]);
+    uint16_t dw;
+    memcpy(&dw, blk, 2);
+    return _cvtsh_ss(dw);
+}
+
+INLINE2 __m256i dot_book(const int mx, const uint8_t *blk, const act_t *x)
+{
+    const __m256i tbl = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(const void *)(mx ? ember_mxfp4_values : ember_iq4nl_values)));
+    __m256i v = _mm256_shuffle_epi8(tbl, nibbles(blk + (mx ? 1 : 2)));
     __m256i w0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v));
     __m256i w1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(v, 1));
     __m256i h = _mm256_hadd_epi32(_mm256_madd_epi16(w0, x->a0), _mm256_madd_epi16(w1, x->a1));
     return _mm256_permute4x64_epi64(h, 0xd8);
 }
+
+/* the prompt kernel's block dot (INT_KERNEL) */
+INLINE2 __m256i dot_iq4_nl(const uint8_t *blk, const act_t *x) { return dot_book(0, blk, x); }
 
 INLINE2 int32_t hsum_i32(__m256i v)
 {
@@ -219,26 +236,25 @@ INLINE2 int32_t hsum_i32(__m256i v)
     return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-INLINE2 void iq4_nl_pass(const uint8_t *const p[4], int n, int64_t nb, const uint8_t *xq, float *y)
+INLINE2 void book_pass(const int mx, const uint8_t *const p[4], int n, int64_t nb, const uint8_t *xq, float *y)
 {
+    const size_t bb = BOOK_BYTES(mx);
     __m256 acc[2][4];
     _Pragma("GCC unroll 8") for (int i = 0; i < 4; i++) acc[0][i] = acc[1][i] = _mm256_setzero_ps();
     int64_t nbp = nb & ~(int64_t)1;
     for (int64_t b = 0; b < nbp; b += 2) {
-        size_t o = (size_t)b * sizeof(block_iq4_nl);
-        if (o + PF_BYTES < (size_t)nb * sizeof(block_iq4_nl))
+        size_t o = (size_t)b * bb;
+        if (o + PF_BYTES < (size_t)nb * bb)
             _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
                 _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);
         _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
             const block_q8_0 *xb = (const block_q8_0 *)xq + b + h;
             act_t a = act_prep(xb->qs);
             float dx = _cvtsh_ss(xb->d);
-            size_t ob = o + (size_t)h * sizeof(block_iq4_nl);
+            size_t ob = o + (size_t)h * bb;
             _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
-                uint16_t dw;
-                memcpy(&dw, p[i] + ob, 2);
-                acc[h][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_iq4_nl(p[i] + ob, &a)),
-                                            _mm256_set1_ps(_cvtsh_ss(dw) * dx), acc[h][i]);
+                acc[h][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_book(mx, p[i] + ob, &a)),
+                                            _mm256_set1_ps(book_scale(mx, p[i] + ob) * dx), acc[h][i]);
             }
         }
     }
@@ -249,10 +265,8 @@ INLINE2 void iq4_nl_pass(const uint8_t *const p[4], int n, int64_t nb, const uin
         if (nb & 1) {
             const block_q8_0 *xb = (const block_q8_0 *)xq + nbp;
             act_t a = act_prep(xb->qs);
-            const uint8_t *blk = p[i] + (size_t)nbp * sizeof(block_iq4_nl);
-            uint16_t dw;
-            memcpy(&dw, blk, 2);
-            v = fmaf(_cvtsh_ss(dw) * _cvtsh_ss(xb->d), (float)hsum_i32(dot_iq4_nl(blk, &a)), v);
+            const uint8_t *blk = p[i] + (size_t)nbp * bb;
+            v = fmaf(book_scale(mx, blk) * _cvtsh_ss(xb->d), (float)hsum_i32(dot_book(mx, blk, &a)), v);
         }
         y[i] = v;
     }
@@ -261,12 +275,9 @@ INLINE2 void iq4_nl_pass(const uint8_t *const p[4], int n, int64_t nb, const uin
 /* prompts: the plain 8-lane order */
 INT_KERNEL(iq4_nl_lanes, iq4_nl, sizeof(block_iq4_nl), 0, 0, sizeof(block_q8_0), 0)
 
-EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
+/* Rows 4 at a time, every token in the one-token order. */
+INLINE2 void book_rows(const int mx, EMBER_MATMUL_ARGS)
 {
-    if (nt > 1) {
-        ember_matmul_iq4_nl_lanes_avx2(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
-        return;
-    }
     int64_t nb = k / QK;
     for (int g0 = r0; g0 < r1; g0 += 4) {
         int n = r1 - g0 < 4 ? r1 - g0 : 4;
@@ -274,8 +285,23 @@ EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
         for (int i = 0; i < 4; i++)
             p[i] = (const uint8_t *)w + (size_t)(g0 + (i < n ? i : n - 1)) * row_bytes;
         for (int t = 0; t < nt; t++)
-            iq4_nl_pass(p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride, y + (size_t)t * y_stride + g0);
+            book_pass(mx, p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride, y + (size_t)t * y_stride + g0);
     }
+}
+
+EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
+{
+    if (nt > 1) {
+        ember_matmul_iq4_nl_lanes_avx2(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+        return;
+    }
+    book_rows(0, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+/* MXFP4: the one-token order for prompts too (kernels_simple.c) */
+EMBER_TARGET_AVX2 void ember_matmul_mxfp4_avx2(EMBER_MATMUL_ARGS)
+{
+    book_rows(1, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 /* ---- float formats: 4 rows x up to 2 tokens of 8-wide fma chains ------- */
