@@ -71,6 +71,10 @@ static const vcase cases[] = {
     {"gemma1-hd32", "gemma", "gemma (1): heads of 32 over 64 / 4, embeddings x sqrt(64), Q / sqrt(32), GeGLU", 0, 0},
     {"mistral3-temp", "mistral3",
      "mistral3: yarn 4 from 8 positions with betas 0.5 / 0.25 and log multiplier 0.5, temperature 0.5 past 8", 0, 0},
+    {"gpt-oss", "gpt-oss",
+     "gpt-oss: sinks, Q/K/V/O biases, window 5 on layer 0, yarn 4; 8 biased experts, 3 by logit, softmax-weighed, "
+     "clamped SwiGLU",
+     0, 0},
 };
 
 static unsigned seed;
@@ -141,13 +145,14 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
-    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe, q2vl = !strcmp(a, "qwen2vl");
+    const bool oss = !strcmp(a, "gpt-oss");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
-    const int hd = qwen || g2 || ernie || mi3 || g1 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const int hd = qwen || g2 || ernie || mi3 || g1 || oss ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -181,7 +186,13 @@ static int write_model(const vcase *c, const char *path)
             gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
         }
     }
-    if (qwen && !moe) {
+    if (oss) {
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.sliding_window"), 5);
+        gguf_w_f32(w, KEY("rope.freq_base"), 150000.0f);
+    }
+    if ((qwen && !moe) || oss) {
         gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
         gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
         gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 32);
@@ -246,12 +257,13 @@ static int write_model(const vcase *c, const char *path)
     }
     mat(w, "token_embd.weight", E, V);
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
-    if (phi) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 */
+    if (phi || oss) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 and gpt-oss */
     if (g4) vec(w, "rope_freqs.weight", hd_full / 2, 1.0f, 0.0f);   /* required by the reference; 1 changes nothing */
     for (int l = 0; l < L; l++) {
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
-        vec(w, T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+        /* gpt-oss names its FFN input norm post_attention_norm */
+        vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
         if (glm) {
             mat(w, T("attn_q.weight", l), E, H * d);
             mat(w, T("attn_k.weight", l), E, HKV * d);
@@ -273,10 +285,14 @@ static int write_model(const vcase *c, const char *path)
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        if (q2vl || q2moe || glm) {
+        if (q2vl || q2moe || glm || oss) {
             vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);
+        }
+        if (oss) {
+            vec(w, T("attn_output.bias", l), E, 0.0f, 0.5f);
+            vec(w, T("attn_sinks.weight", l), H, 0.5f, 2.0f);   /* from well below to above the scores */
         }
         if (moe && !(emoe && l == 0)) {
             /* the router in F32, as converters keep it, wide enough apart
@@ -290,6 +306,21 @@ static int write_model(const vcase *c, const char *path)
             mat3(w, T("ffn_up_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
             if (emoe) vec(w, T("exp_probs_b.bias", l), 8, 0.0f, 0.1f);   /* a selection bias that moves the choice */
+            if (oss) {
+                /* biases that move the choice, and gate / up biases wide
+                   enough that the SwiGLU's clamps at 7 and -7 bite */
+                vec(w, T("ffn_gate_inp.bias", l), 8, 0.0f, 0.5f);
+                float *b = malloc(sizeof(float) * (size_t)E * 8);
+                const char *nm[3] = {"ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias"};
+                for (int i = 0; i < 3; i++) {
+                    const int rows = i < 2 ? 40 : E;
+                    for (int j = 0; j < rows * 8; j++) b[j] = rnd() * (i < 2 ? 9.0f : 0.5f);
+                    int64_t nb2[2] = {rows, 8};
+                    snprintf(t, sizeof t, "blk.%d.%s", l, nm[i]);
+                    gguf_w_tensor(w, t, EMBER_F32, 2, nb2, b, (uint64_t)rows * 8 * 4);
+                }
+                free(b);
+            }
             if (emoe || q2moe) {   /* the shared expert; qwen2moe's with its gate */
                 mat(w, T("ffn_gate_shexp.weight", l), E, 56);
                 mat(w, T("ffn_up_shexp.weight", l), E, 56);

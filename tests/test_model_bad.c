@@ -5,6 +5,7 @@
    overflow without writing past anything. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,9 @@ typedef struct {
        the expert tensors (1: no ffn_down_exps, 2: ffn_gate_exps 2-D, 3:
        ffn_up_exps with one expert too few) */
     int used, bad_exps;
+    /* gpt-oss: 1 no attn_sinks, 2 no ffn_down_exps.bias, 3 an
+       ffn_gate_exps.bias one expert short, 4 no sliding_window */
+    int oss_bad;
 } variant;
 
 /* n experts of in x out in F32, one 3-D tensor ([in, out] when flat) */
@@ -80,8 +84,10 @@ static const char *write_model(const variant *v, const char *path)
     } else {
         gguf_w_u32(w, KEY("attention.head_count_kv"), v->head_count_kv ? (uint32_t)v->head_count_kv : HKV);
     }
-    const bool moe = !strcmp(a, "qwen3moe");
+    const bool oss = !strcmp(a, "gpt-oss");
+    const bool moe = !strcmp(a, "qwen3moe") || oss;
     if (v->experts) gguf_w_u32(w, KEY("expert_count"), (uint32_t)v->experts);
+    if (oss && v->oss_bad != 4) gguf_w_u32(w, KEY("attention.sliding_window"), 4);
     if (moe) {
         gguf_w_u32(w, KEY("expert_used_count"), (uint32_t)v->used);
         gguf_w_u32(w, KEY("expert_feed_forward_length"), FF);
@@ -95,15 +101,29 @@ static const char *write_model(const variant *v, const char *path)
     vec(w, "output_norm.weight", E, 1.0f);
     if (v->bad_rope_freqs) vec(w, "rope_freqs.weight", HD / 2, -1.0f);
     vec(w, "blk.0.attn_norm.weight", E, 1.0f);
-    vec(w, "blk.0.ffn_norm.weight", E, 1.0f);
+    vec(w, oss ? "blk.0.post_attention_norm.weight" : "blk.0.ffn_norm.weight", E, 1.0f);
     mat(w, "blk.0.attn_q.weight", E, v->bad_q_shape ? H * HD + 16 : H * HD, 2);
     mat(w, "blk.0.attn_k.weight", E, HKV * HD, 3);
     mat(w, "blk.0.attn_v.weight", E, HKV * HD, 4);
     mat(w, "blk.0.attn_output.weight", H * HD, E, 5);
+    if (oss) {
+        const int X = v->experts ? v->experts : 4;
+        vec(w, "blk.0.attn_q.bias", H * HD, 0.1f);
+        vec(w, "blk.0.attn_k.bias", HKV * HD, 0.1f);
+        vec(w, "blk.0.attn_v.bias", HKV * HD, 0.1f);
+        vec(w, "blk.0.attn_output.bias", E, 0.1f);
+        if (v->oss_bad != 1) vec(w, "blk.0.attn_sinks.weight", H, 0.5f);
+        vec(w, "blk.0.ffn_gate_inp.bias", X, 0.0f);
+        mat(w, "blk.0.ffn_gate_exps.bias", FF, v->oss_bad == 3 ? X - 1 : X, 10);
+        mat(w, "blk.0.ffn_up_exps.bias", FF, X, 11);
+        if (v->oss_bad != 2) mat(w, "blk.0.ffn_down_exps.bias", E, X, 12);
+    }
     if (moe) {
         const int X = v->experts ? v->experts : 4;
-        vec(w, "blk.0.attn_q_norm.weight", HD, 1.0f);
-        vec(w, "blk.0.attn_k_norm.weight", HD, 1.0f);
+        if (!oss) {
+            vec(w, "blk.0.attn_q_norm.weight", HD, 1.0f);
+            vec(w, "blk.0.attn_k_norm.weight", HD, 1.0f);
+        }
         mat(w, "blk.0.ffn_gate_inp.weight", E, X, 9);
         mat3(w, "blk.0.ffn_gate_exps.weight", E, FF, X, v->bad_exps == 2);
         mat3(w, "blk.0.ffn_up_exps.weight", E, FF, v->bad_exps == 3 ? X - 1 : X, false);
@@ -229,6 +249,28 @@ int main(void)
     }
     v = (variant){.arch = "qwen3moe", .used = 2};
     expect_open_error("qwen3moe without expert_count", &v, "qwen3moe.expert_count", path);
+    /* gpt-oss: what its graph reads beyond qwen3moe's is required by name */
+    v = (variant){.arch = "gpt-oss", .experts = 4, .used = 2};
+    {
+        ember_err e = {{0}};
+        ember_model *m = write_model(&v, path) ? ember_model_open(path, NULL, &e) : NULL;
+        ember_session_opts so = {.n_ctx = 8, .threads = 2};
+        ember_session *s = m ? ember_session_new(m, &so, &e) : NULL;
+        int32_t ids[3] = {1, 2, 3};
+        float lg[V];
+        tap_ok(s && ember_prefill(s, ids, 3, lg, NULL, &e) == 0 && isfinite(lg[0]),
+               "a gpt-oss of 4 experts, 2 a token, opens and runs%s%s", e.msg[0] ? ": " : "", e.msg);
+        ember_session_free(s);
+        ember_model_free(m);
+    }
+    v.oss_bad = 1;
+    expect_open_error("gpt-oss without attn_sinks", &v, "blk.0.attn_sinks.weight", path);
+    v.oss_bad = 2;
+    expect_open_error("gpt-oss without ffn_down_exps.bias", &v, "blk.0.ffn_down_exps.bias", path);
+    v.oss_bad = 3;
+    expect_open_error("gpt-oss with an ffn_gate_exps.bias one expert short", &v, "blk.0.ffn_gate_exps.bias' has shape", path);
+    v.oss_bad = 4;
+    expect_open_error("gpt-oss without a sliding window", &v, "gpt-oss.attention.sliding_window", path);
     v = (variant){.arch = "qwen3moe", .experts = 4, .used = 0};
     expect_open_error("qwen3moe with 0 experts a token", &v, "expert_used_count", path);
     v = (variant){.arch = "qwen3moe", .experts = 4, .used = 5};

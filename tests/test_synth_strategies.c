@@ -236,6 +236,8 @@ int main(int argc, char **argv)
            (8 experts, 2 a token) beside the attention */
         {"tiny-qwen3moe", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 17, 0},
         {"tiny-qwen3moe", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K, EMBER_F32}, 17, 0},
+        /* gpt-oss: MXFP4 experts, Q8_0 attention with biases, sinks */
+        {"tiny-gpt-oss", "Q8_0", {EMBER_Q8_0, EMBER_MXFP4, EMBER_F32}, 17, 0},
         /* IQ4_XS projections, the output matrix in Q6_K */
         {"tiny", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 15, 0},
         {"tiny-gemma3", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 50, 0},

@@ -738,6 +738,16 @@ void ember_ref_silu_mul(float *g, const float *u, int n)
     for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+void ember_ref_swiglu_oai_mul(float *g, const float *u, int n)
+{
+    const float alpha = 1.702f, limit = 7.0f;
+    for (int i = 0; i < n; i++) {
+        const float x = g[i] < limit ? g[i] : limit;
+        const float y = u[i] < -limit ? -limit : u[i] > limit ? limit : u[i];
+        g[i] = x / (1.0f + expf(alpha * -x)) * (y + 1.0f);
+    }
+}
+
 float ember_ref_scores_f16(float *sc, const uint16_t *k, size_t stride, const uint16_t *q,
                            int npos, int hd, int gemm, float scale)
 {

@@ -34,6 +34,11 @@ void ember_ref_silu_mul(float *g, const float *u, int n);
    are not bit-exact anyway, see tests/test_golden.c.) */
 void ember_ref_gelu_tanh_mul(float *g, const float *u, int n);
 
+/* gpt-oss's clamped SwiGLU, as the reference forms it: x = min(g, 7),
+   y = clamp(u, -7, 7), g = x / (1 + expf(1.702 * -x)) * (y + 1), libm's
+   expf. */
+void ember_ref_swiglu_oai_mul(float *g, const float *u, int n);
+
 /* x[i] = cap * tanh(x[i] * (1 / cap)) for i < n, in the reference's order
    (scale, tanh, scale), tanh as 1 - 2 / (exp(2y) + 1) through the exp
    above: final logit soft-capping, and Gemma 2's attention scores. */

@@ -74,6 +74,14 @@ static const ember_arch_desc archs[] = {
        (Phi-3-mini-4k's 2047 in a 4096 context), with the global rope */
     {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL, ROPE_NEOX, FFN_SWIGLU,
      ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
+    /* gpt-oss (20B, 120B): Q/K/V and output biases, a sink logit per
+       head, every other layer (the even ones) sliding, YaRN from the file;
+       each FFN a mixture whose router and experts have biases, the experts
+       chosen by the router's logits and weighed by the softmax of those
+       chosen, with the clamped SwiGLU (FFN_SWIGLU_OAI) */
+    {"gpt-oss", ARCH_QKV_BIAS | ARCH_O_BIAS | ARCH_ATT_SINKS | ARCH_FREE_HEAD_DIM | ARCH_SWA | ARCH_MOE |
+                    ARCH_MOE_TOPK_SOFTMAX | ARCH_EXPERT_BIAS | ARCH_FFN_NORM_POST,
+     ROPE_NEOX, FFN_SWIGLU_OAI, ATT_SCALE_SCORES, 2, 0, 0, 0, 0, 0, 0},
     /* dense Gemma 4 (E2B/E4B, 31B): the layer pattern, head dims, KV heads
        and FFN widths come from per-layer keys; Q/K norms do the scaling;
        the reference soft-caps the logits at 30 when the file says nothing */

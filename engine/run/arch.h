@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
-typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH } ember_ffn_act;
+typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH, FFN_SWIGLU_OAI } ember_ffn_act;
 /* How attention scores are scaled: 1/sqrt(head_dim) on the scores (the
    llama family), Q scaled by 1/sqrt(head_dim) before the f16 products
    (gemma3, phi3: the reference scales Q), or by 1/sqrt(n_embd/n_head)
@@ -37,6 +37,11 @@ enum {
     ARCH_MOE = 1 << 17,            /* FFNs are softmax-routed mixtures of experts, weights renormalised (model.h, ember_moe) */
     ARCH_MOE_MAY = 1 << 18,        /* the same when the file has expert_count (llama: Mixtral) */
     ARCH_MOE_RAW_WEIGHTS = 1 << 19,/* the chosen experts weighed by their probabilities as they are, not renormalised (qwen2moe) */
+    ARCH_O_BIAS = 1 << 20,         /* attn_output.bias required */
+    ARCH_ATT_SINKS = 1 << 21,      /* attn_sinks: a logit per head that joins each softmax's sum, not its values */
+    ARCH_MOE_TOPK_SOFTMAX = 1 << 22,/* experts chosen by the router's logits, weighed by the softmax of the chosen ones */
+    ARCH_EXPERT_BIAS = 1 << 23,    /* the router and every expert matrix have biases (ffn_*_exps.bias) */
+    ARCH_FFN_NORM_POST = 1 << 24,  /* the FFN's input norm is named post_attention_norm (gpt-oss) */
 };
 
 typedef struct {

@@ -290,7 +290,12 @@ static void att_finish(const att_ctx *c, const att_job *j, int t, int h0, int ng
         /* the reference's graph caps the scores (scale by 1 / cap, tanh,
            scale by cap) before the softmax, whose max is then taken again */
         float m = c->softcap > 0 ? ember_ref_softcap_max(si, (size_t)npos, c->softcap) : mx[i];
+        /* a sink (gpt-oss) joins the max and the sum as one more score
+           with no value row, as the reference's softmax takes it */
+        const float *sk = c->L->sinks;
+        if (sk && sk[h0 + i] > m) m = sk[h0 + i];
         double sum = ember_ref_softmax_exp(si, si, m, npos);
+        if (sk) sum += (double)expf(sk[h0 + i] - m);
         ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
     }
     int n_kv = (npos + 31) / 32 * 32;
@@ -432,6 +437,7 @@ static void att_run(void *ctx, int ith, int nth)
 static void (*const ffn_act[])(float *g, const float *u, int n) = {
     [FFN_SWIGLU] = ember_ref_silu_mul,
     [FFN_GEGLU_TANH] = ember_ref_gelu_tanh_mul,
+    [FFN_SWIGLU_OAI] = ember_ref_swiglu_oai_mul,
 };
 
 /* ---- per-token steps on the pool ------------------------------------------ */
@@ -573,6 +579,33 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
         if (a->scale)
             for (int i = 0; i < E; i++) x[i] *= *a->scale;
     }
+}
+
+/* rows t of y (stride apart) += b, w values, tokens [t0, t1): a bias after
+   a product, as the reference adds it (its own rounding, before anything
+   else touches the row) */
+typedef struct {
+    float *y;
+    const float *b;
+    int w;
+    size_t stride;
+} bias_args;
+
+static void bias_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)s;
+    (void)ith;
+    const bias_args *a = ctx;
+    for (int t = t0; t < t1; t++) {
+        float *y = a->y + (size_t)t * a->stride;
+        for (int i = 0; i < a->w; i++) y[i] += a->b[i];
+    }
+}
+
+static void add_bias(ember_session *s, float *y, const float *b, int w, size_t stride, int n)
+{
+    bias_args a = {y, b, w, stride};
+    for_tokens(s, n, bias_tokens, &a);
 }
 
 static void residual(ember_session *s, int n, const float *post, const float *scale)
@@ -743,6 +776,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
     matmul(s, &L->wo, s->xn, s->att, n);
+    if (L->bo) add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
     residual(s, n, L->post_attn_norm, NULL);
 }
 
@@ -792,12 +826,39 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
 static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
-    const float *bias = ctx;   /* the layer's selection bias, or NULL */
+    const ember_moe *moe = ctx;
+    const float *bias = moe->sel_bias;   /* the layer's selection bias, or NULL */
     const ember_model *m = s->m;
     const int NE = m->info.n_expert, K = m->info.n_expert_used;
     float p[EMBER_MAX_EXPERTS + 16];   /* padded for the 16-wide exp */
+    float lb[EMBER_MAX_EXPERTS];
     for (int t = t0; t < t1; t++) {
         const float *lg = s->moe_logits + (size_t)t * NE;
+        if (moe->router_b) {   /* the router's bias on its logits */
+            for (int e = 0; e < NE; e++) lb[e] = lg[e] + moe->router_b[e];
+            lg = lb;
+        }
+        if (m->arch->flags & ARCH_MOE_TOPK_SOFTMAX) {
+            /* the k largest logits (ties to the lower expert), weighed by
+               the softmax over those k */
+            int *sel = s->moe_sel + (size_t)t * K;
+            float wk[EMBER_MAX_EXPERTS + 16];
+            for (int j = 0; j < K; j++) {
+                int best = -1;
+                for (int e = 0; e < NE; e++) {
+                    if (best >= 0 && !(lg[e] > lg[best])) continue;
+                    bool taken = false;
+                    for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
+                    if (!taken) best = e;
+                }
+                sel[j] = best;
+                wk[j] = lg[best];
+            }
+            for (int j = K; j < (K + 15) / 16 * 16; j++) wk[j] = 0;   /* the exp's padded chunk */
+            const float inv = (float)(1.0 / ember_ref_softmax_exp(p, wk, wk[0], K));   /* wk[0] is the max */
+            for (int j = 0; j < K; j++) s->moe_w[(size_t)t * K + j] = p[j] * inv;
+            continue;
+        }
         float mx = -INFINITY;
         for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
         const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
@@ -884,7 +945,15 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
         mm_add(&j, w, (k < K ? s->g : s->u) + (size_t)(k % K) * F, xq, stride);
     }
     mm_finish(s, &j);
-    for (int k = 0; k < K; k++) ffn_act[m->arch->act](s->g + (size_t)k * F, s->u + (size_t)k * F, F);
+    for (int k = 0; k < K; k++) {
+        if (moe->gate_b) {   /* each chosen expert's biases on its rows */
+            float *g = s->g + (size_t)k * F, *u = s->u + (size_t)k * F;
+            const float *bg = moe->gate_b + (size_t)sel[k] * F, *bu = moe->up_b + (size_t)sel[k] * F;
+            for (int i = 0; i < F; i++) g[i] += bg[i];
+            for (int i = 0; i < F; i++) u[i] += bu[i];
+        }
+        ffn_act[m->arch->act](s->g + (size_t)k * F, s->u + (size_t)k * F, F);
+    }
     act_dirty(s);
     mm_start(&j, 1);
     size_t stride;
@@ -895,6 +964,12 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
         mm_add(&j, &moe->down[sel[k]], s->moe_out + (size_t)s->moe_place[k] * m->info.n_embd, xq + (size_t)k * stride,
                stride);
     mm_finish(s, &j);
+    const int E = m->info.n_embd;
+    for (int k = 0; k < K && moe->down_b; k++) {
+        float *y = s->moe_out + (size_t)s->moe_place[k] * E;
+        const float *b = moe->down_b + (size_t)sel[k] * E;
+        for (int i = 0; i < E; i++) y[i] += b[i];
+    }
     act_dirty(s);
 }
 
@@ -910,7 +985,7 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
     norm_rows(s, s->xn, s->x, L->ffn_norm, n);
     act_dirty(s);
     matmul(s, &moe->router, s->moe_logits, s->xn, n);
-    for_tokens(s, n, route_tokens, moe->sel_bias);
+    for_tokens(s, n, route_tokens, moe);
     /* the shared expert on the normed rows, before the routed ones' sum
        takes their place */
     const bool shared = moe->sh_gate.t != NULL;
@@ -953,10 +1028,15 @@ static void moe_ffn(ember_session *s, int l, int n, const float *scale)
         const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
         float *gy[2] = {s->g, s->u};
         matmul_n(s, gu, gy, 2, s->moe_x, cnt);
+        if (moe->gate_b) {
+            add_bias(s, s->g, moe->gate_b + (size_t)e * F, F, (size_t)F, cnt);
+            add_bias(s, s->u, moe->up_b + (size_t)e * F, F, (size_t)F, cnt);
+        }
         glu_args ga = {s->g, s->u, F, (size_t)F, ffn_act[m->arch->act]};
         for_tokens(s, cnt, glu_tokens, &ga);
         act_dirty(s);
         matmul(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
+        if (moe->down_b) add_bias(s, s->moe_out + (size_t)p0 * E, moe->down_b + (size_t)e * E, E, (size_t)E, cnt);
     }
     for_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
     act_dirty(s);

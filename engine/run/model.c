@@ -210,7 +210,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe)",
+                            "ernie4_5-moe, gpt-oss)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -343,6 +343,26 @@ static float *load_vec(ember_model *m, const char *name, int64_t n, bool require
         free(v);
         return NULL;
     }
+    return v;
+}
+
+/* A [ne0, ne1] tensor's values as one f32 array (an MoE's per-expert
+   biases, expert e's ne0 values at e * ne0). */
+static float *load_mat(ember_model *m, const char *name, int64_t ne0, int64_t ne1, ember_err *err, int *rc)
+{
+    const gguf_tensor *t = tensor(m, name, ne0, ne1, true, err, rc);
+    if (!t) return NULL;
+    float *v = malloc((size_t)(ne0 * ne1) * sizeof *v);
+    if (!v) {
+        *rc = ember_seterr(err, "out of memory");
+        return NULL;
+    }
+    for (int64_t r = 0; r < ne1; r++)
+        if (ember_dequantize_row(t->type, t->data + (size_t)r * ember_row_bytes(t->type, ne0), v + r * ne0, ne0)) {
+            *rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
+            free(v);
+            return NULL;
+        }
     return v;
 }
 
@@ -517,6 +537,17 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, EMBER_PROJ_DOWN, err);
     snprintf(nm, sizeof nm, "blk.%d.exp_probs_b.bias", l);
     if (!rc) L->moe->sel_bias = load_vec(m, nm, n, false, err, &rc);
+    if (!rc && m->arch->flags & ARCH_EXPERT_BIAS) {
+        ember_moe *x = L->moe;
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.bias", l);
+        x->router_b = load_vec(m, nm, n, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.bias", l);
+        if (!rc) x->gate_b = load_mat(m, nm, F, n, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.bias", l);
+        if (!rc) x->up_b = load_mat(m, nm, F, n, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.bias", l);
+        if (!rc) x->down_b = load_mat(m, nm, E, n, err, &rc);
+    }
     /* a shared expert, as wide as its tensors say */
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_shexp.weight", l);
     const gguf_tensor *sg = rc ? NULL : gguf_find_tensor(m->f, nm);
@@ -544,6 +575,10 @@ static void free_moe(ember_moe *moe, int n)
     free(moe->router.f32);
     free(moe->sel_bias);
     free(moe->sh_gate_inp);
+    free(moe->router_b);
+    free(moe->gate_b);
+    free(moe->up_b);
+    free(moe->down_b);
     free(moe->sh_gate.f32);
     free(moe->sh_up.f32);
     free(moe->sh_down.f32);
@@ -593,7 +628,9 @@ static int bind_layers(ember_model *m, ember_err *err)
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
         if (!rc) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
-        if (!rc) L->ffn_norm = load_vec(m, NAME("ffn_norm.weight"), E, true, err, &rc);
+        if (!rc)
+            L->ffn_norm = load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
+                                   E, true, err, &rc);
         if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
         } else if (!rc) {
@@ -620,6 +657,8 @@ static int bind_layers(ember_model *m, ember_err *err)
             if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
             if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
         }
+        if (!rc && fl & ARCH_O_BIAS) L->bo = load_vec(m, NAME("attn_output.bias"), E, true, err, &rc);
+        if (!rc && fl & ARCH_ATT_SINKS) L->sinks = load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
         if (!rc && fl & ARCH_QK_NORM) {
             L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, true, err, &rc);
             if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
@@ -746,7 +785,7 @@ void ember_model_free(ember_model *m)
     if (m->layers) {
         for (int l = 0; l < m->info.n_layer; l++) {
             ember_layer *L = &m->layers[l];
-            free(L->attn_norm); free(L->ffn_norm); free(L->bq); free(L->bk); free(L->bv);
+            free(L->attn_norm); free(L->ffn_norm); free(L->bq); free(L->bk); free(L->bv); free(L->bo); free(L->sinks);
             free(L->q_norm); free(L->k_norm);
             free(L->post_attn_norm); free(L->post_ffn_norm); free(L->pl_post_norm); free(L->out_scale);
             ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,

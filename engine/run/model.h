@@ -66,11 +66,16 @@ typedef struct {
        ones' (ffn_{gate,up,down}_shexp; unbound when the model has none) */
     ember_weight sh_gate, sh_up, sh_down;
     float *sh_gate_inp;         /* ffn_gate_inp_shexp: the shared output times sigmoid(x . this), or NULL */
+    /* ARCH_EXPERT_BIAS: the router's bias (n_expert) and each expert's
+       rows' biases, expert e's at e * rows (NULL otherwise) */
+    float *router_b, *gate_b, *up_b, *down_b;
 } ember_moe;
 
 typedef struct {
     float *attn_norm, *ffn_norm;
     float *bq, *bk, *bv;        /* qwen2 biases (NULL otherwise) */
+    float *bo;                  /* attn_output.bias (ARCH_O_BIAS), or NULL */
+    float *sinks;               /* attn_sinks: one logit per q head (ARCH_ATT_SINKS), or NULL */
     float *q_norm, *k_norm;     /* qwen3 per-head norms */
     float *post_attn_norm, *post_ffn_norm;   /* gemma: on the branch outputs */
     ember_weight wq, wk, wv, wo, gate, up, down;

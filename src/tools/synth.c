@@ -32,67 +32,79 @@ typedef struct {
     /* mixture of experts (qwen3moe): experts a layer has, runs a token,
        and their FFN width (0: dense) */
     int n_expert, n_expert_used, n_ff_exp;
+    /* gpt-oss: Q/K/V/O biases, sinks, the FFN norm named
+       post_attention_norm, biased router and experts (MXFP4 but in F16
+       files), YaRN x32 from 4096 */
+    bool oss;
 } shape;
 
 static const shape shapes[] = {
     /* n_vocab 0: shrink to the vocabulary in use */
     /* tiny is untied: a random tied embedding makes the model repeat its
        input token, and tests get to cover output.weight */
-    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"tiny", "llama", 256, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* rows of 384 and 1088 are not whole K-quant super-blocks: the
        reference's per-tensor fallbacks (Q5_1, IQ4_NL, Q5_0, Q8_0) at tiny size */
-    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"tiny-qwen2", "qwen2", 384, 2, 6, 2, 1088, 0, 2048, 1000000.0, 1e-6, false, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* gemma3 at tiny size: 7 layers (6 sliding, 1 global), window 8, head
        dim 128 != n_embd / n_head */
     /* gemma2 at tiny size: 4 layers alternating sliding (window 8) and global */
     {"tiny-gemma2", "gemma2", 256, 4, 2, 1, 512, 0, 2048, 10000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0,
-     0, 0, 0, 0, 0, 0},
-    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0, 0, 0, 0},
+     0, 0, 0, 0, 0, 0, false},
+    {"tiny-gemma3", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* the same with a window of 160: wider than a chunk of keys (64 rows of
        128 dims), so a block of prompt tokens shares whole chunks inside
        every token's window (forward.c, att_tokens) */
     {"tiny-gemma3-w160", "gemma3", 256, 7, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 160, true,
-     false, 0, 0, 0, 0, 0, 0, 0, 0},
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* gemma4 at tiny size: 6 layers [S,S,F] x 2, the last 3 sharing KV,
        head dims 64 / 128, window 8, per-layer inputs of 32 */
     {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
-     3, 64, 3, 512, 32, 0, 0, 0},
+     3, 64, 3, 512, 32, 0, 0, 0, false},
     /* mistral3 at tiny size: heads of 96 over a 256-wide model, Ministral
        3's YaRN and temperature keys */
     {"tiny-mistral3", "mistral3", 256, 2, 4, 2, 512, 0, 2048, 1000000.0, 1e-5, true, false, false, 96, 0, 0, false, false,
-     0, 0, 0, 0, 0, 0, 0, 0},
+     0, 0, 0, 0, 0, 0, 0, 0, false},
     /* heads of 48 dims: not whole Q8_0 blocks (a q8_0 KV cache refuses them) */
-    {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"tiny-hd48", "llama", 192, 2, 4, 2, 512, 0, 2048, 500000.0, 1e-5, false, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* phi3 at tiny size: partial rotary (48 of 64 dims), as Phi-4-mini */
     /* the phi shapes carry sliding_window 262144, as the converter writes
        Phi-3.5/4-mini (the reference refuses a phi3 file without it) */
-    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"tiny-phi3", "phi3", 256, 2, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 0, 48, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    {"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, true, false, true, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    {"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, 1e-6, true, true, false, 0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* Gemma 2 2B: even layers slide (window 4096), soft-capped scores and
        logits, no Q/K norms */
     {"gemma-2-2b", "gemma2", 2304, 26, 8, 4, 9216, 256000, 8192, 10000.0, 1e-6, true, false, false, 256, 0, 4096, true,
-     false, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0, 0, 0, 0},
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512, true, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* a small dense Gemma 4 after the E2B layout (per-layer inputs, KV
        sharing, wider global heads); sizes approximate the published model */
     {"gemma-4-e2b", "gemma4", 1536, 35, 8, 1, 6144, 262144, 32768, 1000000.0, 1e-6, true, false, false, 512, 0, 512,
-     true, false, 5, 256, 20, 12288, 256, 0, 0, 0},
+     true, false, 5, 256, 20, 12288, 256, 0, 0, 0, false},
     /* Phi-3.5-mini: 32 heads of 96 dims (not whole 64-wide steps), no GQA,
        untied output, vocabulary of 32064 */
     {"phi-3.5-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000.0, 1e-5, false, false, false, 0, 0, 262144,
-     false, true, 0, 0, 0, 0, 0, 0, 0, 0},
+     false, true, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* Qwen3 MoE at tiny size: 8 experts of 256, 2 a token */
     {"tiny-qwen3moe", "qwen3moe", 256, 2, 4, 2, 512, 0, 2048, 1000000.0, 1e-6, false, false, false, 0, 0, 0, false, false,
-     0, 0, 0, 0, 0, 8, 2, 256},
+     0, 0, 0, 0, 0, 8, 2, 256, false},
     /* Qwen3-30B-A3B: 128 experts of 768, 8 a token; heads of 128 over
        2048 / 32; untied */
     {"qwen3-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 6144, 151936, 40960, 1000000.0, 1e-6, false, false, false, 128, 0, 0,
-     false, false, 0, 0, 0, 0, 0, 128, 8, 768},
+     false, false, 0, 0, 0, 0, 0, 128, 8, 768, false},
     /* Ministral 3 3B (text): heads of 128 over 3072 / 32, YaRN x16 from 16k */
     {"ministral-3-3b", "mistral3", 3072, 26, 32, 8, 9216, 131072, 262144, 1000000.0, 1e-5, true, false, false, 128, 0, 0,
-     false, false, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0},
+     false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* gpt-oss at tiny size: 8 experts of 256, 4 a token, heads of 64,
+       window 8 on even layers */
+    {"tiny-gpt-oss", "gpt-oss", 256, 2, 4, 2, 256, 0, 2048, 150000.0, 1e-5, false, true, false, 64, 0, 8, false, false,
+     0, 0, 0, 0, 0, 8, 4, 256, true},
+    /* gpt-oss-20b: 24 layers of 64 heads of 64 over 2880 (not whole
+       K-quant super-blocks), 32 experts of 2880, 4 a token, window 128 */
+    {"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 2880, 201088, 131072, 150000.0, 1e-5, false, true, false, 64, 0, 128,
+     false, false, 0, 0, 0, 0, 0, 32, 4, 2880, true},
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0, false},
 };
 
 typedef struct {
@@ -446,6 +458,8 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f},
             {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f},
             {"attn_output.weight", R_ATTN_O, q_out, E, GEN_NORMAL, res_std},
+            {"attn_output.bias", R_OTHER, E, 0, GEN_NORMAL, std},
+            {"attn_sinks.weight", R_OTHER, sh->n_head, 0, GEN_NORMAL, 1.0f},
             {"post_attention_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
             {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
             {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
@@ -454,11 +468,20 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             {"post_ffw_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
             /* MoE: the router, kept in F32 as the reference's quantizer does */
             {"ffn_gate_inp.weight", R_OTHER, E, sh->n_expert, GEN_NORMAL, std},
+            {"ffn_gate_inp.bias", R_OTHER, sh->n_expert, 0, GEN_NORMAL, std},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             const char *n = parts[p].n;
             bool bias = strstr(n, ".bias") != NULL;
             if (bias && !sh->qkv_bias) continue;
+            /* gpt-oss's own: the output bias, the sinks, the router's bias;
+               its FFN norm is named post_attention_norm, and no Q/K norms */
+            const bool oss_only = !strcmp(n, "attn_output.bias") || !strcmp(n, "attn_sinks.weight") ||
+                                  !strcmp(n, "ffn_gate_inp.bias");
+            if (oss_only && !sh->oss) continue;
+            if (sh->oss && (!strcmp(n, "ffn_norm.weight") || !strncmp(n, "attn_q_norm", 11) ||
+                            !strncmp(n, "attn_k_norm", 11)))
+                continue;
             /* phi: one attn_qkv instead of three, ffn_up holds the gate rows */
             bool fused = !strcmp(n, "attn_qkv.weight"), split = !strncmp(n, "attn_q.", 7) ||
                          !strncmp(n, "attn_k.", 7) || !strncmp(n, "attn_v.", 7) || !strcmp(n, "ffn_gate.weight");
@@ -468,6 +491,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
             if ((sh->n_expert && dense_ffn) || (!sh->n_expert && !strncmp(n, "ffn_gate_inp", 12))) continue;
             const bool qk_norm = !strncmp(n, "attn_q_norm", 11) || !strncmp(n, "attn_k_norm", 11);
             if (sh->n_expert && qk_norm) {   /* qwen3moe: Q/K norms, no post norms */
+            } else if (sh->oss && !strcmp(n, "post_attention_norm.weight")) {
             } else if (!sh->gemma && (strstr(n, "_norm.") && strncmp(n, "attn_norm", 9) && strncmp(n, "ffn_norm", 8)))
                 continue;
             /* Gemma 2 has the post norms but no Q/K norms */
@@ -480,12 +504,23 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
         }
         if (sh->n_expert) {
             const int F = sh->n_ff_exp, X = sh->n_expert;
+            /* gpt-oss ships its experts in MXFP4 (F16 files keep F16) */
+            const bool mx = sh->oss && strcmp(fdt, "F16");
             snprintf(name, sizeof name, "blk.%d.ffn_gate_exps.weight", i);
-            if (add3(l, sc, name, pick_dtype(fdt, R_OTHER, i, L, tied, gqa, E), E, F, X, std, err)) return -1;
+            if (add3(l, sc, name, mx ? EMBER_MXFP4 : pick_dtype(fdt, R_OTHER, i, L, tied, gqa, E), E, F, X, std, err))
+                return -1;
             snprintf(name, sizeof name, "blk.%d.ffn_up_exps.weight", i);
-            if (add3(l, sc, name, pick_dtype(fdt, R_OTHER, i, L, tied, gqa, E), E, F, X, std, err)) return -1;
+            if (add3(l, sc, name, mx ? EMBER_MXFP4 : pick_dtype(fdt, R_OTHER, i, L, tied, gqa, E), E, F, X, std, err))
+                return -1;
             snprintf(name, sizeof name, "blk.%d.ffn_down_exps.weight", i);
-            if (add3(l, sc, name, pick_dtype(fdt, R_FFN_DOWN, i, L, tied, gqa, F), F, E, X, res_std, err)) return -1;
+            if (add3(l, sc, name, mx ? EMBER_MXFP4 : pick_dtype(fdt, R_FFN_DOWN, i, L, tied, gqa, F), F, E, X, res_std,
+                     err))
+                return -1;
+            const char *bn[3] = {"ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias"};
+            for (int b = 0; b < 3 && sh->oss; b++) {
+                snprintf(name, sizeof name, "blk.%d.%s", i, bn[b]);
+                if (add(l, sc, name, EMBER_F32, b < 2 ? F : E, X, GEN_NORMAL, std, err)) return -1;
+            }
         }
     }
     if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
@@ -555,6 +590,11 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_f32(w, AK("rope.scaling.yarn_beta_slow"), 1.0f);
         gguf_w_f32(w, AK("rope.scaling.yarn_log_multiplier"), 1.0f);
         gguf_w_f32(w, AK("attention.temperature_scale"), 0.1f);
+    }
+    if (sh->oss) {   /* gpt-oss's YaRN, as the converter writes it */
+        gguf_w_str(w, AK("rope.scaling.type"), "yarn");
+        gguf_w_f32(w, AK("rope.scaling.factor"), 32.0f);
+        gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
     }
     if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
