@@ -362,6 +362,34 @@ static void test_opens_think(void)
     free(src);
 }
 
+/* A reply kept in the <think> form (Qwen3's, or gpt-oss's translated,
+   harmony.h) goes to a template that does not know that form as its
+   answer only: the reasoning never reaches the prompt as text.  One that
+   splits on </think> itself gets the reply whole. */
+static void test_answer_only(void)
+{
+    ember_chat_msg m[] = {{"user", "q1"}, {"assistant", "<think>\nreason one\n</think>\n\nanswer one"},
+                          {"user", "q2"}, {"assistant", "<think>\nnever closed"}, {"user", "q3"}};
+    ember_chat_template *t = make(CHATML, NULL, false);
+    char *s = ember_chat_template_render(t, m, 5, true, NULL);
+    tap_ok(s && strstr(s, "<|im_start|>assistant\nanswer one<|im_end|>") && !strstr(s, "reason one") &&
+               strstr(s, "<|im_start|>assistant\n<|im_end|>") && !strstr(s, "never closed"),
+           "a template without </think>: an earlier reply's thinking is left out, an unclosed one leaves nothing");
+    free(s);
+    ember_chat_template_free(t);
+    t = make("{% for m in messages %}{{ m.role }}:{{ m.content.split('</think>')[-1] }}|{{ m.content }};{% endfor %}", NULL,
+             false);
+    s = ember_chat_template_render(t, m, 2, false, NULL);
+    tap_ok(s && strstr(s, "reason one"), "a template that splits on </think> gets the whole reply");
+    free(s);
+    ember_chat_template_free(t);
+    ember_chat_template *b = make(NULL, NULL, false);
+    s = ember_chat_template_render(b, m, 3, true, NULL);
+    tap_ok(s && !strstr(s, "reason one") && strstr(s, "answer one"), "the built-in fallback gets the answer only");
+    free(s);
+    ember_chat_template_free(b);
+}
+
 int main(void)
 {
     test_jinja_used();
@@ -373,5 +401,6 @@ int main(void)
     test_fixtures();
     test_qwen3_thinking();
     test_opens_think();
+    test_answer_only();
     return tap_done();
 }

@@ -270,10 +270,42 @@ static bool ends_in_think(const char *s)
 static char *render_any(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
                         bool add_generation_prompt, uint8_t **user_mask);
 
+/* The answer of a reply the chat keeps in the <think> form: past the
+   closing </think> and the blanks after it ("" while the thinking never
+   closed); the whole reply when it does not open with <think>. */
+static const char *answer_of(const char *c)
+{
+    const char *p = c;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    if (strncmp(p, "<think>", 7)) return c;
+    const char *e = strstr(p + 7, "</think>");
+    if (!e) return "";
+    e += 8;
+    while (*e == ' ' || *e == '\n' || *e == '\r' || *e == '\t') e++;
+    return e;
+}
+
 char *ember_chat_template_render(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
                                  bool add_generation_prompt, uint8_t **user_mask)
 {
+    /* A reply's reasoning is the model's scratch: templates that know the
+       <think> form (Qwen3, DeepSeek-R1: they split on </think>) get the
+       whole reply, any other the answer only (gpt-oss's drops its
+       analysis from earlier turns the same way, from its own field), as a
+       chat server passes reasoning apart from the content. */
+    ember_chat_msg *own = NULL;
+    if (!(t->jinja && strstr(t->jinja, "</think>")) && n) {
+        own = malloc(n * sizeof *own);
+        if (!own) return NULL;
+        for (size_t i = 0; i < n; i++) {
+            own[i] = msgs[i];
+            if (msgs[i].role && !strcmp(msgs[i].role, "assistant") && msgs[i].content)
+                own[i].content = answer_of(msgs[i].content);
+        }
+        msgs = own;
+    }
     char *s = render_any(t, msgs, n, add_generation_prompt, user_mask);
+    free(own);
     t->opens_think = add_generation_prompt && ends_in_think(s);
     return s;
 }

@@ -195,7 +195,7 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
 
     tok_apply_attrs(t, f);
     t->special = malloc((size_t)n * sizeof *t->special);
-    t->eog = malloc((sizeof EOG_NAMES / sizeof EOG_NAMES[0] + 2) * sizeof *t->eog);
+    t->eog = malloc((sizeof EOG_NAMES / sizeof EOG_NAMES[0] + 4) * sizeof *t->eog);
     if (!t->special || !t->eog) return ember_seterr(err, "tokenizer: out of memory");
     for (int i = 0; i < n; i++) {
         uint8_t ty = t->tok[i].type;
@@ -222,6 +222,24 @@ static int load_specials(ember_tokenizer *t, const gguf_file *f, ember_err *err)
         bool dup = false;
         for (int j = 0; j < t->n_eog; j++) dup |= t->eog[j] == cand[i];
         if (!dup) t->eog[t->n_eog++] = cand[i];
+    }
+    /* gpt-oss (harmony.h): <|end|> closes one message of a reply, which
+       ends at <|return|> or <|call|>; with all three in the vocabulary,
+       as the reference has it, <|end|> does not end generation and the
+       other two do */
+    const int32_t h_end = ember_tok_find(t, "<|end|>"), h_ret = ember_tok_find(t, "<|return|>"),
+                  h_call = ember_tok_find(t, "<|call|>");
+    if (h_end >= 0 && h_ret >= 0 && h_call >= 0) {
+        int k = 0;
+        for (int j = 0; j < t->n_eog; j++)
+            if (t->eog[j] != h_end) t->eog[k++] = t->eog[j];
+        t->n_eog = k;
+        for (int j = 0; j < 2; j++) {
+            const int32_t id = j ? h_call : h_ret;
+            bool dup = false;
+            for (int i = 0; i < t->n_eog; i++) dup |= t->eog[i] == id;
+            if (!dup) t->eog[t->n_eog++] = id;
+        }
     }
 
     for (int b2 = 0; b2 < 256; b2++) {

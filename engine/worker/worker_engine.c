@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ember.h"
+#include "harmony.h"
 #include "sampler.h"
 #include "tokenizer.h"
 #include "worker.h"
@@ -22,6 +23,8 @@ typedef struct eng {
     float *logits;
     int n_vocab;
     ember_detok dt;
+    bool harmony;                  /* replies in channels (gpt-oss): shown in the <think> form */
+    ember_harmony hm;
     char path[1024];
 } eng;
 
@@ -54,6 +57,8 @@ static void *e_open(const ember_worker_load *l, ember_err *err)
                      ember_model_tokenizer_error(e->m));
         goto fail;
     }
+    e->harmony = ember_harmony_vocab(e->tok);
+    ember_harmony_init(&e->hm);
     ember_chat_template_opts to = {.jinja = ember_model_chat_template(e->m), .tok = e->tok};
     if (!(e->tmpl = ember_chat_template_new(&to))) {
         ember_seterr(err, "out of memory");
@@ -190,10 +195,18 @@ static int e_piece(void *h, int32_t t, char *out, int cap)
 {
     eng *e = h;
     if (t < 0) return ember_detok_flush(&e->dt, out, cap);
-    return ember_detok_push(&e->dt, e->tok, t, out, cap);
+    if (!e->harmony) return ember_detok_push(&e->dt, e->tok, t, out, cap);
+    if (ember_tok_is_control(e->tok, t)) return ember_harmony_step(&e->hm, ember_token_text(e->tok, t), NULL, 0, out, cap);
+    int n = ember_detok_push(&e->dt, e->tok, t, out, cap);   /* in place: the step copies at most what it reads */
+    return ember_harmony_step(&e->hm, NULL, out, n, out, cap);
 }
 
-static void e_piece_reset(void *h) { ember_detok_init(&((eng *)h)->dt); }
+static void e_piece_reset(void *h)
+{
+    eng *e = h;
+    ember_detok_init(&e->dt);
+    ember_harmony_init(&e->hm);
+}
 
 static void e_stats(void *h, ember_stats *st) { ember_stats_get(((eng *)h)->s, st); }
 
