@@ -50,6 +50,9 @@ static const kq_layout layouts[] = {
      ember_pack_q6_K_bytes, ember_pack_q6_K_ref, ember_packed_q6_K_matmul_ref},
     {EMBER_IQ4_XS, 256, 0, sizeof(block_iq4_xs), EMBER_PACK_IQ4_XS_RECORD, offsetof(block_iq4_xs, d), -1, -1,
      ember_pack_iq4_xs_bytes, ember_pack_iq4_xs_ref, ember_packed_iq4_xs_matmul_ref},
+    /* MXFP4: no fp16 scale (d_off -1), its exponent byte set by fill_blocks */
+    {EMBER_MXFP4, 32, 0, sizeof(block_mxfp4), EMBER_PACK_MXFP4_RECORD, -1, -1, -1, ember_pack_mxfp4_bytes,
+     ember_pack_mxfp4_ref, ember_packed_mxfp4_matmul_ref},
 };
 
 /* Random blocks of the layout's dtype; every fifth block extreme (all
@@ -67,6 +70,10 @@ static void fill_blocks(const kq_layout *L, uint8_t *w, size_t row_bytes, int ro
             }
             uint16_t d = (uint16_t)(0x1000 + next() % 0x2800), dm = (uint16_t)(0x1000 + next() % 0x2800);
             if ((r + b) % 7 == 3) d |= 0x8000;   /* a negative scale */
+            if (L->dtype == EMBER_MXFP4) {   /* exponents 0 and 1 (subnormal scales) now and then, else near 1 */
+                blk[0] = (uint8_t)((r + b) % 11 == 4 ? (r + b) % 2 : 110 + next() % 30);
+                continue;
+            }
             memcpy(blk + L->d_off, &d, 2);
             if (L->dmin_off >= 0) memcpy(blk + L->dmin_off, &dm, 2);
         }

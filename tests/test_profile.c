@@ -175,15 +175,18 @@ static void test_shipped(void)
         const profile_rule *r = &p->rules[0];
         const profile_rule *r2 = &p->rules[1];
         const profile_rule *r3 = &p->rules[2];
-        tap_ok(p->n_rules == 4 && r->strategy == EMBER_STRATEGY_PACKED &&
+        const profile_rule *r4 = &p->rules[3];
+        tap_ok(p->n_rules == 5 && r->strategy == EMBER_STRATEGY_PACKED &&
                r->projections == EMBER_PROJ_ALL && r->when == EMBER_PACK_BEFORE_PREFILL &&
                r->evict_source && r->reevict_after_prefill && !r->arch && !strcmp(r->dtype, "Q8_0") &&
                r2->strategy == EMBER_STRATEGY_PACKED && r2->projections == (EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT) &&
                r2->when == EMBER_PACK_BEFORE_PREFILL && r2->evict_source && !r2->arch &&
                !strcmp(r2->dtype, "Q[456]_K*") && r3->strategy == EMBER_STRATEGY_PACKED &&
                r3->projections == (EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT) && !strcmp(r3->dtype, "IQ4_XS") &&
-               p->rules[3].strategy == EMBER_STRATEGY_COMPRESSED && !p->rules[3].arch && !p->rules[3].dtype,
-               "auto: Q8_0, Q[456]_K* and IQ4_XS (any arch) -> packed projections before-prefill (the K-quant and "
+               r4->strategy == EMBER_STRATEGY_PACKED && r4->projections == EMBER_PROJ_ALL &&
+               !strcmp(r4->dtype, "MXFP4*") &&
+               p->rules[4].strategy == EMBER_STRATEGY_COMPRESSED && !p->rules[4].arch && !p->rules[4].dtype,
+               "auto: Q8_0, Q[456]_K*, IQ4_XS and MXFP4* (any arch) -> packed projections before-prefill (the K-quant and "
                "IQ4_XS files' LM head too), else compressed");
     }
     profile_free(p);
@@ -344,9 +347,12 @@ static void test_match(void)
         info.dominant_dtype = 23; /* IQ4_XS */
         rc = profile_match_info(p, &info, "/m/llama-iq4xs.gguf", &o, &ri, &err);
         tap_ok(rc == 0 && ri == 2 && o.strategy == EMBER_STRATEGY_PACKED, "auto: llama IQ4_XS info -> packed (rule 3)");
+        info.dominant_dtype = 39; /* MXFP4 (gpt-oss) */
+        rc = profile_match_info(p, &info, "/m/gpt-oss.gguf", &o, &ri, &err);
+        tap_ok(rc == 0 && ri == 3 && o.strategy == EMBER_STRATEGY_PACKED, "auto: MXFP4 info -> packed (rule 4)");
         info.dominant_dtype = 11; /* Q3_K */
         rc = profile_match_info(p, &info, "/m/llama-q3k.gguf", &o, &ri, &err);
-        tap_ok(rc == 0 && ri == 3 && o.strategy == EMBER_STRATEGY_COMPRESSED, "auto: llama Q3_K info -> compressed");
+        tap_ok(rc == 0 && ri == 4 && o.strategy == EMBER_STRATEGY_COMPRESSED, "auto: llama Q3_K info -> compressed");
     }
     profile_free(p);
 
@@ -379,16 +385,16 @@ static void test_fixtures(void)
     /* the rule of auto, then of low-memory (Q8_0 or not) */
     static const struct { const char *file; const char *arch, *dtype, *ftype; int rule, lm_rule; } fx[] = {
         {"llama-mini-Q8_0.gguf", "llama", "Q8_0", "Q8_0", 0, 0},
-        {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", 3, 1},
+        {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", 4, 1},
         /* dominant dtype Q6_K in so small a model (its embedding): the
            file type Q4_K_M matches Q[456]_K* */
         {"llama-mini-Q4_K_M.gguf", "llama", NULL, "Q4_K_M", 1, 1},
         {"llama-mini-Q5_K_M.gguf", "llama", NULL, "Q5_K_M", 1, 1},
         {"llama-mini-Q6_K.gguf", "llama", "Q6_K", "Q6_K", 1, 1},
-        {"llama-mini-f16.gguf", "llama", "F16", "F16", 3, 1},
+        {"llama-mini-f16.gguf", "llama", "F16", "F16", 4, 1},
         {"qwen2-mini-Q8_0.gguf", "qwen2", "Q8_0", "Q8_0", 0, 0},
         {"qwen2-mini-Q4_K_M.gguf", "qwen2", NULL, "Q4_K_M", 1, 1},
-        {"qwen3-mini-f16.gguf", "qwen3", "F16", "F16", 3, 1},
+        {"qwen3-mini-f16.gguf", "qwen3", "F16", "F16", 4, 1},
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
         char rel[128];

@@ -206,6 +206,20 @@ extern const ember_layout ember_layout_q4_0x16;
 void ember_packed_q4_0_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                      const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
 
+/* ---- packed MXFP4: Q4_0's 16-row tiles with exponent bytes (kernels_packed_q4_0.c) */
+
+#define EMBER_PACK_MXFP4_RECORD 272   /* the 16 rows' 17-byte blocks */
+#define EMBER_PACK_MXFP4X16_VERSION 1
+
+size_t ember_pack_mxfp4_bytes(int rows, int64_t k);
+void ember_pack_mxfp4_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
+/* The scalar oracle over the tiles; bit-identical to the compressed MXFP4 kernels. */
+void ember_packed_mxfp4_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                   const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+extern const ember_layout ember_layout_mxfp4x16;
+void ember_packed_mxfp4_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
+                                      const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride);
+
 /* ---- packed Q6_K: 16-row tiles (kernels_packed_q6_K.c) -------------------- */
 
 #define EMBER_PACK_Q6_K_RECORD 3392   /* 16 rows x 210 bytes + 32 to a cache line */

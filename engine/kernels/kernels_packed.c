@@ -421,7 +421,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 /* ---- registration ------------------------------------------------------- */
 
 /* Source dtypes with a packed layout, whatever this CPU runs. */
-static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS};
+static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS, EMBER_MXFP4};
 
 int ember_layout_exists(int src_type)
 {
@@ -452,6 +452,9 @@ static const ember_kernel table[] = {
     /* the compressed Q4_0 kernels' activations (Q8_0, same quantizer) */
     {"q4_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q4_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
      ember_packed_q4_0_matmul_avx512, &ember_layout_q4_0x16},
+    /* and the compressed MXFP4 kernels' (Q8_0) */
+    {"mxfp4x16_avx512vnni", EMBER_ISA_AVX512, EMBER_MXFP4, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
+     ember_packed_mxfp4_matmul_avx512, &ember_layout_mxfp4x16},
     /* the compressed Q4_K kernels' activations (Q8_K, same quantizer) */
     {"q4_Kx16_avx512", EMBER_ISA_AVX512, EMBER_Q4_K, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512,
      ember_packed_q4_K_matmul_avx512, &ember_layout_q4_Kx16},

@@ -27,7 +27,15 @@
  * Numerics (ORD_TILED): per row and token one f32 sum, per block in order
  * acc = fmaf((float)isum, d_w * d_x, acc) with isum = sum (q - 8) x, exact
  * in int32.  vpdpbusd takes the unsigned nibbles q against the int8 x and
- * starts from -8 * sum x, made once per call, so its sum is isum. */
+ * starts from -8 * sum x, made once per call, so its sum is isum.
+ *
+ * MXFP4 (mxfp4x16, gpt-oss's experts) is the same tile: its record is the
+ * 16 rows' 17-byte blocks, qs as above (the file's nibble order is Q4_0's)
+ * and then the 16 exponent bytes, row r's at r (272 bytes, pairs of 544).
+ * A vpshufb turns each nibble into its code-book value plus 12 (0..24),
+ * vpdpbusd starts from -12 * sum x, and the row's scale is its exponent
+ * as a float (ember_mxfp4_scale), in the same order: the compressed MXFP4
+ * kernels' (ORD_TILED for every MXFP4 matrix). */
 #include "config.h"
 
 #include <math.h>
@@ -41,9 +49,14 @@
 
 #define ROWS EMBER_PACK_ROWS
 #define REC EMBER_PACK_Q4_0_RECORD
-#define DOFF 256   /* a lone record's d */
+#define RECM EMBER_PACK_MXFP4_RECORD
 
 _Static_assert(REC == ROWS * sizeof(block_q4_0), "the record is the 16 rows' blocks");
+_Static_assert(RECM == ROWS * sizeof(block_mxfp4), "the MXFP4 record is the 16 rows' blocks");
+
+/* mx: a compile-time constant in each caller (Q4_0, or MXFP4) */
+static inline size_t rec_of(int mx) { return mx ? RECM : REC; }
+static inline size_t scale_bytes(int mx) { return mx ? 1 : 2; }   /* a row's scale in the record */
 
 size_t ember_pack_q4_0_bytes(int rows, int64_t k)
 {
@@ -51,67 +64,96 @@ size_t ember_pack_q4_0_bytes(int rows, int64_t k)
     return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK) * REC;
 }
 
-/* Where block b's chunks and its d sit in a tile of nb blocks. */
-static size_t qs_at(int64_t b)
+size_t ember_pack_mxfp4_bytes(int rows, int64_t k)
 {
-    return (size_t)(b / 2) * 2 * REC + (size_t)(b % 2) * 256;
+    if (rows <= 0 || k <= 0) return 0;
+    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK) * RECM;
 }
 
-static size_t d_at(int64_t b, int64_t nb)
+/* Where block b's chunks and its scales sit in a tile of nb blocks. */
+static inline size_t qs_at(int mx, int64_t b)
 {
-    size_t pair = (size_t)(b / 2) * 2 * REC;
-    return b % 2 ? pair + 512 + 32 : b + 1 < nb ? pair + 512 : pair + DOFF;
+    return (size_t)(b / 2) * 2 * rec_of(mx) + (size_t)(b % 2) * 256;
+}
+
+static inline size_t d_at(int mx, int64_t b, int64_t nb)
+{
+    size_t pair = (size_t)(b / 2) * 2 * rec_of(mx), sb = ROWS * scale_bytes(mx);
+    return b % 2 ? pair + 512 + sb : b + 1 < nb ? pair + 512 : pair + 256;
 }
 
 /* The oracle: nibble by nibble from the element each byte holds. */
-void ember_pack_q4_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+static void pack_ref(int mx, const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
+    const size_t rb = rec_of(mx), bb = mx ? sizeof(block_mxfp4) : sizeof(block_q4_0), qo = mx ? 1 : 2;
     ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
-        uint8_t *tile = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
-        memset(tile, 0, (size_t)nb * REC);
+        uint8_t *tile = (uint8_t *)dst + (size_t)t * (size_t)nb * rb;
+        memset(tile, 0, (size_t)nb * rb);
         for (int r = 0; r < ROWS && t * ROWS + r < rows; r++) {
             const uint8_t *row = (const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes;
             for (int64_t b = 0; b < nb; b++) {
-                const block_q4_0 *blk = (const block_q4_0 *)(const void *)(row + (size_t)b * sizeof(block_q4_0));
+                const uint8_t *blk = row + (size_t)b * bb, *qs = blk + qo;
                 int q[QK];
                 for (int j = 0; j < QK / 2; j++) {
-                    q[j] = blk->qs[j] & 0x0f;
-                    q[j + QK / 2] = blk->qs[j] >> 4;
+                    q[j] = qs[j] & 0x0f;
+                    q[j + QK / 2] = qs[j] >> 4;
                 }
                 for (int c = 0; c < 4; c++)
                     for (int i = 0; i < 4; i++)
-                        tile[qs_at(b) + 64 * c + 4 * r + i] = (uint8_t)(q[4 * c + i] | q[16 + 4 * c + i] << 4);
-                memcpy(tile + d_at(b, nb) + 2 * r, &blk->d, 2);
+                        tile[qs_at(mx, b) + 64 * c + 4 * r + i] = (uint8_t)(q[4 * c + i] | q[16 + 4 * c + i] << 4);
+                memcpy(tile + d_at(mx, b, nb) + scale_bytes(mx) * (size_t)r, blk, scale_bytes(mx));
             }
         }
     }
+}
+
+void ember_pack_q4_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_ref(0, src, row_bytes, rows, k, dst, t0, t1);
+}
+
+void ember_pack_mxfp4_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_ref(1, src, row_bytes, rows, k, dst, t0, t1);
 }
 
 #ifdef EMBER_SIMD
 /* The same bytes a dword at a time: the packer the lifecycle runs (its
    layout exists where the AVX-512 kernel does).  A
    tail tile (fewer than 16 rows) goes through the oracle, which pads it. */
-static void pack_dwords(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+static void pack_dwords_of(int mx, const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
     int64_t nb = k / QK;
+    const size_t rb = rec_of(mx), bb = mx ? sizeof(block_mxfp4) : sizeof(block_q4_0), qo = mx ? 1 : 2,
+                 sb = scale_bytes(mx);
     ember_tile_range(rows, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         if (rows - t * ROWS < ROWS) {
-            ember_pack_q4_0_ref(src, row_bytes, rows, k, dst, t, t + 1);
+            pack_ref(mx, src, row_bytes, rows, k, dst, t, t + 1);
             continue;
         }
-        uint8_t *tile = (uint8_t *)dst + (size_t)t * (size_t)nb * REC;
+        uint8_t *tile = (uint8_t *)dst + (size_t)t * (size_t)nb * rb;
         for (int64_t b = 0; b < nb; b++) {
-            uint8_t *qs = tile + qs_at(b), *d = tile + d_at(b, nb);
+            uint8_t *qs = tile + qs_at(mx, b), *d = tile + d_at(mx, b, nb);
             for (int r = 0; r < ROWS; r++) {
-                const uint8_t *blk = (const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes + (size_t)b * sizeof(block_q4_0);
-                for (int c = 0; c < 4; c++) memcpy(qs + 64 * c + 4 * r, blk + 2 + 4 * c, 4);
-                memcpy(d + 2 * r, blk, 2);
+                const uint8_t *blk = (const uint8_t *)src + (size_t)(t * ROWS + r) * row_bytes + (size_t)b * bb;
+                for (int c = 0; c < 4; c++) memcpy(qs + 64 * c + 4 * r, blk + qo + 4 * c, 4);
+                memcpy(d + sb * (size_t)r, blk, sb);
             }
         }
     }
+}
+
+static void pack_dwords(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_dwords_of(0, src, row_bytes, rows, k, dst, t0, t1);
+}
+
+static void pack_dwords_mx(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    pack_dwords_of(1, src, row_bytes, rows, k, dst, t0, t1);
 }
 
 #endif
@@ -121,8 +163,8 @@ static uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-void ember_packed_q4_0_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
-                                  size_t xq_stride, int nt, float *y, size_t y_stride)
+static void matmul_ref(int mx, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
+                       size_t xq_stride, int nt, float *y, size_t y_stride)
 {
     int64_t nb = k / QK;
     for (int r = r0; r < r1; r++) {
@@ -132,19 +174,35 @@ void ember_packed_q4_0_matmul_ref(const void *packed, size_t tile_bytes, int64_t
             const block_q8_0 *x = (const block_q8_0 *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride);
             float acc = 0.0f;
             for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *qs = tile + qs_at(b) + 4 * lane;
+                const uint8_t *qs = tile + qs_at(mx, b) + 4 * lane;
                 int32_t isum = 0;
                 for (int c = 0; c < 4; c++)
                     for (int i = 0; i < 4; i++) {
                         uint8_t v = qs[64 * c + i];
-                        isum += ((v & 0x0f) - 8) * x[b].qs[4 * c + i] + ((v >> 4) - 8) * x[b].qs[16 + 4 * c + i];
+                        int lo = mx ? ember_mxfp4_values[v & 0x0f] : (v & 0x0f) - 8;
+                        int hi = mx ? ember_mxfp4_values[v >> 4] : (v >> 4) - 8;
+                        isum += lo * x[b].qs[4 * c + i] + hi * x[b].qs[16 + 4 * c + i];
                     }
-                float s = ember_fp16_to_f32(rd16(tile + d_at(b, nb) + 2 * lane)) * ember_fp16_to_f32(x[b].d);
+                const uint8_t *d = tile + d_at(mx, b, nb);
+                float dw = mx ? ember_mxfp4_scale(d[lane]) : ember_fp16_to_f32(rd16(d + 2 * lane));
+                float s = dw * ember_fp16_to_f32(x[b].d);
                 acc = fmaf((float)isum, s, acc);
             }
             y[(size_t)t * y_stride + r] = acc;
         }
     }
+}
+
+void ember_packed_q4_0_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
+                                  size_t xq_stride, int nt, float *y, size_t y_stride)
+{
+    matmul_ref(0, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+void ember_packed_mxfp4_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
+                                   size_t xq_stride, int nt, float *y, size_t y_stride)
+{
+    matmul_ref(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 #ifdef EMBER_SIMD
@@ -168,10 +226,13 @@ void ember_packed_q4_0_matmul_ref(const void *packed, size_t tile_bytes, int64_t
 /* Block b of nti (1 or 2) tiles tile_bytes apart against tb tokens: adds
    its fmaf step into acc[i * tb + t].  qs, d: the block's chunks and
    scales in the first tile. */
-INL512 void block_step(const uint8_t *qs, const uint8_t *d, size_t tile_bytes, const int nti, int64_t b,
+INL512 void block_step(const int mx, const uint8_t *qs, const uint8_t *d, size_t tile_bytes, const int nti, int64_t b,
                        const block_q8_0 *const x[TB], const int32_t *const corr[TB], const int tb, __m512 acc[2 * TB])
 {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
+    /* MXFP4: ember_mxfp4_values + 12 (test_pack_kquant holds it to the
+       oracle, which reads the table) */
+    const __m512i book = _mm512_broadcast_i32x4(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
     __m512i is[2 * TB];
     _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++)
         _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) is[i * tb + t] = _mm512_set1_epi32(corr[t][b]);
@@ -182,6 +243,10 @@ INL512 void block_step(const uint8_t *qs, const uint8_t *d, size_t tile_bytes, c
             _mm_prefetch((const char *)p + PF_L2, _MM_HINT_T1);
             __m512i v = _mm512_loadu_si512((const void *)p);
             __m512i lo = _mm512_and_si512(v, low4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+            if (mx) {
+                lo = _mm512_shuffle_epi8(book, lo);
+                hi = _mm512_shuffle_epi8(book, hi);
+            }
             _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                 const int8_t *xs = x[t][b].qs;
                 const int u = i * tb + t;
@@ -191,7 +256,15 @@ INL512 void block_step(const uint8_t *qs, const uint8_t *d, size_t tile_bytes, c
         }
     }
     _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++) {
-        __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(d + (size_t)i * tile_bytes)));
+        __m512 dw;
+        if (mx) {   /* the exponents as floats: (e - 1) << 23, 0x00200000 << e below 2 */
+            __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(d + (size_t)i * tile_bytes)));
+            __m512i bits = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+            bits = _mm512_mask_sllv_epi32(bits, _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2)), _mm512_set1_epi32(0x00200000), e);
+            dw = _mm512_castsi512_ps(bits);
+        } else {
+            dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(d + (size_t)i * tile_bytes)));
+        }
         _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
             const int u = i * tb + t;
             __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(x[t][b].d)));
@@ -201,38 +274,40 @@ INL512 void block_step(const uint8_t *qs, const uint8_t *d, size_t tile_bytes, c
 }
 
 /* nti tiles against tb tokens over all nb blocks, into y (masked rows). */
-INL512 void tile_pass(const uint8_t *tile, size_t tile_bytes, const int nti, int64_t nb, const block_q8_0 *const x[TB],
-                      const int32_t *const corr[TB], const int tb, float *y, size_t y_stride, const __mmask16 m[2])
+INL512 void tile_pass(const int mx, const uint8_t *tile, size_t tile_bytes, const int nti, int64_t nb,
+                      const block_q8_0 *const x[TB], const int32_t *const corr[TB], const int tb, float *y,
+                      size_t y_stride, const __mmask16 m[2])
 {
     __m512 acc[2 * TB];
     _Pragma("GCC unroll 8") for (int u = 0; u < 2 * TB; u++) acc[u] = _mm512_setzero_ps();
     int64_t b = 0;
-    for (const uint8_t *pair = tile; b + 1 < nb; b += 2, pair += 2 * REC) {
-        block_step(pair, pair + 512, tile_bytes, nti, b, x, corr, tb, acc);
-        block_step(pair + 256, pair + 544, tile_bytes, nti, b + 1, x, corr, tb, acc);
+    const size_t rb = rec_of(mx), sb = ROWS * scale_bytes(mx);
+    for (const uint8_t *pair = tile; b + 1 < nb; b += 2, pair += 2 * rb) {
+        block_step(mx, pair, pair + 512, tile_bytes, nti, b, x, corr, tb, acc);
+        block_step(mx, pair + 256, pair + 512 + sb, tile_bytes, nti, b + 1, x, corr, tb, acc);
     }
     if (b < nb) {
-        const uint8_t *last = tile + (size_t)b * REC;
-        block_step(last, last + DOFF, tile_bytes, nti, b, x, corr, tb, acc);
+        const uint8_t *last = tile + (size_t)b * rb;
+        block_step(mx, last, last + 256, tile_bytes, nti, b, x, corr, tb, acc);
     }
     _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++)
         _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++)
             _mm512_mask_storeu_ps(y + (size_t)t * y_stride + i * ROWS, m[i], acc[i * tb + t]);
 }
 
-/* -8 * the sum of each block's 32 activations */
-static void act_corr(const block_q8_0 *x, int64_t nb, int32_t *corr)
+/* -off * the sum of each block's 32 activations (off: the codes' offset,
+   8 for Q4_0's nibbles, 12 for MXFP4's looked-up values) */
+static void act_corr(const block_q8_0 *x, int64_t nb, int32_t *corr, int32_t off)
 {
     for (int64_t b = 0; b < nb; b++) {
         int32_t s = 0;
         for (int j = 0; j < QK; j++) s += x[b].qs[j];
-        corr[b] = -8 * s;
+        corr[b] = -off * s;
     }
 }
 
-EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
-                                                         int r1, const void *xq, size_t xq_stride, int nt, float *y,
-                                                         size_t y_stride)
+INL512 void matmul_avx512(const int mx, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
+                          size_t xq_stride, int nt, float *y, size_t y_stride)
 {
     int64_t nb = k / QK;
     if (r0 >= r1 || nb <= 0) return;
@@ -245,7 +320,7 @@ EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, siz
         chunk = TB;
         cb = malloc((size_t)TB * (size_t)nb * sizeof *cb);
         if (!cb) {
-            ember_packed_q4_0_matmul_ref(packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+            matmul_ref(mx, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
             return;
         }
     }
@@ -253,7 +328,7 @@ EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, siz
         int c1 = nt - c0 < chunk ? nt : c0 + chunk;
         for (int t = c0; t < c1; t++)
             act_corr((const block_q8_0 *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride), nb,
-                     cb + (size_t)(t - c0) * (size_t)nb);
+                     cb + (size_t)(t - c0) * (size_t)nb, mx ? 12 : 8);
         if (c1 - c0 == 1) {   /* decode: two tiles a pass, two streams in flight */
             const block_q8_0 *x[TB];
             const int32_t *corr[TB];
@@ -265,12 +340,12 @@ EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, siz
             int r = r0 - r0 % ROWS;
             for (; r + ROWS < r1; r += 2 * ROWS) {
                 __mmask16 m[2] = {ember_tile_mask(r, r0, r1), ember_tile_mask(r + ROWS, r0, r1)};
-                tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, corr, 1,
+                tile_pass(mx, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 2, nb, x, corr, 1,
                           yt + r, y_stride, m);
             }
             if (r < r1) {
                 __mmask16 m[2] = {ember_tile_mask(r, r0, r1), 0};
-                tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, corr, 1,
+                tile_pass(mx, (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, tile_bytes, 1, nb, x, corr, 1,
                           yt + r, y_stride, m);
             }
             continue;
@@ -289,10 +364,10 @@ EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, siz
                 }
                 float *yt = y + (size_t)t0 * y_stride + r;
                 switch (tb) {
-                case 4: tile_pass(tile, tile_bytes, 1, nb, x, corr, 4, yt, y_stride, m); break;
-                case 3: tile_pass(tile, tile_bytes, 1, nb, x, corr, 3, yt, y_stride, m); break;
-                case 2: tile_pass(tile, tile_bytes, 1, nb, x, corr, 2, yt, y_stride, m); break;
-                default: tile_pass(tile, tile_bytes, 1, nb, x, corr, 1, yt, y_stride, m); break;
+                case 4: tile_pass(mx, tile, tile_bytes, 1, nb, x, corr, 4, yt, y_stride, m); break;
+                case 3: tile_pass(mx, tile, tile_bytes, 1, nb, x, corr, 3, yt, y_stride, m); break;
+                case 2: tile_pass(mx, tile, tile_bytes, 1, nb, x, corr, 2, yt, y_stride, m); break;
+                default: tile_pass(mx, tile, tile_bytes, 1, nb, x, corr, 1, yt, y_stride, m); break;
                 }
             }
         }
@@ -300,6 +375,22 @@ EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, siz
     if (cb != corr_buf) free(cb);
 }
 
+EMBER_TARGET_AVX512 void ember_packed_q4_0_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
+                                                         int r1, const void *xq, size_t xq_stride, int nt, float *y,
+                                                         size_t y_stride)
+{
+    matmul_avx512(0, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
+EMBER_TARGET_AVX512 void ember_packed_mxfp4_matmul_avx512(const void *packed, size_t tile_bytes, int64_t k, int r0,
+                                                          int r1, const void *xq, size_t xq_stride, int nt, float *y,
+                                                          size_t y_stride)
+{
+    matmul_avx512(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+}
+
 const ember_layout ember_layout_q4_0x16 = {"q4_0x16", EMBER_PACK_Q4_0X16_VERSION, EMBER_Q4_0, ROWS, REC,
                                            ember_pack_q4_0_bytes, pack_dwords};
+const ember_layout ember_layout_mxfp4x16 = {"mxfp4x16", EMBER_PACK_MXFP4X16_VERSION, EMBER_MXFP4, ROWS, RECM,
+                                            ember_pack_mxfp4_bytes, pack_dwords_mx};
 #endif

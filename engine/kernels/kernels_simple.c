@@ -209,11 +209,14 @@ void ember_matmul_iq4_nl_scalar(EMBER_MATMUL_ARGS)
                       r1, xq, xq_stride, nt, y, y_stride);
 }
 
-/* MXFP4 in the reference's one-token order for every token count: it has
-   no prompt GEMM of its own, so each (row, token) is a vec_dot */
+/* MXFP4 in the 8-row tile order (one f32 sum per row and token) for
+   every matrix: the order its 16-row tiles keep too (kernels_packed_q4_0.c),
+   so a packed MoE's experts give compressed's logits bit for bit.  (The
+   reference has no one order for it: its vec_dot pairs lanes, ik's GEMM
+   its own; the goldens of quantized files hold to cos 0.995 anyway.) */
 void ember_matmul_mxfp4_scalar(EMBER_MATMUL_ARGS)
 {
-    matmul_int_scalar(unpack_mxfp4, sizeof(block_mxfp4), ORD_PAIRS, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y,
+    matmul_int_scalar(unpack_mxfp4, sizeof(block_mxfp4), ORD_TILED, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y,
                       y_stride);
 }
 
@@ -278,7 +281,8 @@ static const ember_kernel table[] = {
     KSET(EMBER_ISA_AVX2, avx2),
     KQ(EMBER_MXFP4, mxfp4, EMBER_ISA_AVX2, avx2),
     KSET(EMBER_ISA_AVX512, avx512),
-    /* no AVX-512 MXFP4 kernel yet: the AVX2 one, under its own name */
+    /* no AVX-512 compressed MXFP4 kernel: the AVX2 one, under its own name
+       (the packed tiles are MXFP4's AVX-512 kernel) */
     {"mxfp4_avx2", EMBER_ISA_AVX512, EMBER_MXFP4, EMBER_Q8_0, ember_q8_0_quantize_act_avx512, ember_matmul_mxfp4_avx2, NULL},
 #endif
 };

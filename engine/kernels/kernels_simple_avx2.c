@@ -12,8 +12,9 @@
  * unsigned already; their m_w * s_x terms sum in one more ymm (8 rows).
  * IQ4_NL's code book values (-127..113) go through Q8_0's exact int16
  * path; one token takes 4 rows a pass for its two lane sets, prompts the
- * plain 8-lane order (kernels_simple.c).  MXFP4 (doubled E2M1 values,
- * -12..12) takes the same path, in the one-token order for every token.
+ * plain 8-lane order (kernels_simple.c).  MXFP4's doubled E2M1 values
+ * (-12..12) enter vpmaddubsw as u = v + 12 through a vpshufb code book,
+ * as Q4_0's nibbles do with 8, in the 8-row tile order.
  */
 #include "config.h"
 
@@ -125,6 +126,26 @@ INLINE2 __m256 scales8(const uint8_t *const p[8], size_t o)
     return _mm256_cvtph_ps(_mm_set_epi64x((long long)rd16x4(p + 4, o), (long long)rd16x4(p, o)));
 }
 
+/* MXFP4: the 8 rows' exponent bytes as their scales (ember_mxfp4_scale):
+   (e - 1) << 23 as float bits, the subnormals 0x00200000 << e for e < 2 */
+INLINE2 __m256 scales8_e8m0(const uint8_t *const p[8], size_t o)
+{
+    __m256i e = _mm256_set_epi32(p[7][o], p[6][o], p[5][o], p[4][o], p[3][o], p[2][o], p[1][o], p[0][o]);
+    __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
+}
+
+/* MXFP4's nibbles as u = v + 12 (0..24) */
+INLINE2 __m256i dot_mxfp4(const uint8_t *blk, const act_t *a)
+{
+    /* ember_mxfp4_values + 12 (the kernel battery checks it against the
+       scalar oracle, which reads the table) */
+    static const int8_t book[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)book));
+    return udot(_mm256_shuffle_epi8(tbl, nibbles(blk + 1)), a);
+}
+
 /* Row totals of 8 rows' 8 lane partials, in row order. */
 INLINE2 __m256i rowsum8(const __m256i g[8])
 {
@@ -137,7 +158,7 @@ INLINE2 __m256i rowsum8(const __m256i g[8])
    f32 sum per row (kernels.h).  AB: activation block bytes (Q8_0 34, Q8_1
    36, whose codes follow d and s); MIN: the weights carry an fp16 min after
    d, folded as m_w * s_x (Q8_1). */
-#define INT_KERNEL(name, fmt, BLOCK, OFF, BO, AB, MIN)                                             \
+#define INT_KERNEL(name, fmt, BLOCK, OFF, BO, AB, MIN, SCALES)                                             \
     INLINE2 void name##_pass(const uint8_t *const p[8], int n, int64_t nb, const uint8_t *xq, float *y) \
     {                                                                                              \
         __m256 acc[8], summ = _mm256_setzero_ps();                                                 \
@@ -152,7 +173,7 @@ INLINE2 __m256i rowsum8(const __m256i g[8])
             memcpy(&xd, xb, 2);                                                                    \
             memcpy(&xs, xb + 2, 2);                                                                \
             act_t a = act_prep((const int8_t *)(xb + (AB) - QK));                                  \
-            __m256 d8 = _mm256_mul_ps(scales8(p, o), _mm256_set1_ps(_cvtsh_ss(xd)));               \
+            __m256 d8 = _mm256_mul_ps(SCALES(p, o), _mm256_set1_ps(_cvtsh_ss(xd)));               \
             if (MIN) summ = _mm256_fmadd_ps(scales8(p, o + 2), _mm256_set1_ps(_cvtsh_ss(xs)), summ); \
             float d[8];                                                                            \
             _mm256_storeu_ps(d, d8);                                                               \
@@ -194,40 +215,26 @@ INLINE2 __m256i rowsum8(const __m256i g[8])
         }                                                                                          \
     }
 
-INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 0, 0, sizeof(block_q8_0), 0)
-INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0, sizeof(block_q8_0), 0)
-INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1, sizeof(block_q8_0), 0)
-INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0, sizeof(block_q8_0), 0)
-INT_KERNEL(q4_1, q4_1, sizeof(block_q4_1), 0, 0, sizeof(block_q8_1), 1)
-INT_KERNEL(q5_1, q5_1, sizeof(block_q5_1), 0, 0, sizeof(block_q8_1), 1)
+INT_KERNEL(q8_0, q8_0, sizeof(block_q8_0), 0, 0, sizeof(block_q8_0), 0, scales8)
+INT_KERNEL(q4_0, q4_0, sizeof(block_q4_0), 8, 0, sizeof(block_q8_0), 0, scales8)
+INT_KERNEL(q4_0x8, q4_0, sizeof(block_q4_0), 8, 1, sizeof(block_q8_0), 0, scales8)
+INT_KERNEL(q5_0, q5_0, sizeof(block_q5_0), 16, 0, sizeof(block_q8_0), 0, scales8)
+INT_KERNEL(q4_1, q4_1, sizeof(block_q4_1), 0, 0, sizeof(block_q8_1), 1, scales8)
+INT_KERNEL(q5_1, q5_1, sizeof(block_q5_1), 0, 0, sizeof(block_q8_1), 1, scales8)
+/* MXFP4: one f32 sum per row (kernels_simple.c, ORD_TILED) */
+INT_KERNEL(mxfp4, mxfp4, sizeof(block_mxfp4), 12, 1, sizeof(block_q8_0), 0, scales8_e8m0)
 
-/* ---- IQ4_NL and MXFP4: even / odd block lane sets, an odd last block whole */
+/* ---- IQ4_NL: even / odd block lane sets, an odd last block whole ------- */
 
-/* The two code-book formats (mx: a compile-time constant): IQ4_NL's fp16
-   scale then 16 bytes of nibbles, MXFP4's exponent byte then the same. */
-#define BOOK_BYTES(mx) ((mx) ? sizeof(block_mxfp4) : sizeof(block_iq4_nl))
-
-INLINE2 float book_scale(const int mx, const uint8_t *blk)
+INLINE2 __m256i dot_iq4_nl(const uint8_t *blk, const act_t *x)
 {
-    if (mx) return ember_mxfp4_scale(blk[0]);
-    uint16_t dw;
-    memcpy(&dw, blk, 2);
-    return _cvtsh_ss(dw);
-}
-
-INLINE2 __m256i dot_book(const int mx, const uint8_t *blk, const act_t *x)
-{
-    const __m256i tbl = _mm256_broadcastsi128_si256(
-        _mm_loadu_si128((const __m128i *)(const void *)(mx ? ember_mxfp4_values : ember_iq4nl_values)));
-    __m256i v = _mm256_shuffle_epi8(tbl, nibbles(blk + (mx ? 1 : 2)));
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ember_iq4nl_values));
+    __m256i v = _mm256_shuffle_epi8(tbl, nibbles(blk + 2));
     __m256i w0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v));
     __m256i w1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(v, 1));
     __m256i h = _mm256_hadd_epi32(_mm256_madd_epi16(w0, x->a0), _mm256_madd_epi16(w1, x->a1));
     return _mm256_permute4x64_epi64(h, 0xd8);
 }
-
-/* the prompt kernel's block dot (INT_KERNEL) */
-INLINE2 __m256i dot_iq4_nl(const uint8_t *blk, const act_t *x) { return dot_book(0, blk, x); }
 
 INLINE2 int32_t hsum_i32(__m256i v)
 {
@@ -236,25 +243,26 @@ INLINE2 int32_t hsum_i32(__m256i v)
     return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-INLINE2 void book_pass(const int mx, const uint8_t *const p[4], int n, int64_t nb, const uint8_t *xq, float *y)
+INLINE2 void iq4_nl_pass(const uint8_t *const p[4], int n, int64_t nb, const uint8_t *xq, float *y)
 {
-    const size_t bb = BOOK_BYTES(mx);
     __m256 acc[2][4];
     _Pragma("GCC unroll 8") for (int i = 0; i < 4; i++) acc[0][i] = acc[1][i] = _mm256_setzero_ps();
     int64_t nbp = nb & ~(int64_t)1;
     for (int64_t b = 0; b < nbp; b += 2) {
-        size_t o = (size_t)b * bb;
-        if (o + PF_BYTES < (size_t)nb * bb)
+        size_t o = (size_t)b * sizeof(block_iq4_nl);
+        if (o + PF_BYTES < (size_t)nb * sizeof(block_iq4_nl))
             _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++)
                 _mm_prefetch((const char *)p[i] + o + PF_BYTES, _MM_HINT_T0);
         _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
             const block_q8_0 *xb = (const block_q8_0 *)xq + b + h;
             act_t a = act_prep(xb->qs);
             float dx = _cvtsh_ss(xb->d);
-            size_t ob = o + (size_t)h * bb;
+            size_t ob = o + (size_t)h * sizeof(block_iq4_nl);
             _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
-                acc[h][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_book(mx, p[i] + ob, &a)),
-                                            _mm256_set1_ps(book_scale(mx, p[i] + ob) * dx), acc[h][i]);
+                uint16_t dw;
+                memcpy(&dw, p[i] + ob, 2);
+                acc[h][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_iq4_nl(p[i] + ob, &a)),
+                                            _mm256_set1_ps(_cvtsh_ss(dw) * dx), acc[h][i]);
             }
         }
     }
@@ -265,29 +273,17 @@ INLINE2 void book_pass(const int mx, const uint8_t *const p[4], int n, int64_t n
         if (nb & 1) {
             const block_q8_0 *xb = (const block_q8_0 *)xq + nbp;
             act_t a = act_prep(xb->qs);
-            const uint8_t *blk = p[i] + (size_t)nbp * bb;
-            v = fmaf(book_scale(mx, blk) * _cvtsh_ss(xb->d), (float)hsum_i32(dot_book(mx, blk, &a)), v);
+            const uint8_t *blk = p[i] + (size_t)nbp * sizeof(block_iq4_nl);
+            uint16_t dw;
+            memcpy(&dw, blk, 2);
+            v = fmaf(_cvtsh_ss(dw) * _cvtsh_ss(xb->d), (float)hsum_i32(dot_iq4_nl(blk, &a)), v);
         }
         y[i] = v;
     }
 }
 
 /* prompts: the plain 8-lane order */
-INT_KERNEL(iq4_nl_lanes, iq4_nl, sizeof(block_iq4_nl), 0, 0, sizeof(block_q8_0), 0)
-
-/* Rows 4 at a time, every token in the one-token order. */
-INLINE2 void book_rows(const int mx, EMBER_MATMUL_ARGS)
-{
-    int64_t nb = k / QK;
-    for (int g0 = r0; g0 < r1; g0 += 4) {
-        int n = r1 - g0 < 4 ? r1 - g0 : 4;
-        const uint8_t *p[4];
-        for (int i = 0; i < 4; i++)
-            p[i] = (const uint8_t *)w + (size_t)(g0 + (i < n ? i : n - 1)) * row_bytes;
-        for (int t = 0; t < nt; t++)
-            book_pass(mx, p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride, y + (size_t)t * y_stride + g0);
-    }
-}
+INT_KERNEL(iq4_nl_lanes, iq4_nl, sizeof(block_iq4_nl), 0, 0, sizeof(block_q8_0), 0, scales8)
 
 EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
 {
@@ -295,13 +291,15 @@ EMBER_TARGET_AVX2 void ember_matmul_iq4_nl_avx2(EMBER_MATMUL_ARGS)
         ember_matmul_iq4_nl_lanes_avx2(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
         return;
     }
-    book_rows(0, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
-}
-
-/* MXFP4: the one-token order for prompts too (kernels_simple.c) */
-EMBER_TARGET_AVX2 void ember_matmul_mxfp4_avx2(EMBER_MATMUL_ARGS)
-{
-    book_rows(1, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    int64_t nb = k / QK;
+    for (int g0 = r0; g0 < r1; g0 += 4) {
+        int n = r1 - g0 < 4 ? r1 - g0 : 4;
+        const uint8_t *p[4];
+        for (int i = 0; i < 4; i++)
+            p[i] = (const uint8_t *)w + (size_t)(g0 + (i < n ? i : n - 1)) * row_bytes;
+        for (int t = 0; t < nt; t++)
+            iq4_nl_pass(p, n, nb, (const uint8_t *)xq + (size_t)t * xq_stride, y + (size_t)t * y_stride + g0);
+    }
 }
 
 /* ---- float formats: 4 rows x up to 2 tokens of 8-wide fma chains ------- */
