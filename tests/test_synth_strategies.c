@@ -113,13 +113,12 @@ static float *run_packed(const char *model, int V, int dtype)
     ember_model *m = ember_model_open(model, &po, &err);
     /* "every": each matrix of the file's dtype the plan runs through a
        kernel (Gemma 4's per-layer input projections and an MoE layer's
-       experts too) is packed, unless it has a bias or is a Q4_0 matrix
+       experts too, and Q/K/V with biases) is packed, unless it is a Q4_0 matrix
        whose rows do not run the 8-row tile order */
     const ember_plan *p = m ? ember_model_plan(m) : NULL;
     for (int i = 0; p && i < p->n; i++) {
         const ember_plan_entry *e = &p->e[i];
-        if (e->kernel[0] && e->dtype == dtype && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "bias") &&
-            !strstr(e->reason, "8-row order")) {
+        if (e->kernel[0] && e->dtype == dtype && e->rep != EMBER_REP_PACKED && !strstr(e->reason, "8-row order")) {
             tap_diag("packed %s: %s stays %s (%s)", model, e->name, ember_rep_name(e->rep), e->reason);
             ember_model_free(m);
             return NULL;

@@ -528,7 +528,7 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!(L->moe = calloc(1, sizeof *L->moe))) return ember_seterr(err, "out of memory");
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.weight", l);
     bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
-    if (!rc) rc = ember_plan_weight(m, &L->moe->router, false, err);
+    if (!rc) rc = ember_plan_weight(m, &L->moe->router, err);
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
     if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
     snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
@@ -561,7 +561,7 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
         snprintf(nm, sizeof nm, "blk.%d.ffn_down_shexp.weight", l);
         if (!rc) bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
         for (int i = 0; i < 3 && !rc; i++)
-            rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, false, err);
+            rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, err);
         snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp_shexp.weight", l);
         if (!rc) x->sh_gate_inp = load_vec(m, nm, E, false, err, &rc);
         if (FS > m->max_ff) m->max_ff = (int)FS;
@@ -674,12 +674,10 @@ static int bind_layers(ember_model *m, ember_err *err)
             if (!rc) L->post_ffn_norm = load_vec(m, NAME("post_ffw_norm.weight"), E, true, err, &rc);
         }
         if (!rc) {
-            struct { ember_weight *w; bool bias; } ws[] = {
-                {&L->wq, L->bq != NULL}, {&L->wk, L->bk != NULL}, {&L->wv, L->bv != NULL}, {&L->wqkv, false},
-                {&L->wo, false}, {&L->gate, false}, {&L->up, false}, {&L->gate_up, false}, {&L->down, false},
-                {&L->pl_gate, false}, {&L->pl_proj, false}};
+            ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
+                                  &L->pl_gate, &L->pl_proj};
             for (int i = 0; i < 11 && !rc; i++)
-                if (ws[i].w->t) rc = ember_plan_weight(m, ws[i].w, ws[i].bias, err);
+                if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
         }
         if (L->n_head_kv > m->max_head_kv) m->max_head_kv = L->n_head_kv;
         if (L->head_dim > m->max_head_dim) m->max_head_dim = L->head_dim;
@@ -751,7 +749,7 @@ static int bind_model(ember_model *m, ember_err *err)
         if (unreadable)
             return ember_seterr(err, "per_layer_token_embd.weight: dtype %s cannot be dequantized",
                                 ember_dtype_name(m->pl_embd.dtype));
-        if (ember_plan_weight(m, &m->pl_model_proj, false, err)) return -1;
+        if (ember_plan_weight(m, &m->pl_model_proj, err)) return -1;
         m->pl_embd.rep = EMBER_REP_COMPRESSED;
         ember_plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
     }
@@ -762,7 +760,7 @@ static int bind_model(ember_model *m, ember_err *err)
     else
         bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
-    if (ember_plan_weight(m, &m->output, false, err) || ember_plan_finish(m, err) || list_weights(m, err)) return -1;
+    if (ember_plan_weight(m, &m->output, err) || ember_plan_finish(m, err) || list_weights(m, err)) return -1;
     note_unused(m);
     return 0;
 }

@@ -97,18 +97,16 @@ static int make_eager(ember_weight *w, ember_err *err)
 
 /* Why a projection the packed strategy names is not packed, or "" when it
    will be: w->pack_kern is then the kernel of its layout. */
-static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *reason, size_t cap)
+static void choose_pack(ember_model *m, ember_weight *w, char *reason, size_t cap)
 {
     const ember_plan_opts *o = &m->opts;
     int L = ember_layout_exists(w->dtype);
     const char *env = getenv("EMBER_LLAMA_PACKED_Q8");
-    m->plan.packable += L && !has_bias;
+    m->plan.packable += L;
     if (!(o->projections & (unsigned)w->proj))
         snprintf(reason, cap, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
     else if (!L)
         snprintf(reason, cap, "no packed layout for %s (packed: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_XS, MXFP4)", ember_dtype_name(w->dtype));
-    else if (has_bias)
-        snprintf(reason, cap, "has a bias: not eligible for packing");
     else if (env && !strcmp(env, "0"))
         snprintf(reason, cap, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
     else if (!ember_kernel_packed(w->dtype, m->isa))
@@ -121,7 +119,7 @@ static void choose_pack(ember_model *m, ember_weight *w, bool has_bias, char *re
 /* The representation of n matrices of one tensor, alike: a dense weight
    (n 1) or an MoE tensor's expert slabs, which share one record of the
    plan (prefixed "N experts", what a token reads being n_used of them). */
-static int plan_slabs(ember_model *m, ember_weight *ws, int n, bool has_bias, ember_err *err)
+static int plan_slabs(ember_model *m, ember_weight *ws, int n, ember_err *err)
 {
     const ember_plan_opts *o = &m->opts;
     ember_weight *w0 = &ws[0];
@@ -147,7 +145,7 @@ static int plan_slabs(ember_model *m, ember_weight *ws, int n, bool has_bias, em
         }
     }
     if (!eager && o->strategy == EMBER_STRATEGY_PACKED && w0->proj) {
-        choose_pack(m, w0, has_bias, why, sizeof why);
+        choose_pack(m, w0, why, sizeof why);
         for (int i = 1; i < n; i++) ws[i].pack_kern = w0->pack_kern;
     }
     if (w0->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD) snprintf(why, sizeof why, "packed at the phase the profile sets");
@@ -170,14 +168,14 @@ static int plan_slabs(ember_model *m, ember_weight *ws, int n, bool has_bias, em
     return 0;
 }
 
-int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err)
+int ember_plan_weight(ember_model *m, ember_weight *w, ember_err *err)
 {
-    return plan_slabs(m, w, 1, has_bias, err);
+    return plan_slabs(m, w, 1, err);
 }
 
 int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
 {
-    return plan_slabs(m, ws, n, false, err);
+    return plan_slabs(m, ws, n, err);
 }
 
 int ember_plan_finish(ember_model *m, ember_err *err)

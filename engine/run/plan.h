@@ -7,9 +7,9 @@
 #include "model.h"
 
 /* Chooses one matrix's representation, prepares it (eager: dequantized
-   now) and records it in the plan.  has_bias: a bias follows the product
-   (not eligible for packing). */
-int ember_plan_weight(ember_model *m, ember_weight *w, bool has_bias, ember_err *err);
+   now) and records it in the plan.  (A bias after the product changes
+   nothing here: forward.c adds it to either representation's output.) */
+int ember_plan_weight(ember_model *m, ember_weight *w, ember_err *err);
 /* The n expert slabs of one 3-D tensor (model.h, ember_moe): one
    representation for all (packed where a dense projection of the same
    kind and dtype would be, each slab its own tiles), one record. */
