@@ -858,6 +858,13 @@ int ui_app_run(ui_config *cfg)
     }
     /* before the screen is kept, so that a failed save's error is on it */
     bool saved = chats_settle(a);
+    /* a first load's pack cache file is finished before the model goes
+       (an MoE's is as large as the model: a minute on a slow disk), which
+       the screen says rather than seeming to hang */
+    if (a->st.have_stats && a->st.st.pack_cache == EMBER_PACK_CACHE_WRITING) {
+        set_flash(a, "finishing the pack cache file for the next start...");
+        draw_all(a);
+    }
     ember_worker_free(a->w);
     ui_term_disarm();
     endwin();

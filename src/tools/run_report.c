@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "ember.h"
@@ -153,7 +154,10 @@ int run_generate(const run_opts *o, FILE *out, run_result *r, ember_err *err)
     ember_session_mark_decode_done(s);
     ember_stats_get(s, &r->st);
     /* a miss writes the pack cache file in the background, off the TTFT:
-       the report waits for it to tell how it ended and what it cost */
+       the report waits for it to tell how it ended and what it cost (a
+       person at a terminal is told what the wait is) */
+    if (r->st.pack_cache == EMBER_PACK_CACHE_WRITING && isatty(STDERR_FILENO))
+        fprintf(stderr, "ember: finishing the pack cache file for the next start...\n");
     ember_model_pack_cache_wait(m);
     ember_stats after;
     ember_stats_get(s, &after);
