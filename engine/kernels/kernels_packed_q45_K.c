@@ -267,10 +267,13 @@ static uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static void matmul_ref(int five, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
+/* kind 0 Q4_K, 1 Q5_K, 2 IQ4_XS (the code book's values, signed scales,
+   no min term) */
+static void matmul_ref(int kind, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
                        size_t xq_stride, int nt, float *y, size_t y_stride)
 {
-    const size_t rb = five ? REC5 : REC;
+    const int five = kind == 1, iq4 = kind == 2;
+    const size_t rb = five ? REC5 : iq4 ? RECI : REC;
     int64_t nb = k / QK_K;
     for (int r = r0; r < r1; r++) {
         const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
@@ -287,20 +290,23 @@ static void matmul_ref(int five, const void *packed, size_t tile_bytes, int64_t 
                             uint8_t byte = rec[QS + (4 * j + l % 4) * 64 + lane * 4 + i];
                             int q = l < 4 ? byte & 0x0f : byte >> 4;
                             if (five) q |= ((rec[QH + 64 * j + lane * 4 + i] >> l) & 1) << 4;
-                            lanes[l] += rec[SC + 16 * j + lane] * q * x[b].qs[32 * j + 4 * l + i];
+                            if (iq4) q = ember_iq4nl_values[q];
+                            const int sc = iq4 ? (int8_t)rec[SCI + 16 * j + lane] : rec[SC + 16 * j + lane];
+                            lanes[l] += sc * q * x[b].qs[32 * j + 4 * l + i];
                         }
+                float d = x[b].d * ember_fp16_to_f32(rd16(rec + (iq4 ? DWI : DW) + 2 * lane));
+                for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
+                if (iq4) continue;
                 for (int j = 0; j < 8; j++)
                     p[j / 2] += rec[MN + 32 * (j / 2) + 2 * lane + j % 2] * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
-                float d = x[b].d * ember_fp16_to_f32(rd16(rec + DW + 2 * lane));
                 float dmin = -x[b].d * ember_fp16_to_f32(rd16(rec + DM + 2 * lane));
-                for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
                 if (five)
                     summs = fmaf(dmin, (float)((p[0] + p[1]) + (p[2] + p[3])), summs);
                 else
                     for (int q = 0; q < 4; q++) accm[q] = fmaf(dmin, (float)p[q], accm[q]);
             }
             float mins = five ? summs : (accm[0] + accm[2]) + (accm[1] + accm[3]);
-            y[(size_t)t * y_stride + (size_t)r] = ember_sum8(acc) + mins;
+            y[(size_t)t * y_stride + (size_t)r] = iq4 ? ember_sum8(acc) : ember_sum8(acc) + mins;
         }
     }
 }
@@ -320,29 +326,7 @@ void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
 void ember_packed_iq4_xs_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                     const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
-    int64_t nb = k / QK_K;
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
-        int lane = r % ROWS;
-        for (int t = 0; t < nt; t++) {
-            const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride);
-            float acc[8] = {0};
-            for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *rec = tile + (size_t)b * RECI;
-                int32_t lanes[8] = {0};
-                for (int j = 0; j < 8; j++)
-                    for (int l = 0; l < 8; l++)
-                        for (int i = 0; i < 4; i++) {
-                            uint8_t byte = rec[QS + (4 * j + l % 4) * 64 + lane * 4 + i];
-                            int v = ember_iq4nl_values[l < 4 ? byte & 0x0f : byte >> 4];
-                            lanes[l] += (int8_t)rec[SCI + 16 * j + lane] * v * x[b].qs[32 * j + 4 * l + i];
-                        }
-                float d = x[b].d * ember_fp16_to_f32(rd16(rec + DWI + 2 * lane));
-                for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
-            }
-            y[(size_t)t * y_stride + (size_t)r] = ember_sum8(acc);
-        }
-    }
+    matmul_ref(2, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 #ifdef EMBER_SIMD
