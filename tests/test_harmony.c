@@ -149,9 +149,19 @@ static void test_vocab(void)
     free(mem);
 }
 
+static void test_marker(void)
+{
+    tap_ok(ember_harmony_marker("<|channel|>") && ember_harmony_marker("<|message|>") && ember_harmony_marker("<|start|>") &&
+               ember_harmony_marker("<|end|>") && ember_harmony_marker("<|constrain|>"),
+           "harmony's markers are known by their text (whatever type the file gives them)");
+    tap_ok(!ember_harmony_marker("<|im_start|>") && !ember_harmony_marker("channel") && !ember_harmony_marker(NULL),
+           "other text is not a marker");
+}
+
 int main(void)
 {
     test_stream();
+    test_marker();
     test_vocab();
     return tap_done();
 }

@@ -15,6 +15,15 @@ bool ember_harmony_vocab(const ember_tokenizer *t)
     return true;
 }
 
+bool ember_harmony_marker(const char *text)
+{
+    static const char *const markers[] = {"<|start|>", "<|end|>", "<|message|>", "<|channel|>",
+                                          "<|constrain|>", "<|return|>", "<|call|>"};
+    for (size_t i = 0; text && i < sizeof markers / sizeof markers[0]; i++)
+        if (!strcmp(text, markers[i])) return true;
+    return false;
+}
+
 void ember_harmony_init(ember_harmony *h) { memset(h, 0, sizeof *h); }
 
 static int put(char *out, int cap, const char *s, int n)

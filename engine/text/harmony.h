@@ -23,6 +23,10 @@ typedef struct {
 /* Whether the vocabulary speaks harmony (<|channel|>, <|message|>,
    <|start|> and <|return|> are all tokens of it). */
 bool ember_harmony_vocab(const ember_tokenizer *t);
+/* Whether a token's text is one of harmony's markers (<|start|>,
+   <|channel|>, ...): a converter may have typed them user-defined rather
+   than control, and they are steps of the format either way. */
+bool ember_harmony_marker(const char *text);
 /* A reply's start. */
 void ember_harmony_init(ember_harmony *h);
 /* One token of the reply: a control token's text in ctl (piece unused),

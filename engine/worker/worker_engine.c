@@ -196,7 +196,8 @@ static int e_piece(void *h, int32_t t, char *out, int cap)
     eng *e = h;
     if (t < 0) return ember_detok_flush(&e->dt, out, cap);
     if (!e->harmony) return ember_detok_push(&e->dt, e->tok, t, out, cap);
-    if (ember_tok_is_control(e->tok, t)) return ember_harmony_step(&e->hm, ember_token_text(e->tok, t), NULL, 0, out, cap);
+    const char *tt = ember_token_text(e->tok, t);
+    if (ember_tok_is_control(e->tok, t) || ember_harmony_marker(tt)) return ember_harmony_step(&e->hm, tt, NULL, 0, out, cap);
     int n = ember_detok_push(&e->dt, e->tok, t, out, cap);   /* in place: the step copies at most what it reads */
     return ember_harmony_step(&e->hm, NULL, out, n, out, cap);
 }
