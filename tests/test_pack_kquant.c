@@ -71,7 +71,7 @@ static void fill_blocks(const kq_layout *L, uint8_t *w, size_t row_bytes, int ro
             uint16_t d = (uint16_t)(0x1000 + next() % 0x2800), dm = (uint16_t)(0x1000 + next() % 0x2800);
             if ((r + b) % 7 == 3) d |= 0x8000;   /* a negative scale */
             if (L->dtype == EMBER_MXFP4) {   /* exponents 0 and 1 (subnormal scales) now and then, else near 1 */
-                blk[0] = (uint8_t)((r + b) % 11 == 4 ? (r + b) % 2 : 110 + next() % 30);
+                blk[0] = (uint8_t)((r + b) % 11 == 4 ? (uint64_t)((r + b) % 2) : 110 + next() % 30);
                 continue;
             }
             memcpy(blk + L->d_off, &d, 2);
