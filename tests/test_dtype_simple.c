@@ -124,6 +124,9 @@ static void test_q8_0_iq4(void)
     mx.e = 0;     /* the smallest scale: 2^-127, a subnormal float */
     ok = ember_dequantize_row(EMBER_MXFP4, &mx, out, 32) == 0;
     tap_ok(ok && out[2] == 0x1p-127f && out[7] == 6.0f * 0x1p-127f, "MXFP4 dequantize: e = 0 gives 2^-127 (subnormal)");
+    int u12 = 1;
+    for (int i = 0; i < 16; i++) u12 &= ember_mxfp4_values_u12[i] == ember_mxfp4_values[i] + 12;
+    tap_ok(u12, "the SIMD kernels' MXFP4 table is the code book plus 12");
 }
 
 static void test_known_quant(void)

@@ -117,6 +117,9 @@ static inline void ember_scale_min_k4(int j, const uint8_t *q, int *sc, int *m)
 extern const int8_t ember_iq4nl_values[16];
 /* MXFP4's: the E2M1 values times 2 (the reference's kvalues_mxfp4). */
 extern const int8_t ember_mxfp4_values[16];
+/* The same plus 12 (0..24): the unsigned operand the SIMD kernels look up
+   for vpmaddubsw / vpdpbusd, which subtract 12 times the activations' sum */
+extern const int8_t ember_mxfp4_values_u12[16];
 /* An MXFP4 block's scale: 2^(e - 128), half the E8M0 value, since the
    code book is doubled (e 0 and 1 give the subnormals 2^-128, 2^-127). */
 static inline float ember_mxfp4_scale(uint8_t e)

@@ -19,6 +19,9 @@ const int8_t ember_iq4nl_values[16] = {
 const int8_t ember_mxfp4_values[16] = {
     0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
 };
+const int8_t ember_mxfp4_values_u12[16] = {
+    12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
+};
 
 static uint32_t load_qh(const uint8_t qh[4])
 {

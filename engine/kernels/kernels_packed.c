@@ -20,11 +20,7 @@
 #define GROUPS (QK / 4)          /* 8 groups of 4 inputs per block */
 #define SCALES (GROUPS * 64)     /* byte 512: the 16 fp16 scales */
 
-size_t ember_pack_q8_0_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS) * (size_t)(k / QK) * EMBER_PACK_RECORD;
-}
+size_t ember_pack_q8_0_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK, EMBER_PACK_RECORD); }
 
 /* The oracle: byte by byte, as doc/DESIGN.md lays the record out. */
 void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,

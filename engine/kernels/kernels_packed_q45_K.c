@@ -60,23 +60,11 @@
 
 #include "kernels_packed_q45_K.h"
 
-size_t ember_pack_q4_K_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC;
-}
+size_t ember_pack_q4_K_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK_K, REC); }
 
-size_t ember_pack_q5_K_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC5;
-}
+size_t ember_pack_q5_K_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK_K, REC5); }
 
-size_t ember_pack_iq4_xs_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * RECI;
-}
+size_t ember_pack_iq4_xs_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK_K, RECI); }
 
 /* Q4_K and Q5_K blocks share d, dmin and scales at 0, 2, 4; their low 4
    bits of element e (0..15) sit in qs at qs_off. */
@@ -267,13 +255,19 @@ static uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-/* kind 0 Q4_K, 1 Q5_K, 2 IQ4_XS (the code book's values, signed scales,
+/* The three layouts (kind: a compile-time constant in each caller of the
+   tile kernel, so every branch on it folds away there). */
+enum { K4 = 0, K5 = 1, KI = 2 };
+
+static inline size_t rec_of(int kind) { return kind == K5 ? REC5 : kind == KI ? RECI : REC; }
+
+/* The oracle of each kind (IQ4_XS: the code book's values, signed scales,
    no min term) */
 static void matmul_ref(int kind, const void *packed, size_t tile_bytes, int64_t k, int r0, int r1, const void *xq,
                        size_t xq_stride, int nt, float *y, size_t y_stride)
 {
-    const int five = kind == 1, iq4 = kind == 2;
-    const size_t rb = five ? REC5 : iq4 ? RECI : REC;
+    const int five = kind == K5, iq4 = kind == KI;
+    const size_t rb = rec_of(kind);
     int64_t nb = k / QK_K;
     for (int r = r0; r < r1; r++) {
         const uint8_t *tile = (const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes;
@@ -314,29 +308,24 @@ static void matmul_ref(int kind, const void *packed, size_t tile_bytes, int64_t 
 void ember_packed_q4_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                   const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
-    matmul_ref(0, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_ref(K4, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 void ember_packed_q5_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                   const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
-    matmul_ref(1, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_ref(K5, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 void ember_packed_iq4_xs_matmul_ref(const void *packed, size_t tile_bytes, int64_t k, int r0, int r1,
                                     const void *xq, size_t xq_stride, int nt, float *y, size_t y_stride)
 {
-    matmul_ref(2, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+    matmul_ref(KI, packed, tile_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
 }
 
 #ifdef EMBER_SIMD
 #define INL512 static inline __attribute__((always_inline)) EMBER_TARGET_AVX512
 
-/* The three layouts the tile kernel reads (kind: a compile-time constant
-   in each caller, so every branch on it folds away). */
-enum { K4 = 0, K5 = 1, KI = 2 };
-
-static inline size_t rec_of(int kind) { return kind == K5 ? REC5 : kind == KI ? RECI : REC; }
 
 /* Reading ahead in the tile stream, as the Q8_0 tiles do (kernels_packed.c). */
 #define PF_L1 (2 * 1024)

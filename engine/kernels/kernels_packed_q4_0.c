@@ -58,17 +58,9 @@ _Static_assert(RECM == ROWS * sizeof(block_mxfp4), "the MXFP4 record is the 16 r
 static inline size_t rec_of(int mx) { return mx ? RECM : REC; }
 static inline size_t scale_bytes(int mx) { return mx ? 1 : 2; }   /* a row's scale in the record */
 
-size_t ember_pack_q4_0_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK) * REC;
-}
+size_t ember_pack_q4_0_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK, REC); }
 
-size_t ember_pack_mxfp4_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK) * RECM;
-}
+size_t ember_pack_mxfp4_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK, RECM); }
 
 /* Where block b's chunks and its scales sit in a tile of nb blocks. */
 static inline size_t qs_at(int mx, int64_t b)
@@ -230,9 +222,7 @@ INL512 void block_step(const int mx, const uint8_t *qs, const uint8_t *d, size_t
                        const block_q8_0 *const x[TB], const int32_t *const corr[TB], const int tb, __m512 acc[2 * TB])
 {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
-    /* MXFP4: ember_mxfp4_values + 12 (test_pack_kquant holds it to the
-       oracle, which reads the table) */
-    const __m512i book = _mm512_broadcast_i32x4(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const __m512i book = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)ember_mxfp4_values_u12));
     __m512i is[2 * TB];
     _Pragma("GCC unroll 2") for (int i = 0; i < nti; i++)
         _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) is[i * tb + t] = _mm512_set1_epi32(corr[t][b]);

@@ -61,11 +61,7 @@
 _Static_assert(DW + 2 * ROWS == ROWS * sizeof(block_q6_K) && REC == DW + 2 * ROWS + 32 && REC % 64 == 0,
                "the record is the 16 rows' blocks' bytes, padded to whole cache lines");
 
-size_t ember_pack_q6_K_bytes(int rows, int64_t k)
-{
-    if (rows <= 0 || k <= 0) return 0;
-    return (size_t)((rows + ROWS - 1) / ROWS) * (size_t)(k / QK_K) * REC;
-}
+size_t ember_pack_q6_K_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK_K, REC); }
 
 /* Element e of a Q6_K block, 0..63: each 128-element half n uses
    ql[64n..+64] (low nibbles for its first 64 elements, high for the rest)

@@ -18,6 +18,14 @@ static inline int32_t ember_rd32(const void *p)
     return v;
 }
 
+/* The bytes of a layout's tiles for rows x k: a record of rec bytes per
+   block of qk inputs and tile of 16 rows (0 for an empty matrix). */
+static inline size_t ember_tiles_bytes(int rows, int64_t k, int64_t qk, size_t rec)
+{
+    if (rows <= 0 || k <= 0) return 0;
+    return (size_t)((rows + EMBER_PACK_ROWS - 1) / EMBER_PACK_ROWS) * (size_t)(k / qk) * rec;
+}
+
 /* A packer's tiles [t0, t1) clipped to the rows' tiles: a caller may ask
    past either end. */
 static inline void ember_tile_range(int rows, int *t0, int *t1)

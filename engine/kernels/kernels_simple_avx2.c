@@ -139,10 +139,7 @@ INLINE2 __m256 scales8_e8m0(const uint8_t *const p[8], size_t o)
 /* MXFP4's nibbles as u = v + 12 (0..24) */
 INLINE2 __m256i dot_mxfp4(const uint8_t *blk, const act_t *a)
 {
-    /* ember_mxfp4_values + 12 (the kernel battery checks it against the
-       scalar oracle, which reads the table) */
-    static const int8_t book[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
-    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)book));
+    const __m256i tbl = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ember_mxfp4_values_u12));
     return udot(_mm256_shuffle_epi8(tbl, nibbles(blk + 1)), a);
 }
 
