@@ -581,9 +581,14 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
     }
 }
 
-/* rows t of y (stride apart) += b, w values, tokens [t0, t1): a bias after
-   a product, as the reference adds it (its own rounding, before anything
-   else touches the row) */
+/* y += b over n values: a bias after a product, as the reference adds it
+   (its own rounding, before anything else touches the row) */
+static void add_into(float *y, const float *b, int n)
+{
+    for (int i = 0; i < n; i++) y[i] += b[i];
+}
+
+/* add_into for rows t of y (stride apart), w values, tokens [t0, t1) */
 typedef struct {
     float *y;
     const float *b;
@@ -596,10 +601,7 @@ static void bias_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     (void)s;
     (void)ith;
     const bias_args *a = ctx;
-    for (int t = t0; t < t1; t++) {
-        float *y = a->y + (size_t)t * a->stride;
-        for (int i = 0; i < a->w; i++) y[i] += a->b[i];
-    }
+    for (int t = t0; t < t1; t++) add_into(a->y + (size_t)t * a->stride, a->b, a->w);
 }
 
 static void add_bias(ember_session *s, float *y, const float *b, int w, size_t stride, int n)
@@ -703,8 +705,7 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     for (int t = t0; t < t1; t++) {
         const int pos = a->pos0 + t;
         float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
-        if (L->bq)
-            for (int i = 0; i < HQ; i++) q[i] += L->bq[i];
+        if (L->bq) add_into(q, L->bq, HQ);
         if (L->q_norm) rmsnorm_range(q, q, L->q_norm, hd, 0, nh, m->rms_eps);
         const int h2 = a->rt->cfg.n_rot / 2;
         const float *cs = a->rt->cs + (size_t)t * h2, *sn = a->rt->sn + (size_t)t * h2;
@@ -720,10 +721,8 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         if (!own_kv) continue;
         float *v = s->v + (size_t)t * HK;
         if (!L->wv.t && !L->wqkv.t) memcpy(v, k, (size_t)HK * sizeof *v);   /* V = K's projection, before its norm */
-        if (L->bk)
-            for (int i = 0; i < HK; i++) k[i] += L->bk[i];
-        if (L->bv)
-            for (int i = 0; i < HK; i++) v[i] += L->bv[i];
+        if (L->bk) add_into(k, L->bk, HK);
+        if (L->bv) add_into(v, L->bv, HK);
         if (L->k_norm) rmsnorm_range(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
         ember_ref_rope(k, nkv, hd, a->rt->cfg.n_rot, cs, sn, neox);
         if (m->arch->flags & ARCH_V_NORM) rmsnorm_range(v, v, NULL, hd, 0, nkv, m->rms_eps);
@@ -823,6 +822,22 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
    descending order (ties to the lower expert; plus the layer's selection
    bias where it has one), their weights divided by their sum unless the
    architecture weighs them as they are (ARCH_MOE_RAW_WEIGHTS). */
+/* The k largest of v[0..n) (plus bias, where given) into sel, in
+   descending order, ties to the lower index. */
+static void top_k(const float *v, const float *bias, int n, int k, int *sel)
+{
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int e = 0; e < n; e++) {
+            if (best >= 0 && !(bias ? v[e] + bias[e] > v[best] + bias[best] : v[e] > v[best])) continue;
+            bool taken = false;
+            for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
+            if (!taken) best = e;
+        }
+        sel[j] = best;
+    }
+}
+
 static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
@@ -838,45 +853,27 @@ static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
             for (int e = 0; e < NE; e++) lb[e] = lg[e] + moe->router_b[e];
             lg = lb;
         }
+        int *sel = s->moe_sel + (size_t)t * K;
+        float *w = s->moe_w + (size_t)t * K;
         if (m->arch->flags & ARCH_MOE_TOPK_SOFTMAX) {
-            /* the k largest logits (ties to the lower expert), weighed by
-               the softmax over those k */
-            int *sel = s->moe_sel + (size_t)t * K;
+            /* the k largest logits, weighed by the softmax over those k */
             float wk[EMBER_MAX_EXPERTS + 16];
-            for (int j = 0; j < K; j++) {
-                int best = -1;
-                for (int e = 0; e < NE; e++) {
-                    if (best >= 0 && !(lg[e] > lg[best])) continue;
-                    bool taken = false;
-                    for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
-                    if (!taken) best = e;
-                }
-                sel[j] = best;
-                wk[j] = lg[best];
-            }
+            top_k(lg, NULL, NE, K, sel);
+            for (int j = 0; j < K; j++) wk[j] = lg[sel[j]];
             for (int j = K; j < (K + 15) / 16 * 16; j++) wk[j] = 0;   /* the exp's padded chunk */
             const float inv = (float)(1.0 / ember_ref_softmax_exp(p, wk, wk[0], K));   /* wk[0] is the max */
-            for (int j = 0; j < K; j++) s->moe_w[(size_t)t * K + j] = p[j] * inv;
+            for (int j = 0; j < K; j++) w[j] = p[j] * inv;
             continue;
         }
         float mx = -INFINITY;
         for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
         const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
         for (int e = 0; e < NE; e++) p[e] *= inv;
-        int *sel = s->moe_sel + (size_t)t * K;
-        float *w = s->moe_w + (size_t)t * K;
         double sum = 0;
+        /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
+        top_k(p, bias, NE, K, sel);
         for (int j = 0; j < K; j++) {
-            int best = -1;
-            for (int e = 0; e < NE; e++) {
-                /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
-                if (best >= 0 && !(bias ? p[e] + bias[e] > p[best] + bias[best] : p[e] > p[best])) continue;
-                bool taken = false;
-                for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
-                if (!taken) best = e;
-            }
-            sel[j] = best;
-            w[j] = p[best];
+            w[j] = p[sel[j]];
             sum += (double)w[j];
         }
         const float fs = (float)sum;
@@ -947,10 +944,8 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     mm_finish(s, &j);
     for (int k = 0; k < K; k++) {
         if (moe->gate_b) {   /* each chosen expert's biases on its rows */
-            float *g = s->g + (size_t)k * F, *u = s->u + (size_t)k * F;
-            const float *bg = moe->gate_b + (size_t)sel[k] * F, *bu = moe->up_b + (size_t)sel[k] * F;
-            for (int i = 0; i < F; i++) g[i] += bg[i];
-            for (int i = 0; i < F; i++) u[i] += bu[i];
+            add_into(s->g + (size_t)k * F, moe->gate_b + (size_t)sel[k] * F, F);
+            add_into(s->u + (size_t)k * F, moe->up_b + (size_t)sel[k] * F, F);
         }
         ffn_act[m->arch->act](s->g + (size_t)k * F, s->u + (size_t)k * F, F);
     }
@@ -965,11 +960,8 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
                stride);
     mm_finish(s, &j);
     const int E = m->info.n_embd;
-    for (int k = 0; k < K && moe->down_b; k++) {
-        float *y = s->moe_out + (size_t)s->moe_place[k] * E;
-        const float *b = moe->down_b + (size_t)sel[k] * E;
-        for (int i = 0; i < E; i++) y[i] += b[i];
-    }
+    for (int k = 0; k < K && moe->down_b; k++)
+        add_into(s->moe_out + (size_t)s->moe_place[k] * E, moe->down_b + (size_t)sel[k] * E, E);
     act_dirty(s);
 }
 

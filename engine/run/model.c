@@ -329,41 +329,32 @@ static const gguf_tensor *tensor(ember_model *m, const char *name, int64_t ne0, 
     return t;
 }
 
-static float *load_vec(ember_model *m, const char *name, int64_t n, bool required, ember_err *err, int *rc)
+/* A tensor's values as one f32 array: a vector of ne0 (ne1 0), or a
+   [ne0, ne1] matrix row by row (an MoE's per-expert biases, expert e's
+   ne0 values at e * ne0). */
+static float *load_f32(ember_model *m, const char *name, int64_t ne0, int64_t ne1, bool required, ember_err *err,
+                       int *rc)
 {
-    const gguf_tensor *t = tensor(m, name, n, 0, required, err, rc);
+    const gguf_tensor *t = tensor(m, name, ne0, ne1, required, err, rc);
     if (!t) return NULL;
-    float *v = malloc((size_t)n * sizeof *v);
+    const int64_t rows = ne1 ? ne1 : 1;
+    float *v = malloc((size_t)(ne0 * rows) * sizeof *v);
     if (!v) {
         *rc = ember_seterr(err, "out of memory");
         return NULL;
     }
-    if (ember_dequantize_row(t->type, t->data, v, n)) {
-        *rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
-        free(v);
-        return NULL;
-    }
-    return v;
-}
-
-/* A [ne0, ne1] tensor's values as one f32 array (an MoE's per-expert
-   biases, expert e's ne0 values at e * ne0). */
-static float *load_mat(ember_model *m, const char *name, int64_t ne0, int64_t ne1, ember_err *err, int *rc)
-{
-    const gguf_tensor *t = tensor(m, name, ne0, ne1, true, err, rc);
-    if (!t) return NULL;
-    float *v = malloc((size_t)(ne0 * ne1) * sizeof *v);
-    if (!v) {
-        *rc = ember_seterr(err, "out of memory");
-        return NULL;
-    }
-    for (int64_t r = 0; r < ne1; r++)
+    for (int64_t r = 0; r < rows; r++)
         if (ember_dequantize_row(t->type, t->data + (size_t)r * ember_row_bytes(t->type, ne0), v + r * ne0, ne0)) {
             *rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
             free(v);
             return NULL;
         }
     return v;
+}
+
+static float *load_vec(ember_model *m, const char *name, int64_t n, bool required, ember_err *err, int *rc)
+{
+    return load_f32(m, name, n, 0, required, err, rc);
 }
 
 static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64_t in, int64_t out,
@@ -542,11 +533,11 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
         snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.bias", l);
         x->router_b = load_vec(m, nm, n, true, err, &rc);
         snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.bias", l);
-        if (!rc) x->gate_b = load_mat(m, nm, F, n, err, &rc);
+        if (!rc) x->gate_b = load_f32(m, nm, F, n, true, err, &rc);
         snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.bias", l);
-        if (!rc) x->up_b = load_mat(m, nm, F, n, err, &rc);
+        if (!rc) x->up_b = load_f32(m, nm, F, n, true, err, &rc);
         snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.bias", l);
-        if (!rc) x->down_b = load_mat(m, nm, E, n, err, &rc);
+        if (!rc) x->down_b = load_f32(m, nm, E, n, true, err, &rc);
     }
     /* a shared expert, as wide as its tensors say */
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_shexp.weight", l);
