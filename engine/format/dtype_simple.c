@@ -103,16 +103,20 @@ void ember_to_float_q8_0(const void *src, float *y, int64_t nb)
     }
 }
 
+/* 32 values of a code-book format (IQ4_NL, IQ4_XS's sub-blocks, MXFP4):
+   16 bytes of nibbles, element j low, j + 16 high, each d * book[code]. */
+static void book_block(const int8_t book[16], float d, const uint8_t *qs, float *y)
+{
+    for (int j = 0; j < QK / 2; j++) {
+        y[j] = d * (float)book[qs[j] & 0x0f];
+        y[j + QK / 2] = d * (float)book[qs[j] >> 4];
+    }
+}
+
 void ember_to_float_iq4_nl(const void *src, float *y, int64_t nb)
 {
     const block_iq4_nl *b = src;
-    for (int64_t i = 0; i < nb; i++) {
-        float d = ember_fp16_to_f32(b[i].d);
-        for (int j = 0; j < QK / 2; j++) {
-            y[i * QK + j] = d * (float)ember_iq4nl_values[b[i].qs[j] & 0x0f];
-            y[i * QK + j + QK / 2] = d * (float)ember_iq4nl_values[b[i].qs[j] >> 4];
-        }
-    }
+    for (int64_t i = 0; i < nb; i++) book_block(ember_iq4nl_values, ember_fp16_to_f32(b[i].d), b[i].qs, y + i * QK);
 }
 
 void ember_to_float_iq4_xs(const void *src, float *y, int64_t nb)
@@ -120,14 +124,8 @@ void ember_to_float_iq4_xs(const void *src, float *y, int64_t nb)
     const block_iq4_xs *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
-        for (int ib = 0; ib < QK_K / QK; ib++, y += QK) {
-            const uint8_t *qs = b[i].qs + ib * (QK / 2);
-            float dl = d * (float)ember_iq4_xs_scale(&b[i], ib);
-            for (int j = 0; j < QK / 2; j++) {
-                y[j] = dl * (float)ember_iq4nl_values[qs[j] & 0x0f];
-                y[j + QK / 2] = dl * (float)ember_iq4nl_values[qs[j] >> 4];
-            }
-        }
+        for (int ib = 0; ib < QK_K / QK; ib++, y += QK)
+            book_block(ember_iq4nl_values, d * (float)ember_iq4_xs_scale(&b[i], ib), b[i].qs + ib * (QK / 2), y);
     }
 }
 
@@ -277,13 +275,7 @@ void ember_from_float_iq4_nl(const float *x, void *dst, int64_t nb)
 void ember_to_float_mxfp4(const void *src, float *y, int64_t nb)
 {
     const block_mxfp4 *b = src;
-    for (int64_t i = 0; i < nb; i++) {
-        float d = ember_mxfp4_scale(b[i].e);
-        for (int j = 0; j < QK / 2; j++) {
-            y[i * QK + j] = d * (float)ember_mxfp4_values[b[i].qs[j] & 0x0f];
-            y[i * QK + j + QK / 2] = d * (float)ember_mxfp4_values[b[i].qs[j] >> 4];
-        }
-    }
+    for (int64_t i = 0; i < nb; i++) book_block(ember_mxfp4_values, ember_mxfp4_scale(b[i].e), b[i].qs, y + i * QK);
 }
 
 /* MXFP4: the exponent puts the largest magnitude in the code book's top
