@@ -240,6 +240,15 @@ int main(int argc, char **argv)
         /* IQ4_XS projections, the output matrix in Q6_K */
         {"tiny", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 15, 0},
         {"tiny-gemma3", "IQ4_XS", {EMBER_IQ4_XS, EMBER_Q6_K}, 50, 0},
+        /* the grid formats, mixed as the reference's quantizer mixes them
+           (tiny: 2 query heads a KV head, untied output) */
+        {"tiny", "IQ2_XXS", {EMBER_IQ2_XXS, EMBER_Q2_K, EMBER_Q5_K}, 15, 0},
+        {"tiny", "IQ2_XS", {EMBER_IQ2_XS, EMBER_Q2_K, EMBER_Q5_K}, 15, 0},
+        {"tiny", "IQ2_M", {EMBER_IQ2_S, EMBER_IQ3_S, EMBER_Q5_K}, 15, 0},
+        {"tiny", "IQ3_XXS", {EMBER_IQ3_XXS, EMBER_IQ3_S, EMBER_Q3_K, EMBER_Q5_K}, 15, 0},
+        {"tiny", "IQ3_M", {EMBER_IQ3_S, EMBER_Q4_K, EMBER_Q6_K}, 15, 0},
+        {"tiny", "IQ1_S", {EMBER_IQ1_S, EMBER_Q2_K, EMBER_Q5_K}, 15, 0},
+        {"tiny", "IQ1_M", {EMBER_IQ1_M, EMBER_Q2_K, EMBER_Q5_K}, 15, 0},
         {"tiny-phi3", "Q8_0", {EMBER_Q8_0}, 9, 0},
     };
     int bad = 0;

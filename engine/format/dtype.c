@@ -27,8 +27,15 @@ static const ember_dtype_info table[] = {
     [EMBER_Q5_K] = ROW("Q5_K", QK_K, block_q5_K, q5_K),
     [EMBER_Q6_K] = ROW("Q6_K", QK_K, block_q6_K, q6_K),
     [EMBER_Q8_K] = ROW("Q8_K", QK_K, block_q8_K, q8_K),
+    [EMBER_IQ2_XXS] = ROW("IQ2_XXS", QK_K, block_iq2_xxs, iq2_xxs),
+    [EMBER_IQ2_XS] = ROW("IQ2_XS", QK_K, block_iq2_xs, iq2_xs),
+    [EMBER_IQ3_XXS] = ROW("IQ3_XXS", QK_K, block_iq3_xxs, iq3_xxs),
+    [EMBER_IQ1_S] = ROW("IQ1_S", QK_K, block_iq1_s, iq1_s),
     [EMBER_IQ4_NL] = ROW("IQ4_NL", QK, block_iq4_nl, iq4_nl),
+    [EMBER_IQ3_S] = ROW("IQ3_S", QK_K, block_iq3_s, iq3_s),
+    [EMBER_IQ2_S] = ROW("IQ2_S", QK_K, block_iq2_s, iq2_s),
     [EMBER_IQ4_XS] = ROW("IQ4_XS", QK_K, block_iq4_xs, iq4_xs),
+    [EMBER_IQ1_M] = ROW("IQ1_M", QK_K, block_iq1_m, iq1_m),
     [EMBER_MXFP4] = ROW("MXFP4", QK, block_mxfp4, mxfp4),
 };
 #undef ROW
@@ -41,6 +48,10 @@ _Static_assert(sizeof(block_q3_K) == 110, "q3_K layout");
 _Static_assert(sizeof(block_q4_K) == 144, "q4_K layout");
 _Static_assert(sizeof(block_q5_K) == 176, "q5_K layout");
 _Static_assert(sizeof(block_q6_K) == 210, "q6_K layout");
+_Static_assert(sizeof(block_iq2_xxs) == 66 && sizeof(block_iq2_xs) == 74 && sizeof(block_iq2_s) == 82 &&
+                   sizeof(block_iq3_xxs) == 98 && sizeof(block_iq3_s) == 110 && sizeof(block_iq1_s) == 50 &&
+                   sizeof(block_iq1_m) == 56,
+               "grid format layouts");
 _Static_assert(sizeof(block_q8_K) == 292, "q8_K layout");
 _Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs layout");
 _Static_assert(sizeof(block_mxfp4) == 17, "mxfp4 layout");

@@ -12,8 +12,10 @@ typedef enum {
     EMBER_F32 = 0, EMBER_F16 = 1, EMBER_Q4_0 = 2, EMBER_Q4_1 = 3,
     EMBER_Q5_0 = 6, EMBER_Q5_1 = 7, EMBER_Q8_0 = 8, EMBER_Q8_1 = 9,
     EMBER_Q2_K = 10, EMBER_Q3_K = 11, EMBER_Q4_K = 12, EMBER_Q5_K = 13,
-    EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ4_NL = 20, EMBER_IQ4_XS = 23,
-    EMBER_BF16 = 30, EMBER_MXFP4 = 39,
+    EMBER_Q6_K = 14, EMBER_Q8_K = 15, EMBER_IQ2_XXS = 16, EMBER_IQ2_XS = 17,
+    EMBER_IQ3_XXS = 18, EMBER_IQ1_S = 19, EMBER_IQ4_NL = 20, EMBER_IQ3_S = 21,
+    EMBER_IQ2_S = 22, EMBER_IQ4_XS = 23, EMBER_IQ1_M = 29, EMBER_BF16 = 30,
+    EMBER_MXFP4 = 39,
 } ember_dtype;
 
 /* A row conversion over nb whole blocks (for the plain float types a
@@ -85,6 +87,61 @@ typedef struct {
     uint8_t scales_l[QK_K / 64];
     uint8_t qs[QK_K / 2];
 } block_iq4_xs;
+
+/* The grid formats (IQ1_S ... IQ3_S, dtype_iq.c): 256-element super-blocks
+   whose groups of 8 (or 4) elements are an index into a code book of
+   points ("grid"), with signs and a small integer scale per 16 or 32
+   elements.  Layouts as ggml's (the names of the fields too). */
+typedef struct { uint16_t d; uint16_t qs[QK_K / 8]; } block_iq2_xxs;                       /* 66 */
+typedef struct { uint16_t d; uint16_t qs[QK_K / 8]; uint8_t scales[QK_K / 32]; } block_iq2_xs; /* 74 */
+typedef struct {                                                                            /* 82 */
+    uint16_t d;
+    uint8_t qs[QK_K / 4];      /* 32 grid indices (low 8 bits), then 32 sign bytes */
+    uint8_t qh[QK_K / 32];
+    uint8_t scales[QK_K / 32];
+} block_iq2_s;
+typedef struct { uint16_t d; uint8_t qs[3 * QK_K / 8]; } block_iq3_xxs;                    /* 98 */
+typedef struct {                                                                            /* 110 */
+    uint16_t d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t signs[QK_K / 8];
+    uint8_t scales[QK_K / 64];
+} block_iq3_s;
+typedef struct { uint16_t d; uint8_t qs[QK_K / 8]; uint16_t qh[QK_K / 32]; } block_iq1_s;  /* 50 */
+typedef struct { uint8_t qs[QK_K / 8]; uint8_t qh[QK_K / 16]; uint8_t scales[QK_K / 32]; } block_iq1_m; /* 56 */
+
+/* A grid-format super-block decoded (ember_iq_decode): every element's
+   grid value with its sign, the raw scale field of each 16 elements, and
+   for IQ1_S / IQ1_M the sign of the delta (+-1/8) of each 8 elements.  The
+   element's value is d * K(s) * (v + delta / 8), K the type's scale rule
+   (ember_iq_scale_factor). */
+typedef struct {
+    float d;
+    uint8_t s[QK_K / 16];
+    int8_t v[QK_K];
+    int8_t delta[QK_K / 8];
+} ember_iq_block;
+
+/* The points of code book g (0..5: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
+   IQ1), 8 coordinates each (IQ3: 4, then zeros), into out (may be NULL);
+   returns how many, or -1 for no such book. */
+int ember_iq_grid_points(int g, int8_t (*out)[8]);
+/* The code book a grid type indexes (IQ1_S and IQ1_M share one): 8 bytes a
+   point, IQ3's 4 coordinates then zeros; NULL for another type. */
+const int8_t (*ember_iq_points(int type))[8];
+/* The 8-bit sign masks of the 7-bit sign fields (bit 7: their parity). */
+const uint8_t *ember_iq_ksigns(void);
+/* Each 8-bit sign mask m as 8 bytes, byte j -1 where bit j of m is set, else
+   +1 (for vpsignb). */
+const uint64_t *ember_iq_sign_bytes(void);
+/* True for the seven grid formats. */
+bool ember_iq_is_grid(int type);
+/* Decode one super-block of a grid format. */
+void ember_iq_decode(int type, const void *blk, ember_iq_block *o);
+/* The float factor c of a grid type's integer dot: a weight's value is
+   d * c * (2s + 1) * v (IQ1: d * (2s + 1) * (v + delta / 8), c = 1). */
+float ember_iq_scale_factor(int type);
 
 /* Sub-block ib's (0..7) IQ4_XS scale, minus 32 (-32..31). */
 static inline int ember_iq4_xs_scale(const block_iq4_xs *b, int ib)

@@ -80,6 +80,7 @@ const ember_kernel *ember_kernel_find(int wtype, ember_isa isa)
     for (int i = (int)isa; i >= 0; i--) {
         const ember_kernel *k = ember_kernels_simple(wtype, (ember_isa)i);
         if (!k) k = ember_kernels_kquant(wtype, (ember_isa)i);
+        if (!k) k = ember_kernels_iq(wtype, (ember_isa)i);
         if (k) return k;
     }
     return NULL;

@@ -108,6 +108,8 @@ const ember_kernel *ember_kernel_for_matrix(int wtype, ember_isa isa, int64_t ro
    kernels_packed.c). Each returns its kernel for (wtype, exact isa) or NULL. */
 const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa);
 const ember_kernel *ember_kernels_kquant(int wtype, ember_isa isa);
+/* The grid formats IQ1_S ... IQ3_S (kernels_iq.c). */
+const ember_kernel *ember_kernels_iq(int wtype, ember_isa isa);
 const ember_kernel *ember_kernels_packed(int src_type, ember_isa isa);
 /* The 8-row tile order variants (ember_kernel_for_matrix). */
 const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa);

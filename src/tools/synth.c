@@ -114,7 +114,8 @@ typedef struct {
 
 static const file_dtype file_dtypes[] = {
     {"F16", 1}, {"Q8_0", 7}, {"Q4_0", 2}, {"Q2_K", 10}, {"Q3_K_M", 12}, {"Q4_K_M", 15},
-    {"Q5_K_M", 17}, {"Q6_K", 18}, {"IQ4_XS", 30},
+    {"Q5_K_M", 17}, {"Q6_K", 18}, {"IQ4_XS", 30}, {"IQ2_XXS", 19}, {"IQ2_XS", 20},
+    {"IQ3_XXS", 23}, {"IQ1_S", 24}, {"IQ3_M", 27}, {"IQ2_M", 29}, {"IQ1_M", 31},
 };
 
 typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD, GEN_PROP_ROPE } gen_kind;
@@ -285,11 +286,40 @@ static int fit_dtype(int dtype, int64_t ne0)
     case EMBER_Q5_K: return EMBER_Q5_1;
     case EMBER_Q6_K: return EMBER_Q8_0;
     case EMBER_IQ4_XS: return EMBER_IQ4_NL;
-    default: return dtype;
+    default: return ember_iq_is_grid(dtype) ? EMBER_IQ4_NL : dtype;
     }
 }
 
 typedef enum { R_EMBD, R_OUTPUT, R_ATTN_V, R_ATTN_O, R_FFN_DOWN, R_OTHER } role;
+
+/* The grid file types as the reference makes them without an importance
+   matrix (simplified to the llama family's rules): the projections' type,
+   attn_v's with 4+ query heads a KV head and with fewer, ffn_down's in the
+   first eighth of the layers and in the rest, attn_output's, the output
+   matrix's and an untied embedding's. */
+static const struct {
+    const char *name;
+    int base, v_gqa, v, down_first, down, o, out, embd;
+} IQ_FILES[] = {
+    {"IQ2_XXS", EMBER_IQ2_XXS, EMBER_Q4_K, EMBER_Q2_K, EMBER_Q2_K, EMBER_IQ2_XXS, EMBER_IQ2_XXS, EMBER_Q5_K, EMBER_Q2_K},
+    {"IQ2_XS", EMBER_IQ2_XS, EMBER_Q4_K, EMBER_Q2_K, EMBER_Q2_K, EMBER_IQ2_XS, EMBER_IQ2_XS, EMBER_Q5_K, EMBER_Q2_K},
+    {"IQ2_M", EMBER_IQ2_S, EMBER_Q4_K, EMBER_IQ3_S, EMBER_IQ3_S, EMBER_IQ2_S, EMBER_IQ3_S, EMBER_Q5_K, EMBER_IQ3_S},
+    {"IQ1_S", EMBER_IQ1_S, EMBER_Q4_K, EMBER_Q2_K, EMBER_Q2_K, EMBER_IQ1_S, EMBER_IQ1_S, EMBER_Q5_K, EMBER_Q2_K},
+    {"IQ1_M", EMBER_IQ1_M, EMBER_Q4_K, EMBER_Q2_K, EMBER_Q2_K, EMBER_IQ1_M, EMBER_IQ1_M, EMBER_Q5_K, EMBER_Q2_K},
+    {"IQ3_XXS", EMBER_IQ3_XXS, EMBER_Q4_K, EMBER_IQ3_S, EMBER_Q4_K, EMBER_Q3_K, EMBER_IQ3_XXS, EMBER_Q5_K, EMBER_IQ3_S},
+    {"IQ3_M", EMBER_IQ3_S, EMBER_Q4_K, EMBER_Q4_K, EMBER_Q4_K, EMBER_IQ3_S, EMBER_Q4_K, EMBER_Q6_K, EMBER_IQ3_S},
+};
+
+static int pick_iq(int f, role r, int layer, int n_layer, bool tied, int n_gqa, int64_t ne0)
+{
+    int t = IQ_FILES[f].base;
+    if (r == R_OUTPUT || (r == R_EMBD && tied)) return ne0 % QK_K ? EMBER_Q8_0 : IQ_FILES[f].out;
+    if (r == R_EMBD) t = IQ_FILES[f].embd;
+    if (r == R_ATTN_V) t = n_gqa >= 4 ? IQ_FILES[f].v_gqa : IQ_FILES[f].v;
+    if (r == R_FFN_DOWN) t = layer < n_layer / 8 ? IQ_FILES[f].down_first : IQ_FILES[f].down;
+    if (r == R_ATTN_O) t = IQ_FILES[f].o;
+    return fit_dtype(t, ne0);
+}
 
 /* The reference's per-tensor choices for each file type (llama.cpp's
    llama_tensor_get_type, for the llama and qwen2 architectures): the
@@ -304,6 +334,8 @@ static int pick_dtype(const char *fdt, role r, int layer, int n_layer, bool tied
     if (!strcmp(fdt, "F16")) return EMBER_F16;
     if (!strcmp(fdt, "Q8_0")) return EMBER_Q8_0;
     if (!strcmp(fdt, "Q6_K")) return fit_dtype(EMBER_Q6_K, ne0);
+    for (int f = 0; f < (int)(sizeof IQ_FILES / sizeof IQ_FILES[0]); f++)
+        if (!strcmp(fdt, IQ_FILES[f].name)) return pick_iq(f, r, layer, n_layer, tied, n_gqa, ne0);
     if (!strcmp(fdt, "Q4_0")) {
         t = out ? EMBER_Q6_K : EMBER_Q4_0;
     } else if (!strcmp(fdt, "Q2_K")) {

@@ -1,0 +1,348 @@
+/* Kernels of the grid formats (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S,
+   IQ3_XXS, IQ3_S) against Q8_K activations: the scalar oracle, AVX2, and
+   their registration.
+ *
+ * Order of float operations: the reference's x86 vec_dot for each type, so
+ * that logits follow its numerics (and every ISA here gives the same bits).
+ * Per super-block, with v(e) the element's signed grid value, s its 16
+ * elements' scale field and dx the activation block's d:
+ *   lane[l] = sum over e with (e mod 32) / 4 == l of (2s + 1) * v(e) * x(e)
+ *             (int32, exact)
+ *   d = d_w * dx;  acc[l] = fmaf(d, (float)lane[l], acc[l])
+ * and y = c * ember_sum8(acc), c = 1/8 for IQ2, 1/4 for IQ3_XXS, 1 for IQ3_S.
+ * IQ1 adds its +-1/8 shifts: IQ1_S as one int per super-block,
+ *   D = sum over 32-blocks of (2s + 1) * sign * (bsums of the block),
+ *   accd = fmaf(d, (float)D, accd), y = fmaf(1/8, accd, ember_sum8(acc));
+ * IQ1_M as lanes of (2s + 1) * sign(e) * x(e) in acc2 like acc,
+ *   y = fmaf(1/8, ember_sum8(acc2), ember_sum8(acc)).
+ * (The reference writes those two as a multiply and an add, which its
+ * build contracts into one fma; checked against its library's vec_dot.) */
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kernels_kquant_impl.h"
+#include "simd.h"
+
+#define LANE(e) (((e) % 32) / 4)
+
+static float dot_iq(int type, const uint8_t *row, size_t bb, const block_q8_K *x, int nb)
+{
+    float acc[8] = {0}, acc2[8] = {0}, accd = 0;
+    for (int i = 0; i < nb; i++, x++, row += bb) {
+        ember_iq_block o;
+        ember_iq_decode(type, row, &o);
+        int32_t lane[8] = {0}, lane2[8] = {0}, dsum = 0;
+        for (int e = 0; e < QK_K; e++) {
+            int sc = 2 * o.s[e / 16] + 1;
+            lane[LANE(e)] += sc * o.v[e] * x->qs[e];
+            lane2[LANE(e)] += sc * o.delta[e / 8] * x->qs[e];
+        }
+        for (int ib = 0; ib < QK_K / 32; ib++)
+            dsum += (2 * o.s[2 * ib] + 1) * o.delta[4 * ib] * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
+        float d = o.d * x->d;
+        for (int l = 0; l < 8; l++) {
+            acc[l] = fmaf(d, (float)lane[l], acc[l]);
+            acc2[l] = fmaf(d, (float)lane2[l], acc2[l]);
+        }
+        accd = fmaf(d, (float)dsum, accd);
+    }
+    if (type == EMBER_IQ1_S) return fmaf(0.125f, accd, ember_sum8(acc));
+    if (type == EMBER_IQ1_M) return fmaf(0.125f, ember_sum8(acc2), ember_sum8(acc));
+    return ember_iq_scale_factor(type) * ember_sum8(acc);
+}
+
+#define SCALAR_MATMUL(name, type, block_t)                                                          \
+    static void name(EMBER_KQ_MATMUL_ARGS)                                                          \
+    {                                                                                               \
+        int nb = (int)(k / QK_K);                                                                   \
+        for (int r = r0; r < r1; r++)                                                               \
+            for (int t = 0; t < nt; t++)                                                            \
+                y[(size_t)t * y_stride + (size_t)r] =                                               \
+                    dot_iq(type, (const uint8_t *)w + (size_t)r * row_bytes, sizeof(block_t),       \
+                           (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)t * xq_stride), nb); \
+    }
+
+SCALAR_MATMUL(iq2_xxs_scalar, EMBER_IQ2_XXS, block_iq2_xxs)
+SCALAR_MATMUL(iq2_xs_scalar, EMBER_IQ2_XS, block_iq2_xs)
+SCALAR_MATMUL(iq2_s_scalar, EMBER_IQ2_S, block_iq2_s)
+SCALAR_MATMUL(iq3_xxs_scalar, EMBER_IQ3_XXS, block_iq3_xxs)
+SCALAR_MATMUL(iq3_s_scalar, EMBER_IQ3_S, block_iq3_s)
+SCALAR_MATMUL(iq1_s_scalar, EMBER_IQ1_S, block_iq1_s)
+SCALAR_MATMUL(iq1_m_scalar, EMBER_IQ1_M, block_iq1_m)
+
+/* ---- AVX2 ----------------------------------------------------------------
+ * A 32-element sub-block decodes to the magnitudes (u8) and a +-1 byte per
+ * element (IQ1: the value itself, -1 / 0 / 1); vpmaddubsw of the magnitudes
+ * with the activations given those signs makes word pairs (no saturation:
+ * 2 * 62 * 127 < 32767) and vpmaddwd by the scale words (2s + 1, one per
+ * 16 elements: the low and high halves) folds them into the 8 int32 lanes.
+ * A super-block is decoded once for up to 8 tokens. */
+#ifdef EMBER_SIMD
+#include <immintrin.h>
+
+#define T EMBER_TARGET_AVX2
+#define INL static inline __attribute__((always_inline)) T
+
+/* One decoded 32-element sub-block. */
+typedef struct {
+    __m256i mag, sgn, sc;
+    __m256i dl;      /* IQ1_M: the delta signs, +-1 per 8 elements */
+    int dsc;         /* IQ1_S: (2s + 1) times the delta's sign */
+} iq_sub;
+
+INL __m256i pts8x4(const int8_t (*p)[8], unsigned a, unsigned b, unsigned c, unsigned d)
+{
+    uint64_t w[4];
+    memcpy(&w[0], p[a], 8), memcpy(&w[1], p[b], 8), memcpy(&w[2], p[c], 8), memcpy(&w[3], p[d], 8);
+    return _mm256_set_epi64x((long long)w[3], (long long)w[2], (long long)w[1], (long long)w[0]);
+}
+
+INL __m256i pts4x8(const int8_t (*p)[8], const unsigned i[8])
+{
+    uint32_t w[8];
+    for (int j = 0; j < 8; j++) memcpy(&w[j], p[i[j]], 4);
+    return _mm256_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3], (int)w[4], (int)w[5], (int)w[6], (int)w[7]);
+}
+
+/* Four sign masks (bytes) as 32 bytes of +-1. */
+INL __m256i signs4(const uint64_t *sb, unsigned m0, unsigned m1, unsigned m2, unsigned m3)
+{
+    return _mm256_set_epi64x((long long)sb[m3], (long long)sb[m2], (long long)sb[m1], (long long)sb[m0]);
+}
+
+INL __m256i scale_words(unsigned s0, unsigned s1)
+{
+    return _mm256_set_m128i(_mm_set1_epi16((short)(2 * s1 + 1)), _mm_set1_epi16((short)(2 * s0 + 1)));
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+INL float block_d(int type, const uint8_t *blk)
+{
+    if (type == EMBER_IQ1_M) {
+        const block_iq1_m *b = (const block_iq1_m *)(const void *)blk;
+        unsigned sc[4];
+        for (int k = 0; k < 4; k++) sc[k] = b->scales[2 * k] | (unsigned)b->scales[2 * k + 1] << 8;
+        /* the fp16 scale lives in the top nibbles of the four scale words */
+        return ember_fp16_to_f32((uint16_t)(sc[0] >> 12 | (sc[1] >> 8 & 0x00f0) | (sc[2] >> 4 & 0x0f00) | (sc[3] & 0xf000)));
+    }
+    uint16_t h;
+    memcpy(&h, blk, 2);
+    return ember_fp16_to_f32(h);
+}
+
+INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], const uint8_t *ks, const uint64_t *sb,
+                    iq_sub *o)
+{
+    switch (type) {
+    case EMBER_IQ2_XXS: {
+        const block_iq2_xxs *b = (const block_iq2_xxs *)(const void *)blk;
+        uint32_t a0 = b->qs[4 * ib] | (uint32_t)b->qs[4 * ib + 1] << 16;
+        uint32_t a1 = b->qs[4 * ib + 2] | (uint32_t)b->qs[4 * ib + 3] << 16;
+        o->mag = pts8x4(P, a0 & 255, a0 >> 8 & 255, a0 >> 16 & 255, a0 >> 24);
+        o->sgn = signs4(sb, ks[a1 & 127], ks[a1 >> 7 & 127], ks[a1 >> 14 & 127], ks[a1 >> 21 & 127]);
+        o->sc = scale_words(a1 >> 28, a1 >> 28);
+        break;
+    }
+    case EMBER_IQ2_XS: {
+        const block_iq2_xs *b = (const block_iq2_xs *)(const void *)blk;
+        const uint16_t *q = b->qs + 4 * ib;
+        o->mag = pts8x4(P, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
+        o->sgn = signs4(sb, ks[q[0] >> 9], ks[q[1] >> 9], ks[q[2] >> 9], ks[q[3] >> 9]);
+        o->sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
+        break;
+    }
+    case EMBER_IQ2_S: {
+        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
+        const uint8_t *q = b->qs + 4 * ib, *g = b->qs + QK_K / 8 + 4 * ib;
+        unsigned h = b->qh[ib];
+        o->mag = pts8x4(P, q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8, q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6) << 8);
+        o->sgn = signs4(sb, g[0], g[1], g[2], g[3]);
+        o->sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
+        break;
+    }
+    case EMBER_IQ3_XXS: {
+        const block_iq3_xxs *b = (const block_iq3_xxs *)(const void *)blk;
+        const uint8_t *q = b->qs + 8 * ib;
+        unsigned i[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
+        uint32_t aux = rd32(b->qs + QK_K / 4 + 4 * ib);
+        o->mag = pts4x8(P, i);
+        o->sgn = signs4(sb, ks[aux & 127], ks[aux >> 7 & 127], ks[aux >> 14 & 127], ks[aux >> 21 & 127]);
+        o->sc = scale_words(aux >> 28, aux >> 28);
+        break;
+    }
+    case EMBER_IQ3_S: {
+        const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
+        const uint8_t *q = b->qs + 8 * ib, *g = b->signs + 4 * ib;
+        unsigned h = b->qh[ib], i[8];
+        for (int j = 0; j < 8; j++) i[j] = q[j] | (h >> j & 1) << 8;
+        unsigned s = b->scales[ib / 2] >> 4 * (ib % 2) & 15;
+        o->mag = pts4x8(P, i);
+        o->sgn = signs4(sb, g[0], g[1], g[2], g[3]);
+        o->sc = scale_words(s, s);
+        break;
+    }
+    case EMBER_IQ1_S: {
+        const block_iq1_s *b = (const block_iq1_s *)(const void *)blk;
+        const uint8_t *q = b->qs + 4 * ib;
+        unsigned h = b->qh[ib], s = h >> 12 & 7;
+        __m256i v = pts8x4(P, q[0] | (h & 7) << 8, q[1] | (h >> 3 & 7) << 8, q[2] | (h >> 6 & 7) << 8, q[3] | (h >> 9 & 7) << 8);
+        o->mag = _mm256_abs_epi8(v);
+        o->sgn = v;
+        o->sc = scale_words(s, s);
+        o->dsc = (int)(2 * s + 1) * (h & 0x8000 ? -1 : 1);
+        break;
+    }
+    case EMBER_IQ1_M: {
+        const block_iq1_m *b = (const block_iq1_m *)(const void *)blk;
+        const uint8_t *q = b->qs + 4 * ib;
+        unsigned h0 = b->qh[2 * ib], h1 = b->qh[2 * ib + 1];
+        unsigned w = (b->scales[2 * (ib / 2)] | (unsigned)b->scales[2 * (ib / 2) + 1] << 8) >> 6 * (ib % 2);
+        __m256i v = pts8x4(P, q[0] | (h0 & 7) << 8, q[1] | (h0 >> 4 & 7) << 8, q[2] | (h1 & 7) << 8, q[3] | (h1 >> 4 & 7) << 8);
+        o->mag = _mm256_abs_epi8(v);
+        o->sgn = v;
+        o->sc = scale_words(w & 7, w >> 3 & 7);
+        /* the delta signs: bit 3 and bit 7 of each qh byte, one per 8 elements */
+        o->dl = signs4(sb, h0 & 0x08 ? 255 : 0, h0 & 0x80 ? 255 : 0, h1 & 0x08 ? 255 : 0, h1 & 0x80 ? 255 : 0);
+        break;
+    }
+    }
+}
+
+/* One sub-block's lanes for one token: (2s + 1) * v * x folded into 8 int32. */
+INL void sub_dot(int type, const iq_sub *o, const int8_t *xqs, __m256i *lanes, __m256i *lanes2)
+{
+    __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)xqs);
+    __m256i p = _mm256_maddubs_epi16(o->mag, _mm256_sign_epi8(xv, o->sgn));
+    *lanes = _mm256_add_epi32(*lanes, _mm256_madd_epi16(p, o->sc));
+    if (type == EMBER_IQ1_M) {
+        __m256i p2 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), _mm256_sign_epi8(xv, o->dl));
+        *lanes2 = _mm256_add_epi32(*lanes2, _mm256_madd_epi16(p2, o->sc));
+    }
+}
+
+INL float finish(int type, float c, __m256 acc, __m256 acc2, float accd)
+{
+    float a[8], a2[8];
+    _mm256_storeu_ps(a, acc);
+    _mm256_storeu_ps(a2, acc2);
+    return type == EMBER_IQ1_S   ? fmaf(0.125f, accd, ember_sum8(a))
+           : type == EMBER_IQ1_M ? fmaf(0.125f, ember_sum8(a2), ember_sum8(a))
+                                 : c * ember_sum8(a);
+}
+
+#define TOK 8
+
+INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
+{
+    const int8_t (*P)[8] = ember_iq_points(type);
+    const uint8_t *ks = ember_iq_ksigns();
+    const uint64_t *sb = ember_iq_sign_bytes();
+    const int nb = (int)(k / QK_K);
+    const size_t bb = row_bytes / (size_t)nb;
+    const float c = ember_iq_scale_factor(type);
+    uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        if (nt == 1) {
+            /* decode: each sub-block decoded and used at once */
+            const block_q8_K *x = (const block_q8_K *)xq;
+            __m256 acc = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps();
+            float accd = 0;
+            for (int i = 0; i < nb; i++, x++) {
+                const uint8_t *blk = row + (size_t)i * bb;
+                ember_kq_prefetch_to(&pf, (uintptr_t)blk + bb + PF_KQ);
+                __m256i lanes = _mm256_setzero_si256(), lanes2 = _mm256_setzero_si256();
+                int dsum = 0;
+                for (int ib = 0; ib < 8; ib++) {
+                    iq_sub o;
+                    sub_decode(type, blk, ib, P, ks, sb, &o);
+                    sub_dot(type, &o, x->qs + 32 * ib, &lanes, &lanes2);
+                    if (type == EMBER_IQ1_S) dsum += o.dsc * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
+                }
+                float d = block_d(type, blk) * x->d;
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+                if (type == EMBER_IQ1_M) acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes2), acc2);
+                if (type == EMBER_IQ1_S) accd = fmaf(d, (float)dsum, accd);
+            }
+            y[r] = finish(type, c, acc, acc2, accd);
+            continue;
+        }
+        /* prefill: each super-block decoded once for up to TOK tokens */
+        for (int t0 = 0; t0 < nt; t0 += TOK) {
+            int tn = nt - t0 < TOK ? nt - t0 : TOK;
+            __m256 acc[TOK], acc2[TOK];
+            float accd[TOK];
+            for (int t = 0; t < tn; t++) acc[t] = acc2[t] = _mm256_setzero_ps(), accd[t] = 0;
+            for (int i = 0; i < nb; i++) {
+                const uint8_t *blk = row + (size_t)i * bb;
+                iq_sub o[8];
+                for (int ib = 0; ib < 8; ib++) sub_decode(type, blk, ib, P, ks, sb, &o[ib]);
+                const float dw = block_d(type, blk);
+                for (int t = 0; t < tn; t++) {
+                    const block_q8_K *x =
+                        (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + t) * xq_stride) + i;
+                    __m256i lanes = _mm256_setzero_si256(), lanes2 = _mm256_setzero_si256();
+                    int dsum = 0;
+                    for (int ib = 0; ib < 8; ib++) {
+                        sub_dot(type, &o[ib], x->qs + 32 * ib, &lanes, &lanes2);
+                        if (type == EMBER_IQ1_S) dsum += o[ib].dsc * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
+                    }
+                    float d = dw * x->d;
+                    acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[t]);
+                    if (type == EMBER_IQ1_M) acc2[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes2), acc2[t]);
+                    if (type == EMBER_IQ1_S) accd[t] = fmaf(d, (float)dsum, accd[t]);
+                }
+            }
+            for (int t = 0; t < tn; t++) y[(size_t)(t0 + t) * y_stride + (size_t)r] = finish(type, c, acc[t], acc2[t], accd[t]);
+        }
+    }
+}
+
+#define AVX2_MATMUL(name, type) \
+    static T void name(EMBER_KQ_MATMUL_ARGS) { matmul_avx2(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride); }
+AVX2_MATMUL(iq2_xxs_avx2, EMBER_IQ2_XXS)
+AVX2_MATMUL(iq2_xs_avx2, EMBER_IQ2_XS)
+AVX2_MATMUL(iq2_s_avx2, EMBER_IQ2_S)
+AVX2_MATMUL(iq3_xxs_avx2, EMBER_IQ3_XXS)
+AVX2_MATMUL(iq3_s_avx2, EMBER_IQ3_S)
+AVX2_MATMUL(iq1_s_avx2, EMBER_IQ1_S)
+AVX2_MATMUL(iq1_m_avx2, EMBER_IQ1_M)
+#endif
+
+#define KQ(wt, isa, nm, fn) {nm, isa, wt, EMBER_Q8_K, ember_kq_quantize_q8_K, fn, NULL}
+
+static const ember_kernel kernels[] = {
+    KQ(EMBER_IQ2_XXS, EMBER_ISA_SCALAR, "iq2_xxs_scalar", iq2_xxs_scalar),
+    KQ(EMBER_IQ2_XS, EMBER_ISA_SCALAR, "iq2_xs_scalar", iq2_xs_scalar),
+    KQ(EMBER_IQ2_S, EMBER_ISA_SCALAR, "iq2_s_scalar", iq2_s_scalar),
+    KQ(EMBER_IQ3_XXS, EMBER_ISA_SCALAR, "iq3_xxs_scalar", iq3_xxs_scalar),
+    KQ(EMBER_IQ3_S, EMBER_ISA_SCALAR, "iq3_s_scalar", iq3_s_scalar),
+    KQ(EMBER_IQ1_S, EMBER_ISA_SCALAR, "iq1_s_scalar", iq1_s_scalar),
+    KQ(EMBER_IQ1_M, EMBER_ISA_SCALAR, "iq1_m_scalar", iq1_m_scalar),
+#ifdef EMBER_SIMD
+    KQ(EMBER_IQ2_XXS, EMBER_ISA_AVX2, "iq2_xxs_avx2", iq2_xxs_avx2),
+    KQ(EMBER_IQ2_XS, EMBER_ISA_AVX2, "iq2_xs_avx2", iq2_xs_avx2),
+    KQ(EMBER_IQ2_S, EMBER_ISA_AVX2, "iq2_s_avx2", iq2_s_avx2),
+    KQ(EMBER_IQ3_XXS, EMBER_ISA_AVX2, "iq3_xxs_avx2", iq3_xxs_avx2),
+    KQ(EMBER_IQ3_S, EMBER_ISA_AVX2, "iq3_s_avx2", iq3_s_avx2),
+    KQ(EMBER_IQ1_S, EMBER_ISA_AVX2, "iq1_s_avx2", iq1_s_avx2),
+    KQ(EMBER_IQ1_M, EMBER_ISA_AVX2, "iq1_m_avx2", iq1_m_avx2),
+#endif
+};
+
+const ember_kernel *ember_kernels_iq(int wtype, ember_isa isa)
+{
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        if (kernels[i].wtype == wtype && kernels[i].isa == isa) return &kernels[i];
+    return NULL;
+}
