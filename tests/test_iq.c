@@ -282,6 +282,7 @@ static void test_kernels(void)
                "%s has a scalar kernel over Q8_K activations", name);
         if (!ks) continue;
         int ok_ref = 1, ok_simd = 1, simd_runs = 0;
+        char names[128] = "";
         double worst = 0;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             int rows = cases[c].rows, k = cases[c].k, nt = cases[c].nt, nb = k / QK_K;
@@ -314,6 +315,8 @@ static void test_kernels(void)
                 memset(yv, 0, sizeof(float) * (size_t)rows * (size_t)nt);
                 kv->matmul(w, rb, k, r0, rows, xq, xb, nt, yv, (size_t)rows);
                 simd_runs++;
+                if (!strstr(names, kv->name) && strlen(names) + strlen(kv->name) + 2 < sizeof names)
+                    strcat(strcat(names, " "), kv->name);
                 for (int tk = 0; tk < nt; tk++)
                     for (int r = r0; r < rows; r++) {
                         size_t at = (size_t)tk * (size_t)rows + (size_t)r;
@@ -325,8 +328,8 @@ static void test_kernels(void)
         tap_ok(ok_ref, "%s scalar oracle == dequantize-then-dot within 1e-5 of the |terms| sum (worst %.2g), %zu shapes", name,
                worst, sizeof cases / sizeof cases[0]);
         if (ember_cpu_isa() >= EMBER_ISA_AVX2)
-            tap_ok(ok_simd && simd_runs > 0, "%s SIMD kernels == scalar bitwise (%d runs: random and quantized blocks, 1-17 tokens, row ranges)",
-                   name, simd_runs);
+            tap_ok(ok_simd && simd_runs > 0, "%s SIMD kernels (%s) == scalar bitwise (%d runs: random and quantized blocks, 1-17 tokens, row ranges)",
+                   name, names, simd_runs);
         else
             tap_skip("no SIMD on this CPU (or EMBER_ISA)");
     }

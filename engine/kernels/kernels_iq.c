@@ -317,9 +317,105 @@ AVX2_MATMUL(iq3_xxs_avx2, EMBER_IQ3_XXS)
 AVX2_MATMUL(iq3_s_avx2, EMBER_IQ3_S)
 AVX2_MATMUL(iq1_s_avx2, EMBER_IQ1_S)
 AVX2_MATMUL(iq1_m_avx2, EMBER_IQ1_M)
+
+/* ---- AVX-512 prefill -----------------------------------------------------
+ * Two sub-blocks a zmm.  AVX-512 has no vpsignb: the minus signs become a
+ * mask that negates those activations (vpsubb from zero under the mask),
+ * then vpmaddubsw and vpdpwssd by the scale words.  The two halves' int32
+ * lanes add into the reference's 8 (exact integers: the order is free).
+ * Decode (one token) keeps the AVX2 walk, which decodes as it goes. */
+#define T5 EMBER_TARGET_AVX512
+#define INL5 static inline __attribute__((always_inline)) T5
+
+typedef struct {
+    __m512i mag, sc;
+    __mmask64 neg, dneg;
+} iq_pair;
+
+INL5 __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+
+#define TOK5 16
+
+INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
+{
+    const int8_t (*P)[8] = ember_iq_points(type);
+    const uint8_t *ks = ember_iq_ksigns();
+    const uint64_t *sb = ember_iq_sign_bytes();
+    const int nb = (int)(k / QK_K);
+    const size_t bb = row_bytes / (size_t)nb;
+    const float c = ember_iq_scale_factor(type);
+    const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1);
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        for (int t0 = 0; t0 < nt; t0 += TOK5) {
+            int tn = nt - t0 < TOK5 ? nt - t0 : TOK5;
+            __m256 acc[TOK5], acc2[TOK5];
+            float accd[TOK5];
+            for (int t = 0; t < tn; t++) acc[t] = acc2[t] = _mm256_setzero_ps(), accd[t] = 0;
+            for (int i = 0; i < nb; i++) {
+                const uint8_t *blk = row + (size_t)i * bb;
+                iq_pair pr[4];
+                int dsc[8];
+                for (int q = 0; q < 4; q++) {
+                    iq_sub a, b;
+                    sub_decode(type, blk, 2 * q, P, ks, sb, &a);
+                    sub_decode(type, blk, 2 * q + 1, P, ks, sb, &b);
+                    pr[q].mag = join(a.mag, b.mag);
+                    pr[q].sc = join(a.sc, b.sc);
+                    pr[q].neg = _mm512_movepi8_mask(join(a.sgn, b.sgn));
+                    if (type == EMBER_IQ1_M) pr[q].dneg = _mm512_movepi8_mask(join(a.dl, b.dl));
+                    dsc[2 * q] = a.dsc, dsc[2 * q + 1] = b.dsc;
+                }
+                const float dw = block_d(type, blk);
+                for (int t = 0; t < tn; t++) {
+                    const block_q8_K *x =
+                        (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + t) * xq_stride) + i;
+                    __m512i lanes = _mm512_setzero_si512(), lanes2 = _mm512_setzero_si512();
+                    for (int q = 0; q < 4; q++) {
+                        __m512i xv = _mm512_loadu_si512((const void *)(x->qs + 64 * q));
+                        __m512i p = _mm512_maddubs_epi16(pr[q].mag, _mm512_mask_sub_epi8(xv, pr[q].neg, zero, xv));
+                        lanes = _mm512_dpwssd_epi32(lanes, p, pr[q].sc);
+                        if (type == EMBER_IQ1_M) {
+                            __m512i p2 = _mm512_maddubs_epi16(ones, _mm512_mask_sub_epi8(xv, pr[q].dneg, zero, xv));
+                            lanes2 = _mm512_dpwssd_epi32(lanes2, p2, pr[q].sc);
+                        }
+                    }
+                    const __m256 d = _mm256_set1_ps(dw * x->d);
+                    __m256i l8 = _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
+                    acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l8), acc[t]);
+                    if (type == EMBER_IQ1_M) {
+                        __m256i m8 = _mm256_add_epi32(_mm512_castsi512_si256(lanes2), _mm512_extracti64x4_epi64(lanes2, 1));
+                        acc2[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(m8), acc2[t]);
+                    }
+                    if (type == EMBER_IQ1_S) {
+                        int dsum = 0;
+                        for (int ib = 0; ib < 8; ib++) dsum += dsc[ib] * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
+                        accd[t] = fmaf(dw * x->d, (float)dsum, accd[t]);
+                    }
+                }
+            }
+            for (int t = 0; t < tn; t++) y[(size_t)(t0 + t) * y_stride + (size_t)r] = finish(type, c, acc[t], acc2[t], accd[t]);
+        }
+    }
+}
+
+#define AVX512_MATMUL(name, type, dec)                                                                   \
+    static T5 void name(EMBER_KQ_MATMUL_ARGS)                                                            \
+    {                                                                                                    \
+        if (nt == 1) dec(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);                       \
+        else matmul_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);               \
+    }
+AVX512_MATMUL(iq2_xxs_avx512, EMBER_IQ2_XXS, iq2_xxs_avx2)
+AVX512_MATMUL(iq2_xs_avx512, EMBER_IQ2_XS, iq2_xs_avx2)
+AVX512_MATMUL(iq2_s_avx512, EMBER_IQ2_S, iq2_s_avx2)
+AVX512_MATMUL(iq3_xxs_avx512, EMBER_IQ3_XXS, iq3_xxs_avx2)
+AVX512_MATMUL(iq3_s_avx512, EMBER_IQ3_S, iq3_s_avx2)
+AVX512_MATMUL(iq1_s_avx512, EMBER_IQ1_S, iq1_s_avx2)
+AVX512_MATMUL(iq1_m_avx512, EMBER_IQ1_M, iq1_m_avx2)
 #endif
 
 #define KQ(wt, isa, nm, fn) {nm, isa, wt, EMBER_Q8_K, ember_kq_quantize_q8_K, fn, NULL}
+#define KQ512(wt, nm, fn) {nm, EMBER_ISA_AVX512, wt, EMBER_Q8_K, ember_kq_quantize_q8_K_avx512, fn, NULL}
 
 static const ember_kernel kernels[] = {
     KQ(EMBER_IQ2_XXS, EMBER_ISA_SCALAR, "iq2_xxs_scalar", iq2_xxs_scalar),
@@ -337,6 +433,13 @@ static const ember_kernel kernels[] = {
     KQ(EMBER_IQ3_S, EMBER_ISA_AVX2, "iq3_s_avx2", iq3_s_avx2),
     KQ(EMBER_IQ1_S, EMBER_ISA_AVX2, "iq1_s_avx2", iq1_s_avx2),
     KQ(EMBER_IQ1_M, EMBER_ISA_AVX2, "iq1_m_avx2", iq1_m_avx2),
+    KQ512(EMBER_IQ2_XXS, "iq2_xxs_avx512vnni", iq2_xxs_avx512),
+    KQ512(EMBER_IQ2_XS, "iq2_xs_avx512vnni", iq2_xs_avx512),
+    KQ512(EMBER_IQ2_S, "iq2_s_avx512vnni", iq2_s_avx512),
+    KQ512(EMBER_IQ3_XXS, "iq3_xxs_avx512vnni", iq3_xxs_avx512),
+    KQ512(EMBER_IQ3_S, "iq3_s_avx512vnni", iq3_s_avx512),
+    KQ512(EMBER_IQ1_S, "iq1_s_avx512vnni", iq1_s_avx512),
+    KQ512(EMBER_IQ1_M, "iq1_m_avx512vnni", iq1_m_avx512),
 #endif
 };
 
