@@ -135,6 +135,8 @@ const uint8_t *ember_iq_ksigns(void);
 /* Each 8-bit sign mask m as 8 bytes, byte j -1 where bit j of m is set, else
    +1 (for vpsignb). */
 const uint64_t *ember_iq_sign_bytes(void);
+/* The same for the 7-bit sign fields, their parity bit added (128 entries). */
+const uint64_t *ember_iq_ksign_bytes(void);
 /* True for the seven grid formats. */
 bool ember_iq_is_grid(int type);
 /* Decode one super-block of a grid format. */

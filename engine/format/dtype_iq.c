@@ -209,6 +209,8 @@ static uint8_t ksigns[128];
 /* Each 8-bit sign mask as 8 bytes of +1 / -1 (the SIMD kernels multiply by
    them with vpsignb) */
 static uint64_t sign_bytes[256];
+/* and the 7-bit fields' masks (with their parity bit) likewise */
+static uint64_t ksign_bytes[128];
 static int grids_ok;
 
 static void grids_build(void)
@@ -230,6 +232,7 @@ static void grids_build(void)
         sign_bytes[m] = 0;
         for (int j = 0; j < 8; j++) sign_bytes[m] |= (uint64_t)(m >> j & 1 ? 0xff : 0x01) << 8 * j;
     }
+    for (int i = 0; i < 128; i++) ksign_bytes[i] = sign_bytes[ksigns[i]];
     grids_ok = 1;
 }
 
@@ -269,6 +272,12 @@ const uint64_t *ember_iq_sign_bytes(void)
 {
     grids_init();
     return grids_ok ? sign_bytes : NULL;
+}
+
+const uint64_t *ember_iq_ksign_bytes(void)
+{
+    grids_init();
+    return grids_ok ? ksign_bytes : NULL;
 }
 
 bool ember_iq_is_grid(int type)

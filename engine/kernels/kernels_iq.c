@@ -108,7 +108,7 @@ INL __m256i pts4x8(const int8_t (*p)[8], const unsigned i[8])
     return _mm256_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3], (int)w[4], (int)w[5], (int)w[6], (int)w[7]);
 }
 
-/* Four sign masks (bytes) as 32 bytes of +-1. */
+/* Four sign masks (indices into a table of 8 +-1 bytes each) as 32 bytes. */
 INL __m256i signs4(const uint64_t *sb, unsigned m0, unsigned m1, unsigned m2, unsigned m3)
 {
     return _mm256_set_epi64x((long long)sb[m3], (long long)sb[m2], (long long)sb[m1], (long long)sb[m0]);
@@ -140,7 +140,7 @@ INL float block_d(int type, const uint8_t *blk)
     return ember_fp16_to_f32(h);
 }
 
-INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], const uint8_t *ks, const uint64_t *sb,
+INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], const uint64_t *ks, const uint64_t *sb,
                     iq_sub *o)
 {
     switch (type) {
@@ -149,7 +149,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], 
         uint32_t a0 = b->qs[4 * ib] | (uint32_t)b->qs[4 * ib + 1] << 16;
         uint32_t a1 = b->qs[4 * ib + 2] | (uint32_t)b->qs[4 * ib + 3] << 16;
         o->mag = pts8x4(P, a0 & 255, a0 >> 8 & 255, a0 >> 16 & 255, a0 >> 24);
-        o->sgn = signs4(sb, ks[a1 & 127], ks[a1 >> 7 & 127], ks[a1 >> 14 & 127], ks[a1 >> 21 & 127]);
+        o->sgn = signs4(ks, a1 & 127, a1 >> 7 & 127, a1 >> 14 & 127, a1 >> 21 & 127);
         o->sc = scale_words(a1 >> 28, a1 >> 28);
         break;
     }
@@ -157,7 +157,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], 
         const block_iq2_xs *b = (const block_iq2_xs *)(const void *)blk;
         const uint16_t *q = b->qs + 4 * ib;
         o->mag = pts8x4(P, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
-        o->sgn = signs4(sb, ks[q[0] >> 9], ks[q[1] >> 9], ks[q[2] >> 9], ks[q[3] >> 9]);
+        o->sgn = signs4(ks, q[0] >> 9, q[1] >> 9, q[2] >> 9, q[3] >> 9);
         o->sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
         break;
     }
@@ -176,7 +176,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], 
         unsigned i[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
         uint32_t aux = rd32(b->qs + QK_K / 4 + 4 * ib);
         o->mag = pts4x8(P, i);
-        o->sgn = signs4(sb, ks[aux & 127], ks[aux >> 7 & 127], ks[aux >> 14 & 127], ks[aux >> 21 & 127]);
+        o->sgn = signs4(ks, aux & 127, aux >> 7 & 127, aux >> 14 & 127, aux >> 21 & 127);
         o->sc = scale_words(aux >> 28, aux >> 28);
         break;
     }
@@ -245,7 +245,7 @@ INL float finish(int type, float c, __m256 acc, __m256 acc2, float accd)
 INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
 {
     const int8_t (*P)[8] = ember_iq_points(type);
-    const uint8_t *ks = ember_iq_ksigns();
+    const uint64_t *ks = ember_iq_ksign_bytes();
     const uint64_t *sb = ember_iq_sign_bytes();
     const int nb = (int)(k / QK_K);
     const size_t bb = row_bytes / (size_t)nb;
@@ -261,14 +261,22 @@ INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < nb; i++, x++) {
                 const uint8_t *blk = row + (size_t)i * bb;
                 ember_kq_prefetch_to(&pf, (uintptr_t)blk + bb + PF_KQ);
+                /* even and odd sub-blocks in their own sums: two chains */
                 __m256i lanes = _mm256_setzero_si256(), lanes2 = _mm256_setzero_si256();
+                __m256i lanes_o = _mm256_setzero_si256(), lanes2_o = _mm256_setzero_si256();
                 int dsum = 0;
-                for (int ib = 0; ib < 8; ib++) {
-                    iq_sub o;
+                for (int ib = 0; ib < 8; ib += 2) {
+                    iq_sub o, o1;
                     sub_decode(type, blk, ib, P, ks, sb, &o);
+                    sub_decode(type, blk, ib + 1, P, ks, sb, &o1);
                     sub_dot(type, &o, x->qs + 32 * ib, &lanes, &lanes2);
-                    if (type == EMBER_IQ1_S) dsum += o.dsc * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
+                    sub_dot(type, &o1, x->qs + 32 * ib + 32, &lanes_o, &lanes2_o);
+                    if (type == EMBER_IQ1_S)
+                        dsum += o.dsc * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]) +
+                                o1.dsc * (x->bsums[2 * ib + 2] + x->bsums[2 * ib + 3]);
                 }
+                lanes = _mm256_add_epi32(lanes, lanes_o);
+                lanes2 = _mm256_add_epi32(lanes2, lanes2_o);
                 float d = block_d(type, blk) * x->d;
                 acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
                 if (type == EMBER_IQ1_M) acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes2), acc2);
@@ -339,7 +347,7 @@ INL5 __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_cas
 INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
 {
     const int8_t (*P)[8] = ember_iq_points(type);
-    const uint8_t *ks = ember_iq_ksigns();
+    const uint64_t *ks = ember_iq_ksign_bytes();
     const uint64_t *sb = ember_iq_sign_bytes();
     const int nb = (int)(k / QK_K);
     const size_t bb = row_bytes / (size_t)nb;
