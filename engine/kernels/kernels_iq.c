@@ -146,11 +146,11 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], 
     switch (type) {
     case EMBER_IQ2_XXS: {
         const block_iq2_xxs *b = (const block_iq2_xxs *)(const void *)blk;
-        uint32_t a0 = b->qs[4 * ib] | (uint32_t)b->qs[4 * ib + 1] << 16;
-        uint32_t a1 = b->qs[4 * ib + 2] | (uint32_t)b->qs[4 * ib + 3] << 16;
-        o->mag = pts8x4(P, a0 & 255, a0 >> 8 & 255, a0 >> 16 & 255, a0 >> 24);
+        const uint8_t *q = (const uint8_t *)(const void *)(b->qs + 4 * ib);
+        uint32_t a1 = rd32(q + 4);
+        o->mag = pts8x4(P, q[0], q[1], q[2], q[3]);
         o->sgn = signs4(ks, a1 & 127, a1 >> 7 & 127, a1 >> 14 & 127, a1 >> 21 & 127);
-        o->sc = scale_words(a1 >> 28, a1 >> 28);
+        o->sc = _mm256_set1_epi16((short)(2 * (a1 >> 28) + 1));
         break;
     }
     case EMBER_IQ2_XS: {
@@ -177,7 +177,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], 
         uint32_t aux = rd32(b->qs + QK_K / 4 + 4 * ib);
         o->mag = pts4x8(P, i);
         o->sgn = signs4(ks, aux & 127, aux >> 7 & 127, aux >> 14 & 127, aux >> 21 & 127);
-        o->sc = scale_words(aux >> 28, aux >> 28);
+        o->sc = _mm256_set1_epi16((short)(2 * (aux >> 28) + 1));
         break;
     }
     case EMBER_IQ3_S: {
@@ -188,7 +188,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], 
         unsigned s = b->scales[ib / 2] >> 4 * (ib % 2) & 15;
         o->mag = pts4x8(P, i);
         o->sgn = signs4(sb, g[0], g[1], g[2], g[3]);
-        o->sc = scale_words(s, s);
+        o->sc = _mm256_set1_epi16((short)(2 * s + 1));
         break;
     }
     case EMBER_IQ1_S: {
