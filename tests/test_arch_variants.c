@@ -75,6 +75,10 @@ static const vcase cases[] = {
      "gpt-oss: sinks, Q/K/V/O biases, window 5 on layer 0, yarn 4; 8 biased experts, 3 by logit, softmax-weighed, "
      "clamped SwiGLU",
      0, 0},
+    {"cohere2", "cohere2",
+     "cohere2 (8 layers): LayerNorm (eps 0.05), attention and FFN in parallel on one norm, window 5 with rope on three "
+     "layers of four, normed rows x0.5 before the tied LM head",
+     8, 0},
 };
 
 static unsigned seed;
@@ -145,7 +149,7 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
-    const bool oss = !strcmp(a, "gpt-oss");
+    const bool oss = !strcmp(a, "gpt-oss"), co = !strcmp(a, "cohere2");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -167,6 +171,11 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    if (co) {   /* a LayerNorm eps large enough to move the logits if the wrong key were read */
+        gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
+        gguf_w_u32(w, KEY("attention.sliding_window"), 5);
+        gguf_w_f32(w, KEY("logit_scale"), 0.5f);
+    }
     gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
     if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
     if (vl) {   /* the rotated pairs of a head (16 of 32 dims, 8 of qwen2vl's 16) in three sections */
@@ -263,7 +272,7 @@ static int write_model(const vcase *c, const char *path)
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
         /* gpt-oss names its FFN input norm post_attention_norm */
-        vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+        if (!co) vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
         if (glm) {
             mat(w, T("attn_q.weight", l), E, H * d);
             mat(w, T("attn_k.weight", l), E, HKV * d);

@@ -59,6 +59,10 @@ static const ember_arch_desc archs[] = {
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0, 62, 0, 0, 0},
     /* Gemma (1) and CodeGemma: embeddings times sqrt(n_embd), Q scaled by
        1/sqrt(head_dim) after rope, GeGLU, tied output; no post norms */
+    /* Command R7B: LayerNorm, attention and FFN in parallel, three sliding
+       layers with rope then a global one without */
+    {"cohere2", ARCH_LAYERNORM | ARCH_PARALLEL | ARCH_SWA | ARCH_LOGIT_SCALE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 4, 0,
+     0, 0, 0, 4, 0},
     {"gemma", ARCH_FREE_HEAD_DIM | ARCH_EMBD_SCALE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
     /* Gemma 2: every other layer slides (the even ones), one rope for all;
        no Q/K norms; scores soft-capped at 50 and logits at 30 unless the

@@ -185,6 +185,31 @@ static void rmsnorm(float *out, const float *x, const float *wt, int n, float ep
     rmsnorm_scale(out, x, wt, n, ss, eps);
 }
 
+/* LayerNorm without bias (ARCH_LAYERNORM), as the reference's norm then the
+   weight: the mean of the f64 sum rounded to f32, the deviations' f32
+   squares summed in f64, their mean rounded, then 1 / sqrt(var + eps). */
+static void layernorm(float *out, const float *x, const float *wt, int n, float eps)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += (double)x[i];
+    const float mean = (float)(sum / n);
+    double ss = 0;
+    for (int i = 0; i < n; i++) {
+        float v = x[i] - mean;
+        out[i] = v;
+        ss += (double)(v * v);
+    }
+    const float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+    for (int i = 0; i < n; i++) out[i] = wt ? out[i] * scale * wt[i] : out[i] * scale;
+}
+
+/* The model's input and output norm of one row of n. */
+static void norm_row(const ember_model *m, float *out, const float *x, const float *wt, int n)
+{
+    if (m->arch->flags & ARCH_LAYERNORM) layernorm(out, x, wt, n, m->rms_eps);
+    else rmsnorm(out, x, wt, n, m->rms_eps);
+}
+
 /* The rotation of position pos in the reference's order: theta = (pos *
    scale^i / ff[i]) * freq_scale, cos and sin times mscale (a factor of 1
    changes no bit); under YaRN the angle is blended with the unscaled one,
@@ -548,7 +573,11 @@ static void rmsnorm_range(float *out, const float *x, const float *wt, int E, in
 static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const norm_args *a = ctx;
-    rmsnorm_range(a->out, a->x, a->wt, s->m->info.n_embd, t0, t1, s->m->rms_eps);
+    const int E = s->m->info.n_embd;
+    if (s->m->arch->flags & ARCH_LAYERNORM)
+        for (int t = t0; t < t1; t++) layernorm(a->out + (size_t)t * E, a->x + (size_t)t * E, a->wt, E, s->m->rms_eps);
+    else
+        rmsnorm_range(a->out, a->x, a->wt, E, t0, t1, s->m->rms_eps);
 }
 
 static void norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
@@ -776,7 +805,17 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     ember_pool_run(s->pool, att_run, &aj);
     matmul(s, &L->wo, s->xn, s->att, n);
     if (L->bo) add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
+    if (m->arch->flags & ARCH_PARALLEL) {   /* kept for the FFN's add: x is its input too */
+        memcpy(s->par, s->xn, (size_t)n * (size_t)m->info.n_embd * sizeof *s->par);
+        return;
+    }
     residual(s, n, L->post_attn_norm, NULL);
+}
+
+static void add_par_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    const size_t E = (size_t)s->m->info.n_embd;
+    for (size_t i = (size_t)t0 * E; i < (size_t)t1 * E; i++) s->x[i] += s->par[i];
 }
 
 static void moe_ffn(ember_session *s, int l, int n, const float *scale);
@@ -792,7 +831,8 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
         moe_ffn(s, l, n, scale);
         return;
     }
-    norm_rows(s, s->xn, s->x, L->ffn_norm, n);
+    const bool par = m->arch->flags & ARCH_PARALLEL;
+    norm_rows(s, s->xn, s->x, par ? L->attn_norm : L->ffn_norm, n);
     act_dirty(s);
     /* a fused gate/up: the gate half copied out (the down projection reads
        whole rows of F), the up half read where the product left it */
@@ -812,6 +852,8 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
     for_tokens(s, n, glu_tokens, &ga);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
+    /* parallel: x + attn first, then + ffn, the reference's two adds */
+    if (par) for_tokens(s, n, add_par_tokens, NULL);
     residual(s, n, L->post_ffn_norm, scale);
 }
 
@@ -1124,8 +1166,9 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     if (nr == 0) return 0;
-    for (int t = 0; t < nr; t++)
-        rmsnorm(s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, E, m->rms_eps);
+    for (int t = 0; t < nr; t++) norm_row(m, s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, E);
+    if (m->logit_mul != 1.0f)
+        for (size_t i = 0; i < (size_t)nr * (size_t)E; i++) s->xn[i] *= m->logit_mul;
     act_dirty(s);
     matmul(s, &m->output, s->logits, s->xn, nr);
     act_dirty(s);

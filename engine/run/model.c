@@ -239,8 +239,11 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
         m->arch = arch;
         if (opt_u(&mt, "rope.dimension_count", 2, info->head_dim, &m->n_rot, info->head_dim) ||
             opt_f(&mt, "rope.freq_base", &m->rope_base, 10000.0f, false) ||
-            opt_f(&mt, "attention.layer_norm_rms_epsilon", &m->rms_eps, 1e-5f, true))
+            opt_f(&mt, arch->flags & ARCH_LAYERNORM ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon",
+                  &m->rms_eps, 1e-5f, true))
             return -1;
+        m->logit_mul = 1.0f;
+        if (arch->flags & ARCH_LOGIT_SCALE && opt_f(&mt, "logit_scale", &m->logit_mul, 1.0f, false)) return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
         /* gemma's sliding layers cannot run without their window (the
            reference refuses such a file too); phi3's is optional */
@@ -619,7 +622,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
         if (!rc) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
-        if (!rc)
+        if (!rc && !(fl & ARCH_PARALLEL))   /* parallel: the FFN reads the attention norm's rows */
             L->ffn_norm = load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
                                    E, true, err, &rc);
         if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {

@@ -117,6 +117,7 @@ struct ember_model {
        times resid_mult before its residual add, scores times att_mult,
        logits divided by logit_div */
     float embd_mult, resid_mult, att_mult, logit_div;
+    float logit_mul;            /* ARCH_LOGIT_SCALE: the normed output rows times this (1: none) */
     int n_layer_kv;             /* layers with their own KV (the rest share) */
     int n_pl;                   /* per-layer input width (0: none) */
     ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */

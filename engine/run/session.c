@@ -93,6 +93,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->k = resident(B * kv_dim * 4, &ok);
     s->v = resident(B * kv_dim * 4, &ok);
     s->att = resident(B * HQ * 4, &ok);
+    if (m->arch->flags & ARCH_PARALLEL) s->par = resident(B * E * 4, &ok);
     /* rows of the FFN's activations: a pass's tokens, or one token's
        experts (forward.c, moe_one_token), whichever is more */
     const size_t BF = (size_t)I->n_expert_used > B ? (size_t)I->n_expert_used : B;
@@ -165,7 +166,7 @@ void ember_session_free(ember_session *s)
     if (!s) return;
     ember_pool_free(s->pool);
     free(s->kcache); free(s->vcache); free(s->embd_row); free(s->x); free(s->xn); free(s->q); free(s->k);
-    free(s->v); free(s->att); free(s->g); free(s->u); free(s->logits); free(s->fused);
+    free(s->v); free(s->att); free(s->par); free(s->g); free(s->u); free(s->logits); free(s->fused);
     free(s->kv_off); free(s->kv_cap); free(s->ring_pos); free(s->pl); free(s->plg); free(s->pl_row);
     for (int i = 0; i < EMBER_ROPE_TABLES; i++) free(s->rope_tab[i].cs), free(s->rope_tab[i].sn);
     for (int i = 0; i < EMBER_ACT_TYPES; i++) free(s->act[i].buf);

@@ -49,6 +49,7 @@ struct ember_session {
     } rope_tab[EMBER_ROPE_TABLES];
     /* workspace, sized for ubatch tokens */
     float *x, *xn, *q, *k, *v, *att, *g, *u, *logits;
+    float *par;   /* ARCH_PARALLEL: the attention branch's rows, added with the FFN's */
     float *fused;               /* output of a fused projection (qkv, gate+up) before the split */
     float *pl, *plg;            /* per-layer inputs [token][layer][n_pl] and their gated rows (gemma4) */
     float *pl_row;              /* one per_layer_token_embd row per pool thread */
