@@ -23,7 +23,7 @@ fi
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DEMBER_LIBFUZZER \
         -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/engine/text" -I"$SRC/tests" \
         "$SRC/tests/fuzz/gguf_fuzz.c" "$SRC/engine/format/gguf.c" "$SRC/engine/format/dtype.c" \
-        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \
+        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/format/dtype_iq.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \
         -lm -o "$W/fuzz" 2>"$W/cc.log"; then
     echo "1..1"
     sed 's/^/# /' "$W/cc.log" | head -20
@@ -37,7 +37,7 @@ if [ ! -x "$SEEDER" ]; then
     SEEDER=$W/seeder
     clang -O1 -I"$BUILD" -I"$SRC/engine" -I"$SRC/engine/format" -I"$SRC/engine/sys" -I"$SRC/engine/text" -I"$SRC/tests" "$SRC/tests/fuzz/gguf_fuzz.c" \
         "$SRC/engine/format/gguf.c" "$SRC/engine/format/gguf_writer.c" "$SRC/engine/format/dtype.c" \
-        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \
+        "$SRC/engine/format/dtype_simple.c" "$SRC/engine/format/dtype_kquant.c" "$SRC/engine/format/dtype_iq.c" "$SRC/engine/sys/err.c" "$SRC/engine/sys/pagecache.c" "$SRC/engine/sys/memstat.c" "$SRC/engine/sys/faultguard.c" "$SRC/engine/sys/safetext.c" "$SRC/engine/text/utf8.c" \
         -lm -o "$SEEDER" 2>/dev/null || SEEDER=
 fi
 [ -n "$SEEDER" ] && "$SEEDER" --make-corpus "$W/seeds" >/dev/null
