@@ -140,9 +140,30 @@ INL float block_d(int type, const uint8_t *blk)
     return ember_fp16_to_f32(h);
 }
 
-INL void sub_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], const uint64_t *ks, const uint64_t *sb,
-                    iq_sub *o)
+/* What every walk over a type's rows reads besides them. */
+typedef struct {
+    const int8_t (*P)[8];   /* the code book's points */
+    const uint64_t *ks;     /* the 7-bit sign fields as +-1 bytes */
+    const uint64_t *sb;     /* the 8-bit sign masks as +-1 bytes */
+    int nb;                 /* super-blocks a row */
+    size_t bb;              /* bytes a super-block */
+    float c;                /* the type's final factor */
+} iq_ctx;
+
+static inline void iq_ctx_init(int type, int64_t k, size_t row_bytes, iq_ctx *x)
 {
+    x->P = ember_iq_points(type);
+    x->ks = ember_iq_ksign_bytes();
+    x->sb = ember_iq_sign_bytes();
+    x->nb = (int)(k / QK_K);
+    x->bb = row_bytes / (size_t)x->nb;
+    x->c = ember_iq_scale_factor(type);
+}
+
+INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_sub *o)
+{
+    const int8_t (*P)[8] = cx->P;
+    const uint64_t *ks = cx->ks, *sb = cx->sb;
     switch (type) {
     case EMBER_IQ2_XXS: {
         const block_iq2_xxs *b = (const block_iq2_xxs *)(const void *)blk;
@@ -244,12 +265,11 @@ INL float finish(int type, float c, __m256 acc, __m256 acc2, float accd)
 
 INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
 {
-    const int8_t (*P)[8] = ember_iq_points(type);
-    const uint64_t *ks = ember_iq_ksign_bytes();
-    const uint64_t *sb = ember_iq_sign_bytes();
-    const int nb = (int)(k / QK_K);
-    const size_t bb = row_bytes / (size_t)nb;
-    const float c = ember_iq_scale_factor(type);
+    iq_ctx cx;
+    iq_ctx_init(type, k, row_bytes, &cx);
+    const int nb = cx.nb;
+    const size_t bb = cx.bb;
+    const float c = cx.c;
     uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
     for (int r = r0; r < r1; r++) {
         const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
@@ -267,8 +287,8 @@ INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
                 int dsum = 0;
                 for (int ib = 0; ib < 8; ib += 2) {
                     iq_sub o, o1;
-                    sub_decode(type, blk, ib, P, ks, sb, &o);
-                    sub_decode(type, blk, ib + 1, P, ks, sb, &o1);
+                    sub_decode(type, blk, ib, &cx, &o);
+                    sub_decode(type, blk, ib + 1, &cx, &o1);
                     sub_dot(type, &o, x->qs + 32 * ib, &lanes, &lanes2);
                     sub_dot(type, &o1, x->qs + 32 * ib + 32, &lanes_o, &lanes2_o);
                     if (type == EMBER_IQ1_S)
@@ -294,7 +314,7 @@ INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < nb; i++) {
                 const uint8_t *blk = row + (size_t)i * bb;
                 iq_sub o[8];
-                for (int ib = 0; ib < 8; ib++) sub_decode(type, blk, ib, P, ks, sb, &o[ib]);
+                for (int ib = 0; ib < 8; ib++) sub_decode(type, blk, ib, &cx, &o[ib]);
                 const float dw = block_d(type, blk);
                 for (int t = 0; t < tn; t++) {
                     const block_q8_K *x =
@@ -346,12 +366,11 @@ INL5 __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_cas
 
 INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
 {
-    const int8_t (*P)[8] = ember_iq_points(type);
-    const uint64_t *ks = ember_iq_ksign_bytes();
-    const uint64_t *sb = ember_iq_sign_bytes();
-    const int nb = (int)(k / QK_K);
-    const size_t bb = row_bytes / (size_t)nb;
-    const float c = ember_iq_scale_factor(type);
+    iq_ctx cx;
+    iq_ctx_init(type, k, row_bytes, &cx);
+    const int nb = cx.nb;
+    const size_t bb = cx.bb;
+    const float c = cx.c;
     const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1);
     for (int r = r0; r < r1; r++) {
         const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
@@ -366,8 +385,8 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
                 int dsc[8];
                 for (int q = 0; q < 4; q++) {
                     iq_sub a, b;
-                    sub_decode(type, blk, 2 * q, P, ks, sb, &a);
-                    sub_decode(type, blk, 2 * q + 1, P, ks, sb, &b);
+                    sub_decode(type, blk, 2 * q, &cx, &a);
+                    sub_decode(type, blk, 2 * q + 1, &cx, &b);
                     pr[q].mag = join(a.mag, b.mag);
                     pr[q].sc = join(a.sc, b.sc);
                     pr[q].neg = _mm512_movepi8_mask(join(a.sgn, b.sgn));
