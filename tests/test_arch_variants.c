@@ -79,6 +79,10 @@ static const vcase cases[] = {
      "cohere2 (8 layers): LayerNorm (eps 0.05), attention and FFN in parallel on one norm, window 5 with rope on three "
      "layers of four, normed rows x0.5 before the tied LM head",
      8, 0},
+    {"stablelm", "stablelm",
+     "stablelm (StableLM 2 1.6B's layout): LayerNorms with biases, rope on 4 of 16 dims, Q/K/V biases", 0, 0},
+    {"stablelm-par", "stablelm", "stablelm without ffn_norm: attention and FFN in parallel on the biased attention norm", 0,
+     0},
 };
 
 static unsigned seed;
@@ -149,7 +153,8 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
-    const bool oss = !strcmp(a, "gpt-oss"), co = !strcmp(a, "cohere2");
+    const bool oss = !strcmp(a, "gpt-oss"), co = !strcmp(a, "cohere2"), st = !strcmp(a, "stablelm");
+    const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -171,6 +176,10 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    if (st) {
+        gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
+        gguf_w_u32(w, KEY("rope.dimension_count"), 4);
+    }
     if (co) {   /* a LayerNorm eps large enough to move the logits if the wrong key were read */
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
         gguf_w_u32(w, KEY("attention.sliding_window"), 5);
@@ -266,13 +275,18 @@ static int write_model(const vcase *c, const char *path)
     }
     mat(w, "token_embd.weight", E, V);
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
-    if (phi || oss) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 and gpt-oss */
+    if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
+    if (phi || oss || st) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 and gpt-oss */
     if (g4) vec(w, "rope_freqs.weight", hd_full / 2, 1.0f, 0.0f);   /* required by the reference; 1 changes nothing */
     for (int l = 0; l < L; l++) {
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
         /* gpt-oss names its FFN input norm post_attention_norm */
-        if (!co) vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+        if (!co && !st_par) vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+        if (st) {
+            vec(w, T("attn_norm.bias", l), E, 0.0f, 0.3f);
+            if (!st_par) vec(w, T("ffn_norm.bias", l), E, 0.0f, 0.3f);
+        }
         if (glm) {
             mat(w, T("attn_q.weight", l), E, H * d);
             mat(w, T("attn_k.weight", l), E, HKV * d);
@@ -294,7 +308,7 @@ static int write_model(const vcase *c, const char *path)
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        if (q2vl || q2moe || glm || oss) {
+        if (q2vl || q2moe || glm || oss || (st && !st_par)) {
             vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);

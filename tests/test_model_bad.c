@@ -33,6 +33,7 @@ typedef struct {
     /* gpt-oss: 1 no attn_sinks, 2 no ffn_down_exps.bias, 3 an
        ffn_gate_exps.bias one expert short, 4 no sliding_window */
     int oss_bad;
+    bool qk_norm;                /* attn_q_norm / attn_k_norm, per head (StableLM 2 12B's layout) */
 } variant;
 
 /* n experts of in x out in F32, one 3-D tensor ([in, out] when flat) */
@@ -94,6 +95,7 @@ static const char *write_model(const variant *v, const char *path)
     }
     gguf_w_u32(w, KEY("context_length"), 256);
     if (!v->no_eps) gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    if (!v->no_eps && !strcmp(a, "stablelm")) gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 1e-5f);
     gguf_w_f32(w, KEY("rope.freq_base"), 10000.0f);
     if (v->rope_scaling) gguf_w_str(w, KEY("rope.scaling.type"), v->rope_scaling);
 #undef KEY
@@ -134,6 +136,14 @@ static const char *write_model(const variant *v, const char *path)
         if (!v->no_down) mat(w, "blk.0.ffn_down.weight", FF, E, 8);
     }
     if (v->extra_bias) vec(w, "blk.0.attn_output.bias", E, 0.5f);
+    if (v->qk_norm) {
+        int64_t ne[2] = {HD, H};
+        float q[HD * H];
+        for (int i = 0; i < HD * H; i++) q[i] = 1.0f;
+        gguf_w_tensor(w, "blk.0.attn_q_norm.weight", EMBER_F32, 2, ne, q, sizeof q);
+        ne[1] = HKV;
+        gguf_w_tensor(w, "blk.0.attn_k_norm.weight", EMBER_F32, 2, ne, q, (uint64_t)HD * HKV * 4);
+    }
     ember_err err;
     int rc = gguf_writer_save(w, path, &err);
     gguf_writer_free(w);
@@ -271,6 +281,16 @@ int main(void)
     expect_open_error("gpt-oss with an ffn_gate_exps.bias one expert short", &v, "blk.0.ffn_gate_exps.bias' has shape", path);
     v.oss_bad = 4;
     expect_open_error("gpt-oss without a sliding window", &v, "gpt-oss.attention.sliding_window", path);
+    /* stablelm: the 12B's per-head Q/K LayerNorm is refused by name, not ignored */
+    v = (variant){.arch = "stablelm"};
+    {
+        ember_err e = {{0}};
+        ember_model *m = write_model(&v, path) ? ember_model_open(path, NULL, &e) : NULL;
+        tap_ok(m != NULL, "a stablelm with ffn_norm and no norm biases opens%s%s", e.msg[0] ? ": " : "", e.msg);
+        ember_model_free(m);
+    }
+    v.qk_norm = true;
+    expect_open_error("stablelm with per-head Q/K norms", &v, "per-head Q/K LayerNorm", path);
     v = (variant){.arch = "qwen3moe", .experts = 4, .used = 0};
     expect_open_error("qwen3moe with 0 experts a token", &v, "expert_used_count", path);
     v = (variant){.arch = "qwen3moe", .experts = 4, .used = 5};

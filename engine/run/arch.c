@@ -63,6 +63,9 @@ static const ember_arch_desc archs[] = {
        layers with rope then a global one without */
     {"cohere2", ARCH_LAYERNORM | ARCH_PARALLEL | ARCH_SWA | ARCH_LOGIT_SCALE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 4, 0,
      0, 0, 0, 4, 0},
+    /* StableLM 2 (and 3B-4E1T): LayerNorm with biases, partial rotary,
+       optional Q/K/V biases, parallel blocks where there is no ffn_norm */
+    {"stablelm", ARCH_LAYERNORM | ARCH_PARALLEL_MAY, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"gemma", ARCH_FREE_HEAD_DIM | ARCH_EMBD_SCALE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
     /* Gemma 2: every other layer slides (the even ones), one rope for all;
        no Q/K norms; scores soft-capped at 50 and logits at 30 unless the

@@ -42,9 +42,10 @@ enum {
     ARCH_MOE_TOPK_SOFTMAX = 1 << 22,/* experts chosen by the router's logits, weighed by the softmax of the chosen ones */
     ARCH_EXPERT_BIAS = 1 << 23,    /* the router and every expert matrix have biases (ffn_*_exps.bias) */
     ARCH_FFN_NORM_POST = 1 << 24,  /* the FFN's input norm is named post_attention_norm (gpt-oss) */
-    ARCH_LAYERNORM = 1 << 25,      /* norms subtract the mean (LayerNorm without bias), eps layer_norm_epsilon */
+    ARCH_LAYERNORM = 1 << 25,      /* norms subtract the mean (LayerNorm, with the file's biases if any), eps layer_norm_epsilon */
     ARCH_PARALLEL = 1 << 26,       /* attention and FFN both read the attention norm's output; x += attn + ffn */
     ARCH_LOGIT_SCALE = 1 << 27,    /* the output norm's rows times the file's logit_scale before the LM head */
+    ARCH_PARALLEL_MAY = 1 << 28,   /* ARCH_PARALLEL when the file has no ffn_norm (stablelm) */
 };
 
 typedef struct {

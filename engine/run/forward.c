@@ -188,7 +188,7 @@ static void rmsnorm(float *out, const float *x, const float *wt, int n, float ep
 /* LayerNorm without bias (ARCH_LAYERNORM), as the reference's norm then the
    weight: the mean of the f64 sum rounded to f32, the deviations' f32
    squares summed in f64, their mean rounded, then 1 / sqrt(var + eps). */
-static void layernorm(float *out, const float *x, const float *wt, int n, float eps)
+static void layernorm(float *out, const float *x, const float *wt, const float *b, int n, float eps)
 {
     double sum = 0;
     for (int i = 0; i < n; i++) sum += (double)x[i];
@@ -201,12 +201,14 @@ static void layernorm(float *out, const float *x, const float *wt, int n, float 
     }
     const float scale = 1.0f / sqrtf((float)(ss / n) + eps);
     for (int i = 0; i < n; i++) out[i] = wt ? out[i] * scale * wt[i] : out[i] * scale;
+    if (b)
+        for (int i = 0; i < n; i++) out[i] += b[i];
 }
 
-/* The model's input and output norm of one row of n. */
-static void norm_row(const ember_model *m, float *out, const float *x, const float *wt, int n)
+/* The model's input and output norm of one row of n (the bias: LayerNorm's). */
+static void norm_row(const ember_model *m, float *out, const float *x, const float *wt, const float *b, int n)
 {
-    if (m->arch->flags & ARCH_LAYERNORM) layernorm(out, x, wt, n, m->rms_eps);
+    if (m->arch->flags & ARCH_LAYERNORM) layernorm(out, x, wt, b, n, m->rms_eps);
     else rmsnorm(out, x, wt, n, m->rms_eps);
 }
 
@@ -542,7 +544,7 @@ static void rope_tables_clear(ember_session *s)
 /* out = RMSNorm(x) * wt, row by row (out may be x) */
 typedef struct {
     float *out;
-    const float *x, *wt;
+    const float *x, *wt, *b;   /* b: a LayerNorm's bias, or NULL */
 } norm_args;
 
 /* Four rows' sums of squares side by side: each is the reference's
@@ -575,15 +577,20 @@ static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     const norm_args *a = ctx;
     const int E = s->m->info.n_embd;
     if (s->m->arch->flags & ARCH_LAYERNORM)
-        for (int t = t0; t < t1; t++) layernorm(a->out + (size_t)t * E, a->x + (size_t)t * E, a->wt, E, s->m->rms_eps);
+        for (int t = t0; t < t1; t++) layernorm(a->out + (size_t)t * E, a->x + (size_t)t * E, a->wt, a->b, E, s->m->rms_eps);
     else
         rmsnorm_range(a->out, a->x, a->wt, E, t0, t1, s->m->rms_eps);
 }
 
+static void norm_rows_b(ember_session *s, float *out, const float *x, const float *wt, const float *b, int n)
+{
+    norm_args a = {out, x, wt, b};
+    for_tokens(s, n, norm_tokens, &a);
+}
+
 static void norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
 {
-    norm_args a = {out, x, wt};
-    for_tokens(s, n, norm_tokens, &a);
+    norm_rows_b(s, out, x, wt, NULL, n);
 }
 
 /* x += post_norm(xn) (post NULL: x += xn), xn first times mult when it is
@@ -782,7 +789,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     const ember_layer *L = &m->layers[l];
     const int hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
     const int HQ = nh * hd, HK = nkv * hd;
-    norm_rows(s, s->xn, s->x, L->attn_norm, n);
+    norm_rows_b(s, s->xn, s->x, L->attn_norm, L->attn_norm_b, n);
     act_dirty(s);
     const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
@@ -805,7 +812,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     ember_pool_run(s->pool, att_run, &aj);
     matmul(s, &L->wo, s->xn, s->att, n);
     if (L->bo) add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
-    if (m->arch->flags & ARCH_PARALLEL) {   /* kept for the FFN's add: x is its input too */
+    if (m->parallel) {   /* kept for the FFN's add: x is its input too */
         memcpy(s->par, s->xn, (size_t)n * (size_t)m->info.n_embd * sizeof *s->par);
         return;
     }
@@ -831,8 +838,8 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
         moe_ffn(s, l, n, scale);
         return;
     }
-    const bool par = m->arch->flags & ARCH_PARALLEL;
-    norm_rows(s, s->xn, s->x, par ? L->attn_norm : L->ffn_norm, n);
+    const bool par = m->parallel;
+    norm_rows_b(s, s->xn, s->x, par ? L->attn_norm : L->ffn_norm, par ? L->attn_norm_b : L->ffn_norm_b, n);
     act_dirty(s);
     /* a fused gate/up: the gate half copied out (the down projection reads
        whole rows of F), the up half read where the product left it */
@@ -1166,7 +1173,7 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     if (nr == 0) return 0;
-    for (int t = 0; t < nr; t++) norm_row(m, s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, E);
+    for (int t = 0; t < nr; t++) norm_row(m, s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, m->output_norm_b, E);
     if (m->logit_mul != 1.0f)
         for (size_t i = 0; i < (size_t)nr * (size_t)E; i++) s->xn[i] *= m->logit_mul;
     act_dirty(s);

@@ -242,6 +242,11 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             opt_f(&mt, arch->flags & ARCH_LAYERNORM ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon",
                   &m->rms_eps, 1e-5f, true))
             return -1;
+        m->parallel = arch->flags & ARCH_PARALLEL ||
+                      (arch->flags & ARCH_PARALLEL_MAY && !gguf_find_tensor(f, "blk.0.ffn_norm.weight"));
+        /* StableLM 2 12B's per-head LayerNorm of Q and K: not read, so refused */
+        if (arch->flags & ARCH_LAYERNORM && gguf_find_tensor(f, "blk.0.attn_q_norm.weight"))
+            return ember_seterr(err, "%s: per-head Q/K LayerNorm (attn_q_norm, StableLM 2 12B) is not supported", info->arch);
         m->logit_mul = 1.0f;
         if (arch->flags & ARCH_LOGIT_SCALE && opt_f(&mt, "logit_scale", &m->logit_mul, 1.0f, false)) return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
@@ -622,9 +627,11 @@ static int bind_layers(ember_model *m, ember_err *err)
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
         if (!rc) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
-        if (!rc && !(fl & ARCH_PARALLEL))   /* parallel: the FFN reads the attention norm's rows */
+        if (!rc && !m->parallel)   /* parallel: the FFN reads the attention norm's rows */
             L->ffn_norm = load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
                                    E, true, err, &rc);
+        if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
+        if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
         if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
         } else if (!rc) {
@@ -715,6 +722,7 @@ static int bind_model(ember_model *m, ember_err *err)
         return ember_seterr(err, "token_embd.weight: dtype %s cannot be dequantized",
                             ember_dtype_name(m->tok_embd.dtype));
     m->output_norm = load_vec(m, "output_norm.weight", I->n_embd, true, err, &rc);
+    if (!rc && m->arch->flags & ARCH_LAYERNORM) m->output_norm_b = load_vec(m, "output_norm.bias", I->n_embd, false, err, &rc);
     if (rc) return rc;
     const gguf_tensor *rf = gguf_find_tensor(m->f, "rope_freqs.weight");
     if (rf) {
@@ -777,7 +785,7 @@ void ember_model_free(ember_model *m)
     if (m->layers) {
         for (int l = 0; l < m->info.n_layer; l++) {
             ember_layer *L = &m->layers[l];
-            free(L->attn_norm); free(L->ffn_norm); free(L->bq); free(L->bk); free(L->bv); free(L->bo); free(L->sinks);
+            free(L->attn_norm); free(L->ffn_norm); free(L->attn_norm_b); free(L->ffn_norm_b); free(L->bq); free(L->bk); free(L->bv); free(L->bo); free(L->sinks);
             free(L->q_norm); free(L->k_norm);
             free(L->post_attn_norm); free(L->post_ffn_norm); free(L->pl_post_norm); free(L->out_scale);
             ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
@@ -791,6 +799,7 @@ void ember_model_free(ember_model *m)
     free_weight(&m->tok_embd);
     free_weight(&m->output);
     free(m->output_norm);
+    free(m->output_norm_b);
     free(m->rope_freqs);
     free(m->rope_long);
     free(m->pl_proj_norm);

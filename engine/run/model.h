@@ -73,6 +73,7 @@ typedef struct {
 
 typedef struct {
     float *attn_norm, *ffn_norm;
+    float *attn_norm_b, *ffn_norm_b;   /* ARCH_LAYERNORM: the norms' biases, where the file has them */
     float *bq, *bk, *bv;        /* qwen2 biases (NULL otherwise) */
     float *bo;                  /* attn_output.bias (ARCH_O_BIAS), or NULL */
     float *sinks;               /* attn_sinks: one logit per q head (ARCH_ATT_SINKS), or NULL */
@@ -130,7 +131,8 @@ struct ember_model {
     int n_all_w;
     ember_weight tok_embd;      /* rows looked up one at a time */
     ember_weight output;        /* may alias token_embd's data */
-    float *output_norm;
+    float *output_norm, *output_norm_b;
+    bool parallel;              /* attention and FFN on one norm's rows (ARCH_PARALLEL, _MAY) */
     ember_tokenizer *tok;
     char tok_error[512];        /* why tok is NULL */
     char warnings[1024];        /* accepted metadata oddities, one per line */

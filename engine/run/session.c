@@ -93,7 +93,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->k = resident(B * kv_dim * 4, &ok);
     s->v = resident(B * kv_dim * 4, &ok);
     s->att = resident(B * HQ * 4, &ok);
-    if (m->arch->flags & ARCH_PARALLEL) s->par = resident(B * E * 4, &ok);
+    if (m->parallel) s->par = resident(B * E * 4, &ok);
     /* rows of the FFN's activations: a pass's tokens, or one token's
        experts (forward.c, moe_one_token), whichever is more */
     const size_t BF = (size_t)I->n_expert_used > B ? (size_t)I->n_expert_used : B;
