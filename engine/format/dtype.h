@@ -137,6 +137,22 @@ const uint8_t *ember_iq_ksigns(void);
 const uint64_t *ember_iq_sign_bytes(void);
 /* The same for the 7-bit sign fields, their parity bit added (128 entries). */
 const uint64_t *ember_iq_ksign_bytes(void);
+/* IQ1_M's scale word k (0..3): the 3-bit scales of two 32-element
+   sub-blocks (6 bits each, the first 16 elements' low), then a nibble of the
+   block's fp16 scale in its top 4 bits. */
+static inline unsigned ember_iq1_m_scale_word(const block_iq1_m *b, int k)
+{
+    return b->scales[2 * k] | (unsigned)b->scales[2 * k + 1] << 8;
+}
+
+/* IQ1_M's fp16 scale, gathered from the four scale words' top nibbles. */
+static inline uint16_t ember_iq1_m_d(const block_iq1_m *b)
+{
+    unsigned h = 0;
+    for (int k = 0; k < 4; k++) h |= (ember_iq1_m_scale_word(b, k) >> 12) << 4 * k;
+    return (uint16_t)h;
+}
+
 /* True for the seven grid formats. */
 bool ember_iq_is_grid(int type);
 /* Decode one super-block of a grid format. */

@@ -200,7 +200,50 @@ static const grid_def GRIDS[G_COUNT] = {
     [G_IQ1S] = {set_iq1s, 8, 3, 2048, lev_iq1},
 };
 
-/* The points, and the level index of each coordinate (for the quantizer). */
+typedef struct {
+    int type, grid;
+    int gs;      /* elements per scale field: 16 or 32 */
+    int smax;    /* largest scale field */
+    int parity;  /* 7 stored sign bits per 8 elements */
+    float c;     /* the multiplier is d * c * (2s + 1) */
+    float top;   /* the largest magnitude a point reaches */
+} qdef;
+
+/* One row per grid type: its book and how its scales and signs are laid
+   out (the quantizer's plan; c is also the kernels' final factor). */
+static const qdef QDEFS[] = {
+    {EMBER_IQ2_XXS, G_IQ2XXS, 32, 15, 1, 0.125f, 43},
+    {EMBER_IQ2_XS, G_IQ2XS, 16, 15, 1, 0.125f, 43},
+    {EMBER_IQ2_S, G_IQ2S, 16, 15, 0, 0.125f, 43},
+    {EMBER_IQ3_XXS, G_IQ3XXS, 32, 15, 1, 0.25f, 62},
+    {EMBER_IQ3_S, G_IQ3S, 32, 15, 0, 1.0f, 15},
+    {EMBER_IQ1_S, G_IQ1S, 32, 7, 0, 1.0f, 1.125f},
+    {EMBER_IQ1_M, G_IQ1S, 16, 7, 0, 1.0f, 1.125f},
+};
+
+static const qdef *qdef_of(int type)
+{
+    for (size_t i = 0; i < sizeof QDEFS / sizeof QDEFS[0]; i++)
+        if (QDEFS[i].type == type) return &QDEFS[i];
+    return NULL;
+}
+
+/* How many vectors a book's levels make (nlev^dims). */
+static int grid_vectors(const grid_def *d)
+{
+    int total = 1;
+    for (int i = 0; i < d->dims; i++) total *= d->nlev;
+    return total;
+}
+
+/* Vector k's coordinates: its digits in base nlev, the first coordinate
+   the least significant, each as its level's value. */
+static void grid_vector(const grid_def *d, int k, int8_t *v)
+{
+    for (int i = 0; i < d->dims; i++, k /= d->nlev) v[i] = d->lev[k % d->nlev];
+}
+
+/* The points of each book. */
 static int8_t pts_iq2xxs[256][8], pts_iq2xs[512][8], pts_iq2s[1024][8];
 static int8_t pts_iq3xxs[256][8], pts_iq3s[512][8], pts_iq1s[2048][8];
 static int8_t (*const PTS[G_COUNT])[8] = {pts_iq2xxs, pts_iq2xs, pts_iq2s, pts_iq3xxs, pts_iq3s, pts_iq1s};
@@ -217,13 +260,11 @@ static void grids_build(void)
 {
     for (int g = 0; g < G_COUNT; g++) {
         const grid_def *d = &GRIDS[g];
-        int total = 1, n = 0;
-        for (int i = 0; i < d->dims; i++) total *= d->nlev;
+        int total = grid_vectors(d), n = 0;
         for (int k = 0; k < total; k++) {
             if (!(d->set[k / 64] >> (k % 64) & 1)) continue;
             if (n == d->n) return; /* more bits than points: grids_ok stays 0 */
-            for (int i = 0, r = k; i < d->dims; i++, r /= d->nlev) PTS[g][n][i] = d->lev[r % d->nlev];
-            n++;
+            grid_vector(d, k, PTS[g][n++]);
         }
         if (n != d->n) return;
     }
@@ -249,17 +290,9 @@ int ember_iq_grid_points(int g, int8_t (*out)[8])
 
 const int8_t (*ember_iq_points(int type))[8]
 {
+    const qdef *q = qdef_of(type);
     grids_init();
-    if (!grids_ok) return NULL;
-    switch (type) {
-    case EMBER_IQ2_XXS: return (const int8_t (*)[8])pts_iq2xxs;
-    case EMBER_IQ2_XS: return (const int8_t (*)[8])pts_iq2xs;
-    case EMBER_IQ2_S: return (const int8_t (*)[8])pts_iq2s;
-    case EMBER_IQ3_XXS: return (const int8_t (*)[8])pts_iq3xxs;
-    case EMBER_IQ3_S: return (const int8_t (*)[8])pts_iq3s;
-    case EMBER_IQ1_S: case EMBER_IQ1_M: return (const int8_t (*)[8])pts_iq1s;
-    default: return NULL;
-    }
+    return q && grids_ok ? (const int8_t (*)[8])PTS[q->grid] : NULL;
 }
 
 const uint8_t *ember_iq_ksigns(void)
@@ -280,22 +313,12 @@ const uint64_t *ember_iq_ksign_bytes(void)
     return grids_ok ? ksign_bytes : NULL;
 }
 
-bool ember_iq_is_grid(int type)
-{
-    switch (type) {
-    case EMBER_IQ2_XXS: case EMBER_IQ2_XS: case EMBER_IQ2_S: case EMBER_IQ3_XXS:
-    case EMBER_IQ3_S: case EMBER_IQ1_S: case EMBER_IQ1_M: return true;
-    default: return false;
-    }
-}
+bool ember_iq_is_grid(int type) { return qdef_of(type) != NULL; }
 
 float ember_iq_scale_factor(int type)
 {
-    switch (type) {
-    case EMBER_IQ2_XXS: case EMBER_IQ2_XS: case EMBER_IQ2_S: return 0.125f;
-    case EMBER_IQ3_XXS: return 0.25f;
-    default: return 1.0f;
-    }
+    const qdef *q = qdef_of(type);
+    return q ? q->c : 1.0f;
 }
 
 /* n elements of a point with the signs of the bits of `signs` applied. */
@@ -303,8 +326,6 @@ static void put_signed(int8_t *v, const int8_t *pt, unsigned signs, int n)
 {
     for (int j = 0; j < n; j++) v[j] = (int8_t)(signs >> j & 1 ? -pt[j] : pt[j]);
 }
-
-static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
 void ember_iq_decode(int type, const void *blk, ember_iq_block *o)
 {
@@ -353,7 +374,7 @@ void ember_iq_decode(int type, const void *blk, ember_iq_block *o)
         const block_iq3_xxs *b = blk;
         o->d = ember_fp16_to_f32(b->d);
         for (int ib = 0; ib < 8; ib++) {
-            uint32_t aux = le32(b->qs + QK_K / 4 + 4 * ib);
+            uint32_t aux = ember_le32(b->qs + QK_K / 4 + 4 * ib);
             o->s[2 * ib] = o->s[2 * ib + 1] = (uint8_t)(aux >> 28);
             for (int l = 0; l < 4; l++) {
                 unsigned sg = ksigns[aux >> 7 * l & 127];
@@ -390,12 +411,9 @@ void ember_iq_decode(int type, const void *blk, ember_iq_block *o)
     }
     case EMBER_IQ1_M: {
         const block_iq1_m *b = blk;
-        unsigned sc[4];
-        for (int k = 0; k < 4; k++) sc[k] = b->scales[2 * k] | (unsigned)b->scales[2 * k + 1] << 8;
-        /* the fp16 scale lives in the top nibbles of the four scale words */
-        o->d = ember_fp16_to_f32((uint16_t)(sc[0] >> 12 | (sc[1] >> 8 & 0x00f0) | (sc[2] >> 4 & 0x0f00) | (sc[3] & 0xf000)));
+        o->d = ember_fp16_to_f32(ember_iq1_m_d(b));
         for (int ib = 0; ib < 8; ib++) {
-            unsigned w = sc[ib / 2] >> 6 * (ib % 2);
+            unsigned w = ember_iq1_m_scale_word(b, ib / 2) >> 6 * (ib % 2);
             o->s[2 * ib] = (uint8_t)(w & 7);
             o->s[2 * ib + 1] = (uint8_t)(w >> 3 & 7);
             for (int l = 0; l < 4; l++) {
@@ -469,11 +487,10 @@ static void near_build(void)
     if (!grids_ok) return;
     for (int g = 0; g < G_COUNT; g++) {
         const grid_def *d = &GRIDS[g];
-        int total = 1;
-        for (int i = 0; i < d->dims; i++) total *= d->nlev;
+        const int total = grid_vectors(d);
         for (int k = 0; k < total; k++) {
             int8_t v[8];
-            for (int i = 0, r = k; i < d->dims; i++, r /= d->nlev) v[i] = d->lev[r % d->nlev];
+            grid_vector(d, k, v);
             long best = -1;
             for (int p = 0; p < d->n; p++) {
                 long e = 0;
@@ -499,25 +516,6 @@ static int nearest_point(int g, const float *t)
     }
     return NEAR[g][k];
 }
-
-typedef struct {
-    int type, grid;
-    int gs;      /* elements per scale field: 16 or 32 */
-    int smax;    /* largest scale field */
-    int parity;  /* 7 stored sign bits per 8 elements */
-    float c;     /* the multiplier is d * c * (2s + 1) */
-    float top;   /* the largest magnitude a point reaches */
-} qdef;
-
-static const qdef QDEFS[] = {
-    {EMBER_IQ2_XXS, G_IQ2XXS, 32, 15, 1, 0.125f, 43},
-    {EMBER_IQ2_XS, G_IQ2XS, 16, 15, 1, 0.125f, 43},
-    {EMBER_IQ2_S, G_IQ2S, 16, 15, 0, 0.125f, 43},
-    {EMBER_IQ3_XXS, G_IQ3XXS, 32, 15, 1, 0.25f, 62},
-    {EMBER_IQ3_S, G_IQ3S, 32, 15, 0, 1.0f, 15},
-    {EMBER_IQ1_S, G_IQ1S, 32, 7, 0, 1.0f, 1.125f},
-    {EMBER_IQ1_M, G_IQ1S, 16, 7, 0, 1.0f, 1.125f},
-};
 
 /* A super-block's fields before the bit packing of its type. */
 typedef struct {
@@ -633,8 +631,6 @@ static int plan_block(const qdef *q, const float *x, qplan *p)
     return 1;
 }
 
-static void put_le32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
-
 static void pack_block(int type, const qplan *p, void *blk)
 {
     switch (type) {
@@ -678,7 +674,7 @@ static void pack_block(int type, const qplan *p, void *blk)
             uint32_t aux = (uint32_t)p->s[2 * ib] << 28;
             for (int l = 0; l < 4; l++) aux |= (uint32_t)(p->signs[4 * ib + l] & 127) << 7 * l;
             for (int g = 0; g < 8; g++) b->qs[8 * ib + g] = (uint8_t)p->idx[8 * ib + g];
-            put_le32(b->qs + QK_K / 4 + 4 * ib, aux);
+            ember_put_le32(b->qs + QK_K / 4 + 4 * ib, aux);
         }
         break;
     }
@@ -730,9 +726,7 @@ static void pack_block(int type, const qplan *p, void *blk)
 
 static void from_float_grid(int type, const float *x, void *dst, size_t bb, int64_t nb)
 {
-    const qdef *q = NULL;
-    for (size_t i = 0; i < sizeof QDEFS / sizeof QDEFS[0]; i++)
-        if (QDEFS[i].type == type) q = &QDEFS[i];
+    const qdef *q = qdef_of(type);
     pthread_once(&near_once, near_build);
     for (int64_t i = 0; i < nb; i++, x += QK_K) {
         uint8_t *blk = (uint8_t *)dst + (size_t)i * bb;

@@ -38,4 +38,16 @@ EMBER_DTYPE_ROW(q8_K)
 
 #undef EMBER_DTYPE_ROW
 
+/* A 32-bit little-endian field of a block (Q5_0/Q5_1's qh, IQ3_XXS's scale
+   and sign words), read and written byte by byte. */
+static inline uint32_t ember_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void ember_put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i);
+}
+
 #endif

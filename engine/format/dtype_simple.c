@@ -23,16 +23,6 @@ const int8_t ember_mxfp4_values_u12[16] = {
     12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
 };
 
-static uint32_t load_qh(const uint8_t qh[4])
-{
-    return (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
-}
-
-static void store_qh(uint8_t qh[4], uint32_t v)
-{
-    for (int i = 0; i < 4; i++) qh[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* ggml casts x + 0.5 to int8 and clamps at the top; clamping on both sides
    first keeps non-finite or out-of-range input from undefined conversions. */
 static int trunc_clamp(float v, int hi)
@@ -71,7 +61,7 @@ void ember_to_float_q5_0(const void *src, float *y, int64_t nb)
     const block_q5_0 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d);
-        uint32_t qh = load_qh(b[i].qh);
+        uint32_t qh = ember_le32(b[i].qh);
         for (int j = 0; j < QK / 2; j++) {
             int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
             y[i * QK + j] = (float)(((b[i].qs[j] & 0x0f) | h0 << 4) - 16) * d;
@@ -85,7 +75,7 @@ void ember_to_float_q5_1(const void *src, float *y, int64_t nb)
     const block_q5_1 *b = src;
     for (int64_t i = 0; i < nb; i++) {
         float d = ember_fp16_to_f32(b[i].d), m = ember_fp16_to_f32(b[i].m);
-        uint32_t qh = load_qh(b[i].qh);
+        uint32_t qh = ember_le32(b[i].qh);
         for (int j = 0; j < QK / 2; j++) {
             int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
             y[i * QK + j] = (float)((b[i].qs[j] & 0x0f) | h0 << 4) * d + m;
@@ -208,7 +198,7 @@ void ember_from_float_q5_0(const float *x, void *dst, int64_t nb)
             b[i].qs[j] = (uint8_t)((q0 & 0x0f) | (q1 & 0x0f) << 4);
             qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
         }
-        store_qh(b[i].qh, qh);
+        ember_put_le32(b[i].qh, qh);
     }
 }
 
@@ -232,7 +222,7 @@ void ember_from_float_q5_1(const float *x, void *dst, int64_t nb)
             b[i].qs[j] = (uint8_t)((q0 & 0x0f) | (q1 & 0x0f) << 4);
             qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + 16);
         }
-        store_qh(b[i].qh, qh);
+        ember_put_le32(b[i].qh, qh);
     }
 }
 
