@@ -5,7 +5,8 @@
  * W rows are `row_bytes` apart, each holding k elements in the weight dtype.
  * Activations are quantized once per operation into the kernel's act_type
  * (Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL, Q8_1 for Q4_1/Q5_1, Q8_K for the
- * K-quants Q2_K..Q6_K, F32 for float formats) by quantize_act; activation t
+ * K-quants Q2_K..Q6_K, IQ4_XS and the grid formats IQ1_S..IQ3_S, F32 for
+ * float formats) by quantize_act; activation t
  * starts at xq + t * xq_stride bytes.
  *
  * Numerics: integer formats compute each block's (or sub-block's) integer
@@ -26,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum { EMBER_ISA_SCALAR = 0, EMBER_ISA_AVX2 = 1, EMBER_ISA_AVX512 = 2 } ember_isa;
 
@@ -40,6 +42,19 @@ int ember_cpu_has_vnni512(void);
 static inline float ember_sum8(const float a[8])
 {
     return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+/* The lane of a block's element e in that order: its place among the 4
+   elements of each 8th of every 32. */
+#define EMBER_LANE(e) (((e) % 32) / 4)
+
+/* 4 bytes as one int32 (an activation dword for a broadcast, a block's
+   packed index word), in the machine's byte order. */
+static inline int32_t ember_rd32(const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
 }
 
 typedef void (*ember_quantize_act_fn)(const float *x, void *xq, int64_t k);
@@ -78,6 +93,16 @@ typedef struct {
     ember_matmul_fn matmul;  /* handles any nt >= 1 (GEMV when nt == 1) */
     const ember_layout *layout;   /* NULL: the file's rows; else the tiles it reads */
 } ember_kernel;
+
+/* The entry of table t (n entries) for this weight dtype at exactly this
+   ISA, or NULL: how each family's registration table is searched. */
+static inline const ember_kernel *ember_kernel_in(const ember_kernel *t, size_t n, int wtype, ember_isa isa)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].wtype == wtype && t[i].isa == isa) return &t[i];
+    return NULL;
+}
+#define EMBER_KERNEL_IN(table, wtype, isa) ember_kernel_in(table, sizeof table / sizeof table[0], wtype, isa)
 
 /* Best kernel for this weight dtype at or below `isa`; NULL if the dtype has
    no native kernel (the plan then falls back to eager). */

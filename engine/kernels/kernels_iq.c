@@ -27,8 +27,6 @@
 #include "kernels_kquant_impl.h"
 #include "simd.h"
 
-#define LANE(e) (((e) % 32) / 4)
-
 static float dot_iq(int type, const uint8_t *row, size_t bb, const block_q8_K *x, int nb)
 {
     float acc[8] = {0}, acc2[8] = {0}, accd = 0;
@@ -38,8 +36,8 @@ static float dot_iq(int type, const uint8_t *row, size_t bb, const block_q8_K *x
         int32_t lane[8] = {0}, lane2[8] = {0}, dsum = 0;
         for (int e = 0; e < QK_K; e++) {
             int sc = 2 * o.s[e / 16] + 1;
-            lane[LANE(e)] += sc * o.v[e] * x->qs[e];
-            lane2[LANE(e)] += sc * o.delta[e / 8] * x->qs[e];
+            lane[EMBER_LANE(e)] += sc * o.v[e] * x->qs[e];
+            lane2[EMBER_LANE(e)] += sc * o.delta[e / 8] * x->qs[e];
         }
         for (int ib = 0; ib < QK_K / 32; ib++)
             dsum += (2 * o.s[2 * ib] + 1) * o.delta[4 * ib] * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
@@ -119,22 +117,9 @@ INL __m256i scale_words(unsigned s0, unsigned s1)
     return _mm256_set_m128i(_mm_set1_epi16((short)(2 * s1 + 1)), _mm_set1_epi16((short)(2 * s0 + 1)));
 }
 
-static inline uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 INL float block_d(int type, const uint8_t *blk)
 {
-    if (type == EMBER_IQ1_M) {
-        const block_iq1_m *b = (const block_iq1_m *)(const void *)blk;
-        unsigned sc[4];
-        for (int k = 0; k < 4; k++) sc[k] = b->scales[2 * k] | (unsigned)b->scales[2 * k + 1] << 8;
-        /* the fp16 scale lives in the top nibbles of the four scale words */
-        return ember_fp16_to_f32((uint16_t)(sc[0] >> 12 | (sc[1] >> 8 & 0x00f0) | (sc[2] >> 4 & 0x0f00) | (sc[3] & 0xf000)));
-    }
+    if (type == EMBER_IQ1_M) return ember_fp16_to_f32(ember_iq1_m_d((const block_iq1_m *)(const void *)blk));
     uint16_t h;
     memcpy(&h, blk, 2);
     return ember_fp16_to_f32(h);
@@ -164,11 +149,12 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_s
 {
     const int8_t (*P)[8] = cx->P;
     const uint64_t *ks = cx->ks, *sb = cx->sb;
+    o->dsc = 0;
     switch (type) {
     case EMBER_IQ2_XXS: {
         const block_iq2_xxs *b = (const block_iq2_xxs *)(const void *)blk;
         const uint8_t *q = (const uint8_t *)(const void *)(b->qs + 4 * ib);
-        uint32_t a1 = rd32(q + 4);
+        uint32_t a1 = (uint32_t)ember_rd32(q + 4);
         o->mag = pts8x4(P, q[0], q[1], q[2], q[3]);
         o->sgn = signs4(ks, a1 & 127, a1 >> 7 & 127, a1 >> 14 & 127, a1 >> 21 & 127);
         o->sc = _mm256_set1_epi16((short)(2 * (a1 >> 28) + 1));
@@ -195,7 +181,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_s
         const block_iq3_xxs *b = (const block_iq3_xxs *)(const void *)blk;
         const uint8_t *q = b->qs + 8 * ib;
         unsigned i[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
-        uint32_t aux = rd32(b->qs + QK_K / 4 + 4 * ib);
+        uint32_t aux = (uint32_t)ember_rd32(b->qs + QK_K / 4 + 4 * ib);
         o->mag = pts4x8(P, i);
         o->sgn = signs4(ks, aux & 127, aux >> 7 & 127, aux >> 14 & 127, aux >> 21 & 127);
         o->sc = _mm256_set1_epi16((short)(2 * (aux >> 28) + 1));
@@ -227,7 +213,7 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_s
         const block_iq1_m *b = (const block_iq1_m *)(const void *)blk;
         const uint8_t *q = b->qs + 4 * ib;
         unsigned h0 = b->qh[2 * ib], h1 = b->qh[2 * ib + 1];
-        unsigned w = (b->scales[2 * (ib / 2)] | (unsigned)b->scales[2 * (ib / 2) + 1] << 8) >> 6 * (ib % 2);
+        unsigned w = ember_iq1_m_scale_word(b, ib / 2) >> 6 * (ib % 2);
         __m256i v = pts8x4(P, q[0] | (h0 & 7) << 8, q[1] | (h0 >> 4 & 7) << 8, q[2] | (h1 & 7) << 8, q[3] | (h1 >> 4 & 7) << 8);
         o->mag = _mm256_abs_epi8(v);
         o->sgn = v;
@@ -249,6 +235,25 @@ INL void sub_dot(int type, const iq_sub *o, const int8_t *xqs, __m256i *lanes, _
         __m256i p2 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), _mm256_sign_epi8(xv, o->dl));
         *lanes2 = _mm256_add_epi32(*lanes2, _mm256_madd_epi16(p2, o->sc));
     }
+}
+
+/* IQ1_S's shift term of a token's super-block: each 32 elements' (2s + 1)
+   times the shift's sign times their activations' sum. */
+INL int iq1s_shift(const int dsc[8], const block_q8_K *x)
+{
+    int dsum = 0;
+    for (int ib = 0; ib < 8; ib++) dsum += dsc[ib] * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
+    return dsum;
+}
+
+/* A super-block's integer sums into one token's accumulators, d = d_w * dx
+   (the oracle's order: one fma per lane, IQ1's shift sums beside). */
+INL void accumulate(int type, float d, __m256i lanes, __m256i lanes2, const int dsc[8], const block_q8_K *x,
+                    __m256 *acc, __m256 *acc2, float *accd)
+{
+    *acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), *acc);
+    if (type == EMBER_IQ1_M) *acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes2), *acc2);
+    if (type == EMBER_IQ1_S) *accd = fmaf(d, (float)iq1s_shift(dsc, x), *accd);
 }
 
 INL float finish(int type, float c, __m256 acc, __m256 acc2, float accd)
@@ -284,23 +289,18 @@ INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
                 /* even and odd sub-blocks in their own sums: two chains */
                 __m256i lanes = _mm256_setzero_si256(), lanes2 = _mm256_setzero_si256();
                 __m256i lanes_o = _mm256_setzero_si256(), lanes2_o = _mm256_setzero_si256();
-                int dsum = 0;
+                int dsc[8];
                 for (int ib = 0; ib < 8; ib += 2) {
                     iq_sub o, o1;
                     sub_decode(type, blk, ib, &cx, &o);
                     sub_decode(type, blk, ib + 1, &cx, &o1);
                     sub_dot(type, &o, x->qs + 32 * ib, &lanes, &lanes2);
                     sub_dot(type, &o1, x->qs + 32 * ib + 32, &lanes_o, &lanes2_o);
-                    if (type == EMBER_IQ1_S)
-                        dsum += o.dsc * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]) +
-                                o1.dsc * (x->bsums[2 * ib + 2] + x->bsums[2 * ib + 3]);
+                    dsc[ib] = o.dsc, dsc[ib + 1] = o1.dsc;
                 }
                 lanes = _mm256_add_epi32(lanes, lanes_o);
                 lanes2 = _mm256_add_epi32(lanes2, lanes2_o);
-                float d = block_d(type, blk) * x->d;
-                acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
-                if (type == EMBER_IQ1_M) acc2 = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes2), acc2);
-                if (type == EMBER_IQ1_S) accd = fmaf(d, (float)dsum, accd);
+                accumulate(type, block_d(type, blk) * x->d, lanes, lanes2, dsc, x, &acc, &acc2, &accd);
             }
             y[r] = finish(type, c, acc, acc2, accd);
             continue;
@@ -314,21 +314,15 @@ INL void matmul_avx2(int type, EMBER_KQ_MATMUL_ARGS)
             for (int i = 0; i < nb; i++) {
                 const uint8_t *blk = row + (size_t)i * bb;
                 iq_sub o[8];
-                for (int ib = 0; ib < 8; ib++) sub_decode(type, blk, ib, &cx, &o[ib]);
+                int dsc[8];
+                for (int ib = 0; ib < 8; ib++) sub_decode(type, blk, ib, &cx, &o[ib]), dsc[ib] = o[ib].dsc;
                 const float dw = block_d(type, blk);
                 for (int t = 0; t < tn; t++) {
                     const block_q8_K *x =
                         (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + t) * xq_stride) + i;
                     __m256i lanes = _mm256_setzero_si256(), lanes2 = _mm256_setzero_si256();
-                    int dsum = 0;
-                    for (int ib = 0; ib < 8; ib++) {
-                        sub_dot(type, &o[ib], x->qs + 32 * ib, &lanes, &lanes2);
-                        if (type == EMBER_IQ1_S) dsum += o[ib].dsc * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
-                    }
-                    float d = dw * x->d;
-                    acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc[t]);
-                    if (type == EMBER_IQ1_M) acc2[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes2), acc2[t]);
-                    if (type == EMBER_IQ1_S) accd[t] = fmaf(d, (float)dsum, accd[t]);
+                    for (int ib = 0; ib < 8; ib++) sub_dot(type, &o[ib], x->qs + 32 * ib, &lanes, &lanes2);
+                    accumulate(type, dw * x->d, lanes, lanes2, dsc, x, &acc[t], &acc2[t], &accd[t]);
                 }
             }
             for (int t = 0; t < tn; t++) y[(size_t)(t0 + t) * y_stride + (size_t)r] = finish(type, c, acc[t], acc2[t], accd[t]);
@@ -361,6 +355,9 @@ typedef struct {
 } iq_pair;
 
 INL5 __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+
+/* The two sub-blocks' int32 lanes added into the reference's 8. */
+INL5 __m256i fold8(__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); }
 
 #define TOK5 16
 
@@ -407,18 +404,7 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
                             lanes2 = _mm512_dpwssd_epi32(lanes2, p2, pr[q].sc);
                         }
                     }
-                    const __m256 d = _mm256_set1_ps(dw * x->d);
-                    __m256i l8 = _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
-                    acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l8), acc[t]);
-                    if (type == EMBER_IQ1_M) {
-                        __m256i m8 = _mm256_add_epi32(_mm512_castsi512_si256(lanes2), _mm512_extracti64x4_epi64(lanes2, 1));
-                        acc2[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(m8), acc2[t]);
-                    }
-                    if (type == EMBER_IQ1_S) {
-                        int dsum = 0;
-                        for (int ib = 0; ib < 8; ib++) dsum += dsc[ib] * (x->bsums[2 * ib] + x->bsums[2 * ib + 1]);
-                        accd[t] = fmaf(dw * x->d, (float)dsum, accd[t]);
-                    }
+                    accumulate(type, dw * x->d, fold8(lanes), fold8(lanes2), dsc, x, &acc[t], &acc2[t], &accd[t]);
                 }
             }
             for (int t = 0; t < tn; t++) y[(size_t)(t0 + t) * y_stride + (size_t)r] = finish(type, c, acc[t], acc2[t], accd[t]);
@@ -470,9 +456,4 @@ static const ember_kernel kernels[] = {
 #endif
 };
 
-const ember_kernel *ember_kernels_iq(int wtype, ember_isa isa)
-{
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-        if (kernels[i].wtype == wtype && kernels[i].isa == isa) return &kernels[i];
-    return NULL;
-}
+const ember_kernel *ember_kernels_iq(int wtype, ember_isa isa) { return EMBER_KERNEL_IN(kernels, wtype, isa); }

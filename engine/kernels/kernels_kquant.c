@@ -26,9 +26,6 @@ static int q4_nibble(const uint8_t *qs, int i)
     return (i % 64) < 32 ? qs[32 * c + l] & 0x0f : qs[32 * c + l] >> 4;
 }
 
-/* Lane l of a super-block's integer dot: the elements whose index mod 32
-   is in 4l..4l+3 (the reference's int32 lane layout). */
-#define LANE(e) (((e) % 32) / 4)
 
 /* Q4_K/Q5_K: the 8 lanes of sum sc*q*x, and the 4 lanes of the min term
    (pairs of sub-blocks, over the activation's 16-element sums). */
@@ -58,7 +55,7 @@ static float dot_q45_K(const uint8_t *blk, size_t bb, size_t qs_off, ptrdiff_t q
             ember_scale_min_k4(j, scales, &sc, &m);
             int q = q4_nibble(qs, e);
             if (qh_off >= 0) q |= ((blk[qh_off + e % 32] >> j) & 1) << 4;
-            lane[LANE(e)] += sc * q * x->qs[e];
+            lane[EMBER_LANE(e)] += sc * q * x->qs[e];
         }
         mins4(scales, x, p);
         uint16_t dh, mh;
@@ -104,7 +101,7 @@ static float dot_q6_K(const block_q6_K *b, const block_q8_K *x, int nb)
     for (int i = 0; i < nb; i++, b++, x++) {
         int32_t lane[8] = {0};
         for (int e = 0; e < QK_K; e++)
-            lane[LANE(e)] += b->scales[e / 16] * (q6_value(b, e) - 32) * x->qs[e];
+            lane[EMBER_LANE(e)] += b->scales[e / 16] * (q6_value(b, e) - 32) * x->qs[e];
         float d = x->d * ember_fp16_to_f32(b->d);
         for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
     }
@@ -124,7 +121,7 @@ static float dot_q2_K(const block_q2_K *b, const block_q8_K *x, int nb)
     for (int i = 0; i < nb; i++, b++, x++) {
         int32_t lane[8] = {0}, pm[8];
         for (int e = 0; e < QK_K; e++)
-            lane[LANE(e)] += (b->scales[e / 16] & 0x0f) * q2_bits(b->qs, e) * x->qs[e];
+            lane[EMBER_LANE(e)] += (b->scales[e / 16] & 0x0f) * q2_bits(b->qs, e) * x->qs[e];
         /* the mins against the activation's 16-element sums, paired */
         for (int l = 0; l < 8; l++)
             pm[l] = (b->scales[2 * l] >> 4) * x->bsums[2 * l] + (b->scales[2 * l + 1] >> 4) * x->bsums[2 * l + 1];
@@ -154,7 +151,7 @@ static float dot_q3_K(const block_q3_K *b, const block_q8_K *x, int nb)
         for (int e = 0; e < QK_K; e++) {
             /* a clear hmask bit (bit e / 32 of byte e % 32) means -4 */
             int q = q2_bits(b->qs, e) - ((b->hmask[e % 32] >> (e / 32)) & 1 ? 0 : 4);
-            lane[LANE(e)] += sc[e / 16] * q * x->qs[e];
+            lane[EMBER_LANE(e)] += sc[e / 16] * q * x->qs[e];
         }
         float d = x->d * ember_fp16_to_f32(b->d);
         for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
@@ -176,7 +173,7 @@ static float dot_iq4_xs(const block_iq4_xs *b, const block_q8_K *x, int nb)
     for (int i = 0; i < nb; i++, b++, x++) {
         int32_t lane[8] = {0};
         for (int e = 0; e < QK_K; e++)
-            lane[LANE(e)] += ember_iq4_xs_scale(b, e / 32) * iq4_xs_value(b, e) * x->qs[e];
+            lane[EMBER_LANE(e)] += ember_iq4_xs_scale(b, e / 32) * iq4_xs_value(b, e) * x->qs[e];
         float d = x->d * ember_fp16_to_f32(b->d);
         for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lane[l], acc[l]);
     }
@@ -236,13 +233,9 @@ static const ember_kernel simd_kernels[] = {
 
 const ember_kernel *ember_kernels_kquant(int wtype, ember_isa isa)
 {
-    for (size_t i = 0; i < sizeof scalar_kernels / sizeof scalar_kernels[0]; i++)
-        if (scalar_kernels[i].wtype == wtype && scalar_kernels[i].isa == isa)
-            return &scalar_kernels[i];
+    const ember_kernel *k = EMBER_KERNEL_IN(scalar_kernels, wtype, isa);
 #ifdef EMBER_SIMD
-    for (size_t i = 0; i < sizeof simd_kernels / sizeof simd_kernels[0]; i++)
-        if (simd_kernels[i].wtype == wtype && simd_kernels[i].isa == isa)
-            return &simd_kernels[i];
+    if (!k) k = EMBER_KERNEL_IN(simd_kernels, wtype, isa);
 #endif
-    return NULL;
+    return k;
 }

@@ -470,11 +470,10 @@ static const ember_kernel table[] = {
 const ember_kernel *ember_kernels_packed(int src_type, ember_isa isa)
 {
 #ifdef EMBER_SIMD
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].wtype == src_type && table[i].isa == isa) return &table[i];
+    return EMBER_KERNEL_IN(table, src_type, isa);
 #else
     (void)src_type;
     (void)isa;
-#endif
     return NULL;
+#endif
 }

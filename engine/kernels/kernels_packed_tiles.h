@@ -10,14 +10,6 @@
 #include "kernels.h"
 #include "simd.h"
 
-/* An activation dword (4 int8) for a broadcast. */
-static inline int32_t ember_rd32(const void *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* The bytes of a layout's tiles for rows x k: a record of rec bytes per
    block of qk inputs and tile of 16 rows (0 for an empty matrix). */
 static inline size_t ember_tiles_bytes(int rows, int64_t k, int64_t qk, size_t rec)

@@ -297,16 +297,6 @@ static const ember_kernel tiled[] = {
 #endif
 };
 
-const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa)
-{
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].wtype == wtype && table[i].isa == isa) return &table[i];
-    return NULL;
-}
+const ember_kernel *ember_kernels_simple(int wtype, ember_isa isa) { return EMBER_KERNEL_IN(table, wtype, isa); }
 
-const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa)
-{
-    for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++)
-        if (tiled[i].wtype == wtype && tiled[i].isa == isa) return &tiled[i];
-    return NULL;
-}
+const ember_kernel *ember_kernels_simple_tiled(int wtype, ember_isa isa) { return EMBER_KERNEL_IN(tiled, wtype, isa); }
