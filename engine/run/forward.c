@@ -185,9 +185,10 @@ static void rmsnorm(float *out, const float *x, const float *wt, int n, float ep
     rmsnorm_scale(out, x, wt, n, ss, eps);
 }
 
-/* LayerNorm without bias (ARCH_LAYERNORM), as the reference's norm then the
-   weight: the mean of the f64 sum rounded to f32, the deviations' f32
-   squares summed in f64, their mean rounded, then 1 / sqrt(var + eps). */
+/* LayerNorm (ARCH_LAYERNORM), as the reference's norm then the weight, then
+   the bias where the file has one: the mean of the f64 sum rounded to f32,
+   the deviations' f32 squares summed in f64, their mean rounded, then
+   1 / sqrt(var + eps). */
 static void layernorm(float *out, const float *x, const float *wt, const float *b, int n, float eps)
 {
     double sum = 0;
@@ -541,7 +542,8 @@ static void rope_tables_clear(ember_session *s)
     for (int i = 0; i < EMBER_ROPE_TABLES; i++) s->rope_tab[i].n = 0;
 }
 
-/* out = RMSNorm(x) * wt, row by row (out may be x) */
+/* out = norm(x) * wt (+ b), row by row (out may be x): RMSNorm, or
+   LayerNorm under ARCH_LAYERNORM */
 typedef struct {
     float *out;
     const float *x, *wt, *b;   /* b: a LayerNorm's bias, or NULL */
@@ -822,7 +824,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
 static void add_par_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const size_t E = (size_t)s->m->info.n_embd;
-    for (size_t i = (size_t)t0 * E; i < (size_t)t1 * E; i++) s->x[i] += s->par[i];
+    add_into(s->x + (size_t)t0 * E, s->par + (size_t)t0 * E, (t1 - t0) * (int)E);
 }
 
 static void moe_ffn(ember_session *s, int l, int n, const float *scale);
