@@ -9,7 +9,9 @@
    scores and logits, caps small enough to bend every row; the 27B's
    query scale by n_embd / n_head; the reference knows gemma2 only at
    26, 42 and 46 layers), smollm3's layers without rope, granite's
-   multipliers, and mistral3's YaRN keys and attention temperature.  The reference scales granite's residual stream where the
+   multipliers, mistral3's YaRN keys and attention temperature, and
+   qwen35's gated delta-net and gated attention layers (with experts:
+   qwen35moe), whose state's rewinds are checked as properties (dn_rewind).  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -83,6 +85,11 @@ static const vcase cases[] = {
      "stablelm (StableLM 2 1.6B's layout): LayerNorms with biases, rope on 4 of 16 dims, Q/K/V biases", 0, 0},
     {"stablelm-par", "stablelm", "stablelm without ffn_norm: attention and FFN in parallel on the biased attention norm", 0,
      0},
+    {"qwen35", "qwen35",
+     "qwen35 (Qwen3.5's layout): gated delta-net layers (conv 4, 2 Q/K heads under 4 V heads of 64) between gated "
+     "attention layers, rope on 16 of 32 dims",
+     4, 0},
+    {"qwen35moe", "qwen35moe", "qwen35moe: qwen35's layers, 8 experts (3 a token) and a sigmoid-gated shared expert", 4, 0},
 };
 
 static unsigned seed;
@@ -147,6 +154,57 @@ static void vec(gguf_writer *w, const char *name, int n, float mean, float sprea
     free(d);
 }
 
+/* One qwen35 layer: a delta-net or a gated attention block, then a
+   dense FFN or experts with a gated shared expert, its norm named
+   post_attention_norm */
+static void q35_layer(gguf_writer *w, int l, bool delta, int H, int HKV, int d, int FF, bool moe)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+    vec(w, T("post_attention_norm.weight"), E, 1.0f, 0.1f);
+    if (delta) {
+        mat(w, T("attn_qkv.weight"), E, 2 * 128 + 256);
+        mat(w, T("attn_gate.weight"), E, 256);
+        mat(w, T("ssm_beta.weight"), E, 4);
+        mat(w, T("ssm_alpha.weight"), E, 4);
+        mat(w, T("ssm_out.weight"), 256, E);
+        /* taps around +-0.5, decays from exp(-0.2 softplus) to exp(-1.4 softplus) */
+        float cv[4 * 512];
+        for (int i = 0; i < 4 * 512; i++) cv[i] = rnd() * 0.5f;
+        int64_t ne[2] = {4, 512};
+        gguf_w_tensor(w, T("ssm_conv1d.weight"), EMBER_F32, 2, ne, cv, sizeof cv);
+        vec(w, T("ssm_dt.bias"), 4, 0.0f, 0.5f);
+        vec(w, T("ssm_a"), 4, -0.8f, 0.6f);
+        vec(w, T("ssm_norm.weight"), 64, 1.0f, 0.1f);
+    } else {
+        mat(w, T("attn_q.weight"), E, 2 * H * d);
+        mat(w, T("attn_k.weight"), E, HKV * d);
+        mat(w, T("attn_v.weight"), E, HKV * d);
+        mat(w, T("attn_output.weight"), H * d, E);
+        vec(w, T("attn_q_norm.weight"), d, 1.0f, 0.1f);
+        vec(w, T("attn_k_norm.weight"), d, 1.0f, 0.1f);
+    }
+    if (!moe) {
+        mat(w, T("ffn_gate.weight"), E, FF);
+        mat(w, T("ffn_up.weight"), E, FF);
+        mat(w, T("ffn_down.weight"), FF, E);
+    } else {
+        float r[E * 8];
+        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+        int64_t ne[2] = {E, 8};
+        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        mat(w, T("ffn_gate_shexp.weight"), E, 56);
+        mat(w, T("ffn_up_shexp.weight"), E, 56);
+        mat(w, T("ffn_down_shexp.weight"), 56, E);
+        vec(w, T("ffn_gate_inp_shexp.weight"), E, 0.0f, 0.3f);
+    }
+#undef T
+}
+
 static int write_model(const vcase *c, const char *path)
 {
     gguf_writer *w = gguf_writer_new();
@@ -155,13 +213,14 @@ static int write_model(const vcase *c, const char *path)
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
     const bool oss = !strcmp(a, "gpt-oss"), co = !strcmp(a, "cohere2"), st = !strcmp(a, "stablelm");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
-    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss, q2vl = !strcmp(a, "qwen2vl");
+    const bool q35 = !strncmp(a, "qwen35", 6), q35moe = !strcmp(a, "qwen35moe");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
-    const int hd = qwen || g2 || ernie || mi3 || g1 || oss ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const int hd = qwen || g2 || ernie || mi3 || g1 || oss || q35 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -179,6 +238,25 @@ static int write_model(const vcase *c, const char *path)
     if (st) {
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
         gguf_w_u32(w, KEY("rope.dimension_count"), 4);
+    }
+    if (q35) {
+        /* the delta-net layers: conv 4, Q/K heads of 64 (2 of them), V
+           heads of 64 (4, each reading Q/K head h % 2); every 2nd layer
+           attends, rope on 16 of its 32 dims in sections 3/3/2.  Heads of
+           64: the reference's delta rule for other widths misreads a
+           batch's V and gates (its fallback ignores their strides) */
+        gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
+        gguf_w_u32(w, KEY("ssm.state_size"), 64);
+        gguf_w_u32(w, KEY("ssm.group_count"), 2);
+        gguf_w_u32(w, KEY("ssm.time_step_rank"), 4);
+        gguf_w_u32(w, KEY("ssm.inner_size"), 256);
+        gguf_w_u32(w, KEY("full_attention_interval"), 2);
+        gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+        gguf_w_u32(w, KEY("rope.dimension_count"), 16);
+        int32_t sec[4] = {3, 3, 2, 0};
+        gguf_w_arr(w, KEY("rope.dimension_sections"), GGUF_T_I32, sec, 4);
+        if (q35moe) gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
     }
     if (co) {   /* a LayerNorm eps large enough to move the logits if the wrong key were read */
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
@@ -280,6 +358,10 @@ static int write_model(const vcase *c, const char *path)
     if (g4) vec(w, "rope_freqs.weight", hd_full / 2, 1.0f, 0.0f);   /* required by the reference; 1 changes nothing */
     for (int l = 0; l < L; l++) {
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
+        if (q35) {
+            q35_layer(w, l, (l + 1) % 2 != 0, H, HKV, d, FF, q35moe);
+            continue;
+        }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
         /* gpt-oss names its FFN input norm post_attention_norm */
         if (!co && !st_par) vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
@@ -480,6 +562,64 @@ static void moe_equals_dense(const char *path)
     }
 }
 
+/* The delta-net state cannot be cut back like a KV cache: a truncate goes
+   back to the latest copy at or before the position asked (the end of a
+   prefill or a generation), or to the start, and says where through
+   n_past; what follows from there is what an uninterrupted run computes. */
+static void dn_rewind(const char *path)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "qwen35")) c = cases[i];
+    ember_err err = {{0}};
+    ember_plan_opts po;
+    ember_plan_opts_default(&po);
+    po.strategy = EMBER_STRATEGY_COMPRESSED;
+    ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, &po, &err);
+    ember_session_opts so = {.n_ctx = 64, .threads = 2};
+    ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
+    if (!tap_ok(s != NULL, "qwen35 session for the rewinds%s%s", err.msg[0] ? ": " : "", err.msg)) {
+        ember_model_free(m);
+        return;
+    }
+    static float a[NF][V], b[NF][V], c0[V], c1[V];
+    /* the straight run: the prompt, then the forced tokens one by one */
+    int rc = ember_prefill(s, prompt, NP, NULL, NULL, &err);
+    for (int i = 0; !rc && i < NF; i++) rc = ember_decode(s, forced[i], a[i], &err);
+    ember_session_mark_decode_done(s);   /* a copy at NP + NF */
+    /* back into the generation: to the prompt's end, the copy there */
+    ember_session_truncate(s, NP + 2);
+    const int back = ember_session_n_past(s);
+    for (int i = 0; !rc && i < NF; i++) rc = ember_decode(s, forced[i], b[i], &err);
+    tap_ok(!rc && back == NP && !memcmp(a, b, sizeof a),
+           "qwen35: truncating into a generation goes back to the prompt's end (n_past %d) and decodes the same "
+           "logits again, bit for bit", back);
+    ember_session_mark_decode_done(s);   /* copies at NP and NP + NF */
+    ember_session_truncate(s, NP + NF - 1);
+    tap_ok(ember_session_n_past(s) == NP, "... a position between two copies goes to the earlier one");
+    /* before every copy: the start */
+    ember_session_truncate(s, NP - 3);
+    tap_ok(ember_session_n_past(s) == 0, "... before the first copy, back to the start (n_past %d)", ember_session_n_past(s));
+    /* from the start the state is the fresh one: the prompt again gives its logits */
+    rc = ember_prefill(s, prompt, NP, c0, NULL, &err);
+    ember_session_reset(s);
+    if (!rc) rc = ember_prefill(s, prompt, NP, c1, NULL, &err);
+    tap_ok(!rc && !memcmp(c0, c1, sizeof c0), "... and after a reset the prompt gives the same logits, bit for bit");
+    /* a chat's next turn: the generation's copy, then the new tokens, as a
+       run that never stopped (two passes against one: close, not equal) */
+    ember_session_reset(s);
+    rc = ember_prefill(s, prompt, NP, NULL, NULL, &err);
+    for (int i = 0; !rc && i < 2; i++) rc = ember_decode(s, forced[i], NULL, &err);
+    ember_session_mark_decode_done(s);
+    if (!rc) rc = ember_prefill(s, forced + 2, NF - 2, c0, NULL, &err);
+    double ab = 0, aa = 0, bb = 0;
+    for (int i = 0; i < V; i++) ab += (double)c0[i] * a[NF - 1][i], aa += (double)c0[i] * c0[i], bb += (double)a[NF - 1][i] * a[NF - 1][i];
+    tap_ok(!rc && ab / sqrt(aa * bb) > 0.99999, "... a prefill continuing after a generation agrees with the straight run "
+                                                "(cosine %.7f)", ab / sqrt(aa * bb));
+    ember_session_free(s);
+    ember_model_free(m);
+}
+
 /* Granite's residual_scale multiplies each branch before its add: on
    a file with residual_scale 2 the logits are those of residual_scale 1
    with the branch matrices doubled (a power of two: every product and sum
@@ -531,11 +671,12 @@ int main(void)
         if (!tap_ok(write_model(&cases[c], path) == 0, "%s: written", cases[c].name)) continue;
         const float *ref = arch_variants_ref[c];
         /* every mixture also in passes of 2 tokens: fewer rows than a token has
-           experts (the session sizes the FFN rows for both) */
+           experts (the session sizes the FFN rows for both); the delta-net
+           layers too: their state carried from pass to pass */
         static const struct { ember_strategy st; int ubatch; const char *label; } passes[] = {
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
-        const int np = strstr(cases[c].arch, "moe") ? 3 : 2;
+        const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen35", 6) ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
             const char *sn = passes[pi].label;
@@ -569,6 +710,7 @@ int main(void)
     }
     legacy_phi3_window(path);
     granite_residual(path);
+    dn_rewind(path);
     moe_equals_dense(path);
     unlink(path);
     return tap_done();

@@ -26,6 +26,9 @@ double ember_ref_softmax_exp(float *y, const float *x, float max, int n);
    approximation, a tail of n % 16 uses libm's expf (as the reference does). */
 void ember_ref_silu_mul(float *g, const float *u, int n);
 
+/* x[i] = silu(x[i]): the same chunks and bits as ember_ref_silu_mul by 1 */
+void ember_ref_silu(float *x, int n);
+
 /* g[i] = gelu(g[i]) * u[i] with the tanh form of GELU (Gemma's GeGLU), as
    the reference's SIMD path forms it: with a = 2 sqrt(2/pi) x (1 + 0.044715 x^2)
    (fmaf(x, 0.044715f * x, 1) * (1.5957691216f * x)), gelu = x * e / (e + 1)

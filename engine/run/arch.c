@@ -30,6 +30,16 @@ static const ember_arch_desc archs[] = {
        the k weights renormalised to sum 1) */
     {"qwen3moe", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_MOE, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0,
      0},
+    /* Qwen3.5 (dense, 0.8B-27B) and Qwen3.5 MoE: three gated delta-net
+       layers (deltanet.c) to one attention layer, whose query rows carry
+       an output gate per head; Q/K norms, partial NEOX rope (its
+       multimodal sections give a text token one position), the FFN's
+       norm named post_attention_norm.  MoE: softmax top-k renormalised,
+       a shared expert gated by sigmoid(x . g). */
+    {"qwen35", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_GATED_ATTN | ARCH_DELTANET | ARCH_FFN_NORM_POST, ROPE_NEOX,
+     FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen35moe", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_GATED_ATTN | ARCH_DELTANET | ARCH_FFN_NORM_POST | ARCH_MOE,
+     ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* IBM Granite 3: the llama layout with four multipliers from the file:
        embeddings, each branch before its residual add, the scores (in
        place of 1/sqrt(head_dim)), and the logits (divided) */

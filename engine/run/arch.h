@@ -46,6 +46,8 @@ enum {
     ARCH_PARALLEL = 1 << 26,       /* attention and FFN both read the attention norm's output; x += attn + ffn */
     ARCH_LOGIT_SCALE = 1 << 27,    /* the output norm's rows times the file's logit_scale before the LM head */
     ARCH_PARALLEL_MAY = 1 << 28,   /* ARCH_PARALLEL when the file has no ffn_norm (stablelm) */
+    ARCH_GATED_ATTN = 1 << 29,     /* attn_q gives each head's query, then its gate: output x sigmoid(gate) */
+    ARCH_DELTANET = 1 << 30,       /* all but every full_attention_interval-th layer are gated delta-net layers (deltanet.c) */
 };
 
 typedef struct {

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "att_q8.h"
+#include "deltanet.h"
 #include "dtype.h"
+#include "forward.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"
@@ -475,7 +477,7 @@ static void (*const ffn_act[])(float *g, const float *u, int n) = {
    contiguous run per thread (ith: the thread's index, for a scratch slot of
    its own), so they are not a serial stretch between two parallel
    products.  Each token's arithmetic is the same whichever thread runs it. */
-typedef void (*tok_fn)(ember_session *s, const void *ctx, int t0, int t1, int ith);
+typedef ember_tok_fn tok_fn;
 
 typedef struct {
     ember_session *s;
@@ -768,6 +770,34 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     }
 }
 
+/* Gated attention (ARCH_GATED_ATTN): Q's product holds each head's query
+   rows, then its gate's; split into s->q and s->qgate, and after the
+   attention each output row times sigmoid(its gate), as the reference's
+   two separate operations round it. */
+static void qgate_split_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const ember_layer *L = ctx;
+    const int hd = L->head_dim, nh = s->m->info.n_head, HQ = nh * hd;
+    for (int t = t0; t < t1; t++) {
+        const float *src = s->fused + (size_t)t * 2 * HQ;
+        for (int h = 0; h < nh; h++) {
+            memcpy(s->q + (size_t)t * HQ + (size_t)h * hd, src + (size_t)h * 2 * hd, (size_t)hd * sizeof(float));
+            memcpy(s->qgate + (size_t)t * HQ + (size_t)h * hd, src + (size_t)h * 2 * hd + hd, (size_t)hd * sizeof(float));
+        }
+    }
+}
+
+static void qgate_apply_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const int HQ = *(const int *)ctx;
+    for (size_t i = (size_t)t0 * HQ; i < (size_t)t1 * HQ; i++) {
+        const float g = 1.0f / (1.0f + expf(-s->qgate[i]));
+        s->att[i] *= g;
+    }
+}
+
 /* Moves rows [skip, n) of everything a token carries past the attention's
    K/V writes (its query of HQ floats, its residual stream, gemma4's
    per-layer inputs) to rows [0, n - skip). */
@@ -776,6 +806,7 @@ static void drop_rows(ember_session *s, int HQ, int n, int skip)
     const ember_model *m = s->m;
     const size_t E = (size_t)m->info.n_embd, W = (size_t)m->n_pl * (size_t)m->info.n_layer, k = (size_t)(n - skip);
     memmove(s->q, s->q + (size_t)skip * HQ, k * HQ * sizeof *s->q);
+    if (s->qgate) memmove(s->qgate, s->qgate + (size_t)skip * HQ, k * HQ * sizeof *s->qgate);
     memmove(s->x, s->x + (size_t)skip * E, k * E * sizeof *s->x);
     if (W) memmove(s->pl, s->pl + (size_t)skip * W, k * W * sizeof *s->pl);
 }
@@ -798,9 +829,11 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
         matmul(s, &L->wqkv, s->fused, s->xn, n);
         split_rows(s, s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3, HQ + 2 * HK);
     } else {
+        const bool gated = m->arch->flags & ARCH_GATED_ATTN;
         const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
-        float *ys[3] = {s->q, s->k, s->v};
+        float *ys[3] = {gated ? s->fused : s->q, s->k, s->v};
         matmul_n(s, qkv, ys, own_kv ? (L->wv.t ? 3 : 2) : 1, s->xn, n);
+        if (gated) for_tokens(s, n, qgate_split_tokens, L);
     }
     qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
     for_tokens(s, n, qk_tokens, &qa);
@@ -812,6 +845,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     }
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
+    if (s->qgate) for_tokens(s, n, qgate_apply_tokens, &HQ);
     matmul(s, &L->wo, s->xn, s->att, n);
     if (L->bo) add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
     if (m->parallel) {   /* kept for the FFN's add: x is its input too */
@@ -1167,7 +1201,10 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     for (int l = 0; l < I->n_layer; l++) {
         const int skip = l == I->n_layer - 1 ? nr - out : 0;
         /* the layer's output scale (gemma4) ends its last residual add */
-        attention(s, l, nr, pos0, skip);
+        if (m->layers[l].dn)
+            ember_dn_block(s, l, nr, skip);
+        else
+            attention(s, l, nr, pos0, skip);
         nr -= skip;
         if (nr == 0) break;
         ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
@@ -1188,3 +1225,28 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     }
     return 0;
 }
+
+/* ---- the steps other blocks share (forward.h) ----------------------------- */
+
+void ember_fw_matmul(ember_session *s, const ember_weight *w, float *y, const float *x, int nt) { matmul(s, w, y, x, nt); }
+
+void ember_fw_matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt)
+{
+    matmul_n(s, ws, ys, n, x, nt);
+}
+
+void ember_fw_act_dirty(ember_session *s) { act_dirty(s); }
+
+void ember_fw_norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
+{
+    norm_rows(s, out, x, wt, n);
+}
+
+void ember_fw_rmsnorm_rows(float *out, const float *x, const float *wt, int width, int r0, int r1, float eps)
+{
+    rmsnorm_range(out, x, wt, width, r0, r1, eps);
+}
+
+void ember_fw_residual(ember_session *s, int n) { residual(s, n, NULL, NULL); }
+
+void ember_fw_tokens(ember_session *s, int n, ember_tok_fn fn, const void *ctx) { for_tokens(s, n, fn, ctx); }

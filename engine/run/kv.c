@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "att_q8.h"
+#include "deltanet.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"
@@ -76,8 +77,8 @@ int ember_kv_ring(const ember_model *m, int n_ctx, int ubatch)
 int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx)
 {
     const ember_layer *L = &m->layers[l];
-    /* a layer that shares another's KV keeps none */
-    return L->kv_src != l ? 0 : L->swa && ring ? 2 * ring : n_ctx;
+    /* a layer that shares another's KV keeps none, nor a delta-net layer */
+    return L->kv_src != l || L->dn ? 0 : L->swa && ring ? 2 * ring : n_ctx;
 }
 
 int ember_ubatch(int requested)
@@ -97,5 +98,5 @@ size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type, int ub
         n += 2 * (size_t)L->n_head_kv * (size_t)ember_kv_cap(m, l, ring, n_ctx) *
              ember_kv_row_bytes((ember_kv_type)kv_type, L->head_dim);
     }
-    return n;
+    return n + ember_dn_state_bytes(m) * (1 + EMBER_DN_CKPTS);   /* as the session counts it */
 }

@@ -20,6 +20,7 @@ typedef struct {
     const gguf_file *f;
     const char *arch;
     ember_err *err;
+    int blocks;                 /* the file's block_count where per-layer arrays cover more layers than run (0: n_layer) */
 } meta;
 
 static int req_u(meta *m, const char *suffix, int64_t lo, int64_t hi, int *out)
@@ -86,6 +87,7 @@ static int layer_u(meta *m, const char *suffix, int l, int n_layer, int64_t lo, 
     if (!kv || kv->type != GGUF_T_ARRAY)
         return required ? req_u(m, suffix, lo, hi, out) : opt_u(m, suffix, lo, hi, out, dflt);
     int64_t v;
+    if (m->blocks) n_layer = m->blocks;
     if (kv->arr_n != (uint64_t)n_layer || !gguf_arr_i64(kv, (uint64_t)l, &v))
         return ember_seterr(m->err, "metadata key '%s' is not an integer array of %d (one per layer)", key, n_layer);
     if (v < lo || v > hi)
@@ -156,6 +158,34 @@ static int rope_scaling(meta *mt, ember_model *m)
     return 0;
 }
 
+/* The delta-net layers' shape (model.h, ember_dn_shape) from ssm.* and
+   full_attention_interval (4 when the file has none, as the reference). */
+static int read_dn_shape(meta *mt, ember_model *m)
+{
+    ember_dn_shape *d = &m->dn;
+    int inner;
+    if (req_u(mt, "ssm.conv_kernel", 1, 64, &d->d_conv) || req_u(mt, "ssm.state_size", 1, 4096, &d->hd) ||
+        req_u(mt, "ssm.group_count", 1, 4096, &d->n_k) || req_u(mt, "ssm.time_step_rank", 1, 4096, &d->n_v) ||
+        req_u(mt, "ssm.inner_size", 1, 1 << 20, &inner) ||
+        opt_u(mt, "full_attention_interval", 1, 1024, &d->interval, 4))
+        return -1;
+    if (d->n_v % d->n_k)
+        return ember_seterr(mt->err, "%s.ssm.time_step_rank %d is not a multiple of ssm.group_count %d", mt->arch, d->n_v,
+                            d->n_k);
+    /* the reference's delta rule takes value heads as wide as the keys' */
+    if (inner != d->n_v * d->hd)
+        return ember_seterr(mt->err, "%s.ssm.inner_size %d is not ssm.time_step_rank x ssm.state_size (%d x %d): "
+                            "value heads wider or narrower than the keys' are not supported", mt->arch, inner, d->n_v, d->hd);
+    d->key_dim = d->n_k * d->hd;
+    d->value_dim = d->n_v * d->hd;
+    d->conv_dim = 2 * d->key_dim + d->value_dim;
+    /* Qwen3.5's value heads repeat the key heads as a whole (head h reads
+       h % n_k); Qwen3-Next's fused beta/alpha layout would take h / ratio */
+    d->tiled = true;
+    d->state_floats = (size_t)(d->d_conv - 1) * (size_t)d->conv_dim + (size_t)d->n_v * (size_t)d->hd * (size_t)d->hd;
+    return 0;
+}
+
 /* Fills info from the header; sets m->arch etc. when model is non-NULL. */
 static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model *m, ember_err *err)
 {
@@ -181,12 +211,21 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     info->file_bytes = f->size;
     fill_dtypes(f, info);
 
-    meta mt = {f, info->arch, err};
+    meta mt = {f, info->arch, err, 0};
     if (req_u(&mt, "block_count", 1, 1024, &info->n_layer) ||
         req_u(&mt, "embedding_length", 1, 1 << 17, &info->n_embd) ||
         req_u(&mt, "attention.head_count", 1, 4096, &info->n_head) ||
         req_u(&mt, "context_length", 1, 1 << 24, &info->n_ctx_train))
         return -1;
+    /* Qwen3.5's multi-token-prediction layers come last in the file: the
+       forward pass runs the others (as the reference does unless asked
+       to draft with them), so n_layer counts those */
+    if (arch->flags & ARCH_DELTANET) {
+        int nextn;
+        if (opt_u(&mt, "nextn_predict_layers", 0, info->n_layer - 1, &nextn, 0)) return -1;
+        mt.blocks = info->n_layer;
+        info->n_layer -= nextn;
+    }
     /* per-layer FFN widths and KV heads: the info shows the largest */
     for (int l = 0; l < info->n_layer; l++) {
         int ff, kv;
@@ -210,7 +249,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -247,6 +286,8 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
         /* StableLM 2 12B's per-head LayerNorm of Q and K: not read, so refused */
         if (arch->flags & ARCH_LAYERNORM && gguf_find_tensor(f, "blk.0.attn_q_norm.weight"))
             return ember_seterr(err, "%s: per-head Q/K LayerNorm (attn_q_norm, StableLM 2 12B) is not supported", info->arch);
+        m->n_blocks = mt.blocks;
+        if (arch->flags & ARCH_DELTANET && read_dn_shape(&mt, m)) return -1;
         m->logit_mul = 1.0f;
         if (arch->flags & ARCH_LOGIT_SCALE && opt_f(&mt, "logit_scale", &m->logit_mul, 1.0f, false)) return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
@@ -384,7 +425,7 @@ static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64
 static int list_weights(ember_model *m, ember_err *err)
 {
     const int X = m->info.n_expert;
-    size_t cap = (size_t)m->info.n_layer * (14 + 3 * (size_t)X) + 2, n = 0;
+    size_t cap = (size_t)m->info.n_layer * (19 + 3 * (size_t)X) + 2, n = 0;
     if (!(m->all_w = malloc(cap * sizeof *m->all_w))) return ember_seterr(err, "out of memory");
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
@@ -396,6 +437,10 @@ static int list_weights(ember_model *m, ember_err *err)
             m->all_w[n++] = &L->moe->gate[e];
             m->all_w[n++] = &L->moe->up[e];
             m->all_w[n++] = &L->moe->down[e];
+        }
+        if (L->dn) {
+            ember_weight *d[] = {&L->dn->qkv, &L->dn->z, &L->dn->beta, &L->dn->alpha, &L->dn->out};
+            for (int i = 0; i < 5; i++) m->all_w[n++] = d[i];
         }
         if (L->moe && L->moe->sh_gate.t) {
             m->all_w[n++] = &L->moe->sh_gate;
@@ -441,7 +486,7 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
     L->rope = (ember_rope_cfg){m->rope_base, m->rope_freq_scale, m->rope_attn_factor, m->rope_ext_factor, 0, 0,
                                m->rope_freqs, m->n_rot};
     if (a->flags & ARCH_LONGROPE && m->rope_long) L->rope.ff = NULL;   /* the session's: long or short by its context */
-    meta mt = {m->f, a->name, err};
+    meta mt = {m->f, a->name, err, 0};
     if (L->swa && a->flags & ARCH_SWA_OWN_ROPE) {
         /* sliding layers rotate their own head dim, without rope_freqs */
         L->rope.ff = NULL;
@@ -568,6 +613,45 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
     return rc;
 }
 
+/* Layer l's delta-net tensors (model.h, ember_deltanet) */
+static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    ember_dn_shape *d = &m->dn;
+    const int64_t E = m->info.n_embd;
+    char nm[96];
+    int rc = 0;
+    ember_deltanet *x = calloc(1, sizeof *x);
+    if (!(L->dn = x)) return ember_seterr(err, "out of memory");
+    x->slot = d->n_layers++;
+#define DN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
+    /* the output gate z is as wide as V: packed with the V projections */
+    bind_weight(m, &x->qkv, DN("attn_qkv.weight"), E, d->conv_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+    if (!rc) bind_weight(m, &x->z, DN("attn_gate.weight"), E, d->value_dim, EMBER_PROJ_V, err, &rc);
+    if (!rc) bind_weight(m, &x->beta, DN("ssm_beta.weight"), E, d->n_v, 0, err, &rc);
+    if (!rc) bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
+    if (!rc) bind_weight(m, &x->out, DN("ssm_out.weight"), d->value_dim, E, EMBER_PROJ_O, err, &rc);
+    if (!rc) x->conv = load_f32(m, DN("ssm_conv1d.weight"), d->d_conv, d->conv_dim, true, err, &rc);
+    if (!rc) x->dt_bias = load_vec(m, DN("ssm_dt.bias"), d->n_v, true, err, &rc);
+    if (!rc) x->a = load_vec(m, DN("ssm_a"), d->n_v, true, err, &rc);
+    if (!rc) x->norm = load_vec(m, DN("ssm_norm.weight"), d->hd, true, err, &rc);
+#undef DN
+    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out};
+    for (int i = 0; i < 5 && !rc; i++) rc = ember_plan_weight(m, ws[i], err);
+    return rc;
+}
+
+static void free_deltanet(ember_deltanet *x)
+{
+    if (!x) return;
+    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out};
+    for (int i = 0; i < 5; i++) free(ws[i]->f32);
+    free(x->conv);
+    free(x->dt_bias);
+    free(x->a);
+    free(x->norm);
+    free(x);
+}
+
 static void free_moe(ember_moe *moe, int n)
 {
     if (!moe) return;
@@ -600,7 +684,7 @@ static int bind_layers(ember_model *m, ember_err *err)
 #define NAME(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
     for (int l = 0; l < I->n_layer && !rc; l++) {
         ember_layer *L = &m->layers[l];
-        meta mt = {m->f, m->arch->name, err};
+        meta mt = {m->f, m->arch->name, err, m->n_blocks};
         rc = layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
         if (!rc) rc = layer_u(&mt, "attention.head_count_kv", l, I->n_layer, 1, 4096, &L->n_head_kv, I->n_head, false);
         /* an MoE layer's FFN width is its experts' */
@@ -623,6 +707,7 @@ static int bind_layers(ember_model *m, ember_err *err)
                                       m->layers[L->kv_src].n_head_kv != L->n_head_kv))
             rc = ember_seterr(err, "layer %d shares layer %d's KV but their head dims or KV heads differ", l, L->kv_src);
         const bool own_kv = L->kv_src == l;
+        const bool dn = fl & ARCH_DELTANET && (l + 1) % m->dn.interval != 0;
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
@@ -632,17 +717,20 @@ static int bind_layers(ember_model *m, ember_err *err)
                                    E, true, err, &rc);
         if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
         if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
-        if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
+        if (!rc && dn) {
+            rc = bind_deltanet(m, L, l, err);
+        } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
         } else if (!rc) {
-            bind_weight(m, &L->wq, NAME("attn_q.weight"), E, HQ, EMBER_PROJ_Q, err, &rc);
+            /* gated attention: each head's query rows, then its gate's */
+            bind_weight(m, &L->wq, NAME("attn_q.weight"), E, fl & ARCH_GATED_ATTN ? 2 * HQ : HQ, EMBER_PROJ_Q, err, &rc);
             if (!rc && own_kv) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
             /* gemma4 31B's full layers have no attn_v: V is K's projection */
             const bool v_from_k = fl & ARCH_V_FROM_K && !gguf_find_tensor(m->f, NAME("attn_v.weight"));
             if (!rc && own_kv && !v_from_k)
                 bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
-        if (!rc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
+        if (!rc && !dn) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
         if (!rc && moe) {
             rc = bind_moe(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
@@ -653,14 +741,14 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         if (!rc && !L->moe) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
-        if (!rc && !L->wqkv.t && own_kv) {
+        if (!rc && !L->wqkv.t && own_kv && !dn) {
             L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
             if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
             if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
         }
         if (!rc && fl & ARCH_O_BIAS) L->bo = load_vec(m, NAME("attn_output.bias"), E, true, err, &rc);
         if (!rc && fl & ARCH_ATT_SINKS) L->sinks = load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
-        if (!rc && fl & ARCH_QK_NORM) {
+        if (!rc && fl & ARCH_QK_NORM && !dn) {
             L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, true, err, &rc);
             if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
         }
@@ -756,6 +844,12 @@ static int bind_model(ember_model *m, ember_err *err)
         ember_plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
     }
     if (bind_layers(m, err)) return -1;
+    /* the multi-token-prediction layers past n_layer (read_hparams) are
+       not run, knowingly: no oddity to note */
+    for (uint64_t i = 0; m->used && m->arch->flags & ARCH_DELTANET && i < m->f->n_tensors; i++) {
+        int b;
+        if (sscanf(m->f->tensors[i].name_z, "blk.%d.", &b) == 1 && b >= I->n_layer) m->used[i] = 1;
+    }
     /* The LM head: output.weight, or the tied embedding. */
     if (gguf_find_tensor(m->f, "output.weight"))
         bind_weight(m, &m->output, "output.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
@@ -792,6 +886,7 @@ void ember_model_free(ember_model *m)
                                   &L->pl_gate, &L->pl_proj};
             for (int i = 0; i < 11; i++) free_weight(ws[i]);
             free_moe(L->moe, m->info.n_expert);
+            free_deltanet(L->dn);
         }
         free(m->layers);
     }

@@ -71,6 +71,34 @@ typedef struct {
     float *router_b, *gate_b, *up_b, *down_b;
 } ember_moe;
 
+/* A gated delta-net layer (ARCH_DELTANET, deltanet.c) in place of
+   attention: a causal convolution over the last d_conv projections of
+   Q, K and V, then per value head a d x d state decayed and corrected by
+   each token (the delta rule), read by the query; the heads' outputs
+   RMS-normed, gated by silu(z) and projected back. */
+typedef struct {
+    ember_weight qkv;           /* attn_qkv: n_embd -> 2 key_dim + value_dim (Q, K, V) */
+    ember_weight z;             /* attn_gate: n_embd -> value_dim, the output gate */
+    ember_weight beta, alpha;   /* ssm_beta, ssm_alpha: n_embd -> n_v (the write strength, the decay's input) */
+    ember_weight out;           /* ssm_out: value_dim -> n_embd */
+    float *conv;                /* ssm_conv1d: [conv_dim][d_conv], oldest tap first */
+    float *dt_bias, *a;         /* ssm_dt.bias, ssm_a (= -exp(A_log)): n_v each */
+    float *norm;                /* ssm_norm: head_dim, shared by the heads */
+    int slot;                   /* this layer's place among the delta-net layers (its state) */
+} ember_deltanet;
+
+/* The delta-net layers' shape (the file's ssm.* keys), the same for all */
+typedef struct {
+    int d_conv;                 /* ssm.conv_kernel */
+    int hd;                     /* ssm.state_size: key and value head dim */
+    int n_k, n_v;               /* ssm.group_count (Q/K heads), ssm.time_step_rank (V heads) */
+    int key_dim, value_dim, conv_dim;   /* n_k hd, n_v hd, 2 key_dim + value_dim */
+    bool tiled;                 /* V head h reads Q/K head h % n_k (else h / (n_v / n_k)) */
+    int interval;               /* full_attention_interval: layer l attends when (l + 1) % interval == 0 */
+    int n_layers;               /* how many layers are delta-net layers */
+    size_t state_floats;        /* one layer's state: (d_conv - 1) conv_dim + n_v hd^2 */
+} ember_dn_shape;
+
 typedef struct {
     float *attn_norm, *ffn_norm;
     float *attn_norm_b, *ffn_norm_b;   /* ARCH_LAYERNORM: the norms' biases, where the file has them */
@@ -90,6 +118,7 @@ typedef struct {
     float *pl_post_norm;
     float *out_scale;           /* layer_output_scale: the residual stream times this, or NULL */
     ember_moe *moe;             /* the FFN's experts (gate, up, down unbound), or NULL: dense */
+    ember_deltanet *dn;         /* a delta-net layer (no attention, no KV), or NULL */
 } ember_layer;
 
 struct ember_model {
@@ -120,6 +149,8 @@ struct ember_model {
     float embd_mult, resid_mult, att_mult, logit_div;
     float logit_mul;            /* ARCH_LOGIT_SCALE: the normed output rows times this (1: none) */
     int n_layer_kv;             /* layers with their own KV (the rest share) */
+    ember_dn_shape dn;          /* ARCH_DELTANET: the delta-net layers' shape */
+    int n_blocks;               /* the file's block_count when it holds layers past n_layer (MTP), else 0 */
     int n_pl;                   /* per-layer input width (0: none) */
     ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */
     ember_weight pl_model_proj; /* n_embd -> n_layer * n_pl */

@@ -147,6 +147,9 @@ static int plan_slabs(ember_model *m, ember_weight *ws, int n, ember_err *err)
     if (!eager && o->strategy == EMBER_STRATEGY_PACKED && w0->proj) {
         choose_pack(m, w0, why, sizeof why);
         for (int i = 1; i < n; i++) ws[i].pack_kern = w0->pack_kern;
+    } else if (!eager && o->strategy == EMBER_STRATEGY_PACKED && !why[0]) {
+        /* an MoE router, a delta-net's beta and alpha: a few rows each */
+        snprintf(why, sizeof why, "not a layer projection (a router or a per-head gate): not packed");
     }
     if (w0->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD) snprintf(why, sizeof why, "packed at the phase the profile sets");
     const ember_kernel *kr = w0->pack_kern ? w0->pack_kern : w0->kern;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "deltanet.h"
 #include "dtype.h"
 #include "kv.h"
 #include "lifecycle.h"
@@ -85,6 +86,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int i = 0; ok && i < s->ring; i++) s->ring_pos[i] = -1;
     size_t maxk = HQ > E ? HQ : E;
     if (F > maxk) maxk = F;
+    const ember_dn_shape *dn = &m->dn;
+    if ((size_t)dn->value_dim > maxk) maxk = (size_t)dn->value_dim;   /* ssm_out's input */
     s->kcache = resident(kvn, &ok);
     s->vcache = resident(kvn, &ok);
     s->x = resident(B * E * 4, &ok);
@@ -101,6 +104,24 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     s->u = resident(BF * F * 4, &ok);
     if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
         s->fused = resident(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
+    if (m->arch->flags & ARCH_GATED_ATTN) {   /* Q's product (queries and gates), then the gates */
+        s->fused = resident(B * 2 * HQ * 4, &ok);
+        s->qgate = resident(B * HQ * 4, &ok);
+    }
+    if (dn->n_layers) {
+        const size_t sb = ember_dn_state_bytes(m);
+        s->dn_state = resident(sb, &ok);
+        for (int i = 0; i < EMBER_DN_CKPTS; i++) {
+            s->dn_ck[i] = zalloc(sb, &ok);   /* written before read: left lazy */
+            s->dn_ck_pos[i] = -1;
+        }
+        s->dn_qkv = resident(B * (size_t)dn->conv_dim * 4, &ok);
+        s->dn_conv = resident(B * (size_t)dn->conv_dim * 4, &ok);
+        s->dn_z = resident(B * (size_t)dn->value_dim * 4, &ok);
+        s->dn_o = resident(B * (size_t)dn->value_dim * 4, &ok);
+        s->dn_b = resident(B * (size_t)dn->n_v * 4, &ok);
+        s->dn_a = resident(B * (size_t)dn->n_v * 4, &ok);
+    }
     if (I->n_expert) {
         const size_t NE = (size_t)I->n_expert, K = (size_t)I->n_expert_used;
         s->moe_logits = resident(B * NE * 4, &ok);
@@ -151,7 +172,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         ember_session_free(s);
         return NULL;
     }
-    s->kv_bytes = 2 * kvn;
+    /* the delta-net state and its copies stand where a KV cache would */
+    s->kv_bytes = 2 * kvn + ember_dn_state_bytes(m) * (1 + EMBER_DN_CKPTS);
     s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
@@ -173,6 +195,9 @@ void ember_session_free(ember_session *s)
     free(s->scratch); free(s->all_logits);
     free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
     free(s->moe_x); free(s->moe_out); free(s->moe_sh);
+    free(s->dn_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
+    for (int i = 0; i < EMBER_DN_CKPTS; i++) free(s->dn_ck[i]);
+    free(s->qgate);
     free(s);
 }
 
@@ -180,11 +205,17 @@ void ember_session_reset(ember_session *s)
 {
     s->n_past = 0;
     for (int i = 0; i < s->ring; i++) s->ring_pos[i] = -1;
+    ember_dn_reset(s);
 }
 
 void ember_session_truncate(ember_session *s, int n)
 {
     if (n < 0 || n >= s->n_past) return;
+    /* a recurrent state goes back only to a copy of it (deltanet.c) */
+    if (s->dn_state && (n = ember_dn_rewind(s, n)) == 0) {
+        ember_session_reset(s);
+        return;
+    }
     /* A ring keeps the last window of positions: the next token at n needs
        n - window + 1 .. n - 1, which later tokens may have overwritten.
        Then nothing is reusable and the cache starts over. */
@@ -227,6 +258,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
        is in prepack_ms, counted in the TTFT */
     if (ember_session_pack(s, err)) return -1;
     double t1 = ember_now_ms();
+    ember_dn_checkpoint(s);   /* where a regenerate of this prompt goes back to */
     s->batched = n >= 2;   /* the reference runs a prompt of 2+ tokens as one batch */
     const int V = m->info.n_vocab;
     for (int i = 0, nb; i < n; i += nb) {
@@ -255,6 +287,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
         s->n_past += nb;
     }
     if (last_logits) memcpy(last_logits, s->logits, (size_t)V * sizeof(float));
+    ember_dn_checkpoint(s);
     double t2 = ember_now_ms();
     s->st.n_prompt = n;
     s->st.n_decoded = 0;
@@ -300,4 +333,8 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
 }
 
 /* Snapshot at the end of a generation (the caller says when decoding is done). */
-void ember_session_mark_decode_done(ember_session *s) { ember_lifecycle(s, EMBER_AT_DECODE_DONE, NULL); }
+void ember_session_mark_decode_done(ember_session *s)
+{
+    ember_lifecycle(s, EMBER_AT_DECODE_DONE, NULL);
+    ember_dn_checkpoint(s);   /* the next turn starts from the reply */
+}

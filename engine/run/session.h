@@ -20,6 +20,10 @@ typedef struct {
 } ember_act_cache;
 #define EMBER_ACT_TYPES 4
 #define EMBER_ROPE_TABLES 4    /* rotary settings cached per pass (a model has 1 or 2) */
+/* copies of the delta-net state kept (deltanet.c): the ends of the last
+   prefills and generations, where a chat's next turn or a regenerate
+   goes back to */
+#define EMBER_DN_CKPTS 3
 
 struct ember_session {
     ember_model *m;
@@ -62,6 +66,13 @@ struct ember_session {
     float *moe_logits, *moe_w, *moe_x, *moe_out;
     float *moe_sh;              /* the shared expert's output rows */
     int *moe_sel, *moe_pair, *moe_place, *moe_first;
+    /* delta-net layers (deltanet.c): the state, per layer its conv's last
+       inputs then its heads' matrices; copies of it at dn_ck_pos (-1:
+       empty); a pass's projections, conv output and head outputs */
+    float *dn_state, *dn_ck[EMBER_DN_CKPTS];
+    int dn_ck_pos[EMBER_DN_CKPTS];
+    float *dn_qkv, *dn_conv, *dn_z, *dn_b, *dn_a, *dn_o;
+    float *qgate;               /* ARCH_GATED_ATTN: the heads' output gates [token][HQ] */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */

@@ -105,6 +105,25 @@ static const shape shapes[] = {
     {"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 2880, 201088, 131072, 150000.0, 1e-5, false, true, false, 64, 0, 128,
      false, false, 0, 0, 0, 0, 0, 32, 4, 2880, true},
     {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0, 1e-5, true, false, false, 0, 96, 262144, false, true, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* qwen35 at tiny size: [delta-net, attention] x 2, attention heads of
+       128 with rope on 32 dims; the delta-net's below (dn_shapes) */
+    {"tiny-qwen35", "qwen35", 256, 4, 2, 1, 512, 0, 2048, 10000000.0, 1e-6, true, false, false, 128, 32, 0, false,
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* Qwen3.5-0.8B: three delta-net layers to one attention layer (8 heads
+       of 256, 2 KV heads, rope on 64 dims); sizes approximate the
+       published model */
+    {"qwen3.5-0.8b", "qwen35", 1024, 24, 8, 2, 3584, 248320, 262144, 10000000.0, 1e-6, true, false, false, 256, 64, 0,
+     false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+};
+
+/* The delta-net layers of the qwen35 shapes: head dim (keys and values),
+   Q/K heads, V heads, and one attention layer in `interval` */
+static const struct {
+    const char *like;
+    int hd, n_k, n_v, interval;
+} dn_shapes[] = {
+    {"tiny-qwen35", 64, 2, 4, 2},
+    {"qwen3.5-0.8b", 128, 16, 16, 4},
 };
 
 typedef struct {
@@ -118,7 +137,7 @@ static const file_dtype file_dtypes[] = {
     {"IQ3_XXS", 23}, {"IQ1_S", 24}, {"IQ3_M", 27}, {"IQ2_M", 29}, {"IQ1_M", 31},
 };
 
-typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD, GEN_PROP_ROPE } gen_kind;
+typedef enum { GEN_NORMAL, GEN_NORM, GEN_ROPE_FREQS, GEN_TOY_EMBD, GEN_PROP_ROPE, GEN_DECAY } gen_kind;
 
 struct synth_ctx;
 
@@ -237,6 +256,8 @@ static void fill_worker(void *arg, int ith, int nth)
            rest are held still by a huge divisor */
         case GEN_PROP_ROPE: for (int64_t i = 0; i < n; i++) x[i] = i < n / 4 ? 1.0f : 1e30f; break;
         case GEN_NORM: normal_row(g->key, row, x, n, 1.0f, g->std); break;
+        /* a delta-net's A (= -exp(A_log)): negative, so every state decays */
+        case GEN_DECAY: normal_row(g->key, row, x, n, -1.0f, g->std); break;
         case GEN_TOY_EMBD: normal_row(g->key, row, x, n, 0.0f, g->std * toy_row_scale(g->sc, row)); break;
         default: normal_row(g->key, row, x, n, 0.0f, g->std); break;
         }
@@ -454,9 +475,67 @@ static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, e
     return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
 }
 
+static int dn_shape_of(const shape *sh)
+{
+    for (int i = 0; i < (int)(sizeof dn_shapes / sizeof dn_shapes[0]); i++)
+        if (!strcmp(dn_shapes[i].like, sh->like)) return i;
+    return -1;
+}
+
+/* qwen35's tensors: delta-net layers and gated attention layers (whose
+   Q rows hold each head's query, then its gate), a dense FFN after each
+   under a norm named post_attention_norm. */
+static int build_qwen35(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int di = dn_shape_of(sh);
+    const int E = sh->n_embd, L = sh->n_layer, hd = sh->head_dim, gqa = sh->n_head / sh->n_head_kv;
+    const int D = dn_shapes[di].hd, KD = dn_shapes[di].n_k * D, VD = dn_shapes[di].n_v * D, NV = dn_shapes[di].n_v;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
+            sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        const bool delta = (i + 1) % dn_shapes[di].interval != 0;
+        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; bool dn, att; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, true, true},
+            {"attn_qkv.weight", R_OTHER, E, 2 * KD + VD, GEN_NORMAL, std, true, false},
+            {"attn_gate.weight", R_OTHER, E, VD, GEN_NORMAL, std, true, false},
+            {"ssm_beta.weight", R_OTHER, E, NV, GEN_NORMAL, std, true, false},
+            {"ssm_alpha.weight", R_OTHER, E, NV, GEN_NORMAL, std, true, false},
+            {"ssm_conv1d.weight", R_OTHER, 4, 2 * KD + VD, GEN_NORMAL, 0.3f, true, false},
+            {"ssm_dt.bias", R_OTHER, NV, 0, GEN_NORMAL, 0.5f, true, false},
+            {"ssm_a", R_OTHER, NV, 0, GEN_DECAY, 0.3f, true, false},
+            {"ssm_norm.weight", R_OTHER, D, 0, GEN_NORM, 0.02f, true, false},
+            {"ssm_out.weight", R_ATTN_O, VD, E, GEN_NORMAL, res_std, true, false},
+            {"attn_q.weight", R_OTHER, E, 2 * sh->n_head * hd, GEN_NORMAL, std, false, true},
+            {"attn_k.weight", R_OTHER, E, sh->n_head_kv * hd, GEN_NORMAL, std, false, true},
+            {"attn_v.weight", R_ATTN_V, E, sh->n_head_kv * hd, GEN_NORMAL, std, false, true},
+            {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, false, true},
+            {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, false, true},
+            {"attn_output.weight", R_ATTN_O, sh->n_head * hd, E, GEN_NORMAL, res_std, false, true},
+            {"post_attention_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, true, true},
+            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std, true, true},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std, true, true},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std, true, true},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            if (delta ? !parts[p].dn : !parts[p].att) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            /* the convolution's taps stay F32, as the converter keeps them */
+            const bool f32 = !parts[p].out || !strcmp(parts[p].n, "ssm_conv1d.weight");
+            int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
+            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+    }
+    return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
+}
+
 static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
 {
     if (sc->sh->g4_period) return build_gemma4(l, sc, fdt, n_vocab, err);
+    if (dn_shape_of(sc->sh) >= 0) return build_qwen35(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -627,6 +706,20 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_str(w, AK("rope.scaling.type"), "yarn");
         gguf_w_f32(w, AK("rope.scaling.factor"), 32.0f);
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
+    }
+    const int di = dn_shape_of(sh);
+    if (di >= 0) {   /* the delta-net layers, as the converter writes Qwen3.5 */
+        const int D = dn_shapes[di].hd;
+        gguf_w_u32(w, AK("ssm.conv_kernel"), 4);
+        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)D);
+        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)dn_shapes[di].n_k);
+        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)dn_shapes[di].n_v);
+        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)(dn_shapes[di].n_v * D));
+        gguf_w_u32(w, AK("full_attention_interval"), (uint32_t)dn_shapes[di].interval);
+        /* the rotated pairs in three position sections (a text token has one position in all) */
+        const int pairs = sh->n_rot / 2;
+        int32_t sec[4] = {pairs - 2 * (pairs / 3), pairs / 3, pairs / 3, 0};
+        gguf_w_arr(w, AK("rope.dimension_sections"), GGUF_T_I32, sec, 4);
     }
     if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);

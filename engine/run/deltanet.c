@@ -1,0 +1,266 @@
+/* The gated delta-net layer (Qwen3.5's linear attention, model.h:
+   ember_deltanet) and its recurrent state.
+
+   For a pass of n tokens at layer l, on the normed rows xn:
+     qkv = W_qkv xn, z = W_z xn, b = W_beta xn, a = W_alpha xn
+     c = silu(causal conv over the last d_conv rows of qkv, per channel)
+     q, k = c's Q and K parts, each head L2-normalised; v = c's V part
+     per V head h (reading Q/K head h % n_k), token by token:
+       decay = exp(min(softplus(a + dt_bias) * A, 50)), beta = sigmoid(b)
+       u = beta (v - decay S^T k)           (the delta rule's correction)
+       o = decay S^T q / sqrt(d) + u (k . q) / sqrt(d)
+       S = clamp(decay S + k u^T, +-1e6)
+     o = RMSNorm(o per head) * ssm_norm * silu(z);  x += W_out o
+   in the reference's float order where it has one (its fused delta-net
+   operator: the two products of S in one sweep over its columns, then the
+   update).  S is a head's d x d matrix, kept as d columns (one per key
+   dim) of d values (one per value dim).
+
+   The state replaces a KV cache and cannot be cut back to an earlier
+   position: a few copies of it (checkpoints, at the ends of prefills and
+   generations) let ember_session_truncate return to one of those. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "deltanet.h"
+#include "forward.h"
+#include "refnum.h"
+
+static float *layer_state(const ember_session *s, const ember_deltanet *x)
+{
+    return s->dn_state + (size_t)x->slot * s->m->dn.state_floats;
+}
+
+/* ---- the convolution ------------------------------------------------------ */
+
+typedef struct {
+    const ember_deltanet *x;
+    const float *cs;            /* the layer's conv state: per channel, its last d_conv - 1 inputs, oldest first */
+} conv_args;
+
+/* c[t] = silu(sum_i w[i] in[t - d_conv + 1 + i]) per channel, the inputs
+   before the pass from the state; then each K and Q head L2-normalised
+   (x / max(|x|, eps), the sum of squares in double, as the reference) */
+static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const conv_args *a = ctx;
+    const ember_dn_shape *d = &s->m->dn;
+    const int K = d->d_conv, C = d->conv_dim;
+    const float eps = s->m->rms_eps;
+    for (int t = t0; t < t1; t++) {
+        float *out = s->dn_conv + (size_t)t * C;
+        for (int c = 0; c < C; c++) {
+            const float *w = a->x->conv + (size_t)c * K;
+            float acc = 0.0f;
+            for (int i = 0; i < K; i++) {
+                const int src = t - (K - 1) + i;
+                const float in = src >= 0 ? s->dn_qkv[(size_t)src * C + c] : a->cs[(size_t)c * (K - 1) + (K - 1) + src];
+                acc += in * w[i];
+            }
+            out[c] = acc;
+        }
+        ember_ref_silu(out, C);
+        for (int h = 0; h < 2 * d->n_k; h++) {
+            float *v = out + (size_t)h * d->hd;
+            double ss = 0;
+            for (int i = 0; i < d->hd; i++) ss += (double)(v[i] * v[i]);
+            const float sc = 1.0f / fmaxf(sqrtf((float)ss), eps);
+            for (int i = 0; i < d->hd; i++) v[i] *= sc;
+        }
+    }
+}
+
+/* The conv state after n tokens: the last d_conv - 1 inputs, from the
+   pass where it has them, else from before it. */
+static void conv_state_update(ember_session *s, float *cs, int n)
+{
+    const ember_dn_shape *d = &s->m->dn;
+    const int K1 = d->d_conv - 1, C = d->conv_dim;
+    for (int c = 0; c < C; c++) {
+        float *st = cs + (size_t)c * K1;
+        /* oldest first: a slot keeps an older state value only when the pass
+           is shorter than the window, and those move down, never up */
+        for (int j = 0; j < K1; j++) {
+            const int src = n - K1 + j;
+            st[j] = src >= 0 ? s->dn_qkv[(size_t)src * C + c] : st[j + n];
+        }
+    }
+}
+
+/* ---- the recurrence ------------------------------------------------------- */
+
+typedef struct {
+    ember_session *s;
+    const ember_deltanet *x;
+    float *S;                   /* the layer's heads' matrices */
+    int n;
+} rec_job;
+
+/* V heads [h0, h1) over the pass's tokens, in order: each head's matrix
+   stays in this thread's cache for the whole pass */
+static void rec_run(void *ctx, int ith, int nth)
+{
+    const rec_job *j = ctx;
+    ember_session *s = j->s;
+    const ember_dn_shape *d = &s->m->dn;
+    const int D = d->hd, C = d->conv_dim, NV = d->n_v;
+    const int h0 = NV * ith / nth, h1 = NV * (ith + 1) / nth;
+    const float scale = 1.0f / sqrtf((float)D);
+    float vp[D], ov[D];
+    for (int h = h0; h < h1; h++) {
+        const int kh = d->tiled ? h % d->n_k : h / (NV / d->n_k);
+        float *S = j->S + (size_t)h * D * D;
+        for (int t = 0; t < j->n; t++) {
+            const float *row = s->dn_conv + (size_t)t * C;
+            const float *q = row + (size_t)kh * D, *k = row + d->key_dim + (size_t)kh * D;
+            const float *v = row + 2 * d->key_dim + (size_t)h * D;
+            const float beta = 1.0f / (1.0f + expf(-s->dn_b[(size_t)t * NV + h]));
+            const float decay = expf(fminf(s->dn_a[(size_t)t * NV + h], 50.0f));
+            float kq = 0.0f;
+            for (int i = 0; i < D; i++) kq += k[i] * q[i];
+            const float att = kq * scale;
+            for (int r = 0; r < D; r++) vp[r] = ov[r] = 0.0f;
+            for (int col = 0; col < D; col++) {
+                const float *sc = S + (size_t)col * D;
+                const float kc = k[col], qc = q[col];
+                for (int r = 0; r < D; r++) {
+                    vp[r] += sc[r] * kc;
+                    ov[r] += sc[r] * qc;
+                }
+            }
+            float *o = s->dn_o + (size_t)t * d->value_dim + (size_t)h * D;
+            const float c1 = beta, c2 = beta * decay, c3 = decay * scale;
+            for (int r = 0; r < D; r++) {
+                vp[r] = v[r] * c1 - vp[r] * c2;   /* now the correction u */
+                o[r] = vp[r] * att + ov[r] * c3;
+            }
+            for (int col = 0; col < D; col++) {
+                float *sc = S + (size_t)col * D;
+                const float kc = k[col];
+                for (int r = 0; r < D; r++) {
+                    const float y = vp[r] * kc + sc[r] * decay;
+                    sc[r] = fminf(fmaxf(y, -1e6f), 1e6f);
+                }
+            }
+        }
+    }
+}
+
+/* ---- the block ------------------------------------------------------------ */
+
+typedef struct {
+    const ember_deltanet *x;
+} gate_args;
+
+/* Per token: a -> the decay's exponent softplus(a + dt_bias) * A (the
+   reference's softplus: x past 20 as is); after the recurrence,
+   o = RMSNorm(o) * ssm_norm * silu(z) per head. */
+static void gates_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const gate_args *a = ctx;
+    const int NV = s->m->dn.n_v;
+    for (int t = t0; t < t1; t++) {
+        float *g = s->dn_a + (size_t)t * NV;
+        for (int h = 0; h < NV; h++) {
+            const float y = g[h] + a->x->dt_bias[h];
+            g[h] = (y > 20.0f ? y : logf(1.0f + expf(y))) * a->x->a[h];
+        }
+    }
+}
+
+static void out_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const gate_args *a = ctx;
+    const ember_dn_shape *d = &s->m->dn;
+    for (int t = t0; t < t1; t++) {
+        float *o = s->dn_o + (size_t)t * d->value_dim, *z = s->dn_z + (size_t)t * d->value_dim;
+        ember_fw_rmsnorm_rows(o, o, a->x->norm, d->hd, 0, d->n_v, s->m->rms_eps);
+        ember_ref_silu(z, d->value_dim);
+        for (int i = 0; i < d->value_dim; i++) o[i] = z[i] * o[i];
+    }
+}
+
+void ember_dn_block(ember_session *s, int l, int n, int skip)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const ember_deltanet *x = L->dn;
+    const ember_dn_shape *d = &m->dn;
+    const int E = m->info.n_embd;
+    float *st = layer_state(s, x);
+    ember_fw_norm_rows(s, s->xn, s->x, L->attn_norm, n);
+    ember_fw_act_dirty(s);
+    const ember_weight *ws[4] = {&x->qkv, &x->z, &x->beta, &x->alpha};
+    ember_fw_matmul_n(s, ws, (float *[]){s->dn_qkv, s->dn_z, s->dn_b, s->dn_a}, 4, s->xn, n);
+    gate_args ga = {x};
+    ember_fw_tokens(s, n, gates_tokens, &ga);
+    conv_args ca = {x, st};
+    ember_fw_tokens(s, n, conv_tokens, &ca);
+    conv_state_update(s, st, n);
+    rec_job rj = {s, x, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
+    ember_pool_run(s->pool, rec_run, &rj);
+    ember_fw_tokens(s, n, out_tokens, &ga);
+    /* the last layer of a prompt pass: only the output rows go on */
+    if (skip > 0) {
+        memmove(s->dn_o, s->dn_o + (size_t)skip * d->value_dim, (size_t)(n - skip) * d->value_dim * sizeof(float));
+        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
+        n -= skip;
+        if (n == 0) return;
+    }
+    ember_fw_act_dirty(s);
+    ember_fw_matmul(s, &x->out, s->xn, s->dn_o, n);
+    ember_fw_residual(s, n);
+}
+
+/* ---- the state and its checkpoints ----------------------------------------- */
+
+size_t ember_dn_state_bytes(const ember_model *m)
+{
+    return (size_t)m->dn.n_layers * m->dn.state_floats * sizeof(float);
+}
+
+void ember_dn_reset(ember_session *s)
+{
+    if (!s->dn_state) return;
+    memset(s->dn_state, 0, ember_dn_state_bytes(s->m));
+    for (int i = 0; i < EMBER_DN_CKPTS; i++) s->dn_ck_pos[i] = -1;
+}
+
+void ember_dn_checkpoint(ember_session *s)
+{
+    if (!s->dn_state || s->n_past == 0) return;   /* position 0 is the reset state */
+    int slot = -1;
+    for (int i = 0; i < EMBER_DN_CKPTS && slot < 0; i++)
+        if (s->dn_ck_pos[i] == s->n_past) slot = i;
+    for (int i = 0; i < EMBER_DN_CKPTS && slot < 0; i++)
+        if (s->dn_ck_pos[i] < 0) slot = i;
+    if (slot < 0) {   /* full: the earliest goes (a rewind rarely goes that far back) */
+        slot = 0;
+        for (int i = 1; i < EMBER_DN_CKPTS; i++)
+            if (s->dn_ck_pos[i] < s->dn_ck_pos[slot]) slot = i;
+    }
+    memcpy(s->dn_ck[slot], s->dn_state, ember_dn_state_bytes(s->m));
+    s->dn_ck_pos[slot] = s->n_past;
+}
+
+int ember_dn_rewind(ember_session *s, int n)
+{
+    int best = -1;
+    for (int i = 0; i < EMBER_DN_CKPTS; i++)
+        if (s->dn_ck_pos[i] >= 0 && s->dn_ck_pos[i] <= n && (best < 0 || s->dn_ck_pos[i] > s->dn_ck_pos[best])) best = i;
+    if (best < 0) {
+        ember_dn_reset(s);
+        return 0;
+    }
+    const int pos = s->dn_ck_pos[best];
+    memcpy(s->dn_state, s->dn_ck[best], ember_dn_state_bytes(s->m));
+    /* copies from past pos belong to the branch being cut off */
+    for (int i = 0; i < EMBER_DN_CKPTS; i++)
+        if (s->dn_ck_pos[i] > pos) s->dn_ck_pos[i] = -1;
+    return pos;
+}
