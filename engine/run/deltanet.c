@@ -13,7 +13,7 @@
      o = RMSNorm(o per head) * ssm_norm * silu(z);  x += W_out o
    in the reference's float order where it has one (its fused delta-net
    operator: the two products of S in one sweep over its columns, then the
-   update).  S is a head's d x d matrix, kept as d columns (one per key
+   update; kernels/deltarule.c).  S is a head's d x d matrix, kept as d columns (one per key
    dim) of d values (one per value dim).
 
    The state replaces a KV cache and cannot be cut back to an earlier
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "deltanet.h"
+#include "deltarule.h"
 #include "forward.h"
 #include "refnum.h"
 
@@ -100,52 +101,23 @@ typedef struct {
 } rec_job;
 
 /* V heads [h0, h1) over the pass's tokens, in order: each head's matrix
-   stays in this thread's cache for the whole pass */
+   stays in this thread's cache for the whole pass (kernels: deltarule.h) */
 static void rec_run(void *ctx, int ith, int nth)
 {
     const rec_job *j = ctx;
     ember_session *s = j->s;
     const ember_dn_shape *d = &s->m->dn;
-    const int D = d->hd, C = d->conv_dim, NV = d->n_v;
+    const int D = d->hd, NV = d->n_v;
     const int h0 = NV * ith / nth, h1 = NV * (ith + 1) / nth;
-    const float scale = 1.0f / sqrtf((float)D);
-    float vp[D], ov[D];
     for (int h = h0; h < h1; h++) {
         const int kh = d->tiled ? h % d->n_k : h / (NV / d->n_k);
-        float *S = j->S + (size_t)h * D * D;
-        for (int t = 0; t < j->n; t++) {
-            const float *row = s->dn_conv + (size_t)t * C;
-            const float *q = row + (size_t)kh * D, *k = row + d->key_dim + (size_t)kh * D;
-            const float *v = row + 2 * d->key_dim + (size_t)h * D;
-            const float beta = 1.0f / (1.0f + expf(-s->dn_b[(size_t)t * NV + h]));
-            const float decay = expf(fminf(s->dn_a[(size_t)t * NV + h], 50.0f));
-            float kq = 0.0f;
-            for (int i = 0; i < D; i++) kq += k[i] * q[i];
-            const float att = kq * scale;
-            for (int r = 0; r < D; r++) vp[r] = ov[r] = 0.0f;
-            for (int col = 0; col < D; col++) {
-                const float *sc = S + (size_t)col * D;
-                const float kc = k[col], qc = q[col];
-                for (int r = 0; r < D; r++) {
-                    vp[r] += sc[r] * kc;
-                    ov[r] += sc[r] * qc;
-                }
-            }
-            float *o = s->dn_o + (size_t)t * d->value_dim + (size_t)h * D;
-            const float c1 = beta, c2 = beta * decay, c3 = decay * scale;
-            for (int r = 0; r < D; r++) {
-                vp[r] = v[r] * c1 - vp[r] * c2;   /* now the correction u */
-                o[r] = vp[r] * att + ov[r] * c3;
-            }
-            for (int col = 0; col < D; col++) {
-                float *sc = S + (size_t)col * D;
-                const float kc = k[col];
-                for (int r = 0; r < D; r++) {
-                    const float y = vp[r] * kc + sc[r] * decay;
-                    sc[r] = fminf(fmaxf(y, -1e6f), 1e6f);
-                }
-            }
-        }
+        const ember_delta_args a = {
+            .S = j->S + (size_t)h * D * D, .d = D, .n = j->n,
+            .q = s->dn_conv + (size_t)kh * D, .k = s->dn_conv + d->key_dim + (size_t)kh * D,
+            .v = s->dn_conv + 2 * (size_t)d->key_dim + (size_t)h * D, .qkv_stride = (size_t)d->conv_dim,
+            .b = s->dn_b + h, .g = s->dn_a + h, .bg_stride = (size_t)NV,
+            .o = s->dn_o + (size_t)h * D, .o_stride = (size_t)d->value_dim};
+        ember_delta_rule(&a);
     }
 }
 
