@@ -32,7 +32,7 @@ static void token_gates(const ember_delta_args *a, int t, float *beta, float *de
     *decay = expf(fminf(a->g[(size_t)t * a->bg_stride], 50.0f));
 }
 
-static void rule_scalar(const ember_delta_args *a)
+void ember_delta_rule_scalar(const ember_delta_args *a)
 {
     const int d = a->d;
     const float scale = 1.0f / sqrtf((float)d);
@@ -202,5 +202,5 @@ void ember_delta_rule(const ember_delta_args *a)
        row of the state in registers: up to 128); the rest the scalar path,
        which computes the same bits */
     if (rule_simd && a->d % 16 == 0 && a->d <= rule_max_d) rule_simd(a);
-    else if (a->d <= DR_MAX) rule_scalar(a);
+    else if (a->d <= DR_MAX) ember_delta_rule_scalar(a);
 }

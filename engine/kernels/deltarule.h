@@ -26,5 +26,7 @@ typedef struct {
    S^T k and S^T q summed over the key dims in order, k . q over 16 lanes
    then ember_ref_sum16's tree. */
 void ember_delta_rule(const ember_delta_args *a);
+/* The scalar path alone: the order the SIMD paths keep (tests) */
+void ember_delta_rule_scalar(const ember_delta_args *a);
 
 #endif
