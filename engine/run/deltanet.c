@@ -38,7 +38,7 @@ static float *layer_state(const ember_session *s, const ember_deltanet *x)
 
 typedef struct {
     const ember_deltanet *x;
-    const float *cs;            /* the layer's conv state: per channel, its last d_conv - 1 inputs, oldest first */
+    const float *cs;            /* the layer's conv state: its last d_conv - 1 input rows, oldest first */
 } conv_args;
 
 /* c[t] = silu(sum_i w[i] in[t - d_conv + 1 + i]) per channel, the inputs
@@ -53,15 +53,12 @@ static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     const float eps = s->m->rms_eps;
     for (int t = t0; t < t1; t++) {
         float *out = s->dn_conv + (size_t)t * C;
-        for (int c = 0; c < C; c++) {
-            const float *w = a->x->conv + (size_t)c * K;
-            float acc = 0.0f;
-            for (int i = 0; i < K; i++) {
-                const int src = t - (K - 1) + i;
-                const float in = src >= 0 ? s->dn_qkv[(size_t)src * C + c] : a->cs[(size_t)c * (K - 1) + (K - 1) + src];
-                acc += in * w[i];
-            }
-            out[c] = acc;
+        for (int c = 0; c < C; c++) out[c] = 0.0f;
+        for (int i = 0; i < K; i++) {
+            const int src = t - (K - 1) + i;
+            const float *in = src >= 0 ? s->dn_qkv + (size_t)src * C : a->cs + (size_t)(K - 1 + src) * C;
+            const float *w = a->x->conv + (size_t)i * C;
+            for (int c = 0; c < C; c++) out[c] += in[c] * w[c];
         }
         ember_ref_silu(out, C);
         for (int h = 0; h < 2 * d->n_k; h++) {
@@ -74,20 +71,19 @@ static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     }
 }
 
-/* The conv state after n tokens: the last d_conv - 1 inputs, from the
-   pass where it has them, else from before it. */
+/* The conv state after n tokens: the last d_conv - 1 input rows, from the
+   pass where it has them, else from before it (rows only move down: a
+   row keeps an older state row only when the pass is shorter than the
+   window). */
 static void conv_state_update(ember_session *s, float *cs, int n)
 {
     const ember_dn_shape *d = &s->m->dn;
-    const int K1 = d->d_conv - 1, C = d->conv_dim;
-    for (int c = 0; c < C; c++) {
-        float *st = cs + (size_t)c * K1;
-        /* oldest first: a slot keeps an older state value only when the pass
-           is shorter than the window, and those move down, never up */
-        for (int j = 0; j < K1; j++) {
-            const int src = n - K1 + j;
-            st[j] = src >= 0 ? s->dn_qkv[(size_t)src * C + c] : st[j + n];
-        }
+    const int K1 = d->d_conv - 1;
+    const size_t row = (size_t)d->conv_dim * sizeof(float);
+    for (int j = 0; j < K1; j++) {
+        const int src = n - K1 + j;
+        if (src >= 0) memcpy(cs + (size_t)j * d->conv_dim, s->dn_qkv + (size_t)src * d->conv_dim, row);
+        else memmove(cs + (size_t)j * d->conv_dim, cs + (size_t)(j + n) * d->conv_dim, row);
     }
 }
 

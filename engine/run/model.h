@@ -81,7 +81,7 @@ typedef struct {
     ember_weight z;             /* attn_gate: n_embd -> value_dim, the output gate */
     ember_weight beta, alpha;   /* ssm_beta, ssm_alpha: n_embd -> n_v (the write strength, the decay's input) */
     ember_weight out;           /* ssm_out: value_dim -> n_embd */
-    float *conv;                /* ssm_conv1d: [conv_dim][d_conv], oldest tap first */
+    float *conv;                /* ssm_conv1d's taps, tap-major: [d_conv][conv_dim], the oldest input's tap first */
     float *dt_bias, *a;         /* ssm_dt.bias, ssm_a (= -exp(A_log)): n_v each */
     float *norm;                /* ssm_norm: head_dim, shared by the heads */
     int slot;                   /* this layer's place among the delta-net layers (its state) */

@@ -67,7 +67,7 @@ struct ember_session {
     float *moe_sh;              /* the shared expert's output rows */
     int *moe_sel, *moe_pair, *moe_place, *moe_first;
     /* delta-net layers (deltanet.c): the state, per layer its conv's last
-       inputs then its heads' matrices; copies of it at dn_ck_pos (-1:
+       input rows then its heads' matrices; copies of it at dn_ck_pos (-1:
        empty); a pass's projections, conv output and head outputs */
     float *dn_state, *dn_ck[EMBER_DN_CKPTS];
     int dn_ck_pos[EMBER_DN_CKPTS];
