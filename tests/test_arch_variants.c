@@ -99,6 +99,8 @@ static float g_resid = 1.0f, g_branch = 1.0f;
 /* moe_equals_dense: the dense FFN matrices written as this many identical
    experts (3-D tensors), with a router of their own (0: a dense file) */
 static int g_copies;
+/* q35_refusals: a broken delta-net header (0: the good value) */
+static int g_q35_inner, g_q35_rank, g_q35_no_conv;
 
 static float rnd(void)
 {
@@ -245,11 +247,11 @@ static int write_model(const vcase *c, const char *path)
            attends, rope on 16 of its 32 dims in sections 3/3/2.  Heads of
            64: the reference's delta rule for other widths misreads a
            batch's V and gates (its fallback ignores their strides) */
-        gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
+        if (!g_q35_no_conv) gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
         gguf_w_u32(w, KEY("ssm.state_size"), 64);
         gguf_w_u32(w, KEY("ssm.group_count"), 2);
-        gguf_w_u32(w, KEY("ssm.time_step_rank"), 4);
-        gguf_w_u32(w, KEY("ssm.inner_size"), 256);
+        gguf_w_u32(w, KEY("ssm.time_step_rank"), g_q35_rank ? (uint32_t)g_q35_rank : 4);
+        gguf_w_u32(w, KEY("ssm.inner_size"), g_q35_inner ? (uint32_t)g_q35_inner : 256);
         gguf_w_u32(w, KEY("full_attention_interval"), 2);
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
@@ -620,6 +622,29 @@ static void dn_rewind(const char *path)
     ember_model_free(m);
 }
 
+/* A delta-net header that does not add up is refused, naming the key */
+static void q35_refusals(const char *path)
+{
+    static const struct { int inner, rank, no_conv; const char *needle, *what; } bad[] = {
+        {250, 0, 0, "ssm.inner_size 250", "an inner size that is not V heads x state size"},
+        {0, 3, 0, "not a multiple of ssm.group_count", "V heads that do not repeat the Q/K heads"},
+        {0, 0, 1, "ssm.conv_kernel' is missing", "no conv kernel width"},
+    };
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "qwen35")) c = cases[i];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        g_q35_inner = bad[i].inner;
+        g_q35_rank = bad[i].rank;
+        g_q35_no_conv = bad[i].no_conv;
+        ember_err err = {{0}};
+        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
+        tap_ok(!m && strstr(err.msg, bad[i].needle), "qwen35 with %s is refused: %s", bad[i].what, err.msg);
+        ember_model_free(m);
+    }
+    g_q35_inner = g_q35_rank = g_q35_no_conv = 0;
+}
+
 /* Granite's residual_scale multiplies each branch before its add: on
    a file with residual_scale 2 the logits are those of residual_scale 1
    with the branch matrices doubled (a power of two: every product and sum
@@ -711,6 +736,7 @@ int main(void)
     legacy_phi3_window(path);
     granite_residual(path);
     dn_rewind(path);
+    q35_refusals(path);
     moe_equals_dense(path);
     unlink(path);
     return tap_done();
