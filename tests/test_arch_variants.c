@@ -11,7 +11,9 @@
    26, 42 and 46 layers), smollm3's layers without rope, granite's
    multipliers, mistral3's YaRN keys and attention temperature, and
    qwen35's gated delta-net and gated attention layers (with experts:
-   qwen35moe), whose state's rewinds are checked as properties (dn_rewind).  The reference scales granite's residual stream where the
+   qwen35moe), whose state's rewinds are checked as properties (dn_rewind),
+   and phi2 (biased LayerNorms and projections, fused or apart, an ungated
+   GELU FFN in parallel with the attention, a biased LM head).  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -90,6 +92,11 @@ static const vcase cases[] = {
      "attention layers, rope on 16 of 32 dims",
      4, 0},
     {"qwen35moe", "qwen35moe", "qwen35moe: qwen35's layers, 8 experts (3 a token) and a sigmoid-gated shared expert", 4, 0},
+    {"phi2", "phi2",
+     "phi2: biased LayerNorms, fused Q/K/V with its bias, rope on 8 of 16 dims, attention and an ungated GELU FFN "
+     "(biased) in parallel, a biased LM head",
+     0, 0},
+    {"phi2-split", "phi2", "phi2 with Q, K and V apart, each with its bias", 0, 0},
 };
 
 static unsigned seed;
@@ -207,6 +214,35 @@ static void q35_layer(gguf_writer *w, int l, bool delta, int H, int HKV, int d, 
 #undef T
 }
 
+/* One phi2 layer: biased LayerNorm, Q/K/V fused or apart with biases,
+   the output projection and an ungated FFN with biases; no ffn_norm (the
+   FFN reads the attention norm's rows) */
+static void phi2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF, bool split)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+    vec(w, T("attn_norm.bias"), E, 0.0f, 0.3f);
+    if (split) {
+        mat(w, T("attn_q.weight"), E, H * d);
+        mat(w, T("attn_k.weight"), E, HKV * d);
+        mat(w, T("attn_v.weight"), E, HKV * d);
+        vec(w, T("attn_q.bias"), H * d, 0.0f, 0.5f);
+        vec(w, T("attn_k.bias"), HKV * d, 0.0f, 0.5f);
+        vec(w, T("attn_v.bias"), HKV * d, 0.0f, 0.5f);
+    } else {
+        mat(w, T("attn_qkv.weight"), E, (H + 2 * HKV) * d);
+        vec(w, T("attn_qkv.bias"), (H + 2 * HKV) * d, 0.0f, 0.5f);
+    }
+    mat(w, T("attn_output.weight"), H * d, E);
+    vec(w, T("attn_output.bias"), E, 0.0f, 0.5f);
+    mat(w, T("ffn_up.weight"), E, FF);
+    vec(w, T("ffn_up.bias"), FF, 0.0f, 0.5f);
+    mat(w, T("ffn_down.weight"), FF, E);
+    vec(w, T("ffn_down.bias"), E, 0.0f, 0.5f);
+#undef T
+}
+
 static int write_model(const vcase *c, const char *path)
 {
     gguf_writer *w = gguf_writer_new();
@@ -216,6 +252,7 @@ static int write_model(const vcase *c, const char *path)
     const bool oss = !strcmp(a, "gpt-oss"), co = !strcmp(a, "cohere2"), st = !strcmp(a, "stablelm");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q35 = !strncmp(a, "qwen35", 6), q35moe = !strcmp(a, "qwen35moe");
+    const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -259,6 +296,10 @@ static int write_model(const vcase *c, const char *path)
         int32_t sec[4] = {3, 3, 2, 0};
         gguf_w_arr(w, KEY("rope.dimension_sections"), GGUF_T_I32, sec, 4);
         if (q35moe) gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
+    }
+    if (p2) {
+        gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
+        gguf_w_u32(w, KEY("rope.dimension_count"), 8);
     }
     if (co) {   /* a LayerNorm eps large enough to move the logits if the wrong key were read */
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
@@ -356,12 +397,20 @@ static int write_model(const vcase *c, const char *path)
     mat(w, "token_embd.weight", E, V);
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
     if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
-    if (phi || oss || st) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 and gpt-oss */
+    if (phi || oss || st || p2) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 and gpt-oss */
+    if (p2) {
+        vec(w, "output_norm.bias", E, 0.0f, 0.3f);
+        vec(w, "output.bias", V, 0.0f, 0.5f);
+    }
     if (g4) vec(w, "rope_freqs.weight", hd_full / 2, 1.0f, 0.0f);   /* required by the reference; 1 changes nothing */
     for (int l = 0; l < L; l++) {
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
         if (q35) {
             q35_layer(w, l, (l + 1) % 2 != 0, H, HKV, d, FF, q35moe);
+            continue;
+        }
+        if (p2) {
+            phi2_layer(w, l, H, HKV, d, FF, p2_split);
             continue;
         }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);

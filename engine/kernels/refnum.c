@@ -747,6 +747,15 @@ void ember_ref_silu(float *x, int n)
     for (; i < n; i++) x[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
+void ember_ref_gelu(float *x, int n)
+{
+    static const float one[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const refnum_ops *o = get_ops();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) o->gelu16(x + i, one);
+    for (; i < n; i++) x[i] = gelu_one(x[i]);
+}
+
 void ember_ref_swiglu_oai_mul(float *g, const float *u, int n)
 {
     const float alpha = 1.702f, limit = 7.0f;

@@ -28,6 +28,8 @@ void ember_ref_silu_mul(float *g, const float *u, int n);
 
 /* x[i] = silu(x[i]): the same chunks and bits as ember_ref_silu_mul by 1 */
 void ember_ref_silu(float *x, int n);
+/* x[i] = gelu(x[i]): the same chunks and bits as ember_ref_gelu_tanh_mul by 1 */
+void ember_ref_gelu(float *x, int n);
 
 /* g[i] = gelu(g[i]) * u[i] with the tanh form of GELU (Gemma's GeGLU), as
    the reference's SIMD path forms it: with a = 2 sqrt(2/pi) x (1 + 0.044715 x^2)

@@ -77,6 +77,12 @@ static const ember_arch_desc archs[] = {
        optional Q/K/V biases, parallel blocks where there is no ffn_norm */
     {"stablelm", ARCH_LAYERNORM | ARCH_PARALLEL_MAY, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"gemma", ARCH_FREE_HEAD_DIM | ARCH_EMBD_SCALE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
+    /* Phi-2: LayerNorm with biases, attention and FFN in parallel on one
+       norm, Q/K/V fused (or apart) with biases, partial NEOX rope, Q
+       scaled by 1/sqrt(head_dim), an ungated GELU FFN with biases, and a
+       biased LM head */
+    {"phi2", ARCH_LAYERNORM | ARCH_PARALLEL | ARCH_FUSED_QKV | ARCH_O_BIAS, ROPE_NEOX, FFN_GELU, ATT_SCALE_Q, 0, 0, 0, 0,
+     0, 0, 0},
     /* Gemma 2: every other layer slides (the even ones), one rope for all;
        no Q/K norms; scores soft-capped at 50 and logits at 30 unless the
        file says otherwise; 27B (46 layers) scales Q by n_embd / n_head */

@@ -9,7 +9,9 @@
 #include <stddef.h>
 
 typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
-typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH, FFN_SWIGLU_OAI } ember_ffn_act;
+/* FFN_GELU: no gate, down(gelu(up x + up_b)) + down_b (phi2), the
+   biases where the file has them */
+typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH, FFN_SWIGLU_OAI, FFN_GELU } ember_ffn_act;
 /* How attention scores are scaled: 1/sqrt(head_dim) on the scores (the
    llama family), Q scaled by 1/sqrt(head_dim) before the f16 products
    (gemma3, phi3: the reference scales Q), or by 1/sqrt(n_embd/n_head)

@@ -464,10 +464,18 @@ static void att_run(void *ctx, int ith, int nth)
 }
 
 /* The gated FFN's activation by arch.h's ember_ffn_act: g = act(g) * u. */
+/* FFN_GELU's activation: no gate (u unused) */
+static void gelu_alone(float *g, const float *u, int n)
+{
+    (void)u;
+    ember_ref_gelu(g, n);
+}
+
 static void (*const ffn_act[])(float *g, const float *u, int n) = {
     [FFN_SWIGLU] = ember_ref_silu_mul,
     [FFN_GEGLU_TANH] = ember_ref_gelu_tanh_mul,
     [FFN_SWIGLU_OAI] = ember_ref_swiglu_oai_mul,
+    [FFN_GELU] = gelu_alone,
 };
 
 /* ---- per-token steps on the pool ------------------------------------------ */
@@ -827,6 +835,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
         matmul(s, &L->wqkv, s->fused, s->xn, n);
+        if (L->bqkv) add_bias(s, s->fused, L->bqkv, HQ + 2 * HK, (size_t)(HQ + 2 * HK), n);
         split_rows(s, s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3, HQ + 2 * HK);
     } else {
         const bool gated = m->arch->flags & ARCH_GATED_ATTN;
@@ -881,7 +890,11 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
        whole rows of F), the up half read where the product left it */
     const float *u = s->u;
     size_t u_stride = (size_t)F;
-    if (L->gate_up.t) {
+    if (!L->gate.t && !L->gate_up.t) {   /* FFN_GELU: the up rows are the activation's input */
+        matmul(s, &L->up, s->g, s->xn, n);
+        if (L->up_b) add_bias(s, s->g, L->up_b, F, (size_t)F, n);
+        u = s->g;
+    } else if (L->gate_up.t) {
         matmul(s, &L->gate_up, s->fused, s->xn, n);
         split_rows(s, s->fused, n, (float *[]){s->g}, (int[]){F}, 1, 2 * F);
         u = s->fused + F;
@@ -895,6 +908,7 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
     for_tokens(s, n, glu_tokens, &ga);
     act_dirty(s);
     matmul(s, &L->down, s->xn, s->g, n);
+    if (L->down_b) add_bias(s, s->xn, L->down_b, m->info.n_embd, (size_t)m->info.n_embd, n);
     /* parallel: x + attn first, then + ffn, the reference's two adds */
     if (par) for_tokens(s, n, add_par_tokens, NULL);
     residual(s, n, L->post_ffn_norm, scale);
@@ -1218,6 +1232,7 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     act_dirty(s);
     matmul(s, &m->output, s->logits, s->xn, nr);
     act_dirty(s);
+    if (m->output_b) add_bias(s, s->logits, m->output_b, I->n_vocab, (size_t)I->n_vocab, nr);
     if (m->softcap > 0) ember_ref_softcap(s->logits, (size_t)nr * (size_t)I->n_vocab, m->softcap);
     if (m->logit_div > 0) {   /* the reference scales by 1 / logit_scale */
         const float inv = 1.0f / m->logit_div;

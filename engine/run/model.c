@@ -729,6 +729,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             rc = bind_deltanet(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+            if (!rc) L->bqkv = load_vec(m, NAME("attn_qkv.bias"), HQ + 2 * HK, false, err, &rc);
         } else if (!rc) {
             /* gated attention: each head's query rows, then its gate's */
             bind_weight(m, &L->wq, NAME("attn_q.weight"), E, fl & ARCH_GATED_ATTN ? 2 * HQ : HQ, EMBER_PROJ_Q, err, &rc);
@@ -743,6 +744,10 @@ static int bind_layers(ember_model *m, ember_err *err)
             rc = bind_moe(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
             bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
+        } else if (!rc && m->arch->act == FFN_GELU) {   /* no gate, biases where the file has them */
+            bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
+            if (!rc) L->up_b = load_vec(m, NAME("ffn_up.bias"), F, false, err, &rc);
+            if (!rc) L->down_b = load_vec(m, NAME("ffn_down.bias"), E, false, err, &rc);
         } else if (!rc) {
             bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, F, EMBER_PROJ_GATE, err, &rc);
             if (!rc) bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
@@ -864,6 +869,8 @@ static int bind_model(ember_model *m, ember_err *err)
     else
         bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
+    m->output_b = load_vec(m, "output.bias", I->n_vocab, false, err, &rc);   /* phi2's */
+    if (rc) return rc;
     if (ember_plan_weight(m, &m->output, err) || ember_plan_finish(m, err) || list_weights(m, err)) return -1;
     note_unused(m);
     return 0;
@@ -888,7 +895,7 @@ void ember_model_free(ember_model *m)
         for (int l = 0; l < m->info.n_layer; l++) {
             ember_layer *L = &m->layers[l];
             free(L->attn_norm); free(L->ffn_norm); free(L->attn_norm_b); free(L->ffn_norm_b); free(L->bq); free(L->bk); free(L->bv); free(L->bo); free(L->sinks);
-            free(L->q_norm); free(L->k_norm);
+            free(L->q_norm); free(L->k_norm); free(L->bqkv); free(L->up_b); free(L->down_b);
             free(L->post_attn_norm); free(L->post_ffn_norm); free(L->pl_post_norm); free(L->out_scale);
             ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
                                   &L->pl_gate, &L->pl_proj};
@@ -903,6 +910,7 @@ void ember_model_free(ember_model *m)
     free_weight(&m->output);
     free(m->output_norm);
     free(m->output_norm_b);
+    free(m->output_b);
     free(m->rope_freqs);
     free(m->rope_long);
     free(m->pl_proj_norm);

@@ -104,6 +104,8 @@ typedef struct {
     float *attn_norm_b, *ffn_norm_b;   /* ARCH_LAYERNORM: the norms' biases, where the file has them */
     float *bq, *bk, *bv;        /* qwen2 biases (NULL otherwise) */
     float *bo;                  /* attn_output.bias (ARCH_O_BIAS), or NULL */
+    float *bqkv;                /* attn_qkv.bias, where a fused Q/K/V has one, or NULL */
+    float *up_b, *down_b;       /* FFN_GELU: ffn_up.bias, ffn_down.bias where the file has them */
     float *sinks;               /* attn_sinks: one logit per q head (ARCH_ATT_SINKS), or NULL */
     float *q_norm, *k_norm;     /* qwen3 per-head norms */
     float *post_attn_norm, *post_ffn_norm;   /* gemma: on the branch outputs */
@@ -163,6 +165,7 @@ struct ember_model {
     ember_weight tok_embd;      /* rows looked up one at a time */
     ember_weight output;        /* may alias token_embd's data */
     float *output_norm, *output_norm_b;
+    float *output_b;            /* output.bias (phi2), or NULL */
     bool parallel;              /* attention and FFN on one norm's rows (ARCH_PARALLEL, _MAY) */
     ember_tokenizer *tok;
     char tok_error[512];        /* why tok is NULL */
