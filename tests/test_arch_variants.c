@@ -12,8 +12,9 @@
    multipliers, mistral3's YaRN keys and attention temperature, and
    qwen35's gated delta-net and gated attention layers (with experts:
    qwen35moe), whose state's rewinds are checked as properties (dn_rewind),
-   and phi2 (biased LayerNorms and projections, fused or apart, an ungated
-   GELU FFN in parallel with the attention, a biased LM head).  The reference scales granite's residual stream where the
+   phi2 (biased LayerNorms and projections, fused or apart, an ungated
+   GELU FFN in parallel with the attention, a biased LM head), command-r
+   and internlm2.  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -97,6 +98,11 @@ static const vcase cases[] = {
      "(biased) in parallel, a biased LM head",
      0, 0},
     {"phi2-split", "phi2", "phi2 with Q, K and V apart, each with its bias", 0, 0},
+    {"command-r", "command-r",
+     "command-r (Aya Expanse, Command R): LayerNorm (eps 0.05), attention and FFN in parallel, rope on every layer, "
+     "logits x0.5",
+     3, 0},
+    {"internlm2", "internlm2", "internlm2: the llama layout under its own name", 0, 0},
 };
 
 static unsigned seed;
@@ -249,7 +255,8 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
-    const bool oss = !strcmp(a, "gpt-oss"), co = !strcmp(a, "cohere2"), st = !strcmp(a, "stablelm");
+    const bool oss = !strcmp(a, "gpt-oss"), st = !strcmp(a, "stablelm");
+    const bool co2 = !strcmp(a, "cohere2"), co = co2 || !strcmp(a, "command-r");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q35 = !strncmp(a, "qwen35", 6), q35moe = !strcmp(a, "qwen35moe");
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
@@ -303,7 +310,7 @@ static int write_model(const vcase *c, const char *path)
     }
     if (co) {   /* a LayerNorm eps large enough to move the logits if the wrong key were read */
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
-        gguf_w_u32(w, KEY("attention.sliding_window"), 5);
+        if (co2) gguf_w_u32(w, KEY("attention.sliding_window"), 5);
         gguf_w_f32(w, KEY("logit_scale"), 0.5f);
     }
     gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
@@ -397,7 +404,8 @@ static int write_model(const vcase *c, const char *path)
     mat(w, "token_embd.weight", E, V);
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
     if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
-    if (phi || oss || st || p2) mat(w, "output.weight", E, V);   /* the reference requires it for phi3 and gpt-oss */
+    /* the reference requires it for phi3, gpt-oss and internlm2 */
+    if (phi || oss || st || p2 || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
     if (p2) {
         vec(w, "output_norm.bias", E, 0.0f, 0.3f);
         vec(w, "output.bias", V, 0.0f, 0.5f);

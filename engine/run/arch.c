@@ -73,6 +73,13 @@ static const ember_arch_desc archs[] = {
        layers with rope then a global one without */
     {"cohere2", ARCH_LAYERNORM | ARCH_PARALLEL | ARCH_SWA | ARCH_LOGIT_SCALE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 4, 0,
      0, 0, 0, 4, 0},
+    /* Command R and Aya (Expanse, 23): cohere2 without sliding layers,
+       rope on every layer */
+    {"command-r", ARCH_LAYERNORM | ARCH_PARALLEL | ARCH_LOGIT_SCALE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
+     0, 0},
+    /* InternLM2 / 2.5: the llama layout (the converter splits its
+       interleaved wqkv into Q, K and V) */
+    {"internlm2", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* StableLM 2 (and 3B-4E1T): LayerNorm with biases, partial rotary,
        optional Q/K/V biases, parallel blocks where there is no ffn_norm */
     {"stablelm", ARCH_LAYERNORM | ARCH_PARALLEL_MAY, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},

@@ -283,9 +283,11 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         m->parallel = arch->flags & ARCH_PARALLEL ||
                       (arch->flags & ARCH_PARALLEL_MAY && !gguf_find_tensor(f, "blk.0.ffn_norm.weight"));
-        /* StableLM 2 12B's per-head LayerNorm of Q and K: not read, so refused */
+        /* StableLM 2 12B's and Command R+'s per-head LayerNorm of Q and K:
+           not read, so refused */
         if (arch->flags & ARCH_LAYERNORM && gguf_find_tensor(f, "blk.0.attn_q_norm.weight"))
-            return ember_seterr(err, "%s: per-head Q/K LayerNorm (attn_q_norm, StableLM 2 12B) is not supported", info->arch);
+            return ember_seterr(err, "%s: per-head Q/K LayerNorm (attn_q_norm: StableLM 2 12B, Command R+) is not supported",
+                                info->arch);
         m->n_blocks = mt.blocks;
         if (arch->flags & ARCH_DELTANET && read_dn_shape(&mt, m)) return -1;
         m->logit_mul = 1.0f;
