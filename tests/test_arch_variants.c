@@ -13,8 +13,8 @@
    qwen35's gated delta-net and gated attention layers (with experts:
    qwen35moe), whose state's rewinds are checked as properties (dn_rewind),
    phi2 (biased LayerNorms and projections, fused or apart, an ungated
-   GELU FFN in parallel with the attention, a biased LM head), command-r
-   and internlm2.  The reference scales granite's residual stream where the
+   GELU FFN in parallel with the attention, a biased LM head), command-r,
+   internlm2 and seed_oss.  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -103,6 +103,8 @@ static const vcase cases[] = {
      "logits x0.5",
      3, 0},
     {"internlm2", "internlm2", "internlm2: the llama layout under its own name", 0, 0},
+    {"seed_oss", "seed_oss",
+     "seed_oss (Seed-OSS): heads of 32 over 64 / 4, Q/K/V biases, NEOX rope, the FFN norm named post_attention_norm", 0, 0},
 };
 
 static unsigned seed;
@@ -256,7 +258,7 @@ static int write_model(const vcase *c, const char *path)
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
     const bool oss = !strcmp(a, "gpt-oss"), st = !strcmp(a, "stablelm");
-    const bool co2 = !strcmp(a, "cohere2"), co = co2 || !strcmp(a, "command-r");
+    const bool co2 = !strcmp(a, "cohere2"), co = co2 || !strcmp(a, "command-r"), sd = !strcmp(a, "seed_oss");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q35 = !strncmp(a, "qwen35", 6), q35moe = !strcmp(a, "qwen35moe");
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
@@ -266,7 +268,7 @@ static int write_model(const vcase *c, const char *path)
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
-    const int hd = qwen || g2 || ernie || mi3 || g1 || oss || q35 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const int hd = qwen || g2 || ernie || mi3 || g1 || oss || q35 || sd ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -364,7 +366,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_f32(w, KEY("rope.scaling.yarn_log_multiplier"), 0.5f);
         gguf_w_f32(w, KEY("attention.temperature_scale"), 0.5f);
     }
-    if (ernie || g1) {
+    if (ernie || g1 || sd) {
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
     }
@@ -423,7 +425,8 @@ static int write_model(const vcase *c, const char *path)
         }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
         /* gpt-oss names its FFN input norm post_attention_norm */
-        if (!co && !st_par) vec(w, oss ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+        if (!co && !st_par)
+            vec(w, oss || sd ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
         if (st) {
             vec(w, T("attn_norm.bias", l), E, 0.0f, 0.3f);
             if (!st_par) vec(w, T("ffn_norm.bias", l), E, 0.0f, 0.3f);
@@ -449,7 +452,7 @@ static int write_model(const vcase *c, const char *path)
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        if (q2vl || q2moe || glm || oss || (st && !st_par)) {
+        if (q2vl || q2moe || glm || oss || sd || (st && !st_par)) {
             vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);

@@ -77,6 +77,10 @@ static const ember_arch_desc archs[] = {
        rope on every layer */
     {"command-r", ARCH_LAYERNORM | ARCH_PARALLEL | ARCH_LOGIT_SCALE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
      0, 0},
+    /* ByteDance Seed-OSS: the llama layout with NEOX rope, the file's head
+       dim, Q/K/V biases where the file has them, the FFN's norm named
+       post_attention_norm */
+    {"seed_oss", ARCH_FREE_HEAD_DIM | ARCH_FFN_NORM_POST, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* InternLM2 / 2.5: the llama layout (the converter splits its
        interleaved wqkv into Q, K and V) */
     {"internlm2", 0, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
