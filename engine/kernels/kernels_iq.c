@@ -348,7 +348,7 @@ AVX2_MATMUL(iq1_m_avx2, EMBER_IQ1_M)
  * mask that negates those activations (vpsubb from zero under the mask),
  * then vpmaddubsw and vpdpwssd by the scale words.  The two halves' int32
  * lanes add into the reference's 8 (exact integers: the order is free).
- * Decode (one token) keeps the AVX2 walk, which decodes as it goes. */
+ * Decode (one token) has a walk of its own, below. */
 #define T5 EMBER_TARGET_AVX512
 #define INL5 static inline __attribute__((always_inline)) T5
 
@@ -415,17 +415,91 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
     }
 }
 
+/* ---- AVX-512 decode ------------------------------------------------------
+ * One token, for the types whose blocks hold their sign bytes whole (IQ2_S,
+ * IQ3_S): two sub-blocks a zmm as in the prefill, the four sign bytes
+ * loaded as the mask itself, without the table of +-1 bytes and the
+ * inserts that assemble them (IQ2_M 1.10x, IQ3_M 1.15x in decode).  The
+ * 7-bit sign fields (IQ2_XXS, IQ2_XS, IQ3_XXS) keep the AVX2 walk: their
+ * eighth bit, the field's parity, computed in registers cost more than
+ * the table (IQ2_XXS 0.88x); IQ1's values carry their own signs. */
+
+/* Sub-block ib's magnitudes and scale words (sub_decode's), and its signs as 32 mask bits */
+INL5 uint32_t sub_decode_m(int type, const uint8_t *blk, int ib, const iq_ctx *cx, __m256i *mag, __m256i *sc)
+{
+    const int8_t (*P)[8] = cx->P;
+    switch (type) {
+    case EMBER_IQ2_S: {
+        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
+        const uint8_t *q = b->qs + 4 * ib, *g = b->qs + QK_K / 8 + 4 * ib;
+        const unsigned h = b->qh[ib];
+        *mag = pts8x4(P, q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8, q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6) << 8);
+        *sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
+        return (uint32_t)ember_rd32(g);
+    }
+    default: {   /* EMBER_IQ3_S */
+        const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
+        const uint8_t *q = b->qs + 8 * ib;
+        const unsigned h = b->qh[ib];
+        unsigned i[8];
+        for (int j = 0; j < 8; j++) i[j] = q[j] | (h >> j & 1) << 8;
+        *mag = pts4x8(P, i);
+        *sc = _mm256_set1_epi16((short)(2 * (b->scales[ib / 2] >> 4 * (ib % 2) & 15) + 1));
+        return (uint32_t)ember_rd32(b->signs + 4 * ib);
+    }
+    }
+}
+
+INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
+{
+    (void)xq_stride, (void)nt, (void)y_stride;
+    iq_ctx cx;
+    iq_ctx_init(type, k, row_bytes, &cx);
+    const int nb = cx.nb;
+    const size_t bb = cx.bb;
+    const __m512i zero = _mm512_setzero_si512();
+    uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        const block_q8_K *x = (const block_q8_K *)xq;
+        __m256 acc = _mm256_setzero_ps();
+        for (int i = 0; i < nb; i++, x++) {
+            const uint8_t *blk = row + (size_t)i * bb;
+            ember_kq_prefetch_to(&pf, (uintptr_t)blk + bb + PF_KQ);
+            /* even and odd pairs in their own sums: two chains */
+            __m512i l0 = zero, l1 = zero;
+            for (int q = 0; q < 4; q++) {
+                __m256i ma, mb, sa, sb;
+                const uint32_t na = sub_decode_m(type, blk, 2 * q, &cx, &ma, &sa);
+                const uint32_t nbm = sub_decode_m(type, blk, 2 * q + 1, &cx, &mb, &sb);
+                const __mmask64 neg = (__mmask64)na | (__mmask64)nbm << 32;
+                const __m512i xv = _mm512_loadu_si512((const void *)(x->qs + 64 * q));
+                const __m512i p = _mm512_maddubs_epi16(join(ma, mb), _mm512_mask_sub_epi8(xv, neg, zero, xv));
+                if (q & 1) l1 = _mm512_dpwssd_epi32(l1, p, join(sa, sb));
+                else l0 = _mm512_dpwssd_epi32(l0, p, join(sa, sb));
+            }
+            const __m256i lanes = fold8(_mm512_add_epi32(l0, l1));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk) * x->d), _mm256_cvtepi32_ps(lanes), acc);
+        }
+        y[r] = finish(type, cx.c, acc, acc, 0);
+    }
+}
+
 #define AVX512_MATMUL(name, type, dec)                                                                   \
     static T5 void name(EMBER_KQ_MATMUL_ARGS)                                                            \
     {                                                                                                    \
         if (nt == 1) dec(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);                       \
         else matmul_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);               \
     }
+#define DEC512(name, type) \
+    static T5 void name(EMBER_KQ_MATMUL_ARGS) { decode_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride); }
+DEC512(iq2_s_dec512, EMBER_IQ2_S)
+DEC512(iq3_s_dec512, EMBER_IQ3_S)
 AVX512_MATMUL(iq2_xxs_avx512, EMBER_IQ2_XXS, iq2_xxs_avx2)
 AVX512_MATMUL(iq2_xs_avx512, EMBER_IQ2_XS, iq2_xs_avx2)
-AVX512_MATMUL(iq2_s_avx512, EMBER_IQ2_S, iq2_s_avx2)
+AVX512_MATMUL(iq2_s_avx512, EMBER_IQ2_S, iq2_s_dec512)
 AVX512_MATMUL(iq3_xxs_avx512, EMBER_IQ3_XXS, iq3_xxs_avx2)
-AVX512_MATMUL(iq3_s_avx512, EMBER_IQ3_S, iq3_s_avx2)
+AVX512_MATMUL(iq3_s_avx512, EMBER_IQ3_S, iq3_s_dec512)
 AVX512_MATMUL(iq1_s_avx512, EMBER_IQ1_S, iq1_s_avx2)
 AVX512_MATMUL(iq1_m_avx512, EMBER_IQ1_M, iq1_m_avx2)
 #endif
