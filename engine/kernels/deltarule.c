@@ -26,10 +26,19 @@ static float dot16(const float *k, const float *q, int d)
     return ember_ref_sum16(lane);
 }
 
-static void token_gates(const ember_delta_args *a, int t, float *beta, float *decay)
+/* Token t's rows and gates: beta = sigmoid(b), decay = exp(min(g, 50)) */
+typedef struct {
+    const float *q, *k, *v;
+    float *o;
+    float beta, decay;
+} dr_token;
+
+static inline dr_token token_at(const ember_delta_args *a, int t)
 {
-    *beta = 1.0f / (1.0f + expf(-a->b[(size_t)t * a->bg_stride]));
-    *decay = expf(fminf(a->g[(size_t)t * a->bg_stride], 50.0f));
+    const size_t in = (size_t)t * a->qkv_stride;
+    return (dr_token){a->q + in, a->k + in, a->v + in, a->o + (size_t)t * a->o_stride,
+                      1.0f / (1.0f + expf(-a->b[(size_t)t * a->bg_stride])),
+                      expf(fminf(a->g[(size_t)t * a->bg_stride], 50.0f))};
 }
 
 void ember_delta_rule_scalar(const ember_delta_args *a)
@@ -38,11 +47,9 @@ void ember_delta_rule_scalar(const ember_delta_args *a)
     const float scale = 1.0f / sqrtf((float)d);
     float vp[DR_MAX], ov[DR_MAX];
     for (int t = 0; t < a->n; t++) {
-        const float *q = a->q + (size_t)t * a->qkv_stride, *k = a->k + (size_t)t * a->qkv_stride;
-        const float *v = a->v + (size_t)t * a->qkv_stride;
-        float *o = a->o + (size_t)t * a->o_stride;
-        float beta, decay;
-        token_gates(a, t, &beta, &decay);
+        const dr_token tk = token_at(a, t);
+        const float *q = tk.q, *k = tk.k, *v = tk.v, beta = tk.beta, decay = tk.decay;
+        float *o = tk.o;
         const float att = dot16(k, q, d) * scale;
         for (int r = 0; r < d; r++) vp[r] = ov[r] = 0.0f;
         for (int c = 0; c < d; c++) {
@@ -85,11 +92,9 @@ static EMBER_TARGET_AVX512 void rule_avx512(const ember_delta_args *a)
         }
     }
     for (int t = 0; t < a->n; t++) {
-        const float *q = a->q + (size_t)t * a->qkv_stride, *k = a->k + (size_t)t * a->qkv_stride;
-        const float *v = a->v + (size_t)t * a->qkv_stride;
-        float *o = a->o + (size_t)t * a->o_stride;
-        float beta, decay;
-        token_gates(a, t, &beta, &decay);
+        const dr_token tk = token_at(a, t);
+        const float *q = tk.q, *k = tk.k, *v = tk.v, beta = tk.beta, decay = tk.decay;
+        float *o = tk.o;
         __m512 acc = _mm512_setzero_ps();
         for (int i = 0; i < d; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(k + i), _mm512_loadu_ps(q + i), acc);
         float lane[16];
@@ -128,11 +133,9 @@ static EMBER_TARGET_AVX2 void rule_avx2(const ember_delta_args *a)
     const __m256 lo = _mm256_set1_ps(-1e6f), hi = _mm256_set1_ps(1e6f);
     float vpb[DR_MAX], ovb[DR_MAX];
     for (int t = 0; t < a->n; t++) {
-        const float *q = a->q + (size_t)t * a->qkv_stride, *k = a->k + (size_t)t * a->qkv_stride;
-        const float *v = a->v + (size_t)t * a->qkv_stride;
-        float *o = a->o + (size_t)t * a->o_stride;
-        float beta, decay;
-        token_gates(a, t, &beta, &decay);
+        const dr_token tk = token_at(a, t);
+        const float *q = tk.q, *k = tk.k, *v = tk.v, beta = tk.beta, decay = tk.decay;
+        float *o = tk.o;
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
         for (int i = 0; i < d; i += 16) {
             acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(k + i), _mm256_loadu_ps(q + i), acc0);
