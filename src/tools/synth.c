@@ -109,6 +109,10 @@ static const shape shapes[] = {
        128 with rope on 32 dims; the delta-net's below (dn_shapes) */
     {"tiny-qwen35", "qwen35", 256, 4, 2, 1, 512, 0, 2048, 10000000.0, 1e-6, true, false, false, 128, 32, 0, false,
      false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* the same with one attention layer in 3: the last layer is a delta-net
+       layer (its rows past the output ones dropped after the recurrence) */
+    {"tiny-qwen35-dn", "qwen35", 256, 4, 2, 1, 512, 0, 2048, 10000000.0, 1e-6, true, false, false, 128, 32, 0, false,
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* Qwen3.5-0.8B: three delta-net layers to one attention layer (8 heads
        of 256, 2 KV heads, rope on 64 dims); sizes approximate the
        published model */
@@ -123,6 +127,7 @@ static const struct {
     int hd, n_k, n_v, interval;
 } dn_shapes[] = {
     {"tiny-qwen35", 64, 2, 4, 2},
+    {"tiny-qwen35-dn", 64, 2, 4, 3},
     {"qwen3.5-0.8b", 128, 16, 16, 4},
 };
 
