@@ -11,7 +11,8 @@
    26, 42 and 46 layers), smollm3's layers without rope, granite's
    multipliers, mistral3's YaRN keys and attention temperature, and
    qwen35's gated delta-net and gated attention layers (with experts:
-   qwen35moe), whose state's rewinds are checked as properties (dn_rewind),
+   qwen35moe; qwen3next with the fused ssm_in / ssm_ba), whose state's
+   rewinds are checked as properties (dn_rewind),
    phi2 (biased LayerNorms and projections, fused or apart, an ungated
    GELU FFN in parallel with the attention, a biased LM head), command-r,
    internlm2 and seed_oss.  The reference scales granite's residual stream where the
@@ -93,6 +94,10 @@ static const vcase cases[] = {
      "attention layers, rope on 16 of 32 dims",
      4, 0},
     {"qwen35moe", "qwen35moe", "qwen35moe: qwen35's layers, 8 experts (3 a token) and a sigmoid-gated shared expert", 4, 0},
+    {"qwen3next", "qwen3next",
+     "qwen3next: qwen35moe's layers, one attention layer in 4, Q/K/V/z and beta/alpha in their fused per-head forms "
+     "(ssm_in, ssm_ba), V head h on Q/K head h / 2",
+     4, 0},
     {"phi2", "phi2",
      "phi2: biased LayerNorms, fused Q/K/V with its bias, rope on 8 of 16 dims, attention and an ungated GELU FFN "
      "(biased) in parallel, a biased LM head",
@@ -174,17 +179,22 @@ static void vec(gguf_writer *w, const char *name, int n, float mean, float sprea
 /* One qwen35 layer: a delta-net or a gated attention block, then a
    dense FFN or experts with a gated shared expert, its norm named
    post_attention_norm */
-static void q35_layer(gguf_writer *w, int l, bool delta, int H, int HKV, int d, int FF, bool moe)
+static void q35_layer(gguf_writer *w, int l, bool delta, int H, int HKV, int d, int FF, bool moe, bool fused)
 {
     char t[96];
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
     vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
     vec(w, T("post_attention_norm.weight"), E, 1.0f, 0.1f);
     if (delta) {
-        mat(w, T("attn_qkv.weight"), E, 2 * 128 + 256);
-        mat(w, T("attn_gate.weight"), E, 256);
-        mat(w, T("ssm_beta.weight"), E, 4);
-        mat(w, T("ssm_alpha.weight"), E, 4);
+        if (fused) {   /* per Q/K head: q, k, then its two V heads' v and z; b then a */
+            mat(w, T("ssm_in.weight"), E, 2 * 128 + 2 * 256);
+            mat(w, T("ssm_ba.weight"), E, 8);
+        } else {
+            mat(w, T("attn_qkv.weight"), E, 2 * 128 + 256);
+            mat(w, T("attn_gate.weight"), E, 256);
+            mat(w, T("ssm_beta.weight"), E, 4);
+            mat(w, T("ssm_alpha.weight"), E, 4);
+        }
         mat(w, T("ssm_out.weight"), 256, E);
         /* taps around +-0.5, decays from exp(-0.2 softplus) to exp(-1.4 softplus) */
         float cv[4 * 512];
@@ -260,7 +270,7 @@ static int write_model(const vcase *c, const char *path)
     const bool oss = !strcmp(a, "gpt-oss"), st = !strcmp(a, "stablelm");
     const bool co2 = !strcmp(a, "cohere2"), co = co2 || !strcmp(a, "command-r"), sd = !strcmp(a, "seed_oss");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
-    const bool q35 = !strncmp(a, "qwen35", 6), q35moe = !strcmp(a, "qwen35moe");
+    const bool q3n = !strcmp(a, "qwen3next"), q35 = !strncmp(a, "qwen35", 6) || q3n, q35moe = !strcmp(a, "qwen35moe") || q3n;
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
@@ -298,7 +308,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("ssm.group_count"), 2);
         gguf_w_u32(w, KEY("ssm.time_step_rank"), g_q35_rank ? (uint32_t)g_q35_rank : 4);
         gguf_w_u32(w, KEY("ssm.inner_size"), g_q35_inner ? (uint32_t)g_q35_inner : 256);
-        gguf_w_u32(w, KEY("full_attention_interval"), 2);
+        gguf_w_u32(w, KEY("full_attention_interval"), q3n ? 4 : 2);   /* qwen3next: the reference's fixed 4 */
         gguf_w_u32(w, KEY("attention.key_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("attention.value_length"), (uint32_t)hd);
         gguf_w_u32(w, KEY("rope.dimension_count"), 16);
@@ -416,7 +426,7 @@ static int write_model(const vcase *c, const char *path)
     for (int l = 0; l < L; l++) {
         const int d = g4 ? (swa_layer[l] ? hd_swa : hd_full) : hd;
         if (q35) {
-            q35_layer(w, l, (l + 1) % 2 != 0, H, HKV, d, FF, q35moe);
+            q35_layer(w, l, (l + 1) % (q3n ? 4 : 2) != 0, H, HKV, d, FF, q35moe, q3n);
             continue;
         }
         if (p2) {
@@ -761,7 +771,7 @@ int main(void)
         static const struct { ember_strategy st; int ubatch; const char *label; } passes[] = {
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
-        const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen35", 6) ? 3 : 2;
+        const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
             const char *sn = passes[pi].label;

@@ -40,6 +40,10 @@ static const ember_arch_desc archs[] = {
      FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"qwen35moe", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_GATED_ATTN | ARCH_DELTANET | ARCH_FFN_NORM_POST | ARCH_MOE,
      ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* Qwen3-Next (80B-A3B): qwen35moe's layers, the delta-net's projections
+       in their fused forms where the file has them (ssm_in, ssm_ba) */
+    {"qwen3next", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_GATED_ATTN | ARCH_DELTANET | ARCH_FFN_NORM_POST | ARCH_MOE,
+     ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* IBM Granite 3: the llama layout with four multipliers from the file:
        embeddings, each branch before its residual add, the scores (in
        place of 1/sqrt(head_dim)), and the logits (divided) */

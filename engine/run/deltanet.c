@@ -119,6 +119,38 @@ static void rec_run(void *ctx, int ith, int nth)
 
 /* ---- the block ------------------------------------------------------------ */
 
+/* Qwen3-Next's fused products taken apart: ssm_in holds, per Q/K head g,
+   its q and k rows then the v and z rows of its ratio V heads; ssm_ba,
+   per g, those heads' b then a.  Into the layout of the separate
+   products: Q, K, V rows whole, z, b and a whole. */
+static void unfuse_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const ember_deltanet *x = ctx;
+    const ember_dn_shape *d = &s->m->dn;
+    const int D = d->hd, r = d->n_v / d->n_k, C = d->conv_dim;
+    const size_t hv = (size_t)r * D * sizeof(float), hk = (size_t)D * sizeof(float);
+    for (int t = t0; t < t1; t++) {
+        if (x->in.t) {
+            const float *src = s->dn_in + (size_t)t * (C + d->value_dim);
+            float *qkv = s->dn_qkv + (size_t)t * C, *z = s->dn_z + (size_t)t * d->value_dim;
+            for (int g = 0; g < d->n_k; g++, src += 2 * D + 2 * r * D) {
+                memcpy(qkv + (size_t)g * D, src, hk);
+                memcpy(qkv + d->key_dim + (size_t)g * D, src + D, hk);
+                memcpy(qkv + 2 * (size_t)d->key_dim + (size_t)g * r * D, src + 2 * D, hv);
+                memcpy(z + (size_t)g * r * D, src + 2 * D + r * D, hv);
+            }
+        }
+        if (x->ba.t) {
+            const float *src = s->dn_ba + (size_t)t * 2 * d->n_v;
+            for (int g = 0; g < d->n_k; g++, src += 2 * r) {
+                memcpy(s->dn_b + (size_t)t * d->n_v + (size_t)g * r, src, (size_t)r * sizeof(float));
+                memcpy(s->dn_a + (size_t)t * d->n_v + (size_t)g * r, src + r, (size_t)r * sizeof(float));
+            }
+        }
+    }
+}
+
 typedef struct {
     const ember_deltanet *x;
 } gate_args;
@@ -163,8 +195,15 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     float *st = layer_state(s, x);
     ember_fw_norm_rows(s, s->xn, s->x, L->attn_norm, n);
     ember_fw_act_dirty(s);
-    const ember_weight *ws[4] = {&x->qkv, &x->z, &x->beta, &x->alpha};
-    ember_fw_matmul_n(s, ws, (float *[]){s->dn_qkv, s->dn_z, s->dn_b, s->dn_a}, 4, s->xn, n);
+    const ember_weight *ws[4];
+    float *ys[4];
+    int nw = 0;
+    if (x->in.t) ws[nw] = &x->in, ys[nw++] = s->dn_in;
+    else ws[nw] = &x->qkv, ys[nw++] = s->dn_qkv, ws[nw] = &x->z, ys[nw++] = s->dn_z;
+    if (x->ba.t) ws[nw] = &x->ba, ys[nw++] = s->dn_ba;
+    else ws[nw] = &x->beta, ys[nw++] = s->dn_b, ws[nw] = &x->alpha, ys[nw++] = s->dn_a;
+    ember_fw_matmul_n(s, ws, ys, nw, s->xn, n);
+    if (x->in.t || x->ba.t) ember_fw_tokens(s, n, unfuse_tokens, x);
     gate_args ga = {x};
     ember_fw_tokens(s, n, gates_tokens, &ga);
     conv_args ca = {x, st};

@@ -180,7 +180,7 @@ static int read_dn_shape(meta *mt, ember_model *m)
     d->value_dim = d->n_v * d->hd;
     d->conv_dim = 2 * d->key_dim + d->value_dim;
     /* Qwen3.5's value heads repeat the key heads as a whole (head h reads
-       h % n_k); Qwen3-Next's fused beta/alpha layout would take h / ratio */
+       h % n_k); with Qwen3-Next's fused ssm_ba, h / ratio (bind_deltanet) */
     d->tiled = true;
     d->state_floats = (size_t)(d->d_conv - 1) * (size_t)d->conv_dim + (size_t)d->n_v * (size_t)d->hd * (size_t)d->hd;
     return 0;
@@ -249,7 +249,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss, qwen35moe)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -441,8 +441,9 @@ static int list_weights(ember_model *m, ember_err *err)
             m->all_w[n++] = &L->moe->down[e];
         }
         if (L->dn) {
-            ember_weight *d[] = {&L->dn->qkv, &L->dn->z, &L->dn->beta, &L->dn->alpha, &L->dn->out};
-            for (int i = 0; i < 5; i++) m->all_w[n++] = d[i];
+            ember_weight *d[] = {&L->dn->qkv, &L->dn->z, &L->dn->beta, &L->dn->alpha, &L->dn->out, &L->dn->in, &L->dn->ba};
+            for (int i = 0; i < 7; i++)
+                if (d[i]->t) m->all_w[n++] = d[i];
         }
         if (L->moe && L->moe->sh_gate.t) {
             m->all_w[n++] = &L->moe->sh_gate;
@@ -627,10 +628,25 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     x->slot = d->n_layers++;
 #define DN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
     /* the output gate z is as wide as V: packed with the V projections */
-    bind_weight(m, &x->qkv, DN("attn_qkv.weight"), E, d->conv_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
-    if (!rc) bind_weight(m, &x->z, DN("attn_gate.weight"), E, d->value_dim, EMBER_PROJ_V, err, &rc);
-    if (!rc) bind_weight(m, &x->beta, DN("ssm_beta.weight"), E, d->n_v, 0, err, &rc);
-    if (!rc) bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
+    if (gguf_find_tensor(m->f, DN("ssm_in.weight"))) {
+        bind_weight(m, &x->in, nm, E, d->conv_dim + d->value_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+        d->fused_in = true;
+    } else {
+        bind_weight(m, &x->qkv, DN("attn_qkv.weight"), E, d->conv_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+        if (!rc) bind_weight(m, &x->z, DN("attn_gate.weight"), E, d->value_dim, EMBER_PROJ_V, err, &rc);
+    }
+    /* beta and alpha fused: the V heads in Q/K head order, h / ratio (the
+       reference's tiling follows the file's form, one for every layer) */
+    const bool fused_ba = gguf_find_tensor(m->f, DN("ssm_ba.weight")) != NULL;
+    if (x->slot == 0) d->tiled = !fused_ba;
+    else if (d->tiled == fused_ba) rc = ember_seterr(err, "layer %d: ssm_ba in some delta-net layers and not in others", l);
+    if (!rc && fused_ba) {
+        bind_weight(m, &x->ba, DN("ssm_ba.weight"), E, 2 * (int64_t)d->n_v, 0, err, &rc);
+        d->fused_ba = true;
+    } else if (!rc) {
+        bind_weight(m, &x->beta, DN("ssm_beta.weight"), E, d->n_v, 0, err, &rc);
+        if (!rc) bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
+    }
     if (!rc) bind_weight(m, &x->out, DN("ssm_out.weight"), d->value_dim, E, EMBER_PROJ_O, err, &rc);
     if (!rc) x->conv = load_f32(m, DN("ssm_conv1d.weight"), d->d_conv, d->conv_dim, true, err, &rc);
     if (!rc) {   /* tap-major, so a tap runs along a token's row of channels */
@@ -645,16 +661,17 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!rc) x->a = load_vec(m, DN("ssm_a"), d->n_v, true, err, &rc);
     if (!rc) x->norm = load_vec(m, DN("ssm_norm.weight"), d->hd, true, err, &rc);
 #undef DN
-    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out};
-    for (int i = 0; i < 5 && !rc; i++) rc = ember_plan_weight(m, ws[i], err);
+    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
+    for (int i = 0; i < 7 && !rc; i++)
+        if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
     return rc;
 }
 
 static void free_deltanet(ember_deltanet *x)
 {
     if (!x) return;
-    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out};
-    for (int i = 0; i < 5; i++) free(ws[i]->f32);
+    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
+    for (int i = 0; i < 7; i++) free(ws[i]->f32);
     free(x->conv);
     free(x->dt_bias);
     free(x->a);

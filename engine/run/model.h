@@ -80,6 +80,10 @@ typedef struct {
     ember_weight qkv;           /* attn_qkv: n_embd -> 2 key_dim + value_dim (Q, K, V) */
     ember_weight z;             /* attn_gate: n_embd -> value_dim, the output gate */
     ember_weight beta, alpha;   /* ssm_beta, ssm_alpha: n_embd -> n_v (the write strength, the decay's input) */
+    /* Qwen3-Next's fused forms, in place of qkv and z, of beta and alpha
+       (unbound otherwise): per Q/K head its q, k, v and z rows (ssm_in),
+       its b and a rows (ssm_ba) */
+    ember_weight in, ba;
     ember_weight out;           /* ssm_out: value_dim -> n_embd */
     float *conv;                /* ssm_conv1d's taps, tap-major: [d_conv][conv_dim], the oldest input's tap first */
     float *dt_bias, *a;         /* ssm_dt.bias, ssm_a (= -exp(A_log)): n_v each */
@@ -93,7 +97,8 @@ typedef struct {
     int hd;                     /* ssm.state_size: key and value head dim */
     int n_k, n_v;               /* ssm.group_count (Q/K heads), ssm.time_step_rank (V heads) */
     int key_dim, value_dim, conv_dim;   /* n_k hd, n_v hd, 2 key_dim + value_dim */
-    bool tiled;                 /* V head h reads Q/K head h % n_k (else h / (n_v / n_k)) */
+    bool tiled;                 /* V head h reads Q/K head h % n_k (else h / (n_v / n_k): with ssm_ba) */
+    bool fused_in, fused_ba;    /* some layer has ssm_in, ssm_ba (the session's unfusing buffers) */
     int interval;               /* full_attention_interval: layer l attends when (l + 1) % interval == 0 */
     int n_layers;               /* how many layers are delta-net layers */
     size_t state_floats;        /* one layer's state: (d_conv - 1) conv_dim + n_v hd^2 */

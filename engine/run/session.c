@@ -121,6 +121,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->dn_o = resident(B * (size_t)dn->value_dim * 4, &ok);
         s->dn_b = resident(B * (size_t)dn->n_v * 4, &ok);
         s->dn_a = resident(B * (size_t)dn->n_v * 4, &ok);
+        if (dn->fused_in) s->dn_in = resident(B * (size_t)(dn->conv_dim + dn->value_dim) * 4, &ok);
+        if (dn->fused_ba) s->dn_ba = resident(B * 2 * (size_t)dn->n_v * 4, &ok);
     }
     if (I->n_expert) {
         const size_t NE = (size_t)I->n_expert, K = (size_t)I->n_expert_used;
@@ -195,6 +197,7 @@ void ember_session_free(ember_session *s)
     free(s->scratch); free(s->all_logits);
     free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
     free(s->moe_x); free(s->moe_out); free(s->moe_sh);
+    free(s->dn_in); free(s->dn_ba);
     free(s->dn_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
     for (int i = 0; i < EMBER_DN_CKPTS; i++) free(s->dn_ck[i]);
     free(s->qgate);

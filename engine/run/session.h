@@ -72,6 +72,7 @@ struct ember_session {
     float *dn_state, *dn_ck[EMBER_DN_CKPTS];
     int dn_ck_pos[EMBER_DN_CKPTS];
     float *dn_qkv, *dn_conv, *dn_z, *dn_b, *dn_a, *dn_o;
+    float *dn_in, *dn_ba;       /* Qwen3-Next's fused products before they are taken apart */
     float *qgate;               /* ARCH_GATED_ATTN: the heads' output gates [token][HQ] */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
