@@ -5,7 +5,8 @@
      qkv = W_qkv xn, z = W_z xn, b = W_beta xn, a = W_alpha xn
      c = silu(causal conv over the last d_conv rows of qkv, per channel)
      q, k = c's Q and K parts, each head L2-normalised; v = c's V part
-     per V head h (reading Q/K head h % n_k), token by token:
+     per V head h (reading Q/K head h % n_k; h / ratio with Qwen3-Next's
+     fused ssm_ba), token by token:
        decay = exp(min(softplus(a + dt_bias) * A, 50)), beta = sigmoid(b)
        u = beta (v - decay S^T k)           (the delta rule's correction)
        o = decay S^T q / sqrt(d) + u (k . q) / sqrt(d)
@@ -13,12 +14,13 @@
      o = RMSNorm(o per head) * ssm_norm * silu(z);  x += W_out o
    in the reference's float order where it has one (its fused delta-net
    operator: the two products of S in one sweep over its columns, then the
-   update; kernels/deltarule.c).  S is a head's d x d matrix, kept as d columns (one per key
-   dim) of d values (one per value dim).
+   update; kernels/deltarule.c).  S is a head's d x d matrix, kept as d
+   columns (one per key dim) of d values (one per value dim).
 
    The state replaces a KV cache and cannot be cut back to an earlier
-   position: a few copies of it (checkpoints, at the ends of prefills and
-   generations) let ember_session_truncate return to one of those. */
+   position: a few copies of it (checkpoints, at the start and end of a
+   prefill and the end of a generation) let ember_session_truncate return
+   to one of those. */
 #include "config.h"
 
 #include <math.h>
