@@ -15,7 +15,9 @@
    rewinds are checked as properties (dn_rewind),
    phi2 (biased LayerNorms and projections, fused or apart, an ungated
    GELU FFN in parallel with the attention, a biased LM head), command-r,
-   internlm2 and seed_oss.  The reference scales granite's residual stream where the
+   internlm2, glm4moe (sigmoid routing with a selection bias, renormalised
+   and scaled; its multi-token-prediction block skipped: mtp_skipped) and
+   seed_oss.  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -108,6 +110,10 @@ static const vcase cases[] = {
      "logits x0.5",
      3, 0},
     {"internlm2", "internlm2", "internlm2: the llama layout under its own name", 0, 0},
+    {"glm4moe", "glm4moe",
+     "glm4moe (GLM-4.5): Q/K/V biases, rope on 16 of 32 dims, a dense first layer, then 8 experts chosen by "
+     "sigmoid plus a selection bias (3 a token, renormalised, x2.5) and a shared expert",
+     3, 0},
     {"seed_oss", "seed_oss",
      "seed_oss (Seed-OSS): heads of 32 over 64 / 4, Q/K/V biases, NEOX rope, the FFN norm named post_attention_norm", 0, 0},
 };
@@ -119,6 +125,8 @@ static float g_resid = 1.0f, g_branch = 1.0f;
 /* moe_equals_dense: the dense FFN matrices written as this many identical
    experts (3-D tensors), with a router of their own (0: a dense file) */
 static int g_copies;
+/* mtp_skipped: a multi-token-prediction block after the L layers */
+static bool g_mtp;
 /* q35_refusals: a broken delta-net header (0: the good value) */
 static int g_q35_inner, g_q35_rank, g_q35_no_conv;
 
@@ -267,18 +275,19 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
+    const bool g45 = !strcmp(a, "glm4moe"), lead = emoe || g45;   /* lead: a dense first layer */
     const bool oss = !strcmp(a, "gpt-oss"), st = !strcmp(a, "stablelm");
     const bool co2 = !strcmp(a, "cohere2"), co = co2 || !strcmp(a, "command-r"), sd = !strcmp(a, "seed_oss");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q3n = !strcmp(a, "qwen3next"), q35 = !strncmp(a, "qwen35", 6) || q3n, q35moe = !strcmp(a, "qwen35moe") || q3n;
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
-    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe, q2vl = !strcmp(a, "qwen2vl");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || g45, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !g45) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
-    const int hd = qwen || g2 || ernie || mi3 || g1 || oss || q35 || sd ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
+    const int hd = qwen || g2 || ernie || mi3 || g1 || oss || q35 || sd || g45 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
     seed = 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
@@ -286,7 +295,8 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_str(w, "general.architecture", a);
     gguf_w_str(w, "tokenizer.ggml.model", "none");   /* ids only: the reference takes vocab_size */
     gguf_w_u32(w, KEY("vocab_size"), V);
-    gguf_w_u32(w, KEY("block_count"), (uint32_t)L);
+    gguf_w_u32(w, KEY("block_count"), (uint32_t)L + g_mtp);
+    if (g_mtp) gguf_w_u32(w, KEY("nextn_predict_layers"), 1);
     gguf_w_u32(w, KEY("embedding_length"), E);
     gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
@@ -338,6 +348,16 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("expert_used_count"), 3);
         gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
         if (q2moe) gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
+        if (g45) {
+            gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
+            gguf_w_u32(w, KEY("expert_shared_count"), 1);
+            gguf_w_u32(w, KEY("expert_gating_func"), 2);
+            gguf_w_f32(w, KEY("expert_weights_scale"), 2.5f);
+            gguf_w_bool(w, KEY("expert_weights_norm"), true);
+            gguf_w_u32(w, KEY("attention.key_length"), 32);
+            gguf_w_u32(w, KEY("attention.value_length"), 32);
+            gguf_w_u32(w, KEY("rope.dimension_count"), 16);
+        }
         if (emoe) {
             gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
             gguf_w_u32(w, KEY("interleave_moe_layer_step"), 1);
@@ -436,7 +456,7 @@ static int write_model(const vcase *c, const char *path)
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
         /* gpt-oss names its FFN input norm post_attention_norm */
         if (!co && !st_par)
-            vec(w, oss || sd ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
+            vec(w, oss || sd || g45 ? T("post_attention_norm.weight", l) : T("ffn_norm.weight", l), E, 1.0f, 0.1f);
         if (st) {
             vec(w, T("attn_norm.bias", l), E, 0.0f, 0.3f);
             if (!st_par) vec(w, T("ffn_norm.bias", l), E, 0.0f, 0.3f);
@@ -456,13 +476,13 @@ static int write_model(const vcase *c, const char *path)
             if (g_copies) {
                 mat_copies(w, T("ffn_gate_exps.weight", l), E, FF);
                 mat_copies(w, T("ffn_up_exps.weight", l), E, FF);
-            } else if (!moe || (emoe && l == 0)) {
+            } else if (!moe || (lead && l == 0)) {
                 mat(w, T("ffn_gate.weight", l), E, FF);
                 mat(w, T("ffn_up.weight", l), E, FF);
             }
         }
         mat(w, T("attn_output.weight", l), H * d, E);
-        if (q2vl || q2moe || glm || oss || sd || (st && !st_par)) {
+        if (q2vl || q2moe || glm || oss || sd || g45 || (st && !st_par)) {
             vec(w, T("attn_q.bias", l), H * d, 0.0f, 0.5f);
             vec(w, T("attn_k.bias", l), HKV * d, 0.0f, 0.5f);
             vec(w, T("attn_v.bias", l), HKV * d, 0.0f, 0.5f);
@@ -471,7 +491,7 @@ static int write_model(const vcase *c, const char *path)
             vec(w, T("attn_output.bias", l), E, 0.0f, 0.5f);
             vec(w, T("attn_sinks.weight", l), H, 0.5f, 2.0f);   /* from well below to above the scores */
         }
-        if (moe && !(emoe && l == 0)) {
+        if (moe && !(lead && l == 0)) {
             /* the router in F32, as converters keep it, wide enough apart
                that no two experts tie */
             float *r = malloc((size_t)E * 8 * sizeof *r);
@@ -482,7 +502,8 @@ static int write_model(const vcase *c, const char *path)
             mat3(w, T("ffn_gate_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_up_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
-            if (emoe) vec(w, T("exp_probs_b.bias", l), 8, 0.0f, 0.1f);   /* a selection bias that moves the choice */
+            /* a selection bias that moves the choice (ernie: among probabilities; glm4moe: sigmoids) */
+            if (emoe || g45) vec(w, T("exp_probs_b.bias", l), 8, 0.0f, g45 ? 0.3f : 0.1f);
             if (oss) {
                 /* biases that move the choice, and gate / up biases wide
                    enough that the SwiGLU's clamps at 7 and -7 bite */
@@ -498,10 +519,11 @@ static int write_model(const vcase *c, const char *path)
                 }
                 free(b);
             }
-            if (emoe || q2moe) {   /* the shared expert; qwen2moe's with its gate */
-                mat(w, T("ffn_gate_shexp.weight", l), E, 56);
-                mat(w, T("ffn_up_shexp.weight", l), E, 56);
-                mat(w, T("ffn_down_shexp.weight", l), 56, E);
+            if (emoe || q2moe || g45) {   /* the shared expert; qwen2moe's with its gate; glm4moe's one expert wide */
+                const int SH = g45 ? 40 : 56;
+                mat(w, T("ffn_gate_shexp.weight", l), E, SH);
+                mat(w, T("ffn_up_shexp.weight", l), E, SH);
+                mat(w, T("ffn_down_shexp.weight", l), SH, E);
                 if (q2moe) vec(w, T("ffn_gate_inp_shexp.weight", l), E, 0.0f, 0.3f);
             }
         } else if (g_copies) {
@@ -530,6 +552,14 @@ static int write_model(const vcase *c, const char *path)
             vec(w, T("post_ffw_norm.weight", l), E, 1.0f, 0.1f);
         }
         if (g4) vec(w, T("layer_output_scale.weight", l), 1, 0.8f, 0.0f);
+    }
+    if (g_mtp) {   /* values from their own generator: the layers keep theirs */
+        const unsigned keep = seed;
+        seed = 99;
+        vec(w, T("attn_norm.weight", L), E, 1.0f, 0.1f);
+        mat(w, T("nextn.eh_proj.weight", L), 2 * E, E);
+        vec(w, T("nextn.enorm.weight", L), E, 1.0f, 0.1f);
+        seed = keep;
     }
 #undef KEY
 #undef T
@@ -692,6 +722,29 @@ static void dn_rewind(const char *path)
     ember_model_free(m);
 }
 
+/* A file's multi-token-prediction block (nextn_predict_layers, after
+   the layers: GLM-4.5's, Qwen3.5's) is not run and not warned about: the
+   logits are those of the file without it, bit for bit. */
+static void mtp_skipped(const char *path)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "glm4moe")) c = cases[i];
+    static float plain[(NP + NF) * V], with[(NP + NF) * V];
+    ember_err err = {{0}};
+    int rc = write_model(&c, path) || run(path, EMBER_STRATEGY_COMPRESSED, plain, &err);
+    g_mtp = true;
+    /* the block: a norm and a projection of the kind GLM-4.5 carries there */
+    rc = rc || write_model(&c, path) || run(path, EMBER_STRATEGY_COMPRESSED, with, &err);
+    ember_model *m = rc ? NULL : ember_model_open(path, NULL, &err);
+    const char *warn = m ? ember_model_warnings(m) : "";
+    tap_ok(!rc && m && !memcmp(plain, with, sizeof plain) && !strstr(warn, "not read"),
+           "glm4moe with a multi-token-prediction block: not run, not warned about, the same logits bit for bit%s%s",
+           err.msg[0] ? ": " : "", err.msg);
+    ember_model_free(m);
+    g_mtp = false;
+}
+
 /* A delta-net header that does not add up is refused, naming the key */
 static void q35_refusals(const char *path)
 {
@@ -807,6 +860,7 @@ int main(void)
     granite_residual(path);
     dn_rewind(path);
     q35_refusals(path);
+    mtp_skipped(path);
     moe_equals_dense(path);
     unlink(path);
     return tap_done();

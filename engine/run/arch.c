@@ -103,6 +103,12 @@ static const ember_arch_desc archs[] = {
        file says otherwise; 27B (46 layers) scales Q by n_embd / n_head */
     {"gemma2", ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA, ROPE_NEOX, FFN_GEGLU_TANH,
      ATT_SCALE_Q_27B, 2, 0, 30.0f, 46, 50.0f, 0, 0},
+    /* GLM-4.5 / 4.6 (and Air): Q/K/V biases, Q/K norms where the file has
+       them, partial NEOX rope, the FFN norm named post_attention_norm,
+       leading dense layers then experts routed by sigmoid with a selection
+       bias and a shared expert; the MTP layer not run */
+    {"glm4moe", ARCH_QKV_BIAS | ARCH_FREE_HEAD_DIM | ARCH_FFN_NORM_POST | ARCH_MOE | ARCH_ROUTING_KEYS, ROPE_NEOX, FFN_SWIGLU,
+     ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* GLM-4 (0414) and GLM-Z1: Q/K/V biases where the file has them,
        partial rotary in the llama pairing, post norms on both branches,
        gate and up rows in one ffn_up */

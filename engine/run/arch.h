@@ -51,6 +51,10 @@ enum {
     ARCH_GATED_ATTN = 1 << 29,     /* attn_q gives each head's query, then its gate: output x sigmoid(gate) */
     ARCH_DELTANET = 1 << 30,       /* all but every full_attention_interval-th layer are gated delta-net layers (deltanet.c) */
 };
+/* the file's expert_gating_func (sigmoid), expert_weights_norm and
+   expert_weights_scale decide the routing (glm4moe); other architectures'
+   references fix theirs, whatever a file says (the last bit: unsigned) */
+#define ARCH_ROUTING_KEYS (1u << 31)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

@@ -964,10 +964,14 @@ static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
             for (int j = 0; j < K; j++) w[j] = p[j] * inv;
             continue;
         }
-        float mx = -INFINITY;
-        for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
-        const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
-        for (int e = 0; e < NE; e++) p[e] *= inv;
+        if (m->moe_sigmoid) {   /* each expert's own probability (GLM-4.5, DeepSeek V3) */
+            for (int e = 0; e < NE; e++) p[e] = 1.0f / (1.0f + expf(-lg[e]));
+        } else {
+            float mx = -INFINITY;
+            for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
+            const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
+            for (int e = 0; e < NE; e++) p[e] *= inv;
+        }
         double sum = 0;
         /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
         top_k(p, bias, NE, K, sel);
@@ -976,8 +980,11 @@ static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
             sum += (double)w[j];
         }
         const float fs = (float)sum;
-        if (!(m->arch->flags & ARCH_MOE_RAW_WEIGHTS))
+        if (m->moe_norm)
             for (int j = 0; j < K; j++) w[j] /= fs;
+        /* the reference scales only a factor that is not 1 */
+        if (fabsf(m->moe_scale - 1.0f) > 1e-5f)
+            for (int j = 0; j < K; j++) w[j] *= m->moe_scale;
     }
 }
 

@@ -217,13 +217,13 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
         req_u(&mt, "attention.head_count", 1, 4096, &info->n_head) ||
         req_u(&mt, "context_length", 1, 1 << 24, &info->n_ctx_train))
         return -1;
-    /* Qwen3.5's multi-token-prediction layers come last in the file: the
-       forward pass runs the others (as the reference does unless asked
-       to draft with them), so n_layer counts those */
-    if (arch->flags & ARCH_DELTANET) {
+    /* multi-token-prediction layers (Qwen3.5, GLM-4.5) come last in the
+       file: the forward pass runs the others (as the reference does unless
+       asked to draft with them), so n_layer counts those */
+    {
         int nextn;
         if (opt_u(&mt, "nextn_predict_layers", 0, info->n_layer - 1, &nextn, 0)) return -1;
-        mt.blocks = info->n_layer;
+        if (nextn) mt.blocks = info->n_layer;
         info->n_layer -= nextn;
     }
     /* per-layer FFN widths and KV heads: the info shows the largest */
@@ -249,7 +249,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -335,6 +335,19 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
         if (info->n_expert && (opt_u(&mt, "leading_dense_block_count", 0, info->n_layer, &m->moe_lead, 0) ||
                                opt_u(&mt, "interleave_moe_layer_step", 1, info->n_layer, &m->moe_step, 1)))
             return -1;
+        m->moe_norm = !(arch->flags & ARCH_MOE_RAW_WEIGHTS);
+        m->moe_scale = 1.0f;
+        if (info->n_expert && arch->flags & ARCH_ROUTING_KEYS) {
+            int gating;
+            char nk[128];
+            bool norm;
+            if (opt_u(&mt, "expert_gating_func", 1, 2, &gating, 1) ||
+                opt_f(&mt, "expert_weights_scale", &m->moe_scale, 1.0f, false))
+                return -1;
+            m->moe_sigmoid = gating == 2;
+            snprintf(nk, sizeof nk, "%s.expert_weights_norm", info->arch);
+            m->moe_norm = gguf_get_bool(f, nk, &norm) && norm;   /* the reference's default: as they are */
+        }
         switch (arch->att_scale) {
         case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;
         case ATT_SCALE_Q: m->q_scale = 1.0f / sqrtf((float)info->head_dim); break;
@@ -780,9 +793,12 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         if (!rc && fl & ARCH_O_BIAS) L->bo = load_vec(m, NAME("attn_output.bias"), E, true, err, &rc);
         if (!rc && fl & ARCH_ATT_SINKS) L->sinks = load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
-        if (!rc && fl & ARCH_QK_NORM && !dn) {
-            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, true, err, &rc);
-            if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, true, err, &rc);
+        /* Q/K norms: required where the architecture has them, else where
+           the file has them (GLM-4.5's use_qk_norm) */
+        if (!rc && !dn) {
+            const bool qk = fl & ARCH_QK_NORM;
+            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, qk, err, &rc);
+            if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, qk, err, &rc);
         }
         if (!rc && m->n_pl) {
             bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
@@ -878,7 +894,7 @@ static int bind_model(ember_model *m, ember_err *err)
     if (bind_layers(m, err)) return -1;
     /* the multi-token-prediction layers past n_layer (read_hparams) are
        not run, knowingly: no oddity to note */
-    for (uint64_t i = 0; m->used && m->arch->flags & ARCH_DELTANET && i < m->f->n_tensors; i++) {
+    for (uint64_t i = 0; m->used && m->n_blocks && i < m->f->n_tensors; i++) {
         int b;
         if (sscanf(m->f->tensors[i].name_z, "blk.%d.", &b) == 1 && b >= I->n_layer) m->used[i] = 1;
     }

@@ -146,6 +146,12 @@ struct ember_model {
     float yarn_beta_fast, yarn_beta_slow;   /* YaRN's ramp ends (ARCH_YARN_KEYS: the file's) */
     float attn_temp;            /* arch.h's attention temperature (0: none) */
     int moe_lead, moe_step;     /* with experts: layer l mixes when l >= moe_lead and (l + 1) % moe_step == 0 */
+    /* with experts, the file's routing where it says: probabilities by
+       sigmoid instead of softmax (expert_gating_func 2), the chosen ones'
+       weights renormalised or not (expert_weights_norm), then times
+       expert_weights_scale */
+    bool moe_sigmoid, moe_norm;
+    float moe_scale;
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */
