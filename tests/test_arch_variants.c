@@ -16,8 +16,11 @@
    phi2 (biased LayerNorms and projections, fused or apart, an ungated
    GELU FFN in parallel with the attention, a biased LM head), command-r,
    internlm2, glm4moe (sigmoid routing with a selection bias, renormalised
-   and scaled; its multi-token-prediction block skipped: mtp_skipped) and
-   seed_oss.  The reference scales granite's residual stream where the
+   and scaled; its multi-token-prediction block skipped: mtp_skipped),
+   bailingmoe2 (the same routing limited to the best groups of experts:
+   its reference rows come from ik_llama.cpp with grouped_expert_routing
+   on, which its default leaves off, choosing among all experts as the
+   model does not) and seed_oss.  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -114,6 +117,11 @@ static const vcase cases[] = {
      "glm4moe (GLM-4.5): Q/K/V biases, rope on 16 of 32 dims, a dense first layer, then 8 experts chosen by "
      "sigmoid plus a selection bias (3 a token, renormalised, x2.5) and a shared expert",
      3, 0},
+    {"bailingmoe2", "bailingmoe2",
+     "bailingmoe2 (Ling mini 2.0): Q/K/V in one matrix, Q/K norms, rope on 8 of 16 dims, a dense first layer, then "
+     "8 experts by sigmoid plus a selection bias, 3 a token from the best 2 of 4 groups, renormalised, x2.5, and a "
+     "shared expert",
+     3, 0},
     {"seed_oss", "seed_oss",
      "seed_oss (Seed-OSS): heads of 32 over 64 / 4, Q/K/V biases, NEOX rope, the FFN norm named post_attention_norm", 0, 0},
 };
@@ -127,6 +135,8 @@ static float g_resid = 1.0f, g_branch = 1.0f;
 static int g_copies;
 /* mtp_skipped: a multi-token-prediction block after the L layers */
 static bool g_mtp;
+/* groups_refused: bailingmoe2's expert groups (0: 4) */
+static int g_groups;
 /* q35_refusals: a broken delta-net header (0: the good value) */
 static int g_q35_inner, g_q35_rank, g_q35_no_conv;
 
@@ -275,15 +285,16 @@ static int write_model(const vcase *c, const char *path)
     const char *a = c->arch;
     char k[128], t[96];
     const bool emoe = !strcmp(a, "ernie4_5-moe"), q2moe = !strcmp(a, "qwen2moe"), glm = !strcmp(a, "glm4");
-    const bool g45 = !strcmp(a, "glm4moe"), lead = emoe || g45;   /* lead: a dense first layer */
+    const bool g45 = !strcmp(a, "glm4moe"), bl = !strcmp(a, "bailingmoe2");
+    const bool sig = g45 || bl, lead = emoe || sig;   /* sig: sigmoid routing; lead: a dense first layer */
     const bool oss = !strcmp(a, "gpt-oss"), st = !strcmp(a, "stablelm");
     const bool co2 = !strcmp(a, "cohere2"), co = co2 || !strcmp(a, "command-r"), sd = !strcmp(a, "seed_oss");
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q3n = !strcmp(a, "qwen3next"), q35 = !strncmp(a, "qwen35", 6) || q3n, q35moe = !strcmp(a, "qwen35moe") || q3n;
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
-    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || g45, q2vl = !strcmp(a, "qwen2vl");
+    const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
-    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !g45) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
@@ -348,15 +359,23 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("expert_used_count"), 3);
         gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
         if (q2moe) gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
-        if (g45) {
+        if (sig) {
             gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
             gguf_w_u32(w, KEY("expert_shared_count"), 1);
             gguf_w_u32(w, KEY("expert_gating_func"), 2);
             gguf_w_f32(w, KEY("expert_weights_scale"), 2.5f);
             gguf_w_bool(w, KEY("expert_weights_norm"), true);
+        }
+        if (g45) {
             gguf_w_u32(w, KEY("attention.key_length"), 32);
             gguf_w_u32(w, KEY("attention.value_length"), 32);
             gguf_w_u32(w, KEY("rope.dimension_count"), 16);
+        }
+        if (bl) {   /* 4 groups of 2 experts, the 3 chosen from the best 2 groups */
+            gguf_w_u32(w, KEY("rope.dimension_count"), 8);
+            gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 40);
+            gguf_w_u32(w, KEY("expert_group_count"), g_groups ? (uint32_t)g_groups : 4);
+            gguf_w_u32(w, KEY("expert_group_used_count"), 2);
         }
         if (emoe) {
             gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
@@ -437,7 +456,7 @@ static int write_model(const vcase *c, const char *path)
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
     if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
     /* the reference requires it for phi3, gpt-oss and internlm2 */
-    if (phi || oss || st || p2 || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
+    if (phi || oss || st || p2 || bl || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
     if (p2) {
         vec(w, "output_norm.bias", E, 0.0f, 0.3f);
         vec(w, "output.bias", V, 0.0f, 0.5f);
@@ -470,9 +489,13 @@ static int write_model(const vcase *c, const char *path)
             mat(w, T("attn_qkv.weight", l), E, (H + 2 * HKV) * d);
             mat(w, T("ffn_up.weight", l), E, 2 * FF);
         } else {
-            mat(w, T("attn_q.weight", l), E, H * d);
-            mat(w, T("attn_k.weight", l), E, HKV * d);
-            if (!(g4 && !swa_layer[l])) mat(w, T("attn_v.weight", l), E, HKV * d);   /* 31B: full layers have none */
+            if (bl) {   /* Q, K and V in one matrix */
+                mat(w, T("attn_qkv.weight", l), E, (H + 2 * HKV) * d);
+            } else {
+                mat(w, T("attn_q.weight", l), E, H * d);
+                mat(w, T("attn_k.weight", l), E, HKV * d);
+                if (!(g4 && !swa_layer[l])) mat(w, T("attn_v.weight", l), E, HKV * d);   /* 31B: full layers have none */
+            }
             if (g_copies) {
                 mat_copies(w, T("ffn_gate_exps.weight", l), E, FF);
                 mat_copies(w, T("ffn_up_exps.weight", l), E, FF);
@@ -503,7 +526,7 @@ static int write_model(const vcase *c, const char *path)
             mat3(w, T("ffn_up_exps.weight", l), E, 40, 8);
             mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
             /* a selection bias that moves the choice (ernie: among probabilities; glm4moe: sigmoids) */
-            if (emoe || g45) vec(w, T("exp_probs_b.bias", l), 8, 0.0f, g45 ? 0.3f : 0.1f);
+            if (emoe || sig) vec(w, T("exp_probs_b.bias", l), 8, 0.0f, sig ? 0.3f : 0.1f);
             if (oss) {
                 /* biases that move the choice, and gate / up biases wide
                    enough that the SwiGLU's clamps at 7 and -7 bite */
@@ -519,8 +542,8 @@ static int write_model(const vcase *c, const char *path)
                 }
                 free(b);
             }
-            if (emoe || q2moe || g45) {   /* the shared expert; qwen2moe's with its gate; glm4moe's one expert wide */
-                const int SH = g45 ? 40 : 56;
+            if (emoe || q2moe || sig) {   /* the shared expert; qwen2moe's with its gate; glm4moe's one expert wide */
+                const int SH = sig ? 40 : 56;
                 mat(w, T("ffn_gate_shexp.weight", l), E, SH);
                 mat(w, T("ffn_up_shexp.weight", l), E, SH);
                 mat(w, T("ffn_down_shexp.weight", l), SH, E);
@@ -541,7 +564,7 @@ static int write_model(const vcase *c, const char *path)
         } else {
             mat(w, T("ffn_down.weight", l), FF, E);
         }
-        if (qwen || g4) {
+        if (qwen || g4 || bl) {
             /* gemma4 does not scale the scores: norms of d^-1/4 keep them near 1 */
             const float qk = g4 ? 1.0f / sqrtf(sqrtf((float)d)) : 1.0f;
             vec(w, T("attn_q_norm.weight", l), d, qk, 0.1f * qk);
@@ -745,6 +768,21 @@ static void mtp_skipped(const char *path)
     g_mtp = false;
 }
 
+/* Experts that do not split into the file's groups are refused */
+static void groups_refused(const char *path)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "bailingmoe2")) c = cases[i];
+    g_groups = 3;
+    ember_err err = {{0}};
+    ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
+    tap_ok(!m && strstr(err.msg, "do not split into 3 groups"), "bailingmoe2 with 8 experts in 3 groups is refused: %s",
+           err.msg);
+    ember_model_free(m);
+    g_groups = 0;
+}
+
 /* A delta-net header that does not add up is refused, naming the key */
 static void q35_refusals(const char *path)
 {
@@ -861,6 +899,7 @@ int main(void)
     dn_rewind(path);
     q35_refusals(path);
     mtp_skipped(path);
+    groups_refused(path);
     moe_equals_dense(path);
     unlink(path);
     return tap_done();

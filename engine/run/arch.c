@@ -109,6 +109,12 @@ static const ember_arch_desc archs[] = {
        bias and a shared expert; the MTP layer not run */
     {"glm4moe", ARCH_QKV_BIAS | ARCH_FREE_HEAD_DIM | ARCH_FFN_NORM_POST | ARCH_MOE | ARCH_ROUTING_KEYS, ROPE_NEOX, FFN_SWIGLU,
      ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* Ling / Ring mini 2.0 (bailingmoe2): Q/K/V in one matrix, Q/K norms,
+       partial NEOX rope, leading dense layers, then glm4moe's routing
+       limited to the best expert groups (expert_group_count), as the model
+       routes (ik_llama.cpp does so only with grouped_expert_routing on) */
+    {"bailingmoe2", ARCH_QK_NORM | ARCH_FUSED_QKV | ARCH_MOE | ARCH_ROUTING_KEYS, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES,
+     0, 0, 0, 0, 0, 0, 0},
     /* GLM-4 (0414) and GLM-Z1: Q/K/V biases where the file has them,
        partial rotary in the llama pairing, post norms on both branches,
        gate and up rows in one ffn_up */

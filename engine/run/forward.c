@@ -937,6 +937,38 @@ static void top_k(const float *v, const float *bias, int n, int k, int *sel)
     }
 }
 
+/* The K best experts of the best groups (model.h, moe_groups): a group
+   scored by its two best selection scores, their float sum; groups and
+   experts ranked best first, a tie to the higher index, as the reference
+   sorts its (score, index) pairs. */
+static void group_top_k(const ember_model *m, const float *p, const float *bias, int *sel)
+{
+    const int NE = m->info.n_expert, K = m->info.n_expert_used, G = m->moe_groups, per = NE / G;
+    float sc[EMBER_MAX_EXPERTS], gs[EMBER_MAX_EXPERTS];
+    for (int e = 0; e < NE; e++) sc[e] = bias ? p[e] + bias[e] : p[e];
+    for (int g = 0; g < G; g++) {
+        float a = -INFINITY, b = -INFINITY;   /* the best two */
+        for (int e = g * per; e < (g + 1) * per; e++)
+            if (sc[e] > a) b = a, a = sc[e];
+            else if (sc[e] > b) b = sc[e];
+        gs[g] = per > 1 ? a + b : a;
+    }
+    bool keep[EMBER_MAX_EXPERTS] = {false};
+    for (int n = 0; n < m->moe_groups_used; n++) {
+        int best = -1;
+        for (int g = 0; g < G; g++)
+            if (!keep[g] && (best < 0 || gs[g] >= gs[best])) best = g;
+        keep[best] = true;
+    }
+    for (int j = 0; j < K; j++) {
+        int best = -1;
+        for (int e = 0; e < NE; e++)
+            if (keep[e / per] && (best < 0 || sc[e] >= sc[best])) best = e;
+        sel[j] = best;
+        sc[best] = -INFINITY;
+    }
+}
+
 static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
@@ -974,7 +1006,8 @@ static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
         }
         double sum = 0;
         /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
-        top_k(p, bias, NE, K, sel);
+        if (m->moe_groups_used < m->moe_groups) group_top_k(m, p, bias, sel);
+        else top_k(p, bias, NE, K, sel);
         for (int j = 0; j < K; j++) {
             w[j] = p[sel[j]];
             sum += (double)w[j];

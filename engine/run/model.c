@@ -249,7 +249,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     if (opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
@@ -337,6 +337,7 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
             return -1;
         m->moe_norm = !(arch->flags & ARCH_MOE_RAW_WEIGHTS);
         m->moe_scale = 1.0f;
+        m->moe_groups = m->moe_groups_used = 1;
         if (info->n_expert && arch->flags & ARCH_ROUTING_KEYS) {
             int gating;
             char nk[128];
@@ -345,6 +346,13 @@ static int read_hparams(const gguf_file *f, ember_model_info *info, ember_model 
                 opt_f(&mt, "expert_weights_scale", &m->moe_scale, 1.0f, false))
                 return -1;
             m->moe_sigmoid = gating == 2;
+            if (opt_u(&mt, "expert_group_count", 1, info->n_expert, &m->moe_groups, 1) ||
+                opt_u(&mt, "expert_group_used_count", 1, m->moe_groups, &m->moe_groups_used, m->moe_groups))
+                return -1;
+            if (info->n_expert % m->moe_groups || (m->moe_groups_used < m->moe_groups &&
+                                                    info->n_expert_used > info->n_expert / m->moe_groups * m->moe_groups_used))
+                return ember_seterr(err, "%s: %d experts do not split into %d groups of which %d can hold the %d chosen",
+                                    info->arch, info->n_expert, m->moe_groups, m->moe_groups_used, info->n_expert_used);
             snprintf(nk, sizeof nk, "%s.expert_weights_norm", info->arch);
             m->moe_norm = gguf_get_bool(f, nk, &norm) && norm;   /* the reference's default: as they are */
         }

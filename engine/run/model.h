@@ -152,6 +152,10 @@ struct ember_model {
        expert_weights_scale */
     bool moe_sigmoid, moe_norm;
     float moe_scale;
+    /* group-limited routing (expert_group_count, _used_count): the experts
+       in moe_groups equal runs, a token's choice limited to the
+       moe_groups_used runs whose two best scores sum highest (1, 1: none) */
+    int moe_groups, moe_groups_used;
     int n_swa;                  /* sliding window of the local layers (0: none) */
     float q_scale;              /* ATT_SCALE_Q*: Q times this before attention */
     float softcap;              /* final logits cap * tanh(x / cap); 0: none */
