@@ -82,6 +82,10 @@ typedef struct ember_model_info {
     char name[128];
     int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;
     int n_expert, n_expert_used;   /* mixture of experts: experts a layer has, and runs a token (0: dense) */
+    /* layers with a recurrent state instead of a KV cache (Qwen3.5's
+       delta-net): ember_session_truncate goes back only to copies of it
+       taken where prefills start and end (0: none) */
+    int n_recurrent;
     int n_ctx_train;
     uint64_t n_params;
     int dominant_dtype;            /* dtype holding most weight bytes */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "worker.h"
@@ -61,10 +62,8 @@ static bool wait_for(ember_worker *w, turn *t, ember_event_kind until, double ti
     return false;
 }
 
-static ember_worker *start(const char *model, turn *t)
+static ember_worker *start_path(const char *path, turn *t)
 {
-    char path[1024];
-    if (!tap_shared(model, path, sizeof path)) return NULL;
     ember_worker_opts o;
     ember_worker_opts_default(&o);
     o.sampling.temperature = 0;
@@ -81,6 +80,13 @@ static ember_worker *start(const char *model, turn *t)
     ember_worker_load_model(w, &l);
     wait_for(w, t, EMBER_EV_LOADED, 30000);
     return w;
+}
+
+static ember_worker *start(const char *model, turn *t)
+{
+    char path[1024];
+    if (!tap_shared(model, path, sizeof path)) return NULL;
+    return start_path(path, t);
 }
 
 static void chat_mini(void)
@@ -138,9 +144,59 @@ static void qwen3(void)
     ember_worker_free(w);
 }
 
+/* A recurrent model (tiny-qwen35, written with qwen3-mini's vocabulary)
+   under a template whose generation prompt opens the thinking, which the
+   next turn's rendering of that reply does not repeat: the next turn
+   diverges inside the generation prompt, where the state has no copy.
+   The worker prefills the history and the generation prompt apart, so
+   the last prefill of a turn is the generation prompt alone (not the
+   whole prompt: the state went back to the history's end). */
+static void recurrent(void)
+{
+    char vocab[1024], model[] = "/tmp/ember-wt-XXXXXX", tmpl[] = "/tmp/ember-wt-tmpl-XXXXXX";
+    const char *bin = getenv("EMBER_BIN");
+    int fd = mkstemp(model), fdt = mkstemp(tmpl);
+    if (!tap_shared("fixtures/models/qwen3-mini-Q8_0.gguf", vocab, sizeof vocab) || !bin || fd < 0 || fdt < 0) {
+        for (int i = 0; i < 2; i++) tap_skip("fixture qwen3-mini-Q8_0.gguf or EMBER_BIN absent");
+        if (fd >= 0) close(fd), unlink(model);
+        if (fdt >= 0) close(fdt), unlink(tmpl);
+        return;
+    }
+    static const char t_src[] = "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+                                "{% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
+    int wrote = write(fdt, t_src, sizeof t_src - 1) == (ssize_t)(sizeof t_src - 1);
+    close(fd);
+    close(fdt);
+    char cmd[3072];
+    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like tiny-qwen35 --vocab '%s' --chat-template '%s' --threads 1", bin,
+             model, vocab, tmpl);
+    turn t = {0};
+    ember_worker *w = wrote && system(cmd) == 0 ? start_path(model, &t) : NULL;
+    if (!tap_ok(w != NULL, "tiny-qwen35 with qwen3-mini's vocabulary and a thinking template loads")) {
+        tap_skip("no model");
+        unlink(model), unlink(tmpl);
+        return;
+    }
+    ember_chat_msg m1[] = {{"user", "q1"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m1, 1);
+    wait_for(w, &t, EMBER_EV_DONE, 60000);
+    ember_chat_msg m2[] = {{"user", "q1"}, {"assistant", "an answer"}, {"user", "q2"}};
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m2, 3);
+    wait_for(w, &t, EMBER_EV_DONE, 60000);
+    tap_ok(t.n_errors == 0 && t.total > 0 && t.final.n_prompt > 0 && t.final.n_prompt < t.total - 4,
+           "the second turn's last prefill is the generation prompt (%d of %d tokens), the history prefilled before it",
+           t.final.n_prompt, t.total);
+    ember_worker_free(w);
+    unlink(model);
+    unlink(tmpl);
+}
+
 int main(void)
 {
     chat_mini();
     qwen3();
+    recurrent();
     return tap_done();
 }

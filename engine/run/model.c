@@ -900,6 +900,7 @@ static int bind_model(ember_model *m, ember_err *err)
         ember_plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
     }
     if (bind_layers(m, err)) return -1;
+    m->info.n_recurrent = m->dn.n_layers;
     /* the multi-token-prediction layers past n_layer (read_hparams) are
        not run, knowingly: no oddity to note */
     for (uint64_t i = 0; m->used && m->n_blocks && i < m->f->n_tensors; i++) {

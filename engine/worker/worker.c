@@ -431,6 +431,27 @@ static int prepare(ember_worker *w, uint64_t seq, bool ahead, ember_err *err)
     return rc < 0 ? -1 : 0;
 }
 
+/* Where the history ends in toks (the prompt of the visible messages with
+   the generation prompt after them): the same messages rendered without
+   it, when their tokens are toks' first ones; 0 otherwise. */
+static int history_len(ember_worker *w, const ember_chat_msg *m, size_t n, const int32_t *toks, int nt)
+{
+    ember_chat_msg *vis = calloc(n + 1, sizeof *vis);
+    if (!vis) return 0;
+    size_t k = visible(m, n, w->dropped, vis);
+    uint8_t *mask = NULL;
+    char *text = w->be->render(w->h, vis, k, false, &mask);
+    free(vis);
+    int32_t *h = NULL;
+    ember_err err;
+    int nh = text ? w->be->tokenize(w->h, text, mask, &h, &err) : -1;
+    free(text);
+    free(mask);
+    if (nh <= 0 || nh >= nt || memcmp(h, toks, (size_t)nh * sizeof *h)) nh = 0;
+    free(h);
+    return nh;
+}
+
 static void do_generate(ember_worker *w, cmd *c)
 {
     ember_err err = {{0}};
@@ -485,7 +506,16 @@ static void do_generate(ember_worker *w, cmd *c)
         emit_text(w, EMBER_EV_PROGRESS, c->seq, msg, NULL);
     }
     stop_ctx sc = {w, c->seq};
-    int rc = sync_cache(w, toks, nt, true, stop_requested, &sc, &err);
+    /* A recurrent state goes back only to where a prefill started or ended.
+       A template that rewrites the last reply (Qwen3.5's drops its
+       thinking) makes the next turn diverge inside this turn's generation
+       prompt: the history prefilled first leaves a copy at its end, where
+       the next turn continues, instead of the whole conversation again. */
+    int rc = 0;
+    const int hist = w->be->recurrent && w->be->recurrent(w->h) ? history_len(w, c->msgs, c->n_msgs, toks, nt) : 0;
+    if (hist > ember_worker_common_prefix(w->cache, w->n_cache, toks, nt))
+        rc = sync_cache(w, toks, hist, false, stop_requested, &sc, &err);
+    if (rc == 0) rc = sync_cache(w, toks, nt, true, stop_requested, &sc, &err);
     free(toks);
     if (rc == EMBER_CANCELLED) {
         emit_stats(w, EMBER_EV_DONE, c->seq, 0, true);

@@ -82,6 +82,11 @@ typedef struct ember_worker_backend {
        ("<think>\n" after a generation prompt that starts the thinking), or
        NULL: it is streamed and kept as the reply's start. */
     const char *(*reply_prefix)(void *h);
+    /* Optional: true when the cache goes back only to where a prefill
+       started or ended (a recurrent state, ember_model_info.n_recurrent):
+       the worker then prefills a turn's history and its generation prompt
+       apart, so that the next turn can go back to the history's end. */
+    bool (*recurrent)(void *h);
 } ember_worker_backend;
 
 /* The real engine (worker_engine.c). */

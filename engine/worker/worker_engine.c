@@ -105,6 +105,7 @@ static void e_describe(void *h, char *name, size_t nc, char *plan, size_t pc)
 static int e_n_ctx(void *h) { return ember_session_n_ctx(((eng *)h)->s); }
 
 static int e_n_ctx_max(void *h) { return ember_model_get_info(((eng *)h)->m)->n_ctx_train; }
+static bool e_recurrent(void *h) { return ember_model_get_info(((eng *)h)->m)->n_recurrent > 0; }
 
 static char *e_render(void *h, const ember_chat_msg *m, size_t n, bool add_gen, uint8_t **user_mask)
 {
@@ -220,6 +221,7 @@ const ember_worker_backend ember_worker_engine_backend = {
     .describe = e_describe,
     .n_ctx = e_n_ctx,
     .n_ctx_max = e_n_ctx_max,
+    .recurrent = e_recurrent,
     .render = e_render,
     .tokenize = e_tokenize,
     .truncate = e_truncate,
