@@ -148,6 +148,29 @@ static inline void iq_ctx_init(int type, int64_t k, size_t row_bytes, iq_ctx *x)
     x->c = ember_iq_scale_factor(type);
 }
 
+/* IQ2_S's and IQ3_S's sub-block ib: its magnitudes and scale words, and
+   where its four sign bytes are (both walks read them: as +-1 bytes, or
+   as the AVX-512 decode's mask) */
+INL const uint8_t *sbyte_decode(int type, const uint8_t *blk, int ib, const int8_t (*P)[8], __m256i *mag, __m256i *sc)
+{
+    if (type == EMBER_IQ2_S) {
+        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
+        const uint8_t *q = b->qs + 4 * ib;
+        const unsigned h = b->qh[ib];
+        *mag = pts8x4(P, q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8, q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6) << 8);
+        *sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
+        return b->qs + QK_K / 8 + 4 * ib;
+    }
+    const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
+    const uint8_t *q = b->qs + 8 * ib;
+    const unsigned h = b->qh[ib];
+    unsigned i[8];
+    for (int j = 0; j < 8; j++) i[j] = q[j] | (h >> j & 1) << 8;
+    *mag = pts4x8(P, i);
+    *sc = _mm256_set1_epi16((short)(2 * (b->scales[ib / 2] >> 4 * (ib % 2) & 15) + 1));
+    return b->signs + 4 * ib;
+}
+
 INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_sub *o)
 {
     const int8_t (*P)[8] = cx->P;
@@ -171,13 +194,10 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_s
         o->sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
         break;
     }
-    case EMBER_IQ2_S: {
-        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
-        const uint8_t *q = b->qs + 4 * ib, *g = b->qs + QK_K / 8 + 4 * ib;
-        unsigned h = b->qh[ib];
-        o->mag = pts8x4(P, q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8, q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6) << 8);
+    case EMBER_IQ2_S:
+    case EMBER_IQ3_S: {
+        const uint8_t *g = sbyte_decode(type, blk, ib, P, &o->mag, &o->sc);
         o->sgn = signs4(sb, g[0], g[1], g[2], g[3]);
-        o->sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
         break;
     }
     case EMBER_IQ3_XXS: {
@@ -188,17 +208,6 @@ INL void sub_decode(int type, const uint8_t *blk, int ib, const iq_ctx *cx, iq_s
         o->mag = pts4x8(P, i);
         o->sgn = signs4(ks, aux & 127, aux >> 7 & 127, aux >> 14 & 127, aux >> 21 & 127);
         o->sc = _mm256_set1_epi16((short)(2 * (aux >> 28) + 1));
-        break;
-    }
-    case EMBER_IQ3_S: {
-        const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
-        const uint8_t *q = b->qs + 8 * ib, *g = b->signs + 4 * ib;
-        unsigned h = b->qh[ib], i[8];
-        for (int j = 0; j < 8; j++) i[j] = q[j] | (h >> j & 1) << 8;
-        unsigned s = b->scales[ib / 2] >> 4 * (ib % 2) & 15;
-        o->mag = pts4x8(P, i);
-        o->sgn = signs4(sb, g[0], g[1], g[2], g[3]);
-        o->sc = _mm256_set1_epi16((short)(2 * s + 1));
         break;
     }
     case EMBER_IQ1_S: {
@@ -424,30 +433,10 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
  * eighth bit, the field's parity, computed in registers cost more than
  * the table (IQ2_XXS 0.88x); IQ1's values carry their own signs. */
 
-/* Sub-block ib's magnitudes and scale words (sub_decode's), and its signs as 32 mask bits */
+/* Sub-block ib's magnitudes and scale words, and its signs as 32 mask bits */
 INL5 uint32_t sub_decode_m(int type, const uint8_t *blk, int ib, const iq_ctx *cx, __m256i *mag, __m256i *sc)
 {
-    const int8_t (*P)[8] = cx->P;
-    switch (type) {
-    case EMBER_IQ2_S: {
-        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
-        const uint8_t *q = b->qs + 4 * ib, *g = b->qs + QK_K / 8 + 4 * ib;
-        const unsigned h = b->qh[ib];
-        *mag = pts8x4(P, q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8, q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6) << 8);
-        *sc = scale_words(b->scales[ib] & 15, b->scales[ib] >> 4);
-        return (uint32_t)ember_rd32(g);
-    }
-    default: {   /* EMBER_IQ3_S */
-        const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
-        const uint8_t *q = b->qs + 8 * ib;
-        const unsigned h = b->qh[ib];
-        unsigned i[8];
-        for (int j = 0; j < 8; j++) i[j] = q[j] | (h >> j & 1) << 8;
-        *mag = pts4x8(P, i);
-        *sc = _mm256_set1_epi16((short)(2 * (b->scales[ib / 2] >> 4 * (ib % 2) & 15) + 1));
-        return (uint32_t)ember_rd32(b->signs + 4 * ib);
-    }
-    }
+    return (uint32_t)ember_rd32(sbyte_decode(type, blk, ib, cx->P, mag, sc));
 }
 
 INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
