@@ -738,21 +738,22 @@ void ember_ref_silu_mul(float *g, const float *u, int n)
     for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+/* the gate of an activation without one: silu16 and gelu16 times 1 */
+static const float ones16[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
 void ember_ref_silu(float *x, int n)
 {
-    static const float one[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     const refnum_ops *o = get_ops();
     int i = 0;
-    for (; i + 16 <= n; i += 16) o->silu16(x + i, one);
+    for (; i + 16 <= n; i += 16) o->silu16(x + i, ones16);
     for (; i < n; i++) x[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
 void ember_ref_gelu(float *x, int n)
 {
-    static const float one[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     const refnum_ops *o = get_ops();
     int i = 0;
-    for (; i + 16 <= n; i += 16) o->gelu16(x + i, one);
+    for (; i + 16 <= n; i += 16) o->gelu16(x + i, ones16);
     for (; i < n; i++) x[i] = gelu_one(x[i]);
 }
 

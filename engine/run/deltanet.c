@@ -108,7 +108,7 @@ static void rec_run(void *ctx, int ith, int nth)
     const int D = d->hd, NV = d->n_v;
     const int h0 = NV * ith / nth, h1 = NV * (ith + 1) / nth;
     for (int h = h0; h < h1; h++) {
-        const int kh = d->tiled ? h % d->n_k : h / (NV / d->n_k);
+        const int kh = d->fused_ba ? h / (NV / d->n_k) : h % d->n_k;
         const ember_delta_args a = {
             .S = j->S + (size_t)h * D * D, .d = D, .n = j->n,
             .q = s->dn_conv + (size_t)kh * D, .k = s->dn_conv + d->key_dim + (size_t)kh * D,
@@ -153,23 +153,19 @@ static void unfuse_tokens(ember_session *s, const void *ctx, int t0, int t1, int
     }
 }
 
-typedef struct {
-    const ember_deltanet *x;
-} gate_args;
-
 /* Per token: a -> the decay's exponent softplus(a + dt_bias) * A (the
    reference's softplus: x past 20 as is); after the recurrence,
    o = RMSNorm(o) * ssm_norm * silu(z) per head. */
 static void gates_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
-    const gate_args *a = ctx;
+    const ember_deltanet *x = ctx;
     const int NV = s->m->dn.n_v;
     for (int t = t0; t < t1; t++) {
         float *g = s->dn_a + (size_t)t * NV;
         for (int h = 0; h < NV; h++) {
-            const float y = g[h] + a->x->dt_bias[h];
-            g[h] = (y > 20.0f ? y : logf(1.0f + expf(y))) * a->x->a[h];
+            const float y = g[h] + x->dt_bias[h];
+            g[h] = (y > 20.0f ? y : logf(1.0f + expf(y))) * x->a[h];
         }
     }
 }
@@ -177,11 +173,11 @@ static void gates_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
 static void out_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
-    const gate_args *a = ctx;
+    const ember_deltanet *x = ctx;
     const ember_dn_shape *d = &s->m->dn;
     for (int t = t0; t < t1; t++) {
         float *o = s->dn_o + (size_t)t * d->value_dim, *z = s->dn_z + (size_t)t * d->value_dim;
-        ember_fw_rmsnorm_rows(o, o, a->x->norm, d->hd, 0, d->n_v, s->m->rms_eps);
+        ember_fw_rmsnorm_rows(o, o, x->norm, d->hd, 0, d->n_v, s->m->rms_eps);
         ember_ref_silu(z, d->value_dim);
         for (int i = 0; i < d->value_dim; i++) o[i] = z[i] * o[i];
     }
@@ -206,14 +202,13 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     else ws[nw] = &x->beta, ys[nw++] = s->dn_b, ws[nw] = &x->alpha, ys[nw++] = s->dn_a;
     ember_fw_matmul_n(s, ws, ys, nw, s->xn, n);
     if (x->in.t || x->ba.t) ember_fw_tokens(s, n, unfuse_tokens, x);
-    gate_args ga = {x};
-    ember_fw_tokens(s, n, gates_tokens, &ga);
+    ember_fw_tokens(s, n, gates_tokens, x);
     conv_args ca = {x, st};
     ember_fw_tokens(s, n, conv_tokens, &ca);
     conv_state_update(s, st, n);
     rec_job rj = {s, x, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
     ember_pool_run(s->pool, rec_run, &rj);
-    ember_fw_tokens(s, n, out_tokens, &ga);
+    ember_fw_tokens(s, n, out_tokens, x);
     /* the last layer of a prompt pass: only the output rows go on */
     if (skip > 0) {
         memmove(s->dn_o, s->dn_o + (size_t)skip * d->value_dim, (size_t)(n - skip) * d->value_dim * sizeof(float));
@@ -232,6 +227,8 @@ size_t ember_dn_state_bytes(const ember_model *m)
 {
     return (size_t)m->dn.n_layers * m->dn.state_floats * sizeof(float);
 }
+
+size_t ember_dn_session_bytes(const ember_model *m) { return ember_dn_state_bytes(m) * (1 + EMBER_DN_CKPTS); }
 
 void ember_dn_reset(ember_session *s)
 {

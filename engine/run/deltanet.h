@@ -11,6 +11,8 @@ void ember_dn_block(ember_session *s, int l, int n, int skip);
 
 /* Bytes of one copy of every delta-net layer's state (0: none) */
 size_t ember_dn_state_bytes(const ember_model *m);
+/* What a session keeps of it: the state and its copies (counted as its KV memory) */
+size_t ember_dn_session_bytes(const ember_model *m);
 /* The state of position 0 (zeros), no checkpoints */
 void ember_dn_reset(ember_session *s);
 /* Keeps a copy of the state at s->n_past */

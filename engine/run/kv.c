@@ -98,5 +98,5 @@ size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type, int ub
         n += 2 * (size_t)L->n_head_kv * (size_t)ember_kv_cap(m, l, ring, n_ctx) *
              ember_kv_row_bytes((ember_kv_type)kv_type, L->head_dim);
     }
-    return n + ember_dn_state_bytes(m) * (1 + EMBER_DN_CKPTS);   /* as the session counts it */
+    return n + ember_dn_session_bytes(m);
 }

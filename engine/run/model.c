@@ -179,9 +179,6 @@ static int read_dn_shape(meta *mt, ember_model *m)
     d->key_dim = d->n_k * d->hd;
     d->value_dim = d->n_v * d->hd;
     d->conv_dim = 2 * d->key_dim + d->value_dim;
-    /* Qwen3.5's value heads repeat the key heads as a whole (head h reads
-       h % n_k); with Qwen3-Next's fused ssm_ba, h / ratio (bind_deltanet) */
-    d->tiled = true;
     d->state_floats = (size_t)(d->d_conv - 1) * (size_t)d->conv_dim + (size_t)d->n_v * (size_t)d->hd * (size_t)d->hd;
     return 0;
 }
@@ -443,6 +440,15 @@ static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64
     w->proj = proj;
 }
 
+/* A delta-net layer's matrices (bound or not) into ws: how many */
+#define DN_WEIGHTS 7
+static int dn_weights(ember_deltanet *x, ember_weight *ws[DN_WEIGHTS])
+{
+    ember_weight *all[DN_WEIGHTS] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
+    memcpy(ws, all, sizeof all);
+    return DN_WEIGHTS;
+}
+
 /* Lists every matrix weight once (ember_model_weights): with experts, a
    model has tens of thousands (48 layers x 3 x 128 in Qwen3-30B-A3B). */
 static int list_weights(ember_model *m, ember_err *err)
@@ -462,8 +468,8 @@ static int list_weights(ember_model *m, ember_err *err)
             m->all_w[n++] = &L->moe->down[e];
         }
         if (L->dn) {
-            ember_weight *d[] = {&L->dn->qkv, &L->dn->z, &L->dn->beta, &L->dn->alpha, &L->dn->out, &L->dn->in, &L->dn->ba};
-            for (int i = 0; i < 7; i++)
+            ember_weight *d[DN_WEIGHTS];
+            for (int i = 0, nw = dn_weights(L->dn, d); i < nw; i++)
                 if (d[i]->t) m->all_w[n++] = d[i];
         }
         if (L->moe && L->moe->sh_gate.t) {
@@ -659,11 +665,10 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     /* beta and alpha fused: the V heads in Q/K head order, h / ratio (the
        reference's tiling follows the file's form, one for every layer) */
     const bool fused_ba = gguf_find_tensor(m->f, DN("ssm_ba.weight")) != NULL;
-    if (x->slot == 0) d->tiled = !fused_ba;
-    else if (d->tiled == fused_ba) rc = ember_seterr(err, "layer %d: ssm_ba in some delta-net layers and not in others", l);
+    if (x->slot == 0) d->fused_ba = fused_ba;
+    else if (d->fused_ba != fused_ba) rc = ember_seterr(err, "layer %d: ssm_ba in some delta-net layers and not in others", l);
     if (!rc && fused_ba) {
         bind_weight(m, &x->ba, DN("ssm_ba.weight"), E, 2 * (int64_t)d->n_v, 0, err, &rc);
-        d->fused_ba = true;
     } else if (!rc) {
         bind_weight(m, &x->beta, DN("ssm_beta.weight"), E, d->n_v, 0, err, &rc);
         if (!rc) bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
@@ -682,8 +687,8 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!rc) x->a = load_vec(m, DN("ssm_a"), d->n_v, true, err, &rc);
     if (!rc) x->norm = load_vec(m, DN("ssm_norm.weight"), d->hd, true, err, &rc);
 #undef DN
-    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
-    for (int i = 0; i < 7 && !rc; i++)
+    ember_weight *ws[DN_WEIGHTS];
+    for (int i = 0, nw = dn_weights(x, ws); i < nw && !rc; i++)
         if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
     return rc;
 }
@@ -691,8 +696,8 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
 static void free_deltanet(ember_deltanet *x)
 {
     if (!x) return;
-    ember_weight *ws[] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
-    for (int i = 0; i < 7; i++) free(ws[i]->f32);
+    ember_weight *ws[DN_WEIGHTS];
+    for (int i = 0, nw = dn_weights(x, ws); i < nw; i++) free(ws[i]->f32);
     free(x->conv);
     free(x->dt_bias);
     free(x->a);

@@ -97,8 +97,10 @@ typedef struct {
     int hd;                     /* ssm.state_size: key and value head dim */
     int n_k, n_v;               /* ssm.group_count (Q/K heads), ssm.time_step_rank (V heads) */
     int key_dim, value_dim, conv_dim;   /* n_k hd, n_v hd, 2 key_dim + value_dim */
-    bool tiled;                 /* V head h reads Q/K head h % n_k (else h / (n_v / n_k): with ssm_ba) */
-    bool fused_in, fused_ba;    /* some layer has ssm_in, ssm_ba (the session's unfusing buffers) */
+    /* the layers' projections have Qwen3-Next's fused forms ssm_in, ssm_ba
+       (the session's unfusing buffers).  V head h reads Q/K head h % n_k
+       (Qwen3.5's tiling), or h / (n_v / n_k) with ssm_ba */
+    bool fused_in, fused_ba;
     int interval;               /* full_attention_interval: layer l attends when (l + 1) % interval == 0 */
     int n_layers;               /* how many layers are delta-net layers */
     size_t state_floats;        /* one layer's state: (d_conv - 1) conv_dim + n_v hd^2 */

@@ -102,12 +102,13 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     const size_t BF = (size_t)I->n_expert_used > B ? (size_t)I->n_expert_used : B;
     s->g = resident(BF * F * 4, &ok);
     s->u = resident(BF * F * 4, &ok);
-    if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP))
-        s->fused = resident(B * (HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F) * 4, &ok);
-    if (m->arch->flags & ARCH_GATED_ATTN) {   /* Q's product (queries and gates), then the gates */
-        s->fused = resident(B * 2 * HQ * 4, &ok);
-        s->qgate = resident(B * HQ * 4, &ok);
-    }
+    /* a fused product's rows before the split: Q/K/V, gate+up, or gated
+       attention's queries and gates, as wide as the widest of them */
+    size_t fw = 0;
+    if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP)) fw = HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F;
+    if (m->arch->flags & ARCH_GATED_ATTN && 2 * HQ > fw) fw = 2 * HQ;
+    if (fw) s->fused = resident(B * fw * 4, &ok);
+    if (m->arch->flags & ARCH_GATED_ATTN) s->qgate = resident(B * HQ * 4, &ok);
     if (dn->n_layers) {
         const size_t sb = ember_dn_state_bytes(m);
         s->dn_state = resident(sb, &ok);
@@ -175,7 +176,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         return NULL;
     }
     /* the delta-net state and its copies stand where a KV cache would */
-    s->kv_bytes = 2 * kvn + ember_dn_state_bytes(m) * (1 + EMBER_DN_CKPTS);
+    s->kv_bytes = 2 * kvn + ember_dn_session_bytes(m);
     s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
