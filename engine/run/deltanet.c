@@ -29,6 +29,7 @@
 #include "deltanet.h"
 #include "deltarule.h"
 #include "forward.h"
+#include "matmul.h"
 #include "refnum.h"
 
 static float *layer_state(const ember_session *s, const ember_deltanet *x)
@@ -192,7 +193,7 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     const int E = m->info.n_embd;
     float *st = layer_state(s, x);
     ember_fw_norm_rows(s, s->xn, s->x, L->attn_norm, n);
-    ember_fw_act_dirty(s);
+    ember_mm_act_dirty(s);
     const ember_weight *ws[4];
     float *ys[4];
     int nw = 0;
@@ -200,7 +201,7 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     else ws[nw] = &x->qkv, ys[nw++] = s->dn_qkv, ws[nw] = &x->z, ys[nw++] = s->dn_z;
     if (x->ba.t) ws[nw] = &x->ba, ys[nw++] = s->dn_ba;
     else ws[nw] = &x->beta, ys[nw++] = s->dn_b, ws[nw] = &x->alpha, ys[nw++] = s->dn_a;
-    ember_fw_matmul_n(s, ws, ys, nw, s->xn, n);
+    ember_mm_n(s, ws, ys, nw, s->xn, n);
     if (x->in.t || x->ba.t) ember_fw_tokens(s, n, unfuse_tokens, x);
     ember_fw_tokens(s, n, gates_tokens, x);
     conv_args ca = {x, st};
@@ -216,9 +217,9 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
         n -= skip;
         if (n == 0) return;
     }
-    ember_fw_act_dirty(s);
-    ember_fw_matmul(s, &x->out, s->xn, s->dn_o, n);
-    ember_fw_residual(s, n);
+    ember_mm_act_dirty(s);
+    ember_mm(s, &x->out, s->xn, s->dn_o, n);
+    ember_fw_residual(s, n, NULL, NULL);
 }
 
 /* ---- the state and its checkpoints ----------------------------------------- */

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,156 +15,13 @@
 #include "deltanet.h"
 #include "dtype.h"
 #include "forward.h"
+#include "matmul.h"
+#include "moe.h"
+#include "perlayer.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"
 #include "simd.h"
-
-/* ---- matrix products on the pool ---------------------------------------- */
-
-typedef struct {
-    const ember_weight *w;
-    const ember_wview *v;        /* w's kernel, data and stride for this product (model.h) */
-    const void *xq;
-    size_t xq_stride;
-    float *y;
-    int tile0, tiles;            /* this item's 16-row tiles in the job's sequence */
-} mm_item;
-
-/* the most products one job runs: three sharing an input (Q, K, V), or
-   an MoE token's gate and up products of up to 16 experts */
-#define MM_ITEMS 32
-
-typedef struct {
-    mm_item it[MM_ITEMS];
-    int n_items, nt, total;
-    atomic_int next;             /* next unclaimed tile */
-} mm_job;
-
-/* Guided self-scheduling over the 16-row tiles of all items: each claim
-   takes a share of what is left (1/(2 nth)), so claims start large (few
-   atomics) and end one tile long, and no thread waits at the barrier for
-   more than a tile's work of the other's.  A claim stops at its item's end;
-   rows are independent, so the split never changes a result. */
-static void mm_run(void *ctx, int ith, int nth)
-{
-    (void)ith;
-    mm_job *j = ctx;
-    for (;;) {
-        int c = atomic_load_explicit(&j->next, memory_order_relaxed), g, i;
-        do {
-            if (c >= j->total) return;
-            i = 0;
-            while (c >= j->it[i].tile0 + j->it[i].tiles) i++;
-            g = (j->total - c) / (2 * nth);
-            if (g < 1) g = 1;
-            int end = j->it[i].tile0 + j->it[i].tiles;
-            if (c + g > end) g = end - c;
-        } while (!atomic_compare_exchange_weak_explicit(&j->next, &c, c + g, memory_order_relaxed,
-                                                        memory_order_relaxed));
-        const mm_item *m = &j->it[i];
-        int t1 = c + g;
-        int r0 = (c - m->tile0) * 16, r1 = (t1 - m->tile0) * 16;
-        if (r1 > m->w->out) r1 = (int)m->w->out;
-        m->v->kern->matmul(m->v->data, m->v->stride, m->w->in, r0, r1, m->xq, m->xq_stride, j->nt, m->y,
-                           (size_t)m->w->out);
-    }
-}
-
-typedef struct {
-    ember_session *s;
-    const float *x;
-    int nt, k;
-    int act_type;
-    ember_quantize_act_fn fn;
-    uint8_t *out;
-    size_t stride;
-} q_job;
-
-static void q_run(void *ctx, int ith, int nth)
-{
-    q_job *j = ctx;
-    for (int t = ith; t < j->nt; t += nth)
-        j->fn(j->x + (size_t)t * j->k, j->out + (size_t)t * j->stride, j->k);
-}
-
-/* Activations for kernel k from x (nt rows of `in` floats); quantized once
-   per (input, activation type) and reused by the next weight on the same input. */
-static const void *prep_act(ember_session *s, const ember_kernel *k, int64_t in, const float *x, int nt,
-                            size_t *stride)
-{
-    if (k->act_type == EMBER_F32) {
-        *stride = (size_t)in * 4;
-        return x;
-    }
-    int i = 0;   /* every kernel's act type has its cache (session.c) */
-    while (i < EMBER_ACT_TYPES - 1 && s->act[i].type != k->act_type) i++;
-    ember_act_cache *c = &s->act[i];
-    *stride = ember_act_bytes(k->act_type, in);
-    if (c->src != x || c->k != in || c->nt != nt) {
-        q_job j = {s, x, nt, (int)in, k->act_type, k->quantize_act, c->buf, *stride};
-        if (nt >= 4) ember_pool_run(s->pool, q_run, &j);
-        else q_run(&j, 0, 1);
-        c->src = x;
-        c->k = (int)in;
-        c->nt = nt;
-    }
-    return c->buf;
-}
-
-/* Invalidates cached activations (their source buffer was overwritten). */
-static void act_dirty(ember_session *s)
-{
-    for (int i = 0; i < EMBER_ACT_TYPES; i++) s->act[i].src = NULL;
-}
-
-/* y_i = W_i x for up to three weights sharing the input x, each through
-   the view its representation gives a product of nt tokens (model.h). */
-/* Appends y = W x to a job: w through the view for the job's token
-   count, on its activations xq (rows xq_stride apart). */
-static void mm_add(mm_job *j, const ember_weight *w, float *y, const void *xq, size_t xq_stride)
-{
-    mm_item *it = &j->it[j->n_items++];
-    it->w = w;
-    it->v = j->nt == 1 ? &w->one : &w->many;
-    it->y = y;
-    it->xq = xq;
-    it->xq_stride = xq_stride;
-    it->tile0 = j->total;
-    it->tiles = (int)((w->out + 15) / 16);
-    j->total += it->tiles;
-}
-
-/* An empty job of nt tokens (mm_add writes each item whole: no memset of
-   all MM_ITEMS on every product) */
-static void mm_start(mm_job *j, int nt)
-{
-    j->n_items = j->total = 0;
-    j->nt = nt;
-}
-
-static void mm_finish(ember_session *s, mm_job *j)
-{
-    atomic_init(&j->next, 0);
-    ember_pool_run(s->pool, mm_run, j);
-}
-
-static void matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt)
-{
-    mm_job j;
-    mm_start(&j, nt);
-    for (int i = 0; i < n; i++) {
-        size_t stride;
-        const void *xq = prep_act(s, (nt == 1 ? &ws[i]->one : &ws[i]->many)->kern, ws[i]->in, x, nt, &stride);
-        mm_add(&j, ws[i], ys[i], xq, stride);
-    }
-    mm_finish(s, &j);
-}
-
-static void matmul(ember_session *s, const ember_weight *w, float *y, const float *x, int nt)
-{
-    matmul_n(s, &w, &y, 1, x, nt);
-}
 
 /* ---- element-wise pieces ------------------------------------------------- */
 
@@ -471,12 +327,14 @@ static void gelu_alone(float *g, const float *u, int n)
     ember_ref_gelu(g, n);
 }
 
-static void (*const ffn_act[])(float *g, const float *u, int n) = {
+static const ember_glu_fn ffn_act[] = {
     [FFN_SWIGLU] = ember_ref_silu_mul,
     [FFN_GEGLU_TANH] = ember_ref_gelu_tanh_mul,
     [FFN_SWIGLU_OAI] = ember_ref_swiglu_oai_mul,
     [FFN_GELU] = gelu_alone,
 };
+
+ember_glu_fn ember_fw_ffn_act(const ember_model *m) { return ffn_act[m->arch->act]; }
 
 /* ---- per-token steps on the pool ------------------------------------------ */
 
@@ -501,7 +359,7 @@ static void tok_run(void *c, int ith, int nth)
     if (t0 < t1) j->fn(j->s, j->ctx, t0, t1, ith);
 }
 
-static void for_tokens(ember_session *s, int n, tok_fn fn, const void *ctx)
+void ember_fw_tokens(ember_session *s, int n, tok_fn fn, const void *ctx)
 {
     if (n < 2) {
         fn(s, ctx, 0, n, 0);
@@ -542,7 +400,7 @@ static const struct ember_rope_table *rope_table(ember_session *s, const ember_r
     rt->cfg = want;
     rt->pos0 = pos0;
     rt->n = n;
-    for_tokens(s, n, rope_fill_tokens, rt);
+    ember_fw_tokens(s, n, rope_fill_tokens, rt);
     return rt;
 }
 
@@ -577,7 +435,7 @@ static void rmsnorm4(float *out, const float *x, const float *wt, int n, float e
 }
 
 /* rows [t0, t1) of E values: four at a time, then one by one */
-static void rmsnorm_range(float *out, const float *x, const float *wt, int E, int t0, int t1, float eps)
+void ember_fw_rmsnorm_rows(float *out, const float *x, const float *wt, int E, int t0, int t1, float eps)
 {
     int t = t0;
     for (; t + 4 <= t1; t += 4) rmsnorm4(out + (size_t)t * E, x + (size_t)t * E, wt, E, eps);
@@ -591,16 +449,16 @@ static void norm_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     if (s->m->arch->flags & ARCH_LAYERNORM)
         for (int t = t0; t < t1; t++) layernorm(a->out + (size_t)t * E, a->x + (size_t)t * E, a->wt, a->b, E, s->m->rms_eps);
     else
-        rmsnorm_range(a->out, a->x, a->wt, E, t0, t1, s->m->rms_eps);
+        ember_fw_rmsnorm_rows(a->out, a->x, a->wt, E, t0, t1, s->m->rms_eps);
 }
 
 static void norm_rows_b(ember_session *s, float *out, const float *x, const float *wt, const float *b, int n)
 {
     norm_args a = {out, x, wt, b};
-    for_tokens(s, n, norm_tokens, &a);
+    ember_fw_tokens(s, n, norm_tokens, &a);
 }
 
-static void norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
+void ember_fw_norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
 {
     norm_rows_b(s, out, x, wt, NULL, n);
 }
@@ -618,7 +476,7 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
 {
     const resid_args *a = ctx;
     const int E = s->m->info.n_embd;
-    if (a->post) rmsnorm_range(s->xn, s->xn, a->post, E, t0, t1, s->m->rms_eps);
+    if (a->post) ember_fw_rmsnorm_rows(s->xn, s->xn, a->post, E, t0, t1, s->m->rms_eps);
     for (int t = t0; t < t1; t++) {
         float *x = s->x + (size_t)t * E, *y = s->xn + (size_t)t * E;
         if (a->mult != 0)
@@ -629,14 +487,7 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
     }
 }
 
-/* y += b over n values: a bias after a product, as the reference adds it
-   (its own rounding, before anything else touches the row) */
-static void add_into(float *y, const float *b, int n)
-{
-    for (int i = 0; i < n; i++) y[i] += b[i];
-}
-
-/* add_into for rows t of y (stride apart), w values, tokens [t0, t1) */
+/* ember_fw_add_into for rows t of y (stride apart), w values, tokens [t0, t1) */
 typedef struct {
     float *y;
     const float *b;
@@ -649,35 +500,39 @@ static void bias_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     (void)s;
     (void)ith;
     const bias_args *a = ctx;
-    for (int t = t0; t < t1; t++) add_into(a->y + (size_t)t * a->stride, a->b, a->w);
+    for (int t = t0; t < t1; t++) ember_fw_add_into(a->y + (size_t)t * a->stride, a->b, a->w);
 }
 
-static void add_bias(ember_session *s, float *y, const float *b, int w, size_t stride, int n)
+void ember_fw_add_bias(ember_session *s, float *y, const float *b, int w, size_t stride, int n)
 {
     bias_args a = {y, b, w, stride};
-    for_tokens(s, n, bias_tokens, &a);
+    ember_fw_tokens(s, n, bias_tokens, &a);
 }
 
-static void residual(ember_session *s, int n, const float *post, const float *scale)
+void ember_fw_residual(ember_session *s, int n, const float *post, const float *scale)
 {
     resid_args a = {post, scale, s->m->resid_mult};
-    for_tokens(s, n, resid_tokens, &a);
+    ember_fw_tokens(s, n, resid_tokens, &a);
 }
 
-/* g = act(g) * u, n values a token: g's rows n apart, u's u_stride apart
-   (the FFN's up rows, or gemma4's per-layer inputs of one layer) */
 typedef struct {
     float *g;
     const float *u;
     int n;
     size_t u_stride;
-    void (*fn)(float *g, const float *u, int n);
+    ember_glu_fn fn;
 } glu_args;
 
 static void glu_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const glu_args *a = ctx;
     for (int t = t0; t < t1; t++) a->fn(a->g + (size_t)t * (size_t)a->n, a->u + (size_t)t * a->u_stride, a->n);
+}
+
+void ember_fw_glu(ember_session *s, float *g, const float *u, int width, size_t u_stride, ember_glu_fn fn, int n)
+{
+    glu_args a = {g, u, width, u_stride, fn};
+    ember_fw_tokens(s, n, glu_tokens, &a);
 }
 
 static int embed(ember_session *s, const int32_t *tok, int n, ember_err *err)
@@ -729,7 +584,7 @@ static void split_rows(ember_session *s, const float *src, int nt, float *const 
                        int width)
 {
     split_args a = {src, dst, w, nparts, width};
-    for_tokens(s, nt, split_tokens, &a);
+    ember_fw_tokens(s, nt, split_tokens, &a);
 }
 
 /* Layer l's Q (and, where the layer keeps its own KV, K and V) of tokens
@@ -753,8 +608,8 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
     for (int t = t0; t < t1; t++) {
         const int pos = a->pos0 + t;
         float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
-        if (L->bq) add_into(q, L->bq, HQ);
-        if (L->q_norm) rmsnorm_range(q, q, L->q_norm, hd, 0, nh, m->rms_eps);
+        if (L->bq) ember_fw_add_into(q, L->bq, HQ);
+        if (L->q_norm) ember_fw_rmsnorm_rows(q, q, L->q_norm, hd, 0, nh, m->rms_eps);
         const int h2 = a->rt->cfg.n_rot / 2;
         const float *cs = a->rt->cs + (size_t)t * h2, *sn = a->rt->sn + (size_t)t * h2;
         ember_ref_rope(q, nh, hd, a->rt->cfg.n_rot, cs, sn, neox);
@@ -769,11 +624,11 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         if (!own_kv) continue;
         float *v = s->v + (size_t)t * HK;
         if (!L->wv.t && !L->wqkv.t) memcpy(v, k, (size_t)HK * sizeof *v);   /* V = K's projection, before its norm */
-        if (L->bk) add_into(k, L->bk, HK);
-        if (L->bv) add_into(v, L->bv, HK);
-        if (L->k_norm) rmsnorm_range(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
+        if (L->bk) ember_fw_add_into(k, L->bk, HK);
+        if (L->bv) ember_fw_add_into(v, L->bv, HK);
+        if (L->k_norm) ember_fw_rmsnorm_rows(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
         ember_ref_rope(k, nkv, hd, a->rt->cfg.n_rot, cs, sn, neox);
-        if (m->arch->flags & ARCH_V_NORM) rmsnorm_range(v, v, NULL, hd, 0, nkv, m->rms_eps);
+        if (m->arch->flags & ARCH_V_NORM) ember_fw_rmsnorm_rows(v, v, NULL, hd, 0, nkv, m->rms_eps);
         for (int h = 0; h < nkv; h++) kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
     }
 }
@@ -831,21 +686,21 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     const int hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
     const int HQ = nh * hd, HK = nkv * hd;
     norm_rows_b(s, s->xn, s->x, L->attn_norm, L->attn_norm_b, n);
-    act_dirty(s);
+    ember_mm_act_dirty(s);
     const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
-        matmul(s, &L->wqkv, s->fused, s->xn, n);
-        if (L->bqkv) add_bias(s, s->fused, L->bqkv, HQ + 2 * HK, (size_t)(HQ + 2 * HK), n);
+        ember_mm(s, &L->wqkv, s->fused, s->xn, n);
+        if (L->bqkv) ember_fw_add_bias(s, s->fused, L->bqkv, HQ + 2 * HK, (size_t)(HQ + 2 * HK), n);
         split_rows(s, s->fused, n, (float *[]){s->q, s->k, s->v}, (int[]){HQ, HK, HK}, 3, HQ + 2 * HK);
     } else {
         const bool gated = m->arch->flags & ARCH_GATED_ATTN;
         const ember_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
         float *ys[3] = {gated ? s->fused : s->q, s->k, s->v};
-        matmul_n(s, qkv, ys, own_kv ? (L->wv.t ? 3 : 2) : 1, s->xn, n);
-        if (gated) for_tokens(s, n, qgate_split_tokens, L);
+        ember_mm_n(s, qkv, ys, own_kv ? (L->wv.t ? 3 : 2) : 1, s->xn, n);
+        if (gated) ember_fw_tokens(s, n, qgate_split_tokens, L);
     }
     qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
-    for_tokens(s, n, qk_tokens, &qa);
+    ember_fw_tokens(s, n, qk_tokens, &qa);
     if (skip > 0) {
         drop_rows(s, HQ, n, skip);
         n -= skip;
@@ -854,23 +709,22 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     }
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
-    if (s->qgate) for_tokens(s, n, qgate_apply_tokens, &HQ);
-    matmul(s, &L->wo, s->xn, s->att, n);
-    if (L->bo) add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
+    if (s->qgate) ember_fw_tokens(s, n, qgate_apply_tokens, &HQ);
+    ember_mm(s, &L->wo, s->xn, s->att, n);
+    if (L->bo) ember_fw_add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
     if (m->parallel) {   /* kept for the FFN's add: x is its input too */
         memcpy(s->par, s->xn, (size_t)n * (size_t)m->info.n_embd * sizeof *s->par);
         return;
     }
-    residual(s, n, L->post_attn_norm, NULL);
+    ember_fw_residual(s, n, L->post_attn_norm, NULL);
 }
 
 static void add_par_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     const size_t E = (size_t)s->m->info.n_embd;
-    add_into(s->x + (size_t)t0 * E, s->par + (size_t)t0 * E, (t1 - t0) * (int)E);
+    ember_fw_add_into(s->x + (size_t)t0 * E, s->par + (size_t)t0 * E, (t1 - t0) * (int)E);
 }
 
-static void moe_ffn(ember_session *s, int l, int n, const float *scale);
 
 /* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed
    x, then s->x *= *scale when given. */
@@ -880,363 +734,40 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
     const ember_layer *L = &m->layers[l];
     const int F = L->n_ff;
     if (L->moe) {
-        moe_ffn(s, l, n, scale);
+        ember_moe_ffn(s, l, n, scale);
         return;
     }
     const bool par = m->parallel;
     norm_rows_b(s, s->xn, s->x, par ? L->attn_norm : L->ffn_norm, par ? L->attn_norm_b : L->ffn_norm_b, n);
-    act_dirty(s);
+    ember_mm_act_dirty(s);
     /* a fused gate/up: the gate half copied out (the down projection reads
        whole rows of F), the up half read where the product left it */
     const float *u = s->u;
     size_t u_stride = (size_t)F;
     if (!L->gate.t && !L->gate_up.t) {   /* FFN_GELU: the up rows are the activation's input */
-        matmul(s, &L->up, s->g, s->xn, n);
-        if (L->up_b) add_bias(s, s->g, L->up_b, F, (size_t)F, n);
+        ember_mm(s, &L->up, s->g, s->xn, n);
+        if (L->up_b) ember_fw_add_bias(s, s->g, L->up_b, F, (size_t)F, n);
         u = s->g;
     } else if (L->gate_up.t) {
-        matmul(s, &L->gate_up, s->fused, s->xn, n);
+        ember_mm(s, &L->gate_up, s->fused, s->xn, n);
         split_rows(s, s->fused, n, (float *[]){s->g}, (int[]){F}, 1, 2 * F);
         u = s->fused + F;
         u_stride = 2 * (size_t)F;
     } else {
         const ember_weight *gu[2] = {&L->gate, &L->up};
         float *gy[2] = {s->g, s->u};
-        matmul_n(s, gu, gy, 2, s->xn, n);
+        ember_mm_n(s, gu, gy, 2, s->xn, n);
     }
-    glu_args ga = {s->g, u, F, u_stride, ffn_act[m->arch->act]};
-    for_tokens(s, n, glu_tokens, &ga);
-    act_dirty(s);
-    matmul(s, &L->down, s->xn, s->g, n);
-    if (L->down_b) add_bias(s, s->xn, L->down_b, m->info.n_embd, (size_t)m->info.n_embd, n);
+    ember_fw_glu(s, s->g, u, F, u_stride, ffn_act[m->arch->act], n);
+    ember_mm_act_dirty(s);
+    ember_mm(s, &L->down, s->xn, s->g, n);
+    if (L->down_b) ember_fw_add_bias(s, s->xn, L->down_b, m->info.n_embd, (size_t)m->info.n_embd, n);
     /* parallel: x + attn first, then + ffn, the reference's two adds */
-    if (par) for_tokens(s, n, add_par_tokens, NULL);
-    residual(s, n, L->post_ffn_norm, scale);
-}
-
-/* ---- mixture of experts (model.h, ember_moe) ------------------------------ */
-
-/* Each token's experts from its router scores: softmax over the experts
-   (the reference's exp and sums), the k largest probabilities in
-   descending order (ties to the lower expert; plus the layer's selection
-   bias where it has one), their weights divided by their sum unless the
-   architecture weighs them as they are (ARCH_MOE_RAW_WEIGHTS). */
-/* The k largest of v[0..n) (plus bias, where given) into sel, in
-   descending order, ties to the lower index. */
-static void top_k(const float *v, const float *bias, int n, int k, int *sel)
-{
-    for (int j = 0; j < k; j++) {
-        int best = -1;
-        for (int e = 0; e < n; e++) {
-            if (best >= 0 && !(bias ? v[e] + bias[e] > v[best] + bias[best] : v[e] > v[best])) continue;
-            bool taken = false;
-            for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
-            if (!taken) best = e;
-        }
-        sel[j] = best;
-    }
-}
-
-/* The K best experts of the best groups (model.h, moe_groups): a group
-   scored by its two best selection scores, their float sum; groups and
-   experts ranked best first, a tie to the higher index, as the reference
-   sorts its (score, index) pairs. */
-static void group_top_k(const ember_model *m, const float *p, const float *bias, int *sel)
-{
-    const int NE = m->info.n_expert, K = m->info.n_expert_used, G = m->moe_groups, per = NE / G;
-    float sc[EMBER_MAX_EXPERTS], gs[EMBER_MAX_EXPERTS];
-    for (int e = 0; e < NE; e++) sc[e] = bias ? p[e] + bias[e] : p[e];
-    for (int g = 0; g < G; g++) {
-        float a = -INFINITY, b = -INFINITY;   /* the best two */
-        for (int e = g * per; e < (g + 1) * per; e++)
-            if (sc[e] > a) b = a, a = sc[e];
-            else if (sc[e] > b) b = sc[e];
-        gs[g] = per > 1 ? a + b : a;
-    }
-    bool keep[EMBER_MAX_EXPERTS] = {false};
-    for (int n = 0; n < m->moe_groups_used; n++) {
-        int best = -1;
-        for (int g = 0; g < G; g++)
-            if (!keep[g] && (best < 0 || gs[g] >= gs[best])) best = g;
-        keep[best] = true;
-    }
-    for (int j = 0; j < K; j++) {
-        int best = -1;
-        for (int e = 0; e < NE; e++)
-            if (keep[e / per] && (best < 0 || sc[e] >= sc[best])) best = e;
-        sel[j] = best;
-        sc[best] = -INFINITY;
-    }
-}
-
-static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    (void)ith;
-    const ember_moe *moe = ctx;
-    const float *bias = moe->sel_bias;   /* the layer's selection bias, or NULL */
-    const ember_model *m = s->m;
-    const int NE = m->info.n_expert, K = m->info.n_expert_used;
-    float p[EMBER_MAX_EXPERTS + 16];   /* padded for the 16-wide exp */
-    float lb[EMBER_MAX_EXPERTS];
-    for (int t = t0; t < t1; t++) {
-        const float *lg = s->moe_logits + (size_t)t * NE;
-        if (moe->router_b) {   /* the router's bias on its logits */
-            for (int e = 0; e < NE; e++) lb[e] = lg[e] + moe->router_b[e];
-            lg = lb;
-        }
-        int *sel = s->moe_sel + (size_t)t * K;
-        float *w = s->moe_w + (size_t)t * K;
-        if (m->arch->flags & ARCH_MOE_TOPK_SOFTMAX) {
-            /* the k largest logits, weighed by the softmax over those k */
-            float wk[EMBER_MAX_EXPERTS + 16];
-            top_k(lg, NULL, NE, K, sel);
-            for (int j = 0; j < K; j++) wk[j] = lg[sel[j]];
-            for (int j = K; j < (K + 15) / 16 * 16; j++) wk[j] = 0;   /* the exp's padded chunk */
-            const float inv = (float)(1.0 / ember_ref_softmax_exp(p, wk, wk[0], K));   /* wk[0] is the max */
-            for (int j = 0; j < K; j++) w[j] = p[j] * inv;
-            continue;
-        }
-        if (m->moe_sigmoid) {   /* each expert's own probability (GLM-4.5, DeepSeek V3) */
-            for (int e = 0; e < NE; e++) p[e] = 1.0f / (1.0f + expf(-lg[e]));
-        } else {
-            float mx = -INFINITY;
-            for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
-            const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
-            for (int e = 0; e < NE; e++) p[e] *= inv;
-        }
-        double sum = 0;
-        /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
-        if (m->moe_groups_used < m->moe_groups) group_top_k(m, p, bias, sel);
-        else top_k(p, bias, NE, K, sel);
-        for (int j = 0; j < K; j++) {
-            w[j] = p[sel[j]];
-            sum += (double)w[j];
-        }
-        const float fs = (float)sum;
-        if (m->moe_norm)
-            for (int j = 0; j < K; j++) w[j] /= fs;
-        /* the reference scales only a factor that is not 1 */
-        if (fabsf(m->moe_scale - 1.0f) > 1e-5f)
-            for (int j = 0; j < K; j++) w[j] *= m->moe_scale;
-    }
-}
-
-/* The shared expert's rows of tokens [t0, t1) times sigmoid(x . g), x the
-   normed input, formed as the reference does: silu(d) / d. */
-static void shexp_gate_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    (void)ith;
-    const float *g = ctx;
-    const int E = s->m->info.n_embd;
-    for (int t = t0; t < t1; t++) {
-        const float *x = s->xn + (size_t)t * E;
-        float d = 0;
-        for (int i = 0; i < E; i++) d += x[i] * g[i];
-        const float sg = d != 0 ? d / (1.0f + ember_ref_expf(-d)) / d : 0.5f;
-        float *y = s->moe_sh + (size_t)t * E;
-        for (int i = 0; i < E; i++) y[i] *= sg;
-    }
-}
-
-/* The branch of tokens [t0, t1) into s->xn: each slot's expert output
-   times its weight, the products added in slot order. */
-static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    (void)ith;
-    const int E = s->m->info.n_embd, K = s->m->info.n_expert_used;
-    const bool shared = ctx != NULL;   /* the shared expert's rows in s->moe_sh, added last */
-    for (int t = t0; t < t1; t++) {
-        float *y = s->xn + (size_t)t * E;
-        for (int j = 0; j < K; j++) {
-            const float w = s->moe_w[(size_t)t * K + j];
-            const float *o = s->moe_out + (size_t)s->moe_place[(size_t)t * K + j] * E;
-            if (j == 0)
-                for (int i = 0; i < E; i++) y[i] = o[i] * w;
-            else
-                for (int i = 0; i < E; i++) {
-                    const float v = o[i] * w;   /* rounded, then added: the reference's mul, then add */
-                    y[i] += v;
-                }
-        }
-        if (shared)
-            for (int i = 0; i < E; i++) y[i] += s->moe_sh[(size_t)t * E + i];
-    }
-}
-
-/* One token's MoE FFN after routing, in two jobs on the pool instead of
-   three per expert: every chosen expert's gate and up products (one
-   quantized input), then every down product, each on its own expert's
-   activated row (the K rows quantized together). */
-static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
-{
-    const ember_model *m = s->m;
-    const int K = m->info.n_expert_used;
-    const int *sel = s->moe_sel;
-    mm_job j;
-    mm_start(&j, 1);
-    for (int k = 0; k < 2 * K; k++) {
-        const ember_weight *w = k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
-        size_t stride;
-        const void *xq = prep_act(s, w->one.kern, w->in, s->xn, 1, &stride);
-        mm_add(&j, w, (k < K ? s->g : s->u) + (size_t)(k % K) * F, xq, stride);
-    }
-    mm_finish(s, &j);
-    for (int k = 0; k < K; k++) {
-        if (moe->gate_b) {   /* each chosen expert's biases on its rows */
-            add_into(s->g + (size_t)k * F, moe->gate_b + (size_t)sel[k] * F, F);
-            add_into(s->u + (size_t)k * F, moe->up_b + (size_t)sel[k] * F, F);
-        }
-        ffn_act[m->arch->act](s->g + (size_t)k * F, s->u + (size_t)k * F, F);
-    }
-    act_dirty(s);
-    mm_start(&j, 1);
-    size_t stride;
-    /* the K rows of g as K tokens: one quantization, row k for expert k
-       (the down slabs of a layer share one dtype, so one activation type) */
-    const uint8_t *xq = prep_act(s, moe->down[sel[0]].one.kern, F, s->g, K, &stride);
-    for (int k = 0; k < K; k++)
-        mm_add(&j, &moe->down[sel[k]], s->moe_out + (size_t)s->moe_place[k] * m->info.n_embd, xq + (size_t)k * stride,
-               stride);
-    mm_finish(s, &j);
-    const int E = m->info.n_embd;
-    for (int k = 0; k < K && moe->down_b; k++)
-        add_into(s->moe_out + (size_t)s->moe_place[k] * E, moe->down_b + (size_t)sel[k] * E, E);
-    act_dirty(s);
-}
-
-/* The FFN block of an MoE layer: the router, then each expert once over
-   the rows of the tokens that chose it (gathered), its outputs into the
-   grouped rows of s->moe_out, then the weighted sum into the residual. */
-static void moe_ffn(ember_session *s, int l, int n, const float *scale)
-{
-    const ember_model *m = s->m;
-    const ember_layer *L = &m->layers[l];
-    const ember_moe *moe = L->moe;
-    const int E = m->info.n_embd, F = L->n_ff, NE = m->info.n_expert, K = m->info.n_expert_used;
-    norm_rows(s, s->xn, s->x, L->ffn_norm, n);
-    act_dirty(s);
-    matmul(s, &moe->router, s->moe_logits, s->xn, n);
-    for_tokens(s, n, route_tokens, moe);
-    /* the shared expert on the normed rows, before the routed ones' sum
-       takes their place */
-    const bool shared = moe->sh_gate.t != NULL;
-    if (shared) {
-        const int FS = (int)moe->sh_gate.out;
-        const ember_weight *gu[2] = {&moe->sh_gate, &moe->sh_up};
-        float *gy[2] = {s->g, s->u};
-        matmul_n(s, gu, gy, 2, s->xn, n);
-        glu_args ga = {s->g, s->u, FS, (size_t)FS, ffn_act[m->arch->act]};
-        for_tokens(s, n, glu_tokens, &ga);
-        act_dirty(s);
-        matmul(s, &moe->sh_down, s->moe_sh, s->g, n);
-        if (moe->sh_gate_inp) for_tokens(s, n, shexp_gate_tokens, moe->sh_gate_inp);
-    }
-    /* (token, slot) pairs grouped by expert, in token order within one */
-    int *first = s->moe_first;
-    memset(first, 0, (size_t)(NE + 1) * sizeof *first);
-    for (int i = 0; i < n * K; i++) first[s->moe_sel[i] + 1]++;
-    for (int e = 0; e < NE; e++) first[e + 1] += first[e];
-    for (int i = 0; i < n * K; i++) {
-        const int p = first[s->moe_sel[i]]++;
-        s->moe_pair[p] = i;
-        s->moe_place[i] = p;
-    }
-    for (int e = NE; e > 0; e--) first[e] = first[e - 1];
-    first[0] = 0;
-    if (n == 1 && 2 * K <= MM_ITEMS) {
-        moe_one_token(s, moe, F);
-        for_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
-        act_dirty(s);
-        residual(s, n, L->post_ffn_norm, scale);
-        return;
-    }
-    for (int e = 0; e < NE; e++) {
-        const int p0 = first[e], cnt = first[e + 1] - p0;
-        if (!cnt) continue;
-        for (int i = 0; i < cnt; i++)
-            memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
-        act_dirty(s);   /* moe_x holds another expert's rows than last time */
-        const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
-        float *gy[2] = {s->g, s->u};
-        matmul_n(s, gu, gy, 2, s->moe_x, cnt);
-        if (moe->gate_b) {
-            add_bias(s, s->g, moe->gate_b + (size_t)e * F, F, (size_t)F, cnt);
-            add_bias(s, s->u, moe->up_b + (size_t)e * F, F, (size_t)F, cnt);
-        }
-        glu_args ga = {s->g, s->u, F, (size_t)F, ffn_act[m->arch->act]};
-        for_tokens(s, cnt, glu_tokens, &ga);
-        act_dirty(s);
-        matmul(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
-        if (moe->down_b) add_bias(s, s->moe_out + (size_t)p0 * E, moe->down_b + (size_t)e * E, E, (size_t)E, cnt);
-    }
-    for_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
-    act_dirty(s);
-    residual(s, n, L->post_ffn_norm, scale);
+    if (par) ember_fw_tokens(s, n, add_par_tokens, NULL);
+    ember_fw_residual(s, n, L->post_ffn_norm, scale);
 }
 
 static const float *L_out_scale(const ember_model *m, int l) { return m->layers[l].out_scale; }
-
-/* gemma4's per-layer inputs for n tokens, s->pl[t][layer][n_pl]:
-   (RMSNorm(per_layer_model_proj x0 / sqrt(n_embd)) * per_layer_proj_norm
-    + per_layer_token_embd[tok] * sqrt(n_pl)) * (1 / sqrt(2)), per layer's
-   chunk of n_pl, x0 being the scaled token embedding (s->x on entry). */
-typedef struct {
-    const int32_t *tok;
-    atomic_int *bad;              /* a token whose row could not be read, + 1 */
-} pl_args;
-
-/* The per-layer inputs of tokens [t0, t1), each thread dequantizing rows
-   into its own slot of s->pl_row. */
-static void pl_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    const pl_args *a = ctx;
-    const ember_model *m = s->m;
-    const int np = m->n_pl, NL = m->info.n_layer, W = np * NL;
-    const float in_scale = 1.0f / sqrtf((float)m->info.n_embd), emb_scale = sqrtf((float)np);
-    const float out_scale = 1.0f / sqrtf(2.0f);
-    const size_t rb = m->pl_embd.row_bytes;
-    float *row = s->pl_row + (size_t)W * (size_t)ith;
-    for (int t = t0; t < t1; t++) {
-        float *p = s->pl + (size_t)t * W;
-        if (ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data + (size_t)a->tok[t] * rb, row, W)) {
-            atomic_store(a->bad, t + 1);
-            return;
-        }
-        for (int i = 0; i < W; i++) p[i] *= in_scale;
-        rmsnorm_range(p, p, m->pl_proj_norm, np, 0, NL, m->rms_eps);
-        for (int i = 0; i < W; i++) p[i] = (p[i] + row[i] * emb_scale) * out_scale;
-    }
-}
-
-static int per_layer_inputs(ember_session *s, const int32_t *tok, int n, ember_err *err)
-{
-    const ember_model *m = s->m;
-    act_dirty(s);
-    matmul(s, &m->pl_model_proj, s->pl, s->x, n);
-    act_dirty(s);
-    atomic_int bad_tok = 0;
-    pl_args a = {tok, &bad_tok};
-    for_tokens(s, n, pl_tokens, &a);
-    int bad = atomic_load(&bad_tok);
-    if (bad) return ember_seterr(err, "per_layer_token_embd row %d cannot be read", tok[bad - 1]);
-    return 0;
-}
-
-/* After layer l's FFN: x += post_norm(proj(gelu(inp_gate x) * input_l)),
-   then x *= *scale when given. */
-static void per_layer_block(ember_session *s, int l, int n, const float *scale)
-{
-    const ember_model *m = s->m;
-    const ember_layer *L = &m->layers[l];
-    act_dirty(s);
-    matmul(s, &L->pl_gate, s->plg, s->x, n);
-    const int np = m->n_pl;
-    glu_args ga = {s->plg, s->pl + (size_t)l * np, np, (size_t)np * m->info.n_layer, ember_ref_gelu_tanh_mul};
-    for_tokens(s, n, glu_tokens, &ga);
-    act_dirty(s);
-    matmul(s, &L->pl_proj, s->xn, s->plg, n);
-    residual(s, n, L->pl_post_norm, scale);
-}
 
 int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_err *err)
 {
@@ -1250,7 +781,7 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         const float sc = m->embd_mult > 0 ? m->embd_mult : sqrtf((float)E);
         for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= sc;
     }
-    if (m->n_pl && per_layer_inputs(s, tok, n, err)) return -1;
+    if (m->n_pl && ember_pl_inputs(s, tok, n, err)) return -1;
     int nr = n;   /* rows still going on: the last layer keeps the output rows only */
     for (int l = 0; l < I->n_layer; l++) {
         const int skip = l == I->n_layer - 1 ? nr - out : 0;
@@ -1262,17 +793,17 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         nr -= skip;
         if (nr == 0) break;
         ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
-        if (m->n_pl) per_layer_block(s, l, nr, L_out_scale(m, l));
+        if (m->n_pl) ember_pl_block(s, l, nr, L_out_scale(m, l));
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     if (nr == 0) return 0;
     for (int t = 0; t < nr; t++) norm_row(m, s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, m->output_norm_b, E);
     if (m->logit_mul != 1.0f)
         for (size_t i = 0; i < (size_t)nr * (size_t)E; i++) s->xn[i] *= m->logit_mul;
-    act_dirty(s);
-    matmul(s, &m->output, s->logits, s->xn, nr);
-    act_dirty(s);
-    if (m->output_b) add_bias(s, s->logits, m->output_b, I->n_vocab, (size_t)I->n_vocab, nr);
+    ember_mm_act_dirty(s);
+    ember_mm(s, &m->output, s->logits, s->xn, nr);
+    ember_mm_act_dirty(s);
+    if (m->output_b) ember_fw_add_bias(s, s->logits, m->output_b, I->n_vocab, (size_t)I->n_vocab, nr);
     if (m->softcap > 0) ember_ref_softcap(s->logits, (size_t)nr * (size_t)I->n_vocab, m->softcap);
     if (m->logit_div > 0) {   /* the reference scales by 1 / logit_scale */
         const float inv = 1.0f / m->logit_div;
@@ -1280,28 +811,3 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     }
     return 0;
 }
-
-/* ---- the steps other blocks share (forward.h) ----------------------------- */
-
-void ember_fw_matmul(ember_session *s, const ember_weight *w, float *y, const float *x, int nt) { matmul(s, w, y, x, nt); }
-
-void ember_fw_matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt)
-{
-    matmul_n(s, ws, ys, n, x, nt);
-}
-
-void ember_fw_act_dirty(ember_session *s) { act_dirty(s); }
-
-void ember_fw_norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
-{
-    norm_rows(s, out, x, wt, n);
-}
-
-void ember_fw_rmsnorm_rows(float *out, const float *x, const float *wt, int width, int r0, int r1, float eps)
-{
-    rmsnorm_range(out, x, wt, width, r0, r1, eps);
-}
-
-void ember_fw_residual(ember_session *s, int n) { residual(s, n, NULL, NULL); }
-
-void ember_fw_tokens(ember_session *s, int n, ember_tok_fn fn, const void *ctx) { for_tokens(s, n, fn, ctx); }

@@ -1,24 +1,35 @@
 /* The steps of a layer (forward.c) that blocks living in their own file
-   (deltanet.c) run too: matrix products on the pool, norms, the residual
-   add, per-token work split over the pool. */
+   (deltanet.c, moe.c, perlayer.c) run too: norms, the residual add, biases,
+   the gated activation, per-token work split over the pool.  The matrix
+   products are matmul.h's. */
 #ifndef EMBER_FORWARD_H
 #define EMBER_FORWARD_H
 
 #include "session.h"
 
-/* y = W x for nt rows of x (w->in wide) into nt rows of y (w->out wide) */
-void ember_fw_matmul(ember_session *s, const ember_weight *w, float *y, const float *x, int nt);
-/* n products on the same input x, run as one job (its quantized rows made once) */
-void ember_fw_matmul_n(ember_session *s, const ember_weight **ws, float **ys, int n, const float *x, int nt);
-/* The quantized activations cached for the next product are stale: a
-   buffer a product reads was rewritten in place. */
-void ember_fw_act_dirty(ember_session *s);
 /* out = the layer's norm (RMSNorm, or LayerNorm) of n rows of n_embd */
 void ember_fw_norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n);
 /* x = x / rms(x) * wt over rows [r0, r1) of width values each (wt NULL: no weight) */
 void ember_fw_rmsnorm_rows(float *out, const float *x, const float *wt, int width, int r0, int r1, float eps);
-/* s->x += s->xn over n rows */
-void ember_fw_residual(ember_session *s, int n);
+/* s->x += post_norm(s->xn) over n rows (post NULL: no norm), then
+   s->x *= *scale when scale is given */
+void ember_fw_residual(ember_session *s, int n, const float *post, const float *scale);
+
+/* y += b over n values: a bias after a product, as the reference adds it
+   (its own rounding, before anything else touches the row) */
+static inline void ember_fw_add_into(float *y, const float *b, int n)
+{
+    for (int i = 0; i < n; i++) y[i] += b[i];
+}
+/* ember_fw_add_into for n rows of y (stride apart), w values each */
+void ember_fw_add_bias(ember_session *s, float *y, const float *b, int w, size_t stride, int n);
+
+/* g = act(g) * u over n values (u unused by an ungated activation) */
+typedef void (*ember_glu_fn)(float *g, const float *u, int n);
+/* the architecture's FFN activation (arch.h, ember_ffn_act) */
+ember_glu_fn ember_fw_ffn_act(const ember_model *m);
+/* fn over n tokens: g's rows width apart, u's u_stride apart */
+void ember_fw_glu(ember_session *s, float *g, const float *u, int width, size_t u_stride, ember_glu_fn fn, int n);
 
 /* Work on tokens [t0, t1) of a pass, on pool thread ith */
 typedef void (*ember_tok_fn)(ember_session *s, const void *ctx, int t0, int t1, int ith);

@@ -1,0 +1,268 @@
+/* The mixture-of-experts FFN (moe.h): routing (softmax, sigmoid, grouped
+   and top-k-softmax choices), the experts' products gathered per expert
+   (a prompt) or batched into two jobs (one token), the weighted sum. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "forward.h"
+#include "matmul.h"
+#include "moe.h"
+#include "refnum.h"
+
+/* Each token's experts from its router scores: softmax over the experts
+   (the reference's exp and sums), the k largest probabilities in
+   descending order (ties to the lower expert; plus the layer's selection
+   bias where it has one), their weights divided by their sum unless the
+   architecture weighs them as they are (ARCH_MOE_RAW_WEIGHTS). */
+/* The k largest of v[0..n) (plus bias, where given) into sel, in
+   descending order, ties to the lower index. */
+static void top_k(const float *v, const float *bias, int n, int k, int *sel)
+{
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int e = 0; e < n; e++) {
+            if (best >= 0 && !(bias ? v[e] + bias[e] > v[best] + bias[best] : v[e] > v[best])) continue;
+            bool taken = false;
+            for (int i = 0; i < j && !taken; i++) taken = sel[i] == e;
+            if (!taken) best = e;
+        }
+        sel[j] = best;
+    }
+}
+
+/* The K best experts of the best groups (model.h, moe_groups): a group
+   scored by its two best selection scores, their float sum; groups and
+   experts ranked best first, a tie to the higher index, as the reference
+   sorts its (score, index) pairs. */
+static void group_top_k(const ember_model *m, const float *p, const float *bias, int *sel)
+{
+    const int NE = m->info.n_expert, K = m->info.n_expert_used, G = m->moe_groups, per = NE / G;
+    float sc[EMBER_MAX_EXPERTS], gs[EMBER_MAX_EXPERTS];
+    for (int e = 0; e < NE; e++) sc[e] = bias ? p[e] + bias[e] : p[e];
+    for (int g = 0; g < G; g++) {
+        float a = -INFINITY, b = -INFINITY;   /* the best two */
+        for (int e = g * per; e < (g + 1) * per; e++)
+            if (sc[e] > a) b = a, a = sc[e];
+            else if (sc[e] > b) b = sc[e];
+        gs[g] = per > 1 ? a + b : a;
+    }
+    bool keep[EMBER_MAX_EXPERTS] = {false};
+    for (int n = 0; n < m->moe_groups_used; n++) {
+        int best = -1;
+        for (int g = 0; g < G; g++)
+            if (!keep[g] && (best < 0 || gs[g] >= gs[best])) best = g;
+        keep[best] = true;
+    }
+    for (int j = 0; j < K; j++) {
+        int best = -1;
+        for (int e = 0; e < NE; e++)
+            if (keep[e / per] && (best < 0 || sc[e] >= sc[best])) best = e;
+        sel[j] = best;
+        sc[best] = -INFINITY;
+    }
+}
+
+static void route_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const ember_moe *moe = ctx;
+    const float *bias = moe->sel_bias;   /* the layer's selection bias, or NULL */
+    const ember_model *m = s->m;
+    const int NE = m->info.n_expert, K = m->info.n_expert_used;
+    float p[EMBER_MAX_EXPERTS + 16];   /* padded for the 16-wide exp */
+    float lb[EMBER_MAX_EXPERTS];
+    for (int t = t0; t < t1; t++) {
+        const float *lg = s->moe_logits + (size_t)t * NE;
+        if (moe->router_b) {   /* the router's bias on its logits */
+            for (int e = 0; e < NE; e++) lb[e] = lg[e] + moe->router_b[e];
+            lg = lb;
+        }
+        int *sel = s->moe_sel + (size_t)t * K;
+        float *w = s->moe_w + (size_t)t * K;
+        if (m->arch->flags & ARCH_MOE_TOPK_SOFTMAX) {
+            /* the k largest logits, weighed by the softmax over those k */
+            float wk[EMBER_MAX_EXPERTS + 16];
+            top_k(lg, NULL, NE, K, sel);
+            for (int j = 0; j < K; j++) wk[j] = lg[sel[j]];
+            for (int j = K; j < (K + 15) / 16 * 16; j++) wk[j] = 0;   /* the exp's padded chunk */
+            const float inv = (float)(1.0 / ember_ref_softmax_exp(p, wk, wk[0], K));   /* wk[0] is the max */
+            for (int j = 0; j < K; j++) w[j] = p[j] * inv;
+            continue;
+        }
+        if (m->moe_sigmoid) {   /* each expert's own probability (GLM-4.5, DeepSeek V3) */
+            for (int e = 0; e < NE; e++) p[e] = 1.0f / (1.0f + expf(-lg[e]));
+        } else {
+            float mx = -INFINITY;
+            for (int e = 0; e < NE; e++) mx = lg[e] > mx ? lg[e] : mx;
+            const float inv = (float)(1.0 / ember_ref_softmax_exp(p, lg, mx, NE));
+            for (int e = 0; e < NE; e++) p[e] *= inv;
+        }
+        double sum = 0;
+        /* chosen by the biased probability (exp_probs_b), weighed by the plain one */
+        if (m->moe_groups_used < m->moe_groups) group_top_k(m, p, bias, sel);
+        else top_k(p, bias, NE, K, sel);
+        for (int j = 0; j < K; j++) {
+            w[j] = p[sel[j]];
+            sum += (double)w[j];
+        }
+        const float fs = (float)sum;
+        if (m->moe_norm)
+            for (int j = 0; j < K; j++) w[j] /= fs;
+        /* the reference scales only a factor that is not 1 */
+        if (fabsf(m->moe_scale - 1.0f) > 1e-5f)
+            for (int j = 0; j < K; j++) w[j] *= m->moe_scale;
+    }
+}
+
+/* The shared expert's rows of tokens [t0, t1) times sigmoid(x . g), x the
+   normed input, formed as the reference does: silu(d) / d. */
+static void shexp_gate_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const float *g = ctx;
+    const int E = s->m->info.n_embd;
+    for (int t = t0; t < t1; t++) {
+        const float *x = s->xn + (size_t)t * E;
+        float d = 0;
+        for (int i = 0; i < E; i++) d += x[i] * g[i];
+        const float sg = d != 0 ? d / (1.0f + ember_ref_expf(-d)) / d : 0.5f;
+        float *y = s->moe_sh + (size_t)t * E;
+        for (int i = 0; i < E; i++) y[i] *= sg;
+    }
+}
+
+/* The branch of tokens [t0, t1) into s->xn: each slot's expert output
+   times its weight, the products added in slot order. */
+static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const int E = s->m->info.n_embd, K = s->m->info.n_expert_used;
+    const bool shared = ctx != NULL;   /* the shared expert's rows in s->moe_sh, added last */
+    for (int t = t0; t < t1; t++) {
+        float *y = s->xn + (size_t)t * E;
+        for (int j = 0; j < K; j++) {
+            const float w = s->moe_w[(size_t)t * K + j];
+            const float *o = s->moe_out + (size_t)s->moe_place[(size_t)t * K + j] * E;
+            if (j == 0)
+                for (int i = 0; i < E; i++) y[i] = o[i] * w;
+            else
+                for (int i = 0; i < E; i++) {
+                    const float v = o[i] * w;   /* rounded, then added: the reference's mul, then add */
+                    y[i] += v;
+                }
+        }
+        if (shared)
+            for (int i = 0; i < E; i++) y[i] += s->moe_sh[(size_t)t * E + i];
+    }
+}
+
+/* One token's MoE FFN after routing, in two jobs on the pool instead of
+   three per expert: every chosen expert's gate and up products (one
+   quantized input), then every down product, each on its own expert's
+   activated row (the K rows quantized together). */
+static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
+{
+    const ember_model *m = s->m;
+    const int K = m->info.n_expert_used;
+    const int *sel = s->moe_sel;
+    ember_mm_job j;
+    ember_mm_start(&j, 1);
+    for (int k = 0; k < 2 * K; k++) {
+        const ember_weight *w = k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
+        size_t stride;
+        const void *xq = ember_mm_act(s, w->one.kern, w->in, s->xn, 1, &stride);
+        ember_mm_add(&j, w, (k < K ? s->g : s->u) + (size_t)(k % K) * F, xq, stride);
+    }
+    ember_mm_finish(s, &j);
+    for (int k = 0; k < K; k++) {
+        if (moe->gate_b) {   /* each chosen expert's biases on its rows */
+            ember_fw_add_into(s->g + (size_t)k * F, moe->gate_b + (size_t)sel[k] * F, F);
+            ember_fw_add_into(s->u + (size_t)k * F, moe->up_b + (size_t)sel[k] * F, F);
+        }
+        ember_fw_ffn_act(m)(s->g + (size_t)k * F, s->u + (size_t)k * F, F);
+    }
+    ember_mm_act_dirty(s);
+    ember_mm_start(&j, 1);
+    size_t stride;
+    /* the K rows of g as K tokens: one quantization, row k for expert k
+       (the down slabs of a layer share one dtype, so one activation type) */
+    const uint8_t *xq = ember_mm_act(s, moe->down[sel[0]].one.kern, F, s->g, K, &stride);
+    for (int k = 0; k < K; k++)
+        ember_mm_add(&j, &moe->down[sel[k]], s->moe_out + (size_t)s->moe_place[k] * m->info.n_embd, xq + (size_t)k * stride,
+               stride);
+    ember_mm_finish(s, &j);
+    const int E = m->info.n_embd;
+    for (int k = 0; k < K && moe->down_b; k++)
+        ember_fw_add_into(s->moe_out + (size_t)s->moe_place[k] * E, moe->down_b + (size_t)sel[k] * E, E);
+    ember_mm_act_dirty(s);
+}
+
+/* The FFN block of an MoE layer: the router, then each expert once over
+   the rows of the tokens that chose it (gathered), its outputs into the
+   grouped rows of s->moe_out, then the weighted sum into the residual. */
+void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const ember_moe *moe = L->moe;
+    const int E = m->info.n_embd, F = L->n_ff, NE = m->info.n_expert, K = m->info.n_expert_used;
+    ember_fw_norm_rows(s, s->xn, s->x, L->ffn_norm, n);
+    ember_mm_act_dirty(s);
+    ember_mm(s, &moe->router, s->moe_logits, s->xn, n);
+    ember_fw_tokens(s, n, route_tokens, moe);
+    /* the shared expert on the normed rows, before the routed ones' sum
+       takes their place */
+    const bool shared = moe->sh_gate.t != NULL;
+    if (shared) {
+        const int FS = (int)moe->sh_gate.out;
+        const ember_weight *gu[2] = {&moe->sh_gate, &moe->sh_up};
+        float *gy[2] = {s->g, s->u};
+        ember_mm_n(s, gu, gy, 2, s->xn, n);
+        ember_fw_glu(s, s->g, s->u, FS, (size_t)FS, ember_fw_ffn_act(m), n);
+        ember_mm_act_dirty(s);
+        ember_mm(s, &moe->sh_down, s->moe_sh, s->g, n);
+        if (moe->sh_gate_inp) ember_fw_tokens(s, n, shexp_gate_tokens, moe->sh_gate_inp);
+    }
+    /* (token, slot) pairs grouped by expert, in token order within one */
+    int *first = s->moe_first;
+    memset(first, 0, (size_t)(NE + 1) * sizeof *first);
+    for (int i = 0; i < n * K; i++) first[s->moe_sel[i] + 1]++;
+    for (int e = 0; e < NE; e++) first[e + 1] += first[e];
+    for (int i = 0; i < n * K; i++) {
+        const int p = first[s->moe_sel[i]]++;
+        s->moe_pair[p] = i;
+        s->moe_place[i] = p;
+    }
+    for (int e = NE; e > 0; e--) first[e] = first[e - 1];
+    first[0] = 0;
+    if (n == 1 && 2 * K <= EMBER_MM_ITEMS) {
+        moe_one_token(s, moe, F);
+        ember_fw_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
+        ember_mm_act_dirty(s);
+        ember_fw_residual(s, n, L->post_ffn_norm, scale);
+        return;
+    }
+    for (int e = 0; e < NE; e++) {
+        const int p0 = first[e], cnt = first[e + 1] - p0;
+        if (!cnt) continue;
+        for (int i = 0; i < cnt; i++)
+            memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
+        ember_mm_act_dirty(s);   /* moe_x holds another expert's rows than last time */
+        const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
+        float *gy[2] = {s->g, s->u};
+        ember_mm_n(s, gu, gy, 2, s->moe_x, cnt);
+        if (moe->gate_b) {
+            ember_fw_add_bias(s, s->g, moe->gate_b + (size_t)e * F, F, (size_t)F, cnt);
+            ember_fw_add_bias(s, s->u, moe->up_b + (size_t)e * F, F, (size_t)F, cnt);
+        }
+        ember_fw_glu(s, s->g, s->u, F, (size_t)F, ember_fw_ffn_act(m), cnt);
+        ember_mm_act_dirty(s);
+        ember_mm(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
+        if (moe->down_b) ember_fw_add_bias(s, s->moe_out + (size_t)p0 * E, moe->down_b + (size_t)e * E, E, (size_t)E, cnt);
+    }
+    ember_fw_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
+    ember_mm_act_dirty(s);
+    ember_fw_residual(s, n, L->post_ffn_norm, scale);
+}
