@@ -20,7 +20,10 @@
    bailingmoe2 (the same routing limited to the best groups of experts:
    its reference rows come from ik_llama.cpp with grouped_expert_routing
    on, which its default leaves off, choosing among all experts as the
-   model does not) and seed_oss.  The reference scales granite's residual stream where the
+   model does not), seed_oss, and deepseek2's latent attention in both
+   file forms (attn_kv_b, and attn_k_b / attn_v_b with one KV head; the
+   V2-Lite form's rows from the reference's plain attention, -mla 0, as
+   its latent modes crash on heads of that width).  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -124,6 +127,13 @@ static const vcase cases[] = {
      3, 0},
     {"seed_oss", "seed_oss",
      "seed_oss (Seed-OSS): heads of 32 over 64 / 4, Q/K/V biases, NEOX rope, the FFN norm named post_attention_norm", 0, 0},
+    {"deepseek2-lite", "deepseek2",
+     "deepseek2 (V2-Lite's form, 27 layers): latent attention with Q straight and attn_kv_b (heads 32 + 64 rope, V 24, "
+     "latent 512), YaRN x4 with its mscale, a dense first layer, then 8 experts softmax-routed (no gating key) x1.5, "
+     "2 shared", 27, 0},
+    {"deepseek2-v3", "deepseek2",
+     "deepseek2 (V3 / GLM-4.7-Flash's form, split as converters since 2025 write it): Q through a normed low-rank pair, "
+     "attn_k_b / attn_v_b over a 512 latent, one KV head, sigmoid routing with exp_probs_b, renormalised, x2.5", 3, 0},
 };
 
 static unsigned seed;
@@ -279,6 +289,54 @@ static void phi2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF, boo
 #undef T
 }
 
+/* One deepseek2 layer: latent attention (lite: attn_q and attn_kv_b;
+   else attn_q_a / attn_q_b and attn_k_b / attn_v_b over a 512 latent),
+   then a dense FFN (layer 0) or 8 experts and the shared ones */
+static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
+{
+    char t[96];
+    const int nope = 32, rope = 64, vd = lite ? 24 : 32, lat = 512, ql = 48;
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+    vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
+    if (lite) {
+        mat(w, T("attn_q.weight"), E, H * (nope + rope));
+    } else {
+        mat(w, T("attn_q_a.weight"), E, ql);
+        vec(w, T("attn_q_a_norm.weight"), ql, 1.0f, 0.1f);
+        mat(w, T("attn_q_b.weight"), ql, H * (nope + rope));
+    }
+    mat(w, T("attn_kv_a_mqa.weight"), E, lat + rope);
+    vec(w, T("attn_kv_a_norm.weight"), lat, 1.0f, 0.1f);
+    if (lite) {
+        mat(w, T("attn_kv_b.weight"), lat, H * (nope + vd));
+    } else {
+        mat3(w, T("attn_k_b.weight"), nope, lat, H);
+        mat3(w, T("attn_v_b.weight"), lat, vd, H);
+    }
+    mat(w, T("attn_output.weight"), H * vd, E);
+    if (l == 0) {
+        mat(w, T("ffn_gate.weight"), E, FF);
+        mat(w, T("ffn_up.weight"), E, FF);
+        mat(w, T("ffn_down.weight"), FF, E);
+    } else {
+        float *r = malloc((size_t)E * 8 * sizeof *r);
+        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+        int64_t ne[2] = {E, 8};
+        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, (uint64_t)E * 8 * 4);
+        free(r);
+        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        if (!lite) vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);
+        const int SH = lite ? 80 : 40;   /* expert_shared_count experts wide */
+        mat(w, T("ffn_gate_shexp.weight"), E, SH);
+        mat(w, T("ffn_up_shexp.weight"), E, SH);
+        mat(w, T("ffn_down_shexp.weight"), SH, E);
+    }
+#undef T
+}
+
 static int write_model(const vcase *c, const char *path)
 {
     gguf_writer *w = gguf_writer_new();
@@ -292,6 +350,7 @@ static int write_model(const vcase *c, const char *path)
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q3n = !strcmp(a, "qwen3next"), q35 = !strncmp(a, "qwen35", 6) || q3n, q35moe = !strcmp(a, "qwen35moe") || q3n;
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
+    const bool ds = !strcmp(a, "deepseek2"), ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -300,7 +359,10 @@ static int write_model(const vcase *c, const char *path)
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
     const int hd = qwen || g2 || ernie || mi3 || g1 || oss || q35 || sd || g45 ? 32 : 16, hd_full = 32, hd_swa = 16;   /* gemma4's full and sliding head dims */
     const bool swa_layer[3] = {true, true, false};
-    seed = 12345;
+    /* deepseek2-lite: a seed whose 27 layers' routers hold no near tie
+       (logit gaps >= 1.6e-3) for the two roundings of its attention (the
+       reference's K and V rows, Ember's latent) to flip */
+    seed = ds_lite ? 5 : 12345;
 #define KEY(s) (snprintf(k, sizeof k, "%s." s, a), k)
 #define T(fmt, l) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
     gguf_w_str(w, "general.architecture", a);
@@ -311,7 +373,7 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("embedding_length"), E);
     gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
-    gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
+    gguf_w_u32(w, KEY("attention.head_count_kv"), ds ? (ds_lite ? (uint32_t)H : 1) : (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     if (st) {
@@ -336,6 +398,33 @@ static int write_model(const vcase *c, const char *path)
         int32_t sec[4] = {3, 3, 2, 0};
         gguf_w_arr(w, KEY("rope.dimension_sections"), GGUF_T_I32, sec, 4);
         if (q35moe) gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
+    }
+    if (ds) {
+        gguf_w_u32(w, KEY("expert_count"), 8);
+        gguf_w_u32(w, KEY("expert_used_count"), 3);
+        gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+        gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
+        gguf_w_u32(w, KEY("expert_shared_count"), ds_lite ? 2 : 1);
+        gguf_w_u32(w, KEY("attention.kv_lora_rank"), 512);
+        gguf_w_u32(w, KEY("rope.dimension_count"), 64);
+        if (ds_lite) {   /* the heads' widths in key_length, value_length; YaRN as V2 has it */
+            gguf_w_u32(w, KEY("attention.key_length"), 96);
+            gguf_w_u32(w, KEY("attention.value_length"), 24);
+            gguf_w_f32(w, KEY("expert_weights_scale"), 1.5f);
+            gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
+            gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
+            gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 32);
+            gguf_w_f32(w, KEY("rope.scaling.yarn_log_multiplier"), 0.1f);
+        } else {   /* the cache's widths there, the heads' in the _mla keys */
+            gguf_w_u32(w, KEY("attention.q_lora_rank"), 48);
+            gguf_w_u32(w, KEY("attention.key_length"), 576);
+            gguf_w_u32(w, KEY("attention.value_length"), 512);
+            gguf_w_u32(w, KEY("attention.key_length_mla"), 96);
+            gguf_w_u32(w, KEY("attention.value_length_mla"), 32);
+            gguf_w_u32(w, KEY("expert_gating_func"), 2);
+            gguf_w_f32(w, KEY("expert_weights_scale"), 2.5f);
+            gguf_w_bool(w, KEY("expert_weights_norm"), true);
+        }
     }
     if (p2) {
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
@@ -456,7 +545,7 @@ static int write_model(const vcase *c, const char *path)
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
     if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
     /* the reference requires it for phi3, gpt-oss and internlm2 */
-    if (phi || oss || st || p2 || bl || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
+    if (phi || oss || st || p2 || bl || ds || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
     if (p2) {
         vec(w, "output_norm.bias", E, 0.0f, 0.3f);
         vec(w, "output.bias", V, 0.0f, 0.5f);
@@ -470,6 +559,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (p2) {
             phi2_layer(w, l, H, HKV, d, FF, p2_split);
+            continue;
+        }
+        if (ds) {
+            ds2_layer(w, l, H, FF, ds_lite);
             continue;
         }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
@@ -862,7 +955,8 @@ int main(void)
         static const struct { ember_strategy st; int ubatch; const char *label; } passes[] = {
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
-        const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ? 3 : 2;
+        const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
+                               !strcmp(cases[c].arch, "deepseek2") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
             const char *sn = passes[pi].label;

@@ -258,6 +258,11 @@ int main(int argc, char **argv)
            token's output, so 4-bit weights drift further from eager */
         {"tiny-qwen35", "Q8_0", {EMBER_Q8_0}, 31, 0},
         {"tiny-qwen35", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 31, 0.995},
+        /* deepseek2: latent attention (per-head attn_k_b / attn_v_b, left
+           unpacked, beside packed projections), a dense first layer, then
+           experts and a shared one */
+        {"tiny-deepseek2", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 36, 0},
+        {"tiny-deepseek2", "Q4_K_M", {EMBER_Q4_K, EMBER_F32}, 36, 0},
     };
     int bad = 0;
     for (int n = 1; n <= 4 * EMBER_UBATCH + 3; n++) {

@@ -109,6 +109,13 @@ static const ember_arch_desc archs[] = {
        bias and a shared expert; the MTP layer not run */
     {"glm4moe", ARCH_QKV_BIAS | ARCH_FREE_HEAD_DIM | ARCH_FFN_NORM_POST | ARCH_MOE | ARCH_ROUTING_KEYS, ROPE_NEOX, FFN_SWIGLU,
      ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* DeepSeek V2 / V2.5 / V3 / R1, Kimi K2, GLM-4.7-Flash (deepseek2):
+       multi-head latent attention (Q straight or through a low-rank pair,
+       K and V from one compressed latent), llama-pairing rope on the
+       heads' rope part, leading dense layers then experts with shared
+       ones, routed by the file's gating function, norm and scale */
+    {"deepseek2", ARCH_FREE_HEAD_DIM | ARCH_MOE | ARCH_ROUTING_KEYS | ARCH_MLA, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES,
+     0, 0, 0, 0, 0, 0, 0},
     /* Ling / Ring mini 2.0 (bailingmoe2): Q/K/V in one matrix, Q/K norms,
        partial NEOX rope, leading dense layers, then glm4moe's routing
        limited to the best expert groups (expert_group_count), as the model

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
 /* FFN_GELU: no gate, down(gelu(up x + up_b)) + down_b (phi2), the
@@ -55,10 +56,14 @@ enum {
    expert_weights_scale decide the routing (glm4moe); other architectures'
    references fix theirs, whatever a file says (the last bit: unsigned) */
 #define ARCH_ROUTING_KEYS (1u << 31)
+/* attention through a compressed latent (DeepSeek's multi-head latent
+   attention, mla.c): one cached row per token, [rope(k_pe), norm(c)], read
+   by every query head; the flags past bit 31 need the 64-bit field */
+#define ARCH_MLA (1ull << 32)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */
-    unsigned flags;
+    uint64_t flags;
     ember_rope rope;
     ember_ffn_act act;
     ember_att_scale att_scale;

@@ -16,6 +16,7 @@
 #include "dtype.h"
 #include "forward.h"
 #include "matmul.h"
+#include "mla.h"
 #include "moe.h"
 #include "perlayer.h"
 #include "kv.h"
@@ -111,6 +112,13 @@ static uint8_t *kv_rows(const ember_session *s, uint8_t *cache, int l, int h)
            (size_t)h * (size_t)s->kv_cap[l] * ember_kv_row_bytes(s->kv_type, s->m->layers[l].head_dim);
 }
 
+/* Layer l's V rows of KV head h: the V cache's, or the K rows themselves
+   where there is none (latent attention: the cached row is K and V). */
+static uint8_t *v_rows(const ember_session *s, int l, int h)
+{
+    return kv_rows(s, s->vcache ? s->vcache : s->kcache, l, h);
+}
+
 /* The row of position pos: the position itself, or its slot in a sliding
    layer's ring (session.h; the slot's twin at slot + ring holds the same). */
 static size_t kv_row(const ember_session *s, int l, int pos)
@@ -119,17 +127,17 @@ static size_t kv_row(const ember_session *s, int l, int pos)
 }
 
 /* Stores position pos's K and V rows (head h) in the cache's row format. */
-static void kv_write(ember_session *s, int l, int h, int pos, const float *k, const float *v)
+void ember_fw_kv_write(ember_session *s, int l, int h, int pos, const float *k, const float *v)
 {
     const int hd = s->m->layers[l].head_dim;
     const size_t rb = ember_kv_row_bytes(s->kv_type, hd);
     size_t at = kv_row(s, l, pos) * rb;
     ember_kv_store(s->kv_type, kv_rows(s, s->kcache, l, h) + at, k, hd);
-    ember_kv_store(s->kv_type, kv_rows(s, s->vcache, l, h) + at, v, hd);
+    if (s->vcache) ember_kv_store(s->kv_type, kv_rows(s, s->vcache, l, h) + at, v, hd);
     if (s->ring && s->m->layers[l].swa) {
         at += (size_t)s->ring * rb;
         ember_kv_store(s->kv_type, kv_rows(s, s->kcache, l, h) + at, k, hd);
-        ember_kv_store(s->kv_type, kv_rows(s, s->vcache, l, h) + at, v, hd);
+        if (s->vcache) ember_kv_store(s->kv_type, kv_rows(s, s->vcache, l, h) + at, v, hd);
     }
 }
 
@@ -199,7 +207,7 @@ static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0
     ember_session *s = c->s;
     const int hd = c->hd, first = att_first(j, c->L, t), npos = j->pos0 + t - first + 1;
     size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
-    const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
+    const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = v_rows(s, j->layer, kvh) + r0;
     float mx[ng];
     for (int i = 0; i < ng; i++) att_query(c, i, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd);
     if (c->q8) ember_attq8_scores(c->sc, c->scs, Kr, (const uint8_t *)c->qh, c->qb, ng, npos, hd, c->scale, mx);
@@ -232,7 +240,7 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
         hi[i] = j->pos0 + t0 + i + 1 - base;
     }
     const size_t rb = ember_kv_row_bytes(s->kv_type, hd), r0 = kv_row(s, j->layer, base) * rb;
-    const uint8_t *K = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = kv_rows(s, s->vcache, j->layer, kvh) + r0;
+    const uint8_t *K = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = v_rows(s, j->layer, kvh) + r0;
     for (int i = 0; i < tb; i++)
         for (int h = 0; h < g; h++) att_query(c, i * g + h, s->q + ((size_t)(t0 + i) * c->nh + (size_t)(h0 + h)) * hd);
     int chunk = (int)(16384 / rb) & ~15;
@@ -319,6 +327,12 @@ static void att_run(void *ctx, int ith, int nth)
     }
 }
 
+void ember_fw_attend(ember_session *s, int l, int n, int pos0)
+{
+    att_job aj = {s, l, n, pos0};
+    ember_pool_run(s->pool, att_run, &aj);
+}
+
 /* The gated FFN's activation by arch.h's ember_ffn_act: g = act(g) * u. */
 /* FFN_GELU's activation: no gate (u unused) */
 static void gelu_alone(float *g, const float *u, int n)
@@ -381,7 +395,7 @@ static void rope_fill_tokens(ember_session *s, const void *ctx, int t0, int t1, 
    rest.  The tables live for one pass (ember_forward clears them), so a
    table is found by its setting alone.  A pass has few settings (gemma:
    local and global); past EMBER_ROPE_TABLES the last slot is remade. */
-static const struct ember_rope_table *rope_table(ember_session *s, const ember_rope_cfg *rc, int pos0, int n)
+const struct ember_rope_table *ember_fw_rope_table(ember_session *s, const ember_rope_cfg *rc, int pos0, int n)
 {
     ember_rope_cfg want = *rc;
     if (!want.ff) want.ff = s->rope_ff;
@@ -629,7 +643,7 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         if (L->k_norm) ember_fw_rmsnorm_rows(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
         ember_ref_rope(k, nkv, hd, a->rt->cfg.n_rot, cs, sn, neox);
         if (m->arch->flags & ARCH_V_NORM) ember_fw_rmsnorm_rows(v, v, NULL, hd, 0, nkv, m->rms_eps);
-        for (int h = 0; h < nkv; h++) kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
+        for (int h = 0; h < nkv; h++) ember_fw_kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
     }
 }
 
@@ -664,7 +678,7 @@ static void qgate_apply_tokens(ember_session *s, const void *ctx, int t0, int t1
 /* Moves rows [skip, n) of everything a token carries past the attention's
    K/V writes (its query of HQ floats, its residual stream, gemma4's
    per-layer inputs) to rows [0, n - skip). */
-static void drop_rows(ember_session *s, int HQ, int n, int skip)
+void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip)
 {
     const ember_model *m = s->m;
     const size_t E = (size_t)m->info.n_embd, W = (size_t)m->n_pl * (size_t)m->info.n_layer, k = (size_t)(n - skip);
@@ -699,16 +713,15 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
         ember_mm_n(s, qkv, ys, own_kv ? (L->wv.t ? 3 : 2) : 1, s->xn, n);
         if (gated) ember_fw_tokens(s, n, qgate_split_tokens, L);
     }
-    qk_args qa = {l, pos0, rope_table(s, &L->rope, pos0, n)};
+    qk_args qa = {l, pos0, ember_fw_rope_table(s, &L->rope, pos0, n)};
     ember_fw_tokens(s, n, qk_tokens, &qa);
     if (skip > 0) {
-        drop_rows(s, HQ, n, skip);
+        ember_fw_drop_rows(s, HQ, n, skip);
         n -= skip;
         pos0 += skip;
         if (n == 0) return;
     }
-    att_job aj = {s, l, n, pos0};
-    ember_pool_run(s->pool, att_run, &aj);
+    ember_fw_attend(s, l, n, pos0);
     if (s->qgate) ember_fw_tokens(s, n, qgate_apply_tokens, &HQ);
     ember_mm(s, &L->wo, s->xn, s->att, n);
     if (L->bo) ember_fw_add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);
@@ -788,6 +801,8 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         /* the layer's output scale (gemma4) ends its last residual add */
         if (m->layers[l].dn)
             ember_dn_block(s, l, nr, skip);
+        else if (m->layers[l].mla)
+            ember_mla_block(s, l, nr, pos0, skip);
         else
             attention(s, l, nr, pos0, skip);
         nr -= skip;

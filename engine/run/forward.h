@@ -31,6 +31,17 @@ ember_glu_fn ember_fw_ffn_act(const ember_model *m);
 /* fn over n tokens: g's rows width apart, u's u_stride apart */
 void ember_fw_glu(ember_session *s, float *g, const float *u, int width, size_t u_stride, ember_glu_fn fn, int n);
 
+/* The attention steps of a layer whose projections are its own (mla.c):
+   the rope tables of a setting for n tokens at pos0 (cos and sin
+   [token][n_rot / 2]); K and V rows of KV head h at pos into layer l's
+   cache; s->q's rows (HQ wide) and the stream's from skip on moved to row
+   0 (the last layer's unread rows); the attention of n queries in s->q
+   (n_head x head_dim a token) over the cache into s->att. */
+const struct ember_rope_table *ember_fw_rope_table(ember_session *s, const ember_rope_cfg *rc, int pos0, int n);
+void ember_fw_kv_write(ember_session *s, int l, int h, int pos, const float *k, const float *v);
+void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip);
+void ember_fw_attend(ember_session *s, int l, int n, int pos0);
+
 /* Work on tokens [t0, t1) of a pass, on pool thread ith */
 typedef void (*ember_tok_fn)(ember_session *s, const void *ctx, int t0, int t1, int ith);
 /* fn over n tokens, a contiguous run of them per pool thread */

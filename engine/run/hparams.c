@@ -171,6 +171,35 @@ static int read_dn_shape(ember_meta *mt, ember_model *m)
     return 0;
 }
 
+/* The latent attention's widths (model.h, ember_mla_shape).  Files from
+   converters before mid 2025 give the heads' own widths in key_length
+   and value_length (nope + rope, v) with attn_kv_b; later ones give the
+   cache's (rope + kv_lora, kv_lora) there, one KV head, the heads' in
+   key_length_mla and value_length_mla, with attn_k_b and attn_v_b.  The
+   info's head_dim is the cached row, rope + kv_lora; one KV head. */
+static int read_mla_shape(ember_meta *mt, ember_model_info *info, ember_mla_shape *sh)
+{
+    char key[128];
+    int qk, v;
+    if (ember_meta_req_u(mt, "attention.kv_lora_rank", 1, 1 << 14, &sh->kv_lora) ||
+        ember_meta_opt_u(mt, "attention.q_lora_rank", 0, 1 << 16, &sh->q_lora, 0) ||
+        ember_meta_req_u(mt, "rope.dimension_count", 2, 1 << 12, &sh->rope))
+        return -1;
+    snprintf(key, sizeof key, "%s.attention.key_length_mla", mt->arch);
+    const bool split = gguf_find(mt->f, key) != NULL;
+    if (ember_meta_req_u(mt, split ? "attention.key_length_mla" : "attention.key_length", 1, 1 << 14, &qk) ||
+        ember_meta_req_u(mt, split ? "attention.value_length_mla" : "attention.value_length", 1, 1 << 14, &v))
+        return -1;
+    if (sh->rope % 2 || qk <= sh->rope)
+        return ember_seterr(mt->err, "%s: a query head of %d with a rope part of %d (odd, or no part without rope)",
+                            info->arch, qk, sh->rope);
+    sh->nope = qk - sh->rope;
+    sh->v = v;
+    info->head_dim = sh->rope + sh->kv_lora;
+    info->n_head_kv = 1;
+    return 0;
+}
+
 /* Fills info from the header; sets m->arch etc. when model is non-NULL. */
 int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *m, ember_err *err)
 {
@@ -234,15 +263,20 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
-    if (ember_meta_opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
-    int vlen;
-    if (ember_meta_opt_u(&mt, "attention.value_length", 1, 1 << 14, &vlen, info->head_dim)) return -1;
-    if (vlen != info->head_dim)
-        return ember_seterr(err, "%s.attention.value_length %d differs from key_length %d (not supported)",
-                            info->arch, vlen, info->head_dim);
+    ember_mla_shape mla = {0};
+    if (arch->flags & ARCH_MLA) {
+        if (read_mla_shape(&mt, info, &mla)) return -1;
+    } else {
+        if (ember_meta_opt_u(&mt, "attention.key_length", 1, 1 << 14, &info->head_dim, dflt_hd)) return -1;
+        int vlen;
+        if (ember_meta_opt_u(&mt, "attention.value_length", 1, 1 << 14, &vlen, info->head_dim)) return -1;
+        if (vlen != info->head_dim)
+            return ember_seterr(err, "%s.attention.value_length %d differs from key_length %d (not supported)",
+                                info->arch, vlen, info->head_dim);
+    }
     if (!(arch->flags & ARCH_FREE_HEAD_DIM) && info->n_embd % info->n_head)
         return ember_seterr(err, "embedding_length %d is not a multiple of head_count %d", info->n_embd, info->n_head);
     if (info->head_dim % 2)
@@ -315,6 +349,19 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             return -1;
         if (arch->attn_temp && opt_f0(&mt, "attention.temperature_scale", &m->attn_temp, arch->attn_temp))
             return -1;
+        if (arch->flags & ARCH_MLA) {
+            /* the reference's DeepSeek YaRN: the scores scaled by mscale^2 /
+               sqrt(nope + rope), mscale = attn_factor (1 + log_mul ln(factor)),
+               cos and sin by 1 / (1 + 0.1 ln(factor)) (which the YaRN ramp's
+               own factor cancels) */
+            float log_mul = 0;
+            if (opt_f0(&mt, "rope.scaling.yarn_log_multiplier", &log_mul, 0)) return -1;
+            const float fs = m->rope_freq_scale;
+            const float ms = m->rope_attn_factor * (1.0f + log_mul * logf(1.0f / fs));
+            m->mla = mla;
+            m->att_mult = 1.0f * ms * ms / sqrtf((float)(mla.nope + mla.rope));
+            m->rope_attn_factor = 1.0f / (1.0f + 0.1f * logf(1.0f / fs));
+        }
         /* which layers mix: after the leading dense ones, every step-th (0
            and 1 when the file says nothing: every layer) */
         if (info->n_expert && (ember_meta_opt_u(&mt, "leading_dense_block_count", 0, info->n_layer, &m->moe_lead, 0) ||
@@ -327,7 +374,12 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             int gating;
             char nk[128];
             bool norm;
-            if (ember_meta_opt_u(&mt, "expert_gating_func", 1, 2, &gating, 1) ||
+            /* without the key: softmax, as DeepSeek V2 routes, but sigmoid for
+               GLM-4.7-Flash's deepseek2 files (47 layers, 48 with the MTP
+               one), as the reference tells them apart */
+            const int blocks = mt.blocks ? mt.blocks : info->n_layer;
+            const int dflt_gating = arch->flags & ARCH_MLA && (blocks == 47 || blocks == 48) ? 2 : 1;
+            if (ember_meta_opt_u(&mt, "expert_gating_func", 1, 2, &gating, dflt_gating) ||
                 ember_meta_opt_f(&mt, "expert_weights_scale", &m->moe_scale, 1.0f, false))
                 return -1;
             m->moe_sigmoid = gating == 2;

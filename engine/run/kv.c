@@ -95,7 +95,8 @@ size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type, int ub
     size_t n = 0;
     for (int l = 0; l < m->info.n_layer; l++) {
         const ember_layer *L = &m->layers[l];
-        n += 2 * (size_t)L->n_head_kv * (size_t)ember_kv_cap(m, l, ring, n_ctx) *
+        /* a latent attention layer's row is its K and its V (mla.c) */
+        n += (L->mla ? 1 : 2) * (size_t)L->n_head_kv * (size_t)ember_kv_cap(m, l, ring, n_ctx) *
              ember_kv_row_bytes((ember_kv_type)kv_type, L->head_dim);
     }
     return n + ember_dn_session_bytes(m);

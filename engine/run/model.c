@@ -99,12 +99,23 @@ static int dn_weights(ember_deltanet *x, ember_weight *ws[DN_WEIGHTS])
     return DN_WEIGHTS;
 }
 
+/* A latent attention layer's matrices other than the per-head ones
+   (bound or not) into ws: how many */
+#define MLA_WEIGHTS 4
+static int mla_weights(ember_mla *x, ember_weight *ws[MLA_WEIGHTS])
+{
+    ember_weight *all[MLA_WEIGHTS] = {&x->q, &x->q_a, &x->q_b, &x->kv_a};
+    memcpy(ws, all, sizeof all);
+    return MLA_WEIGHTS;
+}
+
 /* Lists every matrix weight once (ember_model_weights): with experts, a
    model has tens of thousands (48 layers x 3 x 128 in Qwen3-30B-A3B). */
 static int list_weights(ember_model *m, ember_err *err)
 {
     const int X = m->info.n_expert;
-    size_t cap = (size_t)m->info.n_layer * (19 + 3 * (size_t)X) + 2, n = 0;
+    const size_t NH = m->info.n_head;
+    size_t cap = (size_t)m->info.n_layer * (19 + MLA_WEIGHTS + 3 * (size_t)X + 2 * NH) + 2, n = 0;
     if (!(m->all_w = malloc(cap * sizeof *m->all_w))) return ember_seterr(err, "out of memory");
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
@@ -121,6 +132,16 @@ static int list_weights(ember_model *m, ember_err *err)
             ember_weight *d[DN_WEIGHTS];
             for (int i = 0, nw = dn_weights(L->dn, d); i < nw; i++)
                 if (d[i]->t) m->all_w[n++] = d[i];
+        }
+        if (L->mla) {
+            ember_weight *d[MLA_WEIGHTS];
+            for (int i = 0, nw = mla_weights(L->mla, d); i < nw; i++)
+                if (d[i]->t) m->all_w[n++] = d[i];
+            /* the file's per-head slabs (not k_bt's transposed rows) */
+            for (size_t h = 0; h < NH; h++) {
+                if (!L->mla->k_bt) m->all_w[n++] = &L->mla->k_b[h];
+                m->all_w[n++] = &L->mla->v_b[h];
+            }
         }
         if (L->moe && L->moe->sh_gate.t) {
             m->all_w[n++] = &L->moe->sh_gate;
@@ -219,10 +240,11 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
     return 0;
 }
 
-/* The n experts of one 3-D tensor [in, rows, n] as n matrices of rows x
-   in, each a view of its slab of the file's rows. */
-static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
-                        int proj, ember_err *err)
+/* The n slabs of one 3-D tensor [in, rows, n] as n matrices of rows x
+   in, each a view of its slab of the file's rows: an MoE's experts, or a
+   latent attention's heads (heads true), planned as one record. */
+static int bind_slabs(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                      int proj, bool heads, ember_err *err)
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
     if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
@@ -238,7 +260,13 @@ static int bind_experts(ember_model *m, ember_weight **out, const char *name, in
     for (int e = 0; e < n; e++)
         ws[e] = (ember_weight){.t = t, .dtype = t->type, .in = in, .out = rows,
                                .data = t->data + (size_t)e * (size_t)rows * rb, .row_bytes = rb, .proj = proj};
-    return ember_plan_experts(m, ws, n, err);
+    return heads ? ember_plan_heads(m, ws, n, err) : ember_plan_experts(m, ws, n, err);
+}
+
+static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                        int proj, ember_err *err)
+{
+    return bind_slabs(m, out, name, in, rows, n, proj, false, err);
 }
 
 /* Layer l's mixture of experts (model.h, ember_moe): the router, then
@@ -291,6 +319,101 @@ static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
         if (FS > m->max_ff) m->max_ff = (int)FS;
     }
     return rc;
+}
+
+/* attn_kv_b [kv_lora, n_head (nope + v)], each head's K rows then its V
+   rows: the V rows are views of the file's (kv_lora wide, as a product
+   reads them); the K rows run the other way (a query's nope values
+   weigh the rows), so each head's are transposed once into f32 rows of
+   nope, k_bt, the reference deriving its k_b from them as well. */
+static int bind_kv_b(ember_model *m, ember_mla *x, const char *name, ember_err *err)
+{
+    const ember_mla_shape *d = &m->mla;
+    const int nh = m->info.n_head, W = d->nope + d->v;
+    int rc = 0;
+    const gguf_tensor *t = tensor(m, name, d->kv_lora, (int64_t)nh * W, true, err, &rc);
+    if (!t) return rc;
+    const size_t rb = ember_row_bytes(t->type, d->kv_lora);
+    const ember_kernel *k = ember_kernel_find(EMBER_F32, ember_cpu_isa());
+    x->v_b = calloc((size_t)nh, sizeof *x->v_b);
+    x->k_b = calloc((size_t)nh, sizeof *x->k_b);
+    x->k_bt = malloc((size_t)nh * (size_t)d->kv_lora * (size_t)d->nope * sizeof *x->k_bt);
+    float *row = malloc((size_t)d->kv_lora * sizeof *row);
+    if (!x->v_b || !x->k_b || !x->k_bt || !row || !k) {
+        free(row);
+        return ember_seterr(err, k ? "out of memory" : "no F32 kernel available");
+    }
+    for (int h = 0; h < nh; h++) {
+        x->v_b[h] = (ember_weight){.t = t, .dtype = t->type, .in = d->kv_lora, .out = d->v,
+                                   .data = t->data + ((size_t)h * W + (size_t)d->nope) * rb, .row_bytes = rb};
+        float *kt = x->k_bt + (size_t)h * d->kv_lora * d->nope;
+        for (int i = 0; i < d->nope && !rc; i++) {
+            if (ember_dequantize_row(t->type, t->data + ((size_t)h * W + (size_t)i) * rb, row, d->kv_lora))
+                rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
+            for (int j = 0; j < d->kv_lora; j++) kt[(size_t)j * d->nope + i] = row[j];
+        }
+        x->k_b[h] = (ember_weight){.t = t, .dtype = EMBER_F32, .in = d->nope, .out = d->kv_lora,
+                                   .rep = EMBER_REP_EAGER_F32, .f32 = kt, .kern = k,
+                                   .one = {k, kt, (size_t)d->nope * sizeof(float)},
+                                   .many = {k, kt, (size_t)d->nope * sizeof(float)}};
+    }
+    free(row);
+    if (!rc) rc = ember_plan_heads(m, x->v_b, nh, err);
+    const uint64_t kb = (uint64_t)nh * (uint64_t)d->kv_lora * (uint64_t)d->nope * 4;
+    if (!rc && ember_plan_add(m, t, EMBER_REP_EAGER_F32, k->name, ember_isa_name(k->isa), kb,
+                              "its K rows transposed per head into f32 (the queries' absorption)") < 0)
+        rc = ember_seterr(err, "out of memory");
+    return rc;
+}
+
+/* Layer l's latent attention tensors (model.h, ember_mla) */
+static int bind_mla(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    const ember_mla_shape *d = &m->mla;
+    const int64_t E = m->info.n_embd, nh = m->info.n_head, QW = nh * (d->nope + d->rope);
+    char nm[96];
+    int rc = 0;
+    ember_mla *x = calloc(1, sizeof *x);
+    if (!(L->mla = x)) return ember_seterr(err, "out of memory");
+#define MN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
+    if (d->q_lora) {
+        bind_weight(m, &x->q_a, MN("attn_q_a.weight"), E, d->q_lora, EMBER_PROJ_Q, err, &rc);
+        if (!rc) x->q_a_norm = load_vec(m, MN("attn_q_a_norm.weight"), d->q_lora, true, err, &rc);
+        if (!rc) bind_weight(m, &x->q_b, MN("attn_q_b.weight"), d->q_lora, QW, EMBER_PROJ_Q, err, &rc);
+    } else {
+        bind_weight(m, &x->q, MN("attn_q.weight"), E, QW, EMBER_PROJ_Q, err, &rc);
+    }
+    if (!rc) bind_weight(m, &x->kv_a, MN("attn_kv_a_mqa.weight"), E, d->kv_lora + d->rope, EMBER_PROJ_K, err, &rc);
+    if (!rc) x->kv_a_norm = load_vec(m, MN("attn_kv_a_norm.weight"), d->kv_lora, true, err, &rc);
+    if (rc) return rc;
+    if (gguf_find_tensor(m->f, MN("attn_kv_b.weight"))) {
+        rc = bind_kv_b(m, x, nm, err);
+    } else {
+        rc = bind_slabs(m, &x->k_b, MN("attn_k_b.weight"), d->nope, d->kv_lora, (int)nh, 0, true, err);
+        if (!rc) rc = bind_slabs(m, &x->v_b, MN("attn_v_b.weight"), d->kv_lora, d->v, (int)nh, 0, true, err);
+    }
+#undef MN
+    ember_weight *ws[MLA_WEIGHTS];
+    for (int i = 0, nw = mla_weights(x, ws); i < nw && !rc; i++)
+        if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
+    return rc;
+}
+
+static void free_mla(ember_mla *x, int nh)
+{
+    if (!x) return;
+    ember_weight *ws[MLA_WEIGHTS];
+    for (int i = 0, nw = mla_weights(x, ws); i < nw; i++) free(ws[i]->f32);
+    for (int h = 0; h < nh; h++) {
+        if (x->v_b) free(x->v_b[h].f32);
+        if (x->k_b && !x->k_bt) free(x->k_b[h].f32);   /* k_bt's rows are one block */
+    }
+    free(x->k_bt);
+    free(x->k_b);
+    free(x->v_b);
+    free(x->q_a_norm);
+    free(x->kv_a_norm);
+    free(x);
 }
 
 /* Layer l's delta-net tensors (model.h, ember_deltanet) */
@@ -379,7 +502,7 @@ static void free_moe(ember_moe *moe, int n)
 static int bind_layers(ember_model *m, ember_err *err)
 {
     const ember_model_info *I = &m->info;
-    const unsigned fl = m->arch->flags;
+    const uint64_t fl = m->arch->flags;
     int rc = 0;
     m->layers = calloc((size_t)I->n_layer, sizeof *m->layers);
     if (!m->layers) return ember_seterr(err, "out of memory");
@@ -394,6 +517,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         const bool moe = I->n_expert && l >= m->moe_lead && (l + 1) % m->moe_step == 0;
         if (!rc && moe) rc = ember_meta_req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
         if (!rc) rc = layer_swa(m, l, &L->swa, err);
+        if (fl & ARCH_MLA) L->n_head_kv = 1;   /* the latent row, shared by every head */
         L->head_dim = I->head_dim;
         if (!rc && L->swa && ember_meta_opt_u(&mt, "attention.key_length_swa", 2, 1 << 14, &L->head_dim, I->head_dim)) rc = -1;
         if (!rc && L->head_dim % 2) rc = ember_seterr(err, "%s.attention.key_length_swa %d is odd", I->arch, L->head_dim);
@@ -422,6 +546,8 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
         if (!rc && dn) {
             rc = bind_deltanet(m, L, l, err);
+        } else if (!rc && fl & ARCH_MLA) {
+            rc = bind_mla(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
             if (!rc) L->bqkv = load_vec(m, NAME("attn_qkv.bias"), HQ + 2 * HK, false, err, &rc);
@@ -434,7 +560,9 @@ static int bind_layers(ember_model *m, ember_err *err)
             if (!rc && own_kv && !v_from_k)
                 bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
-        if (!rc && !dn) bind_weight(m, &L->wo, NAME("attn_output.weight"), HQ, E, EMBER_PROJ_O, err, &rc);
+        /* a latent attention's heads give v values each to attn_output */
+        const int64_t HO = fl & ARCH_MLA ? (int64_t)I->n_head * m->mla.v : HQ;
+        if (!rc && !dn) bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
         if (!rc && moe) {
             rc = bind_moe(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
@@ -449,7 +577,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         if (!rc && !L->moe) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
-        if (!rc && !L->wqkv.t && own_kv && !dn) {
+        if (!rc && !L->wqkv.t && own_kv && !dn && !L->mla) {
             L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
             if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
             if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
@@ -458,7 +586,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc && fl & ARCH_ATT_SINKS) L->sinks = load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
         /* Q/K norms: required where the architecture has them, else where
            the file has them (GLM-4.5's use_qk_norm) */
-        if (!rc && !dn) {
+        if (!rc && !dn && !L->mla) {
             const bool qk = fl & ARCH_QK_NORM;
             L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, qk, err, &rc);
             if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, qk, err, &rc);
@@ -601,6 +729,7 @@ void ember_model_free(ember_model *m)
             for (int i = 0; i < 11; i++) free_weight(ws[i]);
             free_moe(L->moe, m->info.n_expert);
             free_deltanet(L->dn);
+            free_mla(L->mla, m->info.n_head);
         }
         free(m->layers);
     }

@@ -106,6 +106,32 @@ typedef struct {
     size_t state_floats;        /* one layer's state: (d_conv - 1) conv_dim + n_v hd^2 */
 } ember_dn_shape;
 
+/* A multi-head latent attention layer (ARCH_MLA, mla.c).  K and V come
+   from one compressed latent c of kv_lora values a token (plus a rope
+   part k_pe shared by the heads); the cache keeps [rope(k_pe), norm(c)],
+   one row a token for all heads.  Each head's query is absorbed into the
+   latent: its no-rope part times k_b (nope -> kv_lora), its rope part
+   rotated; the head's output over the latent goes through v_b
+   (kv_lora -> v) before attn_output. */
+typedef struct {
+    ember_weight q;             /* attn_q: n_embd -> n_head (nope + rope); unbound with the low-rank pair */
+    ember_weight q_a, q_b;      /* attn_q_a: n_embd -> q_lora; attn_q_b: q_lora -> n_head (nope + rope) */
+    float *q_a_norm;            /* attn_q_a_norm: q_lora */
+    ember_weight kv_a;          /* attn_kv_a_mqa: n_embd -> kv_lora + rope */
+    float *kv_a_norm;           /* attn_kv_a_norm: kv_lora */
+    /* per head: k_b[h] nope -> kv_lora (attn_k_b's slab, or f32 rows
+       transposed from attn_kv_b's K rows, owned: k_bt), v_b[h] kv_lora ->
+       v (attn_v_b's slab, or attn_kv_b's V rows in the file) */
+    ember_weight *k_b, *v_b;
+    float *k_bt;
+} ember_mla;
+
+/* The latent attention's widths, the same for every layer */
+typedef struct {
+    int kv_lora, q_lora;        /* attention.kv_lora_rank, q_lora_rank (0: Q straight from attn_q) */
+    int nope, rope, v;          /* a head's no-rope and rope query/key parts, its value width */
+} ember_mla_shape;
+
 typedef struct {
     float *attn_norm, *ffn_norm;
     float *attn_norm_b, *ffn_norm_b;   /* ARCH_LAYERNORM: the norms' biases, where the file has them */
@@ -128,6 +154,7 @@ typedef struct {
     float *out_scale;           /* layer_output_scale: the residual stream times this, or NULL */
     ember_moe *moe;             /* the FFN's experts (gate, up, down unbound), or NULL: dense */
     ember_deltanet *dn;         /* a delta-net layer (no attention, no KV), or NULL */
+    ember_mla *mla;             /* a latent attention layer (wq..wv unbound; one KV head of rope + kv_lora), or NULL */
 } ember_layer;
 
 struct ember_model {
@@ -169,6 +196,7 @@ struct ember_model {
     float logit_mul;            /* ARCH_LOGIT_SCALE: the normed output rows times this (1: none) */
     int n_layer_kv;             /* layers with their own KV (the rest share) */
     ember_dn_shape dn;          /* ARCH_DELTANET: the delta-net layers' shape */
+    ember_mla_shape mla;        /* ARCH_MLA: the latent attention's widths */
     int n_blocks;               /* the file's block_count when it holds layers past n_layer (MTP), else 0 */
     int n_pl;                   /* per-layer input width (0: none) */
     ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */

@@ -119,7 +119,7 @@ static void choose_pack(ember_model *m, ember_weight *w, char *reason, size_t ca
 /* The representation of n matrices of one tensor, alike: a dense weight
    (n 1) or an MoE tensor's expert slabs, which share one record of the
    plan (prefixed "N experts", what a token reads being n_used of them). */
-static int plan_slabs(ember_model *m, ember_weight *ws, int n, ember_err *err)
+static int plan_slabs(ember_model *m, ember_weight *ws, int n, bool heads, ember_err *err)
 {
     const ember_plan_opts *o = &m->opts;
     ember_weight *w0 = &ws[0];
@@ -158,13 +158,13 @@ static int plan_slabs(ember_model *m, ember_weight *ws, int n, ember_err *err)
                                            : w0->t->nbytes;
     const ember_rep rep = eager ? EMBER_REP_EAGER_F32 : w0->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED;
     char reason[160];
-    if (n > 1) snprintf(reason, sizeof reason, "%d experts%s%.130s", n, why[0] ? "; " : "", why);
+    if (n > 1) snprintf(reason, sizeof reason, "%d %s%s%.130s", n, heads ? "heads" : "experts", why[0] ? "; " : "", why);
     else snprintf(reason, sizeof reason, "%s", why);
     if (w0->pack_kern) m->plan.packed++;
     const int idx = ember_plan_add(m, w0->t, rep, kr->name, ember_isa_name(kr->isa), bytes, reason);
     if (idx < 0) return ember_seterr(err, "out of memory");
     for (int i = 0; i < n; i++) ws[i].plan_index = idx;
-    if (n > 1) {
+    if (n > 1 && !heads) {
         m->plan.e[idx].token_bytes = bytes / (uint64_t)n * (uint64_t)m->info.n_expert_used;
         m->plan.e[idx].token_mats = m->info.n_expert_used;
     }
@@ -173,12 +173,17 @@ static int plan_slabs(ember_model *m, ember_weight *ws, int n, ember_err *err)
 
 int ember_plan_weight(ember_model *m, ember_weight *w, ember_err *err)
 {
-    return plan_slabs(m, w, 1, err);
+    return plan_slabs(m, w, 1, false, err);
 }
 
 int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err)
 {
-    return plan_slabs(m, ws, n, err);
+    return plan_slabs(m, ws, n, false, err);
+}
+
+int ember_plan_heads(ember_model *m, ember_weight *ws, int n, ember_err *err)
+{
+    return plan_slabs(m, ws, n, true, err);
 }
 
 int ember_plan_finish(ember_model *m, ember_err *err)

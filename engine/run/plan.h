@@ -14,6 +14,9 @@ int ember_plan_weight(ember_model *m, ember_weight *w, ember_err *err);
    representation for all (packed where a dense projection of the same
    kind and dtype would be, each slab its own tiles), one record. */
 int ember_plan_experts(ember_model *m, ember_weight *ws, int n, ember_err *err);
+/* The per-head matrices of a latent attention layer (model.h, ember_mla):
+   as ember_plan_experts, every one of them read by every token. */
+int ember_plan_heads(ember_model *m, ember_weight *ws, int n, ember_err *err);
 /* After every matrix: the embedding table (sharing a tied eager LM head's
    floats) and the small tensors, which live as f32. */
 int ember_plan_finish(ember_model *m, ember_err *err);

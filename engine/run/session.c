@@ -88,8 +88,10 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (F > maxk) maxk = F;
     const ember_dn_shape *dn = &m->dn;
     if ((size_t)dn->value_dim > maxk) maxk = (size_t)dn->value_dim;   /* ssm_out's input */
+    if ((size_t)m->mla.q_lora > maxk) maxk = (size_t)m->mla.q_lora;   /* attn_q_b's input */
     s->kcache = resident(kvn, &ok);
-    s->vcache = resident(kvn, &ok);
+    /* latent attention reads its V from the K rows (mla.c): no V cache */
+    if (!(m->arch->flags & ARCH_MLA)) s->vcache = resident(kvn, &ok);
     s->x = resident(B * E * 4, &ok);
     s->xn = resident(B * (E > HQ ? E : HQ) * 4, &ok);
     s->q = resident(B * HQ * 4, &ok);
@@ -99,7 +101,9 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (m->parallel) s->par = resident(B * E * 4, &ok);
     /* rows of the FFN's activations: a pass's tokens, or one token's
        experts (forward.c, moe_one_token), whichever is more */
-    const size_t BF = (size_t)I->n_expert_used > B ? (size_t)I->n_expert_used : B;
+    size_t BF = (size_t)I->n_expert_used > B ? (size_t)I->n_expert_used : B;
+    /* one token's latent attention heads, quantized together (mla.c) */
+    if (m->arch->flags & ARCH_MLA && (size_t)I->n_head > BF) BF = (size_t)I->n_head;
     s->g = resident(BF * F * 4, &ok);
     s->u = resident(BF * F * 4, &ok);
     /* a fused product's rows before the split: Q/K/V, gate+up, or gated
@@ -109,6 +113,17 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (m->arch->flags & ARCH_GATED_ATTN && 2 * HQ > fw) fw = 2 * HQ;
     if (fw) s->fused = resident(B * fw * 4, &ok);
     if (m->arch->flags & ARCH_GATED_ATTN) s->qgate = resident(B * HQ * 4, &ok);
+    if (m->arch->flags & ARCH_MLA) {
+        const ember_mla_shape *d = &m->mla;
+        const size_t nh = (size_t)I->n_head, lat = (size_t)d->kv_lora;
+        const size_t hx = (size_t)d->nope > lat ? (size_t)d->nope : lat, hy = (size_t)d->v > lat ? (size_t)d->v : lat;
+        s->mla_q = resident(B * nh * (size_t)(d->nope + d->rope) * 4, &ok);
+        if (d->q_lora) s->mla_qa = resident(B * (size_t)d->q_lora * 4, &ok);
+        s->mla_kv = resident(B * (lat + (size_t)d->rope) * 4, &ok);
+        s->mla_hx = resident(B * nh * hx * 4, &ok);
+        s->mla_hy = resident(B * nh * hy * 4, &ok);
+        s->mla_o = resident(B * nh * (size_t)d->v * 4, &ok);
+    }
     if (dn->n_layers) {
         const size_t sb = ember_dn_state_bytes(m);
         s->dn_state = resident(sb, &ok);
@@ -176,7 +191,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         return NULL;
     }
     /* the delta-net state and its copies stand where a KV cache would */
-    s->kv_bytes = 2 * kvn + ember_dn_session_bytes(m);
+    s->kv_bytes = (s->vcache ? 2 : 1) * kvn + ember_dn_session_bytes(m);
     s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
@@ -199,6 +214,7 @@ void ember_session_free(ember_session *s)
     free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
     free(s->moe_x); free(s->moe_out); free(s->moe_sh);
     free(s->dn_in); free(s->dn_ba);
+    free(s->mla_q); free(s->mla_qa); free(s->mla_kv); free(s->mla_hx); free(s->mla_hy); free(s->mla_o);
     free(s->dn_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
     for (int i = 0; i < EMBER_DN_CKPTS; i++) free(s->dn_ck[i]);
     free(s->qgate);

@@ -74,6 +74,12 @@ struct ember_session {
     float *dn_qkv, *dn_conv, *dn_z, *dn_b, *dn_a, *dn_o;
     float *dn_in, *dn_ba;       /* Qwen3-Next's fused products before they are taken apart */
     float *qgate;               /* ARCH_GATED_ATTN: the heads' output gates [token][HQ] */
+    /* latent attention (mla.c): the queries' projection [token][n_head
+       (nope + rope)], Q's low-rank rows [token][q_lora], the latent and
+       rope rows [token][kv_lora + rope], per-head rows head-major
+       [head][token][...] into and out of the per-head products, and the
+       heads' values [token][n_head v] */
+    float *mla_q, *mla_qa, *mla_kv, *mla_hx, *mla_hy, *mla_o;
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */

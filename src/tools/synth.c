@@ -118,6 +118,31 @@ static const shape shapes[] = {
        published model */
     {"qwen3.5-0.8b", "qwen35", 1024, 24, 8, 2, 3584, 248320, 262144, 10000000.0, 1e-6, true, false, false, 256, 64, 0,
      false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* deepseek2 at tiny size: latent attention over a 512 latent (heads of
+       32 + 64 rope, values of 32; attn_k_b / attn_v_b, one KV head, as
+       converters write it since 2025), a dense first layer, then 8
+       experts of 128, 2 a token, and a shared one */
+    {"tiny-deepseek2", "deepseek2", 256, 3, 4, 1, 512, 0, 2048, 10000.0, 1e-6, false, false, false, 0, 64, 0, false,
+     false, 0, 0, 0, 0, 0, 8, 2, 128, false},
+    /* DeepSeek-V2-Lite: 27 layers of 16 heads (128 + 64 rope, values of
+       128) over a 512 latent, Q straight from attn_q; a dense first layer
+       of 10944, then 64 experts of 1408, 6 a token, and 2 shared; YaRN x40
+       from 4096 */
+    {"deepseek-v2-lite", "deepseek2", 2048, 27, 16, 1, 10944, 102400, 163840, 10000.0, 1e-6, false, false, false, 0,
+     64, 0, false, false, 0, 0, 0, 0, 0, 64, 6, 1408, false},
+};
+
+/* The latent attention of the deepseek2 shapes: Q's low-rank width (0:
+   attn_q), the latent, a head's no-rope and value widths (the rope part
+   is the shape's n_rot), shared experts, leading dense layers, YaRN's
+   factor (0: none) */
+static const struct {
+    const char *like;
+    int q_lora, kv_lora, nope, v, shared, lead;
+    float yarn;
+} mla_shapes[] = {
+    {"tiny-deepseek2", 96, 512, 32, 32, 1, 1, 0},
+    {"deepseek-v2-lite", 0, 512, 128, 128, 2, 1, 40.0f},
 };
 
 /* The delta-net layers of the qwen35 shapes: head dim (keys and values),
@@ -487,6 +512,67 @@ static int dn_shape_of(const shape *sh)
     return -1;
 }
 
+static int mla_shape_of(const shape *sh)
+{
+    for (int i = 0; i < (int)(sizeof mla_shapes / sizeof mla_shapes[0]); i++)
+        if (!strcmp(mla_shapes[i].like, sh->like)) return i;
+    return -1;
+}
+
+/* deepseek2's tensors: latent attention (attn_q or the attn_q_a / _b
+   pair, attn_kv_a_mqa, per-head attn_k_b and attn_v_b), then a dense FFN
+   for the leading layers, experts and the shared ones after. */
+static int build_deepseek2(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int mi = mla_shape_of(sh);
+    const int E = sh->n_embd, L = sh->n_layer, H = sh->n_head, R = sh->n_rot, gqa = H;
+    const int QL = mla_shapes[mi].q_lora, KL = mla_shapes[mi].kv_lora, NO = mla_shapes[mi].nope, VD = mla_shapes[mi].v;
+    const int X = sh->n_expert, F = sh->n_ff_exp, FS = F * mla_shapes[mi].shared;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        const bool dense = i < mla_shapes[mi].lead;
+        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; bool on; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, true},
+            {"attn_q.weight", R_OTHER, E, (int64_t)H * (NO + R), 0, GEN_NORMAL, std, !QL},
+            {"attn_q_a.weight", R_OTHER, E, QL, 0, GEN_NORMAL, std, QL > 0},
+            {"attn_q_a_norm.weight", R_OTHER, QL, 0, 0, GEN_NORM, 0.02f, QL > 0},
+            {"attn_q_b.weight", R_OTHER, QL, (int64_t)H * (NO + R), 0, GEN_NORMAL, std, QL > 0},
+            {"attn_kv_a_mqa.weight", R_OTHER, E, KL + R, 0, GEN_NORMAL, std, true},
+            {"attn_kv_a_norm.weight", R_OTHER, KL, 0, 0, GEN_NORM, 0.02f, true},
+            {"attn_k_b.weight", R_OTHER, NO, KL, H, GEN_NORMAL, std, true},
+            {"attn_v_b.weight", R_ATTN_V, KL, VD, H, GEN_NORMAL, std, true},
+            {"attn_output.weight", R_ATTN_O, (int64_t)H * VD, E, 0, GEN_NORMAL, res_std, true},
+            {"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, true},
+            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, dense},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, dense},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std, dense},
+            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std, !dense},
+            {"ffn_gate_exps.weight", R_OTHER, E, F, X, GEN_NORMAL, std, !dense},
+            {"ffn_up_exps.weight", R_OTHER, E, F, X, GEN_NORMAL, std, !dense},
+            {"ffn_down_exps.weight", R_FFN_DOWN, F, E, X, GEN_NORMAL, res_std, !dense},
+            {"ffn_gate_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, !dense},
+            {"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, !dense},
+            {"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std, !dense},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            if (!parts[p].on) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            /* the norms and the router stay F32, as the converter keeps them */
+            const bool f32 = !parts[p].out || !strcmp(parts[p].n, "ffn_gate_inp.weight");
+            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, false, gqa, parts[p].in);
+            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
+                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
+                return -1;
+        }
+    }
+    if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
+    return add(l, sc, "output.weight", pick_dtype(fdt, R_OUTPUT, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err);
+}
+
 /* qwen35's tensors: delta-net layers and gated attention layers (whose
    Q rows hold each head's query, then its gate), a dense FFN after each
    under a norm named post_attention_norm. */
@@ -541,6 +627,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
 {
     if (sc->sh->g4_period) return build_gemma4(l, sc, fdt, n_vocab, err);
     if (dn_shape_of(sc->sh) >= 0) return build_qwen35(l, sc, fdt, n_vocab, err);
+    if (mla_shape_of(sc->sh) >= 0) return build_deepseek2(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -725,6 +812,26 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         const int pairs = sh->n_rot / 2;
         int32_t sec[4] = {pairs - 2 * (pairs / 3), pairs / 3, pairs / 3, 0};
         gguf_w_arr(w, AK("rope.dimension_sections"), GGUF_T_I32, sec, 4);
+    }
+    const int mi = mla_shape_of(sh);
+    if (mi >= 0) {   /* the latent attention, as converters write it since 2025 */
+        const int R = sh->n_rot, KL = mla_shapes[mi].kv_lora;
+        gguf_w_u32(w, AK("attention.kv_lora_rank"), (uint32_t)KL);
+        if (mla_shapes[mi].q_lora) gguf_w_u32(w, AK("attention.q_lora_rank"), (uint32_t)mla_shapes[mi].q_lora);
+        gguf_w_u32(w, AK("attention.key_length"), (uint32_t)(KL + R));
+        gguf_w_u32(w, AK("attention.value_length"), (uint32_t)KL);
+        gguf_w_u32(w, AK("attention.key_length_mla"), (uint32_t)(mla_shapes[mi].nope + R));
+        gguf_w_u32(w, AK("attention.value_length_mla"), (uint32_t)mla_shapes[mi].v);
+        gguf_w_u32(w, AK("expert_shared_count"), (uint32_t)mla_shapes[mi].shared);
+        gguf_w_u32(w, AK("leading_dense_block_count"), (uint32_t)mla_shapes[mi].lead);
+        gguf_w_f32(w, AK("expert_weights_scale"), 1.0f);
+        gguf_w_u32(w, AK("expert_gating_func"), 1);
+        if (mla_shapes[mi].yarn > 0) {
+            gguf_w_str(w, AK("rope.scaling.type"), "yarn");
+            gguf_w_f32(w, AK("rope.scaling.factor"), mla_shapes[mi].yarn);
+            gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
+            gguf_w_f32(w, AK("rope.scaling.yarn_log_multiplier"), 0.0707f);
+        }
     }
     if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
