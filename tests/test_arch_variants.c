@@ -147,6 +147,9 @@ static int g_copies;
 static bool g_mtp;
 /* groups_refused: bailingmoe2's expert groups (0: 4) */
 static int g_groups;
+/* mla_refusals: a broken deepseek2 file (1: key_length_mla 64, 2:
+   attn_k_b a head short, 3: no kv_lora_rank; 0: none) */
+static int g_ds_bad;
 /* q35_refusals: a broken delta-net header (0: the good value) */
 static int g_q35_inner, g_q35_rank, g_q35_no_conv;
 
@@ -311,7 +314,7 @@ static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
     if (lite) {
         mat(w, T("attn_kv_b.weight"), lat, H * (nope + vd));
     } else {
-        mat3(w, T("attn_k_b.weight"), nope, lat, H);
+        mat3(w, T("attn_k_b.weight"), nope, lat, g_ds_bad == 2 ? H - 1 : H);
         mat3(w, T("attn_v_b.weight"), lat, vd, H);
     }
     mat(w, T("attn_output.weight"), H * vd, E);
@@ -405,7 +408,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
         gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
         gguf_w_u32(w, KEY("expert_shared_count"), ds_lite ? 2 : 1);
-        gguf_w_u32(w, KEY("attention.kv_lora_rank"), 512);
+        if (g_ds_bad != 3) gguf_w_u32(w, KEY("attention.kv_lora_rank"), 512);
         gguf_w_u32(w, KEY("rope.dimension_count"), 64);
         if (ds_lite) {   /* the heads' widths in key_length, value_length; YaRN as V2 has it */
             gguf_w_u32(w, KEY("attention.key_length"), 96);
@@ -419,7 +422,7 @@ static int write_model(const vcase *c, const char *path)
             gguf_w_u32(w, KEY("attention.q_lora_rank"), 48);
             gguf_w_u32(w, KEY("attention.key_length"), 576);
             gguf_w_u32(w, KEY("attention.value_length"), 512);
-            gguf_w_u32(w, KEY("attention.key_length_mla"), 96);
+            gguf_w_u32(w, KEY("attention.key_length_mla"), g_ds_bad == 1 ? 64 : 96);
             gguf_w_u32(w, KEY("attention.value_length_mla"), 32);
             gguf_w_u32(w, KEY("expert_gating_func"), 2);
             gguf_w_f32(w, KEY("expert_weights_scale"), 2.5f);
@@ -899,6 +902,28 @@ static void q35_refusals(const char *path)
     g_q35_inner = g_q35_rank = g_q35_no_conv = 0;
 }
 
+/* deepseek2 files whose latent attention cannot be run: refused with a
+   message naming what is wrong, not read out of bounds */
+static void mla_refusals(const char *path)
+{
+    static const struct { int bad; const char *needle, *what; } bad[] = {
+        {1, "no part without rope", "a query head no wider than its rope part (key_length_mla 64)"},
+        {2, "blk.0.attn_k_b.weight' has shape", "an attn_k_b one head short"},
+        {3, "kv_lora_rank' is missing", "no kv_lora_rank"},
+    };
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "deepseek2-v3")) c = cases[i];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        g_ds_bad = bad[i].bad;
+        ember_err err = {{0}};
+        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
+        tap_ok(!m && strstr(err.msg, bad[i].needle), "deepseek2 with %s is refused: %s", bad[i].what, err.msg);
+        ember_model_free(m);
+    }
+    g_ds_bad = 0;
+}
+
 /* Granite's residual_scale multiplies each branch before its add: on
    a file with residual_scale 2 the logits are those of residual_scale 1
    with the branch matrices doubled (a power of two: every product and sum
@@ -992,6 +1017,7 @@ int main(void)
     granite_residual(path);
     dn_rewind(path);
     q35_refusals(path);
+    mla_refusals(path);
     mtp_skipped(path);
     groups_refused(path);
     moe_equals_dense(path);
