@@ -173,14 +173,35 @@ static void mat(gguf_writer *w, const char *name, int in, int out)
     free(d);
 }
 
+/* legacy_experts: expert tensors written as old Mixtral files keep them,
+   one 2-D tensor each (blk.N.ffn_gate.E.weight) */
+static bool g_legacy;
+
+/* n F16 matrices of `in` x `out` as one 3-D tensor NAME, or (g_legacy)
+   as n 2-D tensors named as old Mixtral files name them */
+static void put3(gguf_writer *w, const char *name, const uint16_t *d, int in, int out, int n)
+{
+    const char *suffix = strstr(name, "_exps.weight");
+    if (!g_legacy || !suffix) {
+        int64_t ne[3] = {in, out, n};
+        gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)in * out * n * 2);
+        return;
+    }
+    for (int e = 0; e < n; e++) {
+        char nm[128];
+        snprintf(nm, sizeof nm, "%.*s.%d.weight", (int)(suffix - name), name, e);
+        int64_t ne[2] = {in, out};
+        gguf_w_tensor(w, nm, EMBER_F16, 2, ne, d + (size_t)e * in * out, (uint64_t)in * out * 2);
+    }
+}
+
 /* n experts' matrices of `in` x `out` in F16, one 3-D tensor */
 static void mat3(gguf_writer *w, const char *name, int in, int out, int n)
 {
     const size_t cnt = (size_t)in * out * n;
     uint16_t *d = malloc(cnt * sizeof *d);
     for (size_t i = 0; i < cnt; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
-    int64_t ne[3] = {in, out, n};
-    gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)cnt * 2);
+    put3(w, name, d, in, out, n);
     free(d);
 }
 
@@ -192,8 +213,7 @@ static void mat_copies(gguf_writer *w, const char *name, int in, int out)
     uint16_t *d = malloc(one * (size_t)g_copies * sizeof *d);
     for (size_t i = 0; i < one; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
     for (int c = 1; c < g_copies; c++) memcpy(d + (size_t)c * one, d, one * sizeof *d);
-    int64_t ne[3] = {in, out, g_copies};
-    gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)one * (uint64_t)g_copies * 2);
+    put3(w, name, d, in, out, g_copies);
     free(d);
 }
 
@@ -783,6 +803,31 @@ static void moe_equals_dense(const char *path)
     }
 }
 
+/* Mixtral files from before April 2024 keep each expert in a 2-D tensor
+   of its own: the same model written that way gives the same logits, bit
+   for bit, as its 3-D form (the qwen3moe case: distinct experts). */
+static void legacy_experts(const char *path)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "qwen3moe-8x3")) c = cases[i];
+    static const struct { ember_strategy st; const char *name; } sts[] = {{EMBER_STRATEGY_EAGER, "eager"},
+                                                                          {EMBER_STRATEGY_COMPRESSED, "compressed"}};
+    for (size_t s = 0; s < sizeof sts / sizeof sts[0]; s++) {
+        static float rows[2][(NP + NF) * V];
+        ember_err err = {{0}};
+        int ok = 1;
+        for (int i = 0; i < 2 && ok; i++) {
+            g_legacy = i == 1;
+            ok = write_model(&c, path) == 0 && run(path, sts[s].st, rows[i], &err) == 0;
+        }
+        g_legacy = false;
+        tap_ok(ok && !memcmp(rows[0], rows[1], sizeof rows[0]),
+               "%s with each expert in its own 2-D tensor (blk.N.ffn_gate.E.weight, old Mixtral files): the 3-D "
+               "file's logits bit for bit (%s)%s%s", c.arch, sts[s].name, err.msg[0] ? ": " : "", err.msg);
+    }
+}
+
 /* The delta-net state cannot be cut back like a KV cache: a truncate goes
    back to the latest copy at or before the position asked (the end of a
    prefill or a generation), or to the start, and says where through
@@ -1021,6 +1066,7 @@ int main(void)
     mtp_skipped(path);
     groups_refused(path);
     moe_equals_dense(path);
+    legacy_experts(path);
     unlink(path);
     return tap_done();
 }

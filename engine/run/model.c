@@ -243,10 +243,35 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
 /* The n slabs of one 3-D tensor [in, rows, n] as n matrices of rows x
    in, each a view of its slab of the file's rows: an MoE's experts, or a
    latent attention's heads (heads true), planned as one record. */
+/* Mixtral files converted before April 2024 keep each expert in its own
+   2-D tensor, blk.N.ffn_gate.E.weight for blk.N.ffn_gate_exps.weight:
+   bound as n matrices, one record of the plan as a 3-D tensor's. */
+static int bind_expert_tensors(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                               int proj, ember_err *err)
+{
+    const char *suffix = strstr(name, "_exps.weight");
+    if (!suffix || suffix[12]) return ember_seterr(err, "tensor '%s' is missing", name);
+    ember_weight *ws = calloc((size_t)n, sizeof *ws);
+    if (!ws) return ember_seterr(err, "out of memory");
+    *out = ws;
+    int rc = 0;
+    char nm[128];
+    for (int e = 0; e < n && !rc; e++) {
+        snprintf(nm, sizeof nm, "%.*s.%d.weight", (int)(suffix - name), name, e);
+        if (e == 0 && !gguf_find_tensor(m->f, nm)) return ember_seterr(err, "tensor '%s' is missing", name);
+        bind_weight(m, &ws[e], nm, in, rows, proj, err, &rc);
+        if (!rc && ws[e].dtype != ws[0].dtype)
+            rc = ember_seterr(err, "tensor '%s' is %s where expert 0's is %s", nm, ember_dtype_name(ws[e].dtype),
+                              ember_dtype_name(ws[0].dtype));
+    }
+    return rc ? rc : ember_plan_experts(m, ws, n, err);
+}
+
 static int bind_slabs(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
                       int proj, bool heads, ember_err *err)
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
+    if (!t && !heads) return bind_expert_tensors(m, out, name, in, rows, n, proj, err);
     if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
     if (m->used) m->used[t - m->f->tensors] = 1;
     if (t->n_dims != 3 || t->ne[0] != in || t->ne[1] != rows || t->ne[2] != n)

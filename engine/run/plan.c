@@ -153,9 +153,13 @@ static int plan_slabs(ember_model *m, ember_weight *ws, int n, bool heads, ember
     }
     if (w0->pack_kern && o->pack_when != EMBER_PACK_AT_LOAD) snprintf(why, sizeof why, "packed at the phase the profile sets");
     const ember_kernel *kr = w0->pack_kern ? w0->pack_kern : w0->kern;
+    /* the slabs of one tensor, or (legacy Mixtral) one tensor each */
+    uint64_t file_bytes = w0->t->nbytes;
+    for (int i = 1; i < n; i++)
+        if (ws[i].t != ws[i - 1].t) file_bytes += ws[i].t->nbytes;
     const uint64_t bytes = eager ? (uint64_t)w0->in * (uint64_t)w0->out * 4 * (uint64_t)n
                            : w0->pack_kern ? kr->layout->bytes((int)w0->out, w0->in) * (uint64_t)n
-                                           : w0->t->nbytes;
+                                           : file_bytes;
     const ember_rep rep = eager ? EMBER_REP_EAGER_F32 : w0->pack_kern ? EMBER_REP_PACKED : EMBER_REP_COMPRESSED;
     char reason[160];
     if (n > 1) snprintf(reason, sizeof reason, "%d %s%s%.130s", n, heads ? "heads" : "experts", why[0] ? "; " : "", why);
