@@ -202,6 +202,86 @@ static void run_case(int rows, int64_t k, int nt, int r0, int r1, const ember_ke
     free(yv);
 }
 
+/* Q5_0 rows packed as q8_0x16 tiles (ember_pack_q5_0_ref): a hand-built
+   block's codes where the record holds them, then over a battery of
+   shapes the tiles' oracle and the packed kernel of Q5_0 equal the
+   compressed Q5_0 kernels bit for bit (the scalar one the ground truth). */
+static void test_q5_0(void)
+{
+    /* row 17 of 18, one block: qs[j] = j * 17 (low nibble j + j*17's, high
+       nibble), qh bits set on codes 3 and 20 */
+    enum { ROWS = 18, K = 32 };
+    block_q5_0 m[ROWS];
+    memset(m, 0, sizeof m);
+    for (int r = 0; r < ROWS; r++) {
+        m[r].d = (uint16_t)(0x3c00 + r);
+        for (int j = 0; j < 16; j++) m[r].qs[j] = (uint8_t)(j * 17 + r);
+        uint32_t qh = 1u << 3 | 1u << 20;
+        memcpy(m[r].qh, &qh, 4);
+    }
+    uint8_t *p = malloc(ember_pack_q8_0_bytes(ROWS, K));
+    ember_pack_q5_0_ref(m, sizeof m[0], ROWS, K, p, 0, 2);
+    const uint8_t *rec = p + 544, *r17 = &m[17].qs[0];
+    /* code 3 = (qs[3] & 15 | 16) - 16 in group 0 byte 3; code 20 = (qs[4] >> 4 | 16) - 16 in group 5 byte 0 */
+    tap_ok((int8_t)rec[0 * 64 + 1 * 4 + 3] == (int8_t)((r17[3] & 15) | 16) - 16 &&
+               (int8_t)rec[5 * 64 + 1 * 4 + 0] == (int8_t)((r17[4] >> 4) | 16) - 16 &&
+               (int8_t)rec[0 * 64 + 1 * 4 + 2] == (int8_t)(r17[2] & 15) - 16 && !memcmp(rec + 512 + 2, &m[17].d, 2),
+           "Q5_0 as q8_0x16: code j of row r at group j / 4, byte r * 4 + j %% 4, its fifth bit from qh, minus 16; d at 512 + 2r");
+    free(p);
+    const ember_kernel *kc = ember_kernel_find(EMBER_Q5_0, ember_cpu_isa()), *kp = ember_kernel_packed(EMBER_Q5_0, ember_cpu_isa());
+    const ember_kernel *ks = ember_kernels_simple(EMBER_Q5_0, EMBER_ISA_SCALAR);
+    static const int rows_list[] = {1, 16, 17, 40};
+    static const int64_t k_list[] = {32, 96, 544, 1408};
+    int runs = 0, ref_bad = 0, comp_bad = 0, kern_bad = 0;
+    for (size_t ri = 0; ri < 4; ri++)
+        for (size_t ki = 0; ki < 4; ki++)
+            for (int nt = 1; nt <= 19; nt += 3) {
+                const int rows = rows_list[ri], r0 = rows > 16 ? 5 : 0;
+                const int64_t k = k_list[ki], nb = k / 32;
+                const size_t rb = (size_t)nb * sizeof(block_q5_0) + 6;   /* a padded stride */
+                uint8_t *w = malloc(rb * (size_t)rows);
+                for (int r = 0; r < rows; r++)
+                    for (int64_t b = 0; b < nb; b++) {
+                        block_q5_0 *blk = (block_q5_0 *)(w + (size_t)r * rb) + b;
+                        for (size_t i = 0; i < sizeof *blk; i++) ((uint8_t *)blk)[i] = (uint8_t)next();
+                        blk->d = (uint16_t)(0x1000 + next() % 0x2800 + ((r + b) % 7 == 3 ? 0x8000 : 0));
+                    }
+                const size_t xs = ember_act_bytes(EMBER_Q8_0, k) + 4, xus = ember_act_bytes(EMBER_ACT_Q8_0U, k) + 4;
+                uint8_t *xq = malloc(xs * (size_t)nt), *xu = malloc(xus * (size_t)nt);
+                float *xf = malloc(sizeof(float) * (size_t)k);
+                for (int t = 0; t < nt; t++) {
+                    for (int64_t i = 0; i < k; i++) xf[i] = (float)((int64_t)(next() % 2001) - 1000) * 1e-3f;
+                    ks->quantize_act(xf, xq + (size_t)t * xs, k);
+                    ember_q8_0u_from_q8_0(xq + (size_t)t * xs, xu + (size_t)t * xus, k);
+                }
+                const size_t tb = ember_pack_q8_0_bytes(16, k), yl = (size_t)(rows + 2) * (size_t)nt;
+                uint8_t *pk = malloc(ember_pack_q8_0_bytes(rows, k));
+                ember_pack_q5_0_ref(w, rb, rows, k, pk, 0, (rows + 15) / 16);
+                float *y0 = malloc(yl * 4), *yc = malloc(yl * 4), *yr = malloc(yl * 4), *yk = malloc(yl * 4);
+                for (size_t i = 0; i < yl; i++) y0[i] = yc[i] = yr[i] = yk[i] = -3.0f;
+                ks->matmul(w, rb, k, r0, rows, xq, xs, nt, y0, (size_t)rows + 2);
+                kc->matmul(w, rb, k, r0, rows, xq, xs, nt, yc, (size_t)rows + 2);
+                ember_packed_matmul_ref(pk, tb, k, r0, rows, xq, xs, nt, yr, (size_t)rows + 2);
+                if (kp) {
+                    const int u = kp->act_type == EMBER_ACT_Q8_0U;
+                    kp->matmul(pk, tb, k, r0, rows, u ? xu : xq, u ? xus : xs, nt, yk, (size_t)rows + 2);
+                    kern_bad += memcmp(yk, y0, yl * 4) != 0;
+                }
+                runs++;
+                comp_bad += memcmp(yc, y0, yl * 4) != 0;
+                ref_bad += memcmp(yr, y0, yl * 4) != 0;
+                free(w); free(xq); free(xu); free(xf); free(pk); free(y0); free(yc); free(yr); free(yk);
+            }
+    tap_ok(comp_bad == 0, "Q5_0: %s == the scalar Q5_0 kernel (%d of %d cases differ)", kc->name, comp_bad, runs);
+    tap_ok(ref_bad == 0, "Q5_0 rows as q8_0x16 tiles, the tiles' oracle == compressed Q5_0 bit for bit (%d of %d differ)",
+           ref_bad, runs);
+    if (kp)
+        tap_ok(kern_bad == 0, "Q5_0 packed (%s) == compressed Q5_0 bit for bit (%d of %d cases differ)", kp->name,
+               kern_bad, runs);
+    else
+        tap_skip("no packed Q5_0 kernel on this CPU");
+}
+
 int main(void)
 {
     const ember_kernel *vnni = ember_kernel_packed(EMBER_Q8_0, ember_cpu_isa());
@@ -212,6 +292,7 @@ int main(void)
     if (!kc) return tap_done();
     tap_ok(!vnni == (ember_cpu_isa() < EMBER_ISA_AVX2), "ember_kernel_packed(Q8_0) is non-NULL exactly with AVX2 or better");
     test_table(vnni, kc);
+    test_q5_0();
 
     static const int rows_list[] = {1, 5, 16, 17, 33, 100};
     static const int64_t k_list[] = {32, 64, 96, 544, 2048};

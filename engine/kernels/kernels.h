@@ -169,6 +169,9 @@ size_t ember_pack_q8_0_bytes(int rows, int64_t k);
    (ember_kernel_packed(EMBER_Q8_0, ..)->layout->pack) is tested against. */
 void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
                          void *dst, int t0, int t1);
+/* Q5_0 rows packed as the same q8_0x16 tiles (each code q - 16 as int8):
+   the packer of the Q5_0 layout, which shares the Q8_0 tile kernels */
+void ember_pack_q5_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1);
 /* The scalar oracle of the packed kernel (an ember_matmul_fn over tiles
    tile_bytes apart), for tests on any CPU; bit-identical to the compressed
    Q8_0 kernel. */

@@ -43,6 +43,39 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
     }
 }
 
+/* Q5_0 rows packed as q8_0x16 tiles: each block's d as it is, its codes
+   q - 16 as int8.  Every weight keeps its value, so the Q8_0 tile kernels'
+   integer sums and float steps are the compressed Q5_0 kernel's (one
+   template, kernels_simple_avx512.c): the same bits, at the packed GEMM's
+   speed, in 8.5 bits a weight where the file has 5.5 (Q4_K_M files keep
+   rows that are not whole K-quant super-blocks in Q5_0: DeepSeek-V2-Lite's
+   expert down projections, 1408 wide, most of its layers'). */
+void ember_pack_q5_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
+{
+    int64_t nb = k / QK;
+    ember_tile_range(rows, &t0, &t1);
+    for (int t = t0; t < t1; t++) {
+        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * EMBER_PACK_RECORD;
+        for (int64_t b = 0; b < nb; b++, rec += EMBER_PACK_RECORD) {
+            memset(rec, 0, EMBER_PACK_RECORD);
+            for (int r = 0; r < EMBER_PACK_ROWS; r++) {
+                int row = t * EMBER_PACK_ROWS + r;
+                if (row >= rows) break;
+                const block_q5_0 *blk = (const block_q5_0 *)((const uint8_t *)src + (size_t)row * row_bytes) + b;
+                uint32_t qh;
+                memcpy(&qh, blk->qh, 4);
+                int8_t q[QK];
+                for (int j = 0; j < QK / 2; j++) {   /* low nibbles then high, each with its fifth bit */
+                    q[j] = (int8_t)(((blk->qs[j] & 0x0F) | ((qh >> j & 1) << 4)) - 16);
+                    q[j + QK / 2] = (int8_t)(((blk->qs[j] >> 4) | ((qh >> (j + QK / 2) & 1) << 4)) - 16);
+                }
+                for (int g = 0; g < GROUPS; g++) memcpy(rec + g * 64 + r * 4, q + g * 4, 4);
+                memcpy(rec + SCALES + r * 2, &blk->d, 2);
+            }
+        }
+    }
+}
+
 void ember_q8_0u_from_q8_0(const void *q8, void *out, int64_t k)
 {
     const block_q8_0 *b = q8;
@@ -417,7 +450,7 @@ static EMBER_TARGET_AVX512 void packed_matmul_vnni(const void *packed, size_t ti
 /* ---- registration ------------------------------------------------------- */
 
 /* Source dtypes with a packed layout, whatever this CPU runs. */
-static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS, EMBER_MXFP4};
+static const int sources[] = {EMBER_Q8_0, EMBER_Q4_0, EMBER_Q5_0, EMBER_Q4_K, EMBER_Q5_K, EMBER_Q6_K, EMBER_IQ4_XS, EMBER_MXFP4};
 
 int ember_layout_exists(int src_type)
 {
@@ -437,6 +470,11 @@ static const ember_layout q8_0x16 = {"q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBE
 static const ember_layout q8_0x16_avx2 = {"q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBER_Q8_0, EMBER_PACK_ROWS, EMBER_PACK_RECORD,
                                           ember_pack_q8_0_bytes, ember_pack_q8_0_ref};
 
+/* Q5_0 rows as q8_0x16 tiles (ember_pack_q5_0_ref): a layout of its own
+   name, so the pack cache never reads one for the other */
+static const ember_layout q5_0_q8_0x16 = {"q5_0:q8_0x16", EMBER_PACK_Q8_0X16_VERSION, EMBER_Q5_0, EMBER_PACK_ROWS,
+                                          EMBER_PACK_RECORD, ember_pack_q8_0_bytes, ember_pack_q5_0_ref};
+
 /* The AVX-512 kernel's activations are EMBER_ACT_Q8_0U (a weight on the
    same input that runs compressed gets its own Q8_0 rows); the AVX2
    kernel's are the compressed Q8_0 kernel's, shared with it. */
@@ -445,6 +483,8 @@ static const ember_kernel table[] = {
      packed_matmul_vnni, &q8_0x16},
     {"q8_0x16_avx2", EMBER_ISA_AVX2, EMBER_Q8_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx2,
      ember_packed_matmul_avx2, &q8_0x16_avx2},
+    {"q5_0:q8_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q5_0, EMBER_ACT_Q8_0U, ember_q8_0u_quantize_act_avx512,
+     packed_matmul_vnni, &q5_0_q8_0x16},
     /* the compressed Q4_0 kernels' activations (Q8_0, same quantizer) */
     {"q4_0x16_avx512vnni", EMBER_ISA_AVX512, EMBER_Q4_0, EMBER_Q8_0, ember_q8_0_quantize_act_avx512,
      ember_packed_q4_0_matmul_avx512, &ember_layout_q4_0x16},

@@ -240,9 +240,6 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
     return 0;
 }
 
-/* The n slabs of one 3-D tensor [in, rows, n] as n matrices of rows x
-   in, each a view of its slab of the file's rows: an MoE's experts, or a
-   latent attention's heads (heads true), planned as one record. */
 /* Mixtral files converted before April 2024 keep each expert in its own
    2-D tensor, blk.N.ffn_gate.E.weight for blk.N.ffn_gate_exps.weight:
    bound as n matrices, one record of the plan as a 3-D tensor's. */
@@ -267,11 +264,12 @@ static int bind_expert_tensors(ember_model *m, ember_weight **out, const char *n
     return rc ? rc : ember_plan_experts(m, ws, n, err);
 }
 
-static int bind_slabs(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
-                      int proj, bool heads, ember_err *err)
+/* The n slabs of one 3-D tensor [in, rows, n] as n matrices of rows x
+   in, each a view of its slab of the file's rows (not yet planned). */
+static int slab_views(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                      int proj, ember_err *err)
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
-    if (!t && !heads) return bind_expert_tensors(m, out, name, in, rows, n, proj, err);
     if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
     if (m->used) m->used[t - m->f->tensors] = 1;
     if (t->n_dims != 3 || t->ne[0] != in || t->ne[1] != rows || t->ne[2] != n)
@@ -285,13 +283,26 @@ static int bind_slabs(ember_model *m, ember_weight **out, const char *name, int6
     for (int e = 0; e < n; e++)
         ws[e] = (ember_weight){.t = t, .dtype = t->type, .in = in, .out = rows,
                                .data = t->data + (size_t)e * (size_t)rows * rb, .row_bytes = rb, .proj = proj};
-    return heads ? ember_plan_heads(m, ws, n, err) : ember_plan_experts(m, ws, n, err);
+    return 0;
 }
 
+/* An MoE's n experts: one 3-D tensor's slabs, or (old Mixtral files) a
+   2-D tensor each; one record of the plan. */
 static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
                         int proj, ember_err *err)
 {
-    return bind_slabs(m, out, name, in, rows, n, proj, false, err);
+    if (!gguf_find_tensor(m->f, name)) return bind_expert_tensors(m, out, name, in, rows, n, proj, err);
+    int rc = slab_views(m, out, name, in, rows, n, proj, err);
+    return rc ? rc : ember_plan_experts(m, *out, n, err);
+}
+
+/* A latent attention's per-head slabs: one record of the plan, every
+   slab read by every token */
+static int bind_heads(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n, int proj,
+                      ember_err *err)
+{
+    int rc = slab_views(m, out, name, in, rows, n, proj, err);
+    return rc ? rc : ember_plan_heads(m, *out, n, err);
 }
 
 /* Layer l's mixture of experts (model.h, ember_moe): the router, then
@@ -370,7 +381,8 @@ static int bind_kv_b(ember_model *m, ember_mla *x, const char *name, ember_err *
     }
     for (int h = 0; h < nh; h++) {
         x->v_b[h] = (ember_weight){.t = t, .dtype = t->type, .in = d->kv_lora, .out = d->v,
-                                   .data = t->data + ((size_t)h * W + (size_t)d->nope) * rb, .row_bytes = rb};
+                                   .data = t->data + ((size_t)h * W + (size_t)d->nope) * rb, .row_bytes = rb,
+                                   .proj = EMBER_PROJ_V};
         float *kt = x->k_bt + (size_t)h * d->kv_lora * d->nope;
         for (int i = 0; i < d->nope && !rc; i++) {
             if (ember_dequantize_row(t->type, t->data + ((size_t)h * W + (size_t)i) * rb, row, d->kv_lora))
@@ -414,8 +426,8 @@ static int bind_mla(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (gguf_find_tensor(m->f, MN("attn_kv_b.weight"))) {
         rc = bind_kv_b(m, x, nm, err);
     } else {
-        rc = bind_slabs(m, &x->k_b, MN("attn_k_b.weight"), d->nope, d->kv_lora, (int)nh, 0, true, err);
-        if (!rc) rc = bind_slabs(m, &x->v_b, MN("attn_v_b.weight"), d->kv_lora, d->v, (int)nh, 0, true, err);
+        rc = bind_heads(m, &x->k_b, MN("attn_k_b.weight"), d->nope, d->kv_lora, (int)nh, EMBER_PROJ_K, err);
+        if (!rc) rc = bind_heads(m, &x->v_b, MN("attn_v_b.weight"), d->kv_lora, d->v, (int)nh, EMBER_PROJ_V, err);
     }
 #undef MN
     ember_weight *ws[MLA_WEIGHTS];

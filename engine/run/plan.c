@@ -106,11 +106,11 @@ static void choose_pack(ember_model *m, ember_weight *w, char *reason, size_t ca
     if (!(o->projections & (unsigned)w->proj))
         snprintf(reason, cap, "projection '%s' not selected for packing", ember_proj_name(__builtin_ctz((unsigned)w->proj)));
     else if (!L)
-        snprintf(reason, cap, "no packed layout for %s (packed: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_XS, MXFP4)", ember_dtype_name(w->dtype));
+        snprintf(reason, cap, "no packed layout for %s (packed: Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_XS, MXFP4)", ember_dtype_name(w->dtype));
     else if (env && !strcmp(env, "0"))
         snprintf(reason, cap, "EMBER_LLAMA_PACKED_Q8=0 disables packing");
     else if (!ember_kernel_packed(w->dtype, m->isa))
-        snprintf(reason, cap, "no packed %s kernel on this CPU (Q8_0 and Q4_K need AVX2 or AVX-512, Q4_0, Q5_K, Q6_K, IQ4_XS and MXFP4 AVX-512)", ember_dtype_name(w->dtype));
+        snprintf(reason, cap, "no packed %s kernel on this CPU (Q8_0 and Q4_K need AVX2 or AVX-512, Q4_0, Q5_0, Q5_K, Q6_K, IQ4_XS and MXFP4 AVX-512)", ember_dtype_name(w->dtype));
     else if (!(w->pack_kern = ember_kernel_packed_for_matrix(w->dtype, m->isa, w->out, w->t == m->tok_embd.t)))
         snprintf(reason, cap, "%s tiles keep the 8-row order, which this matrix does not run (%lld rows%s)",
                  ember_dtype_name(w->dtype), (long long)w->out, w->t == m->tok_embd.t ? ", the embedding table" : "");
