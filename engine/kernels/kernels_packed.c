@@ -23,8 +23,12 @@
 size_t ember_pack_q8_0_bytes(int rows, int64_t k) { return ember_tiles_bytes(rows, k, QK, EMBER_PACK_RECORD); }
 
 /* The oracle: byte by byte, as doc/DESIGN.md lays the record out. */
-void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
-                         void *dst, int t0, int t1)
+/* The record walk both oracles share: for each tile, block and row, the
+   block's 32 int8 codes (codes()) in its groups at g * 64 + r * 4, its fp16
+   d (the first two bytes of a Q8_0 or Q5_0 block) at SCALES + 2r; rows
+   past the matrix zero. */
+static void pack_records(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1,
+                         size_t block_bytes, void (*codes)(const uint8_t *blk, int8_t q[QK]))
 {
     int64_t nb = k / QK;
     ember_tile_range(rows, &t0, &t1);
@@ -35,12 +39,22 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
             for (int r = 0; r < EMBER_PACK_ROWS; r++) {
                 int row = t * EMBER_PACK_ROWS + r;
                 if (row >= rows) break;
-                const uint8_t *blk = (const uint8_t *)src + (size_t)row * row_bytes + (size_t)b * sizeof(block_q8_0);
-                for (int g = 0; g < GROUPS; g++) memcpy(rec + g * 64 + r * 4, blk + 2 + g * 4, 4);
+                const uint8_t *blk = (const uint8_t *)src + (size_t)row * row_bytes + (size_t)b * block_bytes;
+                int8_t q[QK];
+                codes(blk, q);
+                for (int g = 0; g < GROUPS; g++) memcpy(rec + g * 64 + r * 4, q + g * 4, 4);
                 memcpy(rec + SCALES + r * 2, blk, 2);
             }
         }
     }
+}
+
+static void q8_0_codes(const uint8_t *blk, int8_t q[QK]) { memcpy(q, blk + 2, QK); }
+
+void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
+                         void *dst, int t0, int t1)
+{
+    pack_records(src, row_bytes, rows, k, dst, t0, t1, sizeof(block_q8_0), q8_0_codes);
 }
 
 /* Q5_0 rows packed as q8_0x16 tiles: each block's d as it is, its codes
@@ -50,30 +64,20 @@ void ember_pack_q8_0_ref(const void *src, size_t row_bytes, int rows, int64_t k,
    speed, in 8.5 bits a weight where the file has 5.5 (Q4_K_M files keep
    rows that are not whole K-quant super-blocks in Q5_0: DeepSeek-V2-Lite's
    expert down projections, 1408 wide, most of its layers'). */
+static void q5_0_codes(const uint8_t *p, int8_t q[QK])
+{
+    const block_q5_0 *blk = (const block_q5_0 *)p;
+    uint32_t qh;
+    memcpy(&qh, blk->qh, 4);
+    for (int j = 0; j < QK / 2; j++) {   /* low nibbles then high, each with its fifth bit */
+        q[j] = (int8_t)(((blk->qs[j] & 0x0F) | ((qh >> j & 1) << 4)) - 16);
+        q[j + QK / 2] = (int8_t)(((blk->qs[j] >> 4) | ((qh >> (j + QK / 2) & 1) << 4)) - 16);
+    }
+}
+
 void ember_pack_q5_0_ref(const void *src, size_t row_bytes, int rows, int64_t k, void *dst, int t0, int t1)
 {
-    int64_t nb = k / QK;
-    ember_tile_range(rows, &t0, &t1);
-    for (int t = t0; t < t1; t++) {
-        uint8_t *rec = (uint8_t *)dst + (size_t)t * (size_t)nb * EMBER_PACK_RECORD;
-        for (int64_t b = 0; b < nb; b++, rec += EMBER_PACK_RECORD) {
-            memset(rec, 0, EMBER_PACK_RECORD);
-            for (int r = 0; r < EMBER_PACK_ROWS; r++) {
-                int row = t * EMBER_PACK_ROWS + r;
-                if (row >= rows) break;
-                const block_q5_0 *blk = (const block_q5_0 *)((const uint8_t *)src + (size_t)row * row_bytes) + b;
-                uint32_t qh;
-                memcpy(&qh, blk->qh, 4);
-                int8_t q[QK];
-                for (int j = 0; j < QK / 2; j++) {   /* low nibbles then high, each with its fifth bit */
-                    q[j] = (int8_t)(((blk->qs[j] & 0x0F) | ((qh >> j & 1) << 4)) - 16);
-                    q[j + QK / 2] = (int8_t)(((blk->qs[j] >> 4) | ((qh >> (j + QK / 2) & 1) << 4)) - 16);
-                }
-                for (int g = 0; g < GROUPS; g++) memcpy(rec + g * 64 + r * 4, q + g * 4, 4);
-                memcpy(rec + SCALES + r * 2, &blk->d, 2);
-            }
-        }
-    }
+    pack_records(src, row_bytes, rows, k, dst, t0, t1, sizeof(block_q5_0), q5_0_codes);
 }
 
 void ember_q8_0u_from_q8_0(const void *q8, void *out, int64_t k)

@@ -76,43 +76,34 @@ static void rows_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     }
 }
 
-/* The absorbed queries (s->mla_hy, head-major) into their place after
-   each head's rope part */
-static void absorbed_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+/* Rows of width values a head between the head-major buffers of the
+   per-head products ([head][token][width], n tokens) and token-major rows
+   ([token][head] of head_stride values, the head's part at off): into the
+   heads (to_heads) or out of them */
+typedef struct {
+    float *heads, *rows;
+    int n, width, head_stride, off;
+    bool to_heads;
+} heads_copy;
+
+static void heads_copy_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ith;
-    const mla_args *a = ctx;
-    const ember_mla_shape *d = &s->m->mla;
-    const int nh = s->m->info.n_head, hd = s->m->layers[a->l].head_dim;
+    const heads_copy *c = ctx;
+    const int nh = s->m->info.n_head;
     for (int t = t0; t < t1; t++)
-        for (int h = 0; h < nh; h++)
-            memcpy(s->q + ((size_t)t * nh + h) * hd + d->rope, s->mla_hy + ((size_t)h * a->n + t) * d->kv_lora,
-                   (size_t)d->kv_lora * sizeof(float));
+        for (int h = 0; h < nh; h++) {
+            float *hp = c->heads + ((size_t)h * c->n + t) * c->width;
+            float *rp = c->rows + ((size_t)t * nh + h) * c->head_stride + c->off;
+            memcpy(c->to_heads ? hp : rp, c->to_heads ? rp : hp, (size_t)c->width * sizeof(float));
+        }
 }
 
-/* The heads' outputs over the latent part of the rows, gathered head by
-   head for v_b (s->mla_hx) */
-static void out_gather_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+static void copy_heads(ember_session *s, int n, float *heads, float *rows, int width, int head_stride, int off,
+                       bool to_heads)
 {
-    (void)ith;
-    const mla_args *a = ctx;
-    const ember_mla_shape *d = &s->m->mla;
-    const int nh = s->m->info.n_head, hd = s->m->layers[a->l].head_dim;
-    for (int t = t0; t < t1; t++)
-        for (int h = 0; h < nh; h++)
-            memcpy(s->mla_hx + ((size_t)h * a->n + t) * d->kv_lora, s->att + ((size_t)t * nh + h) * hd + d->rope,
-                   (size_t)d->kv_lora * sizeof(float));
-}
-
-/* v_b's outputs (s->mla_hy, head-major) as attn_output's input rows */
-static void values_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    (void)ith;
-    const mla_args *a = ctx;
-    const int nh = s->m->info.n_head, v = s->m->mla.v;
-    for (int t = t0; t < t1; t++)
-        for (int h = 0; h < nh; h++)
-            memcpy(s->mla_o + ((size_t)t * nh + h) * v, s->mla_hy + ((size_t)h * a->n + t) * v, (size_t)v * sizeof(float));
+    heads_copy c = {heads, rows, n, width, head_stride, off, to_heads};
+    ember_fw_tokens(s, n, heads_copy_tokens, &c);
 }
 
 void ember_mla_block(ember_session *s, int l, int n, int pos0, int skip)
@@ -135,18 +126,20 @@ void ember_mla_block(ember_session *s, int l, int n, int pos0, int skip)
     mla_args a = {l, pos0, n, ember_fw_rope_table(s, &L->rope, pos0, n)};
     ember_fw_tokens(s, n, rows_tokens, &a);
     heads_mm(s, x->k_b, s->mla_hy, s->mla_hx, nh, n);
-    ember_fw_tokens(s, n, absorbed_tokens, &a);
+    /* the absorbed queries after each head's rope part */
+    copy_heads(s, n, s->mla_hy, s->q, d->kv_lora, L->head_dim, d->rope, false);
     if (skip > 0) {
         ember_fw_drop_rows(s, HQ, n, skip);
         n -= skip;
         pos0 += skip;
         if (n == 0) return;
     }
-    a.n = n;
     ember_fw_attend(s, l, n, pos0);
-    ember_fw_tokens(s, n, out_gather_tokens, &a);
+    /* the heads' outputs over the rows' latent part, through v_b, as
+       attn_output's input rows */
+    copy_heads(s, n, s->mla_hx, s->att, d->kv_lora, L->head_dim, d->rope, true);
     heads_mm(s, x->v_b, s->mla_hy, s->mla_hx, nh, n);
-    ember_fw_tokens(s, n, values_tokens, &a);
+    copy_heads(s, n, s->mla_hy, s->mla_o, d->v, d->v, 0, false);
     ember_mm_act_dirty(s);
     ember_mm(s, &L->wo, s->xn, s->mla_o, n);
     ember_fw_residual(s, n, L->post_attn_norm, NULL);
