@@ -3,6 +3,7 @@
    The q8_0 KV cache (kv.c): its logits follow the f16 cache's closely on
    synthesized models (a 300-token prompt: 280 batched, then 20 single
    tokens; and 700, past a chunk of rows),
+   latent attention (tiny-deepseek2: its one row a token as K and V);
    on the fixture models against the reference's goldens (llama-mini,
    gemma3-mini with its sliding layers in a ring, gemma4-mini, phi3-mini,
    qwen3-mini), its size is 34/64 of
@@ -202,6 +203,9 @@ int main(void)
        prompt blocks.) */
     /* past 512 positions (a prompt pass's blocks of keys) */
     synth_case(&sd, "tiny", 0.999, 0.95, 700);
+    /* latent attention: one 576-wide row a token, read as K and V by
+       every head, with no V cache of its own */
+    synth_case(&sd, "tiny-deepseek2", 0.999, 0.95, 300);
 
     /* heads of 48: refused with the reason and the way out */
     char model[256];
