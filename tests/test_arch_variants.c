@@ -20,7 +20,9 @@
    bailingmoe2 (the same routing limited to the best groups of experts:
    its reference rows come from ik_llama.cpp with grouped_expert_routing
    on, which its default leaves off, choosing among all experts as the
-   model does not), seed_oss, and deepseek2's latent attention in both
+   model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window:
+   their rows from tests/ref/olmo2_ref.py, as the reference has no olmo2),
+   and deepseek2's latent attention in both
    file forms (attn_kv_b, and attn_k_b / attn_v_b with one KV head; the
    V2-Lite form's rows from the reference's plain attention, -mla 0, as
    its latent modes crash on heads of that width).  The reference scales granite's residual stream where the
@@ -127,6 +129,12 @@ static const vcase cases[] = {
      3, 0},
     {"seed_oss", "seed_oss",
      "seed_oss (Seed-OSS): heads of 32 over 64 / 4, Q/K/V biases, NEOX rope, the FFN norm named post_attention_norm", 0, 0},
+    {"olmo2", "olmo2",
+     "olmo2 (OLMo 2): no pre-norms, Q and K RMS-normed over their whole projection, post norms on both branches, "
+     "NEOX rope at 500000", 0, 0},
+    {"olmo3-swa", "olmo2",
+     "olmo2 (OLMo 3): window 5 on three layers of four (sliding_window_pattern 4), the global layers YaRN x4, the "
+     "sliding ones plain", 4, 0},
     {"deepseek2-lite", "deepseek2",
      "deepseek2 (V2-Lite's form, 27 layers): latent attention with Q straight and attn_kv_b (heads 32 + 64 rope, V 24, "
      "latent 512), YaRN x4 with its mscale, a dense first layer, then 8 experts softmax-routed (no gating key) x1.5, "
@@ -360,6 +368,26 @@ static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
 #undef T
 }
 
+/* One olmo2 layer: Q/K/V, Q and K norms as wide as their projections,
+   the output and the FFN, the two post norms; no pre-norms */
+static void olmo2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    mat(w, T("attn_q.weight"), E, H * d);
+    mat(w, T("attn_k.weight"), E, HKV * d);
+    mat(w, T("attn_v.weight"), E, HKV * d);
+    vec(w, T("attn_q_norm.weight"), H * d, 1.0f, 0.1f);
+    vec(w, T("attn_k_norm.weight"), HKV * d, 1.0f, 0.1f);
+    mat(w, T("attn_output.weight"), H * d, E);
+    vec(w, T("post_attention_norm.weight"), E, 1.0f, 0.1f);
+    mat(w, T("ffn_gate.weight"), E, FF);
+    mat(w, T("ffn_up.weight"), E, FF);
+    mat(w, T("ffn_down.weight"), FF, E);
+    vec(w, T("post_ffw_norm.weight"), E, 1.0f, 0.1f);
+#undef T
+}
+
 static int write_model(const vcase *c, const char *path)
 {
     gguf_writer *w = gguf_writer_new();
@@ -374,6 +402,7 @@ static int write_model(const vcase *c, const char *path)
     const bool q3n = !strcmp(a, "qwen3next"), q35 = !strncmp(a, "qwen35", 6) || q3n, q35moe = !strcmp(a, "qwen35moe") || q3n;
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
     const bool ds = !strcmp(a, "deepseek2"), ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
+    const bool olmo = !strcmp(a, "olmo2"), olmo3 = olmo && !strcmp(c->name, "olmo3-swa");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -449,6 +478,13 @@ static int write_model(const vcase *c, const char *path)
             gguf_w_bool(w, KEY("expert_weights_norm"), true);
         }
     }
+    if (olmo3) {
+        gguf_w_u32(w, KEY("attention.sliding_window"), 5);
+        gguf_w_u32(w, KEY("attention.sliding_window_pattern"), 4);
+        gguf_w_str(w, KEY("rope.scaling.type"), "yarn");
+        gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
+        gguf_w_u32(w, KEY("rope.scaling.original_context_length"), 32);
+    }
     if (p2) {
         gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
         gguf_w_u32(w, KEY("rope.dimension_count"), 8);
@@ -458,7 +494,7 @@ static int write_model(const vcase *c, const char *path)
         if (co2) gguf_w_u32(w, KEY("attention.sliding_window"), 5);
         gguf_w_f32(w, KEY("logit_scale"), 0.5f);
     }
-    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
+    gguf_w_f32(w, KEY("rope.freq_base"), qwen || g4 || mi3 ? 1e6f : ernie || olmo ? 5e5f : 10000.0f);   /* gemma4: its sliding layers too */
     if (!strcmp(a, "llama")) gguf_w_f32(w, KEY("rope.scaling.factor"), 4.0f);
     if (vl) {   /* the rotated pairs of a head (16 of 32 dims, 8 of qwen2vl's 16) in three sections */
         int32_t sec[4] = {8, 4, 4, 0};
@@ -568,7 +604,7 @@ static int write_model(const vcase *c, const char *path)
     vec(w, "output_norm.weight", E, 1.0f, 0.1f);
     if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
     /* the reference requires it for phi3, gpt-oss and internlm2 */
-    if (phi || oss || st || p2 || bl || ds || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
+    if (phi || oss || st || p2 || bl || ds || olmo || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
     if (p2) {
         vec(w, "output_norm.bias", E, 0.0f, 0.3f);
         vec(w, "output.bias", V, 0.0f, 0.5f);
@@ -586,6 +622,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (ds) {
             ds2_layer(w, l, H, FF, ds_lite);
+            continue;
+        }
+        if (olmo) {
+            olmo2_layer(w, l, H, HKV, d, FF);
             continue;
         }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);

@@ -116,6 +116,11 @@ static const ember_arch_desc archs[] = {
        ones, routed by the file's gating function, norm and scale */
     {"deepseek2", ARCH_FREE_HEAD_DIM | ARCH_MOE | ARCH_ROUTING_KEYS | ARCH_MLA, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES,
      0, 0, 0, 0, 0, 0, 0},
+    /* OLMo 2 and OLMo 3 (olmo2): no pre-norms, Q and K normed over their
+       whole projection, post norms on both branches, NEOX rope; OLMo 3's
+       sliding window on three layers of four when the file has one */
+    {"olmo2", ARCH_QK_NORM | ARCH_QK_NORM_FULL | ARCH_NO_PRE_NORMS | ARCH_POST_NORMS | ARCH_SWA_MAY, ROPE_NEOX, FFN_SWIGLU,
+     ATT_SCALE_SCORES, 4, 0, 0, 0, 0, 0, 0},
     /* Ling / Ring mini 2.0 (bailingmoe2): Q/K/V in one matrix, Q/K norms,
        partial NEOX rope, leading dense layers, then glm4moe's routing
        limited to the best expert groups (expert_group_count), as the model

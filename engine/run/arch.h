@@ -60,6 +60,17 @@ enum {
    attention, mla.c): one cached row per token, [rope(k_pe), norm(c)], read
    by every query head; the flags past bit 31 need the 64-bit field */
 #define ARCH_MLA (1ull << 32)
+/* no norm before attention or the FFN: each reads the residual stream
+   itself, and the branch's output is normed after (ARCH_POST_NORMS; OLMo 2) */
+#define ARCH_NO_PRE_NORMS (1ull << 33)
+/* the Q and K norms span the whole projection (n_head x head_dim), not a
+   head (OLMo 2) */
+#define ARCH_QK_NORM_FULL (1ull << 34)
+/* a sliding window only when the file gives one (attention.sliding_window),
+   its layers by the file's sliding_window_pattern (a period or one bool a
+   layer) or the architecture's period; they rotate without the file's
+   rope scaling, at rope.freq_base_swa or the global base (OLMo 3) */
+#define ARCH_SWA_MAY (1ull << 35)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

@@ -472,6 +472,16 @@ static void norm_rows_b(ember_session *s, float *out, const float *x, const floa
     ember_fw_tokens(s, n, norm_tokens, &a);
 }
 
+/* A branch's input rows into s->xn: the stream normed by wt (and b), or
+   the stream itself where the architecture has no pre-norms (OLMo 2) */
+static void branch_input(ember_session *s, const float *wt, const float *b, int n)
+{
+    if (s->m->arch->flags & ARCH_NO_PRE_NORMS)
+        memcpy(s->xn, s->x, (size_t)n * (size_t)s->m->info.n_embd * sizeof *s->xn);
+    else
+        norm_rows_b(s, s->xn, s->x, wt, b, n);
+}
+
 void ember_fw_norm_rows(ember_session *s, float *out, const float *x, const float *wt, int n)
 {
     norm_rows_b(s, out, x, wt, NULL, n);
@@ -623,7 +633,9 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         const int pos = a->pos0 + t;
         float *q = s->q + (size_t)t * HQ, *k = s->k + (size_t)t * HK;
         if (L->bq) ember_fw_add_into(q, L->bq, HQ);
-        if (L->q_norm) ember_fw_rmsnorm_rows(q, q, L->q_norm, hd, 0, nh, m->rms_eps);
+        /* per head, or over the whole projection (ARCH_QK_NORM_FULL) */
+        const bool full = m->arch->flags & ARCH_QK_NORM_FULL;
+        if (L->q_norm) ember_fw_rmsnorm_rows(q, q, L->q_norm, full ? HQ : hd, 0, full ? 1 : nh, m->rms_eps);
         const int h2 = a->rt->cfg.n_rot / 2;
         const float *cs = a->rt->cs + (size_t)t * h2, *sn = a->rt->sn + (size_t)t * h2;
         ember_ref_rope(q, nh, hd, a->rt->cfg.n_rot, cs, sn, neox);
@@ -640,7 +652,7 @@ static void qk_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith
         if (!L->wv.t && !L->wqkv.t) memcpy(v, k, (size_t)HK * sizeof *v);   /* V = K's projection, before its norm */
         if (L->bk) ember_fw_add_into(k, L->bk, HK);
         if (L->bv) ember_fw_add_into(v, L->bv, HK);
-        if (L->k_norm) ember_fw_rmsnorm_rows(k, k, L->k_norm, hd, 0, nkv, m->rms_eps);
+        if (L->k_norm) ember_fw_rmsnorm_rows(k, k, L->k_norm, full ? HK : hd, 0, full ? 1 : nkv, m->rms_eps);
         ember_ref_rope(k, nkv, hd, a->rt->cfg.n_rot, cs, sn, neox);
         if (m->arch->flags & ARCH_V_NORM) ember_fw_rmsnorm_rows(v, v, NULL, hd, 0, nkv, m->rms_eps);
         for (int h = 0; h < nkv; h++) ember_fw_kv_write(s, a->l, h, pos, k + (size_t)h * hd, v + (size_t)h * hd);
@@ -699,7 +711,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     const ember_layer *L = &m->layers[l];
     const int hd = L->head_dim, nh = m->info.n_head, nkv = L->n_head_kv;
     const int HQ = nh * hd, HK = nkv * hd;
-    norm_rows_b(s, s->xn, s->x, L->attn_norm, L->attn_norm_b, n);
+    branch_input(s, L->attn_norm, L->attn_norm_b, n);
     ember_mm_act_dirty(s);
     const bool own_kv = L->kv_src == l;   /* else only Q: the KV is an earlier layer's */
     if (L->wqkv.t) {
@@ -751,7 +763,7 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
         return;
     }
     const bool par = m->parallel;
-    norm_rows_b(s, s->xn, s->x, par ? L->attn_norm : L->ffn_norm, par ? L->attn_norm_b : L->ffn_norm_b, n);
+    branch_input(s, par ? L->attn_norm : L->ffn_norm, par ? L->attn_norm_b : L->ffn_norm_b, n);
     ember_mm_act_dirty(s);
     /* a fused gate/up: the gate half copied out (the down projection reads
        whole rows of F), the up half read where the product left it */

@@ -318,6 +318,9 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             (arch->flags & ARCH_SWA_ALL ? ember_meta_opt_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa, 0)
                                         : ember_meta_req_u(&mt, "attention.sliding_window", 1, 1 << 24, &m->n_swa)))
             return -1;
+        /* OLMo 3's window, which OLMo 2 files do not carry (0: none) */
+        if (arch->flags & ARCH_SWA_MAY && ember_meta_opt_u(&mt, "attention.sliding_window", 0, 1 << 24, &m->n_swa, 0))
+            return -1;
         /* Phi-3-mini-4k and -medium-4k files converted before the window
            was written (mid 2024) carry none: the reference gives those
            shapes (32 or 40 layers, a 4096 context) their config's 2047 */

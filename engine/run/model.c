@@ -204,6 +204,12 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
             L->rope.freq_scale = m->rope_freq_scale_swa;
         }
     }
+    if (L->swa && a->flags & ARCH_SWA_MAY) {
+        /* OLMo 3's sliding layers: the plain rotation at their base */
+        if (ember_meta_opt_f(&mt, "rope.freq_base_swa", &L->rope.base, m->rope_base, false)) return -1;
+        L->rope.freq_scale = L->rope.mscale = 1.0f;
+        L->rope.ext_factor = 0.0f;
+    }
     /* NoPE layers: no pair rotates (a table of zero dims, a no-op rope) */
     if (a->nope_period && (int)(L - m->layers + 1) % a->nope_period == 0) L->rope.n_rot = 0;
     if (L->rope.ext_factor != 0 && L->rope.n_rot) {
@@ -216,8 +222,8 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
 }
 
 /* Whether layer l slides, and its window: every layer (phi3), the file's
-   per-layer pattern (gemma4: true = sliding), else the architecture's
-   period (gemma3). */
+   per-layer pattern (gemma4: true = sliding) or period (OLMo 3), else the
+   architecture's period (gemma3). */
 static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
 {
     *swa = 0;
@@ -229,13 +235,18 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
     char key[128];
     snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", m->arch->name);
     const gguf_kv *kv = gguf_find(m->f, key);
-    if (kv) {
+    int P = m->arch->swa_period;
+    int64_t period;
+    if (kv && kv->type != GGUF_T_ARRAY && gguf_get_i64(m->f, key, &period)) {
+        /* a period (OLMo 3's files): layer il slides unless il % P == P - 1 */
+        if (period < 0 || period > 1 << 20) return ember_seterr(err, "metadata key '%s' = %lld is no layer period", key, (long long)period);
+        P = (int)period;
+    } else if (kv) {
         if (kv->type != GGUF_T_ARRAY || kv->arr_type != GGUF_T_BOOL || kv->arr_n != (uint64_t)m->info.n_layer)
             return ember_seterr(err, "metadata key '%s' is not a bool array of %d (one per layer)", key, m->info.n_layer);
         *swa = kv->arr_data[l] ? m->n_swa : 0;
         return 0;
     }
-    int P = m->arch->swa_period;
     *swa = P && l % P != P - 1 ? m->n_swa : 0;
     return 0;
 }
@@ -575,8 +586,8 @@ static int bind_layers(ember_model *m, ember_err *err)
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
-        if (!rc) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
-        if (!rc && !m->parallel)   /* parallel: the FFN reads the attention norm's rows */
+        if (!rc && !(fl & ARCH_NO_PRE_NORMS)) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
+        if (!rc && !m->parallel && !(fl & ARCH_NO_PRE_NORMS))   /* parallel: the FFN reads the attention norm's rows */
             L->ffn_norm = load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
                                    E, true, err, &rc);
         if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
@@ -624,9 +635,9 @@ static int bind_layers(ember_model *m, ember_err *err)
         /* Q/K norms: required where the architecture has them, else where
            the file has them (GLM-4.5's use_qk_norm) */
         if (!rc && !dn && !L->mla) {
-            const bool qk = fl & ARCH_QK_NORM;
-            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), L->head_dim, qk, err, &rc);
-            if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), L->head_dim, qk, err, &rc);
+            const bool qk = fl & ARCH_QK_NORM, full = fl & ARCH_QK_NORM_FULL;
+            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
+            if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
         }
         if (!rc && m->n_pl) {
             bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
