@@ -18,9 +18,7 @@
    columns (one per key dim) of d values (one per value dim).
 
    The state replaces a KV cache and cannot be cut back to an earlier
-   position: a few copies of it (checkpoints, at the start and end of a
-   prefill and the end of a generation) let ember_session_truncate return
-   to one of those. */
+   position (recurrent.c keeps copies of it). */
 #include "config.h"
 
 #include <math.h>
@@ -34,7 +32,7 @@
 
 static float *layer_state(const ember_session *s, const ember_deltanet *x)
 {
-    return s->dn_state + (size_t)x->slot * s->m->dn.state_floats;
+    return s->rec_state + x->state_off;
 }
 
 /* ---- the convolution ------------------------------------------------------ */
@@ -220,54 +218,4 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     ember_mm_act_dirty(s);
     ember_mm(s, &x->out, s->xn, s->dn_o, n);
     ember_fw_residual(s, n, NULL, NULL);
-}
-
-/* ---- the state and its checkpoints ----------------------------------------- */
-
-size_t ember_dn_state_bytes(const ember_model *m)
-{
-    return (size_t)m->dn.n_layers * m->dn.state_floats * sizeof(float);
-}
-
-size_t ember_dn_session_bytes(const ember_model *m) { return ember_dn_state_bytes(m) * (1 + EMBER_DN_CKPTS); }
-
-void ember_dn_reset(ember_session *s)
-{
-    if (!s->dn_state) return;
-    memset(s->dn_state, 0, ember_dn_state_bytes(s->m));
-    for (int i = 0; i < EMBER_DN_CKPTS; i++) s->dn_ck_pos[i] = -1;
-}
-
-void ember_dn_checkpoint(ember_session *s)
-{
-    if (!s->dn_state || s->n_past == 0) return;   /* position 0 is the reset state */
-    int slot = -1;
-    for (int i = 0; i < EMBER_DN_CKPTS && slot < 0; i++)
-        if (s->dn_ck_pos[i] == s->n_past) slot = i;
-    for (int i = 0; i < EMBER_DN_CKPTS && slot < 0; i++)
-        if (s->dn_ck_pos[i] < 0) slot = i;
-    if (slot < 0) {   /* full: the earliest goes (a rewind rarely goes that far back) */
-        slot = 0;
-        for (int i = 1; i < EMBER_DN_CKPTS; i++)
-            if (s->dn_ck_pos[i] < s->dn_ck_pos[slot]) slot = i;
-    }
-    memcpy(s->dn_ck[slot], s->dn_state, ember_dn_state_bytes(s->m));
-    s->dn_ck_pos[slot] = s->n_past;
-}
-
-int ember_dn_rewind(ember_session *s, int n)
-{
-    int best = -1;
-    for (int i = 0; i < EMBER_DN_CKPTS; i++)
-        if (s->dn_ck_pos[i] >= 0 && s->dn_ck_pos[i] <= n && (best < 0 || s->dn_ck_pos[i] > s->dn_ck_pos[best])) best = i;
-    if (best < 0) {
-        ember_dn_reset(s);
-        return 0;
-    }
-    const int pos = s->dn_ck_pos[best];
-    memcpy(s->dn_state, s->dn_ck[best], ember_dn_state_bytes(s->m));
-    /* copies from past pos belong to the branch being cut off */
-    for (int i = 0; i < EMBER_DN_CKPTS; i++)
-        if (s->dn_ck_pos[i] > pos) s->dn_ck_pos[i] = -1;
-    return pos;
 }

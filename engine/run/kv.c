@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "att_q8.h"
-#include "deltanet.h"
+#include "recurrent.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"
@@ -99,5 +99,5 @@ size_t ember_kv_cache_bytes(const ember_model *m, int n_ctx, int kv_type, int ub
         n += (L->mla ? 1 : 2) * (size_t)L->n_head_kv * (size_t)ember_kv_cap(m, l, ring, n_ctx) *
              ember_kv_row_bytes((ember_kv_type)kv_type, L->head_dim);
     }
-    return n + ember_dn_session_bytes(m);
+    return n + ember_rec_session_bytes(m);
 }

@@ -473,7 +473,9 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     int rc = 0;
     ember_deltanet *x = calloc(1, sizeof *x);
     if (!(L->dn = x)) return ember_seterr(err, "out of memory");
-    x->slot = d->n_layers++;
+    x->state_off = m->rec_floats;
+    m->rec_floats += d->state_floats;
+    const bool first = d->n_layers++ == 0;
 #define DN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
     /* the output gate z is as wide as V: packed with the V projections */
     if (gguf_find_tensor(m->f, DN("ssm_in.weight"))) {
@@ -486,7 +488,7 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     /* beta and alpha fused: the V heads in Q/K head order, h / ratio (the
        reference's tiling follows the file's form, one for every layer) */
     const bool fused_ba = gguf_find_tensor(m->f, DN("ssm_ba.weight")) != NULL;
-    if (x->slot == 0) d->fused_ba = fused_ba;
+    if (first) d->fused_ba = fused_ba;
     else if (d->fused_ba != fused_ba) rc = ember_seterr(err, "layer %d: ssm_ba in some delta-net layers and not in others", l);
     if (!rc && fused_ba) {
         bind_weight(m, &x->ba, DN("ssm_ba.weight"), E, 2 * (int64_t)d->n_v, 0, err, &rc);

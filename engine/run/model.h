@@ -88,7 +88,7 @@ typedef struct {
     float *conv;                /* ssm_conv1d's taps, tap-major: [d_conv][conv_dim], the oldest input's tap first */
     float *dt_bias, *a;         /* ssm_dt.bias, ssm_a (= -exp(A_log)): n_v each */
     float *norm;                /* ssm_norm: head_dim, shared by the heads */
-    int slot;                   /* this layer's place among the delta-net layers (its state) */
+    size_t state_off;           /* its state's first float in the session's recurrent state (recurrent.h) */
 } ember_deltanet;
 
 /* The delta-net layers' shape (the file's ssm.* keys), the same for all */
@@ -196,6 +196,7 @@ struct ember_model {
     float logit_mul;            /* ARCH_LOGIT_SCALE: the normed output rows times this (1: none) */
     int n_layer_kv;             /* layers with their own KV (the rest share) */
     ember_dn_shape dn;          /* ARCH_DELTANET: the delta-net layers' shape */
+    size_t rec_floats;          /* every recurrent layer's state, floats (recurrent.h) */
     ember_mla_shape mla;        /* ARCH_MLA: the latent attention's widths */
     int n_blocks;               /* the file's block_count when it holds layers past n_layer (MTP), else 0 */
     int n_pl;                   /* per-layer input width (0: none) */

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "deltanet.h"
+#include "recurrent.h"
 #include "dtype.h"
 #include "kv.h"
 #include "lifecycle.h"
@@ -124,13 +124,15 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->mla_hy = resident(B * nh * hy * 4, &ok);
         s->mla_o = resident(B * nh * (size_t)d->v * 4, &ok);
     }
-    if (dn->n_layers) {
-        const size_t sb = ember_dn_state_bytes(m);
-        s->dn_state = resident(sb, &ok);
-        for (int i = 0; i < EMBER_DN_CKPTS; i++) {
-            s->dn_ck[i] = zalloc(sb, &ok);   /* written before read: left lazy */
-            s->dn_ck_pos[i] = -1;
+    if (ember_rec_state_bytes(m)) {
+        const size_t sb = ember_rec_state_bytes(m);
+        s->rec_state = resident(sb, &ok);
+        for (int i = 0; i < EMBER_REC_CKPTS; i++) {
+            s->rec_ck[i] = zalloc(sb, &ok);   /* written before read: left lazy */
+            s->rec_ck_pos[i] = -1;
         }
+    }
+    if (dn->n_layers) {
         s->dn_qkv = resident(B * (size_t)dn->conv_dim * 4, &ok);
         s->dn_conv = resident(B * (size_t)dn->conv_dim * 4, &ok);
         s->dn_z = resident(B * (size_t)dn->value_dim * 4, &ok);
@@ -191,7 +193,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         return NULL;
     }
     /* the delta-net state and its copies stand where a KV cache would */
-    s->kv_bytes = (s->vcache ? 2 : 1) * kvn + ember_dn_session_bytes(m);
+    s->kv_bytes = (s->vcache ? 2 : 1) * kvn + ember_rec_session_bytes(m);
     s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
     if (ember_lifecycle(s, EMBER_AT_OPEN, err)) {
@@ -215,8 +217,8 @@ void ember_session_free(ember_session *s)
     free(s->moe_x); free(s->moe_out); free(s->moe_sh);
     free(s->dn_in); free(s->dn_ba);
     free(s->mla_q); free(s->mla_qa); free(s->mla_kv); free(s->mla_hx); free(s->mla_hy); free(s->mla_o);
-    free(s->dn_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
-    for (int i = 0; i < EMBER_DN_CKPTS; i++) free(s->dn_ck[i]);
+    free(s->rec_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
+    for (int i = 0; i < EMBER_REC_CKPTS; i++) free(s->rec_ck[i]);
     free(s->qgate);
     free(s);
 }
@@ -225,14 +227,14 @@ void ember_session_reset(ember_session *s)
 {
     s->n_past = 0;
     for (int i = 0; i < s->ring; i++) s->ring_pos[i] = -1;
-    ember_dn_reset(s);
+    ember_rec_reset(s);
 }
 
 void ember_session_truncate(ember_session *s, int n)
 {
     if (n < 0 || n >= s->n_past) return;
     /* a recurrent state goes back only to a copy of it (deltanet.c) */
-    if (s->dn_state && (n = ember_dn_rewind(s, n)) == 0) {
+    if (s->rec_state && (n = ember_rec_rewind(s, n)) == 0) {
         ember_session_reset(s);
         return;
     }
@@ -278,7 +280,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
        is in prepack_ms, counted in the TTFT */
     if (ember_session_pack(s, err)) return -1;
     double t1 = ember_now_ms();
-    ember_dn_checkpoint(s);   /* where a regenerate of this prompt goes back to */
+    ember_rec_checkpoint(s);   /* where a regenerate of this prompt goes back to */
     s->batched = n >= 2;   /* the reference runs a prompt of 2+ tokens as one batch */
     const int V = m->info.n_vocab;
     for (int i = 0, nb; i < n; i += nb) {
@@ -307,7 +309,7 @@ int ember_prefill(ember_session *s, const int32_t *tokens, int n, float *last_lo
         s->n_past += nb;
     }
     if (last_logits) memcpy(last_logits, s->logits, (size_t)V * sizeof(float));
-    ember_dn_checkpoint(s);
+    ember_rec_checkpoint(s);
     double t2 = ember_now_ms();
     s->st.n_prompt = n;
     s->st.n_decoded = 0;
@@ -356,5 +358,5 @@ void ember_stats_get(const ember_session *s, ember_stats *st)
 void ember_session_mark_decode_done(ember_session *s)
 {
     ember_lifecycle(s, EMBER_AT_DECODE_DONE, NULL);
-    ember_dn_checkpoint(s);   /* the next turn starts from the reply */
+    ember_rec_checkpoint(s);   /* the next turn starts from the reply */
 }

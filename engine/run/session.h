@@ -20,10 +20,10 @@ typedef struct {
 } ember_act_cache;
 #define EMBER_ACT_TYPES 4
 #define EMBER_ROPE_TABLES 4    /* rotary settings cached per pass (a model has 1 or 2) */
-/* copies of the delta-net state kept (deltanet.c): the ends of the last
+/* copies of the recurrent state kept (recurrent.c): the ends of the last
    prefills and generations, where a chat's next turn or a regenerate
    goes back to */
-#define EMBER_DN_CKPTS 3
+#define EMBER_REC_CKPTS 3
 
 struct ember_session {
     ember_model *m;
@@ -66,11 +66,12 @@ struct ember_session {
     float *moe_logits, *moe_w, *moe_x, *moe_out;
     float *moe_sh;              /* the shared expert's output rows */
     int *moe_sel, *moe_pair, *moe_place, *moe_first;
-    /* delta-net layers (deltanet.c): the state, per layer its conv's last
-       input rows then its heads' matrices; copies of it at dn_ck_pos (-1:
-       empty); a pass's projections, conv output and head outputs */
-    float *dn_state, *dn_ck[EMBER_DN_CKPTS];
-    int dn_ck_pos[EMBER_DN_CKPTS];
+    /* the recurrent layers' state (recurrent.h), and copies of it at
+       rec_ck_pos (-1: empty) */
+    float *rec_state, *rec_ck[EMBER_REC_CKPTS];
+    int rec_ck_pos[EMBER_REC_CKPTS];
+    /* delta-net layers (deltanet.c): a pass's projections, conv output and
+       head outputs */
     float *dn_qkv, *dn_conv, *dn_z, *dn_b, *dn_a, *dn_o;
     float *dn_in, *dn_ba;       /* Qwen3-Next's fused products before they are taken apart */
     float *qgate;               /* ARCH_GATED_ATTN: the heads' output gates [token][HQ] */
