@@ -20,8 +20,10 @@
    bailingmoe2 (the same routing limited to the best groups of experts:
    its reference rows come from ik_llama.cpp with grouped_expert_routing
    on, which its default leaves off, choosing among all experts as the
-   model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window:
-   their rows from tests/ref/olmo2_ref.py, as the reference has no olmo2),
+   model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window)
+   and lfm2 (LFM2's short convolutions beside attention; their state
+   carried across passes of 2) against f64 numpy readings of llama.cpp's
+   graphs (tests/ref/, as the reference has neither),
    and deepseek2's latent attention in both
    file forms (attn_kv_b, and attn_k_b / attn_v_b with one KV head; the
    V2-Lite form's rows from the reference's plain attention, -mla 0, as
@@ -135,6 +137,9 @@ static const vcase cases[] = {
     {"olmo3-swa", "olmo2",
      "olmo2 (OLMo 3): window 5 on three layers of four (sliding_window_pattern 4), the global layers YaRN x4, the "
      "sliding ones plain", 4, 0},
+    {"lfm2", "lfm2",
+     "lfm2 (LFM2): short convolutions of width 3 in layers 0, 1, 3 and 4 (head_count_kv 0), attention with per-head "
+     "Q/K norms in layer 2, the output norm named token_embd_norm, a tied LM head", 5, 0},
     {"deepseek2-lite", "deepseek2",
      "deepseek2 (V2-Lite's form, 27 layers): latent attention with Q straight and attn_kv_b (heads 32 + 64 rope, V 24, "
      "latent 512), YaRN x4 with its mscale, a dense first layer, then 8 experts softmax-routed (no gating key) x1.5, "
@@ -368,6 +373,36 @@ static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
 #undef T
 }
 
+/* One lfm2 layer: its operator norm, then a short convolution (in_proj,
+   its width-3 taps, out_proj) or attention with per-head Q/K norms, then
+   the FFN under its norm */
+static void lfm2_layer(gguf_writer *w, int l, bool conv, int H, int HKV, int d, int FF)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+    if (conv) {
+        mat(w, T("shortconv.in_proj.weight"), E, 3 * E);
+        float taps[3 * E];   /* [channel][tap], the oldest input's tap first, as converters write it */
+        for (int i = 0; i < 3 * E; i++) taps[i] = rnd() * 0.8f;
+        int64_t ne[2] = {3, E};
+        gguf_w_tensor(w, T("shortconv.conv.weight"), EMBER_F32, 2, ne, taps, sizeof taps);
+        mat(w, T("shortconv.out_proj.weight"), E, E);
+    } else {
+        mat(w, T("attn_q.weight"), E, H * d);
+        mat(w, T("attn_k.weight"), E, HKV * d);
+        mat(w, T("attn_v.weight"), E, HKV * d);
+        vec(w, T("attn_q_norm.weight"), d, 1.0f, 0.1f);
+        vec(w, T("attn_k_norm.weight"), d, 1.0f, 0.1f);
+        mat(w, T("attn_output.weight"), H * d, E);
+    }
+    vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
+    mat(w, T("ffn_gate.weight"), E, FF);
+    mat(w, T("ffn_up.weight"), E, FF);
+    mat(w, T("ffn_down.weight"), FF, E);
+#undef T
+}
+
 /* One olmo2 layer: Q/K/V, Q and K norms as wide as their projections,
    the output and the FFN, the two post norms; no pre-norms */
 static void olmo2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF)
@@ -403,6 +438,7 @@ static int write_model(const vcase *c, const char *path)
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
     const bool ds = !strcmp(a, "deepseek2"), ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
     const bool olmo = !strcmp(a, "olmo2"), olmo3 = olmo && !strcmp(c->name, "olmo3-swa");
+    const bool lfm = !strcmp(a, "lfm2");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -425,7 +461,12 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("embedding_length"), E);
     gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
-    gguf_w_u32(w, KEY("attention.head_count_kv"), ds ? (ds_lite ? (uint32_t)H : 1) : (uint32_t)HKV);
+    if (lfm) {   /* one KV head count a layer: 0 for the short convolutions */
+        int32_t kv[5] = {0, 0, HKV, 0, 0};
+        gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
+        gguf_w_u32(w, KEY("shortconv.l_cache"), 3);
+    } else
+        gguf_w_u32(w, KEY("attention.head_count_kv"), ds ? (ds_lite ? (uint32_t)H : 1) : (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
     gguf_w_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     if (st) {
@@ -601,7 +642,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_f32(w, KEY("rope.scaling.factor"), 2.0f);
     }
     mat(w, "token_embd.weight", E, V);
-    vec(w, "output_norm.weight", E, 1.0f, 0.1f);
+    vec(w, lfm ? "token_embd_norm.weight" : "output_norm.weight", E, 1.0f, 0.1f);
     if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
     /* the reference requires it for phi3, gpt-oss and internlm2 */
     if (phi || oss || st || p2 || bl || ds || olmo || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
@@ -626,6 +667,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (olmo) {
             olmo2_layer(w, l, H, HKV, d, FF);
+            continue;
+        }
+        if (lfm) {
+            lfm2_layer(w, l, l != 2, H, HKV, d, FF);
             continue;
         }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
@@ -872,11 +917,11 @@ static void legacy_experts(const char *path)
    back to the latest copy at or before the position asked (the end of a
    prefill or a generation), or to the start, and says where through
    n_past; what follows from there is what an uninterrupted run computes. */
-static void dn_rewind(const char *path)
+static void dn_rewind(const char *path, const char *name)
 {
     vcase c = cases[0];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "qwen35")) c = cases[i];
+        if (!strcmp(cases[i].name, name)) c = cases[i];
     ember_err err = {{0}};
     ember_plan_opts po;
     ember_plan_opts_default(&po);
@@ -884,7 +929,7 @@ static void dn_rewind(const char *path)
     ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, &po, &err);
     ember_session_opts so = {.n_ctx = 64, .threads = 2};
     ember_session *s = m ? ember_session_new(m, &so, &err) : NULL;
-    if (!tap_ok(s != NULL, "qwen35 session for the rewinds%s%s", err.msg[0] ? ": " : "", err.msg)) {
+    if (!tap_ok(s != NULL, "%s session for the rewinds%s%s", name, err.msg[0] ? ": " : "", err.msg)) {
         ember_model_free(m);
         return;
     }
@@ -898,8 +943,8 @@ static void dn_rewind(const char *path)
     const int back = ember_session_n_past(s);
     for (int i = 0; !rc && i < NF; i++) rc = ember_decode(s, forced[i], b[i], &err);
     tap_ok(!rc && back == NP && !memcmp(a, b, sizeof a),
-           "qwen35: truncating into a generation goes back to the prompt's end (n_past %d) and decodes the same "
-           "logits again, bit for bit", back);
+           "%s: truncating into a generation goes back to the prompt's end (n_past %d) and decodes the same "
+           "logits again, bit for bit", name, back);
     ember_session_mark_decode_done(s);   /* copies at NP and NP + NF */
     ember_session_truncate(s, NP + NF - 1);
     tap_ok(ember_session_n_past(s) == NP, "... a position between two copies goes to the earlier one");
@@ -1066,7 +1111,7 @@ int main(void)
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
-                               !strcmp(cases[c].arch, "deepseek2") ? 3 : 2;
+                               !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "lfm2") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
             const char *sn = passes[pi].label;
@@ -1100,7 +1145,8 @@ int main(void)
     }
     legacy_phi3_window(path);
     granite_residual(path);
-    dn_rewind(path);
+    dn_rewind(path, "qwen35");
+    dn_rewind(path, "lfm2");   /* the short convolutions' state */
     q35_refusals(path);
     mla_refusals(path);
     mtp_skipped(path);

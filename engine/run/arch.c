@@ -121,6 +121,9 @@ static const ember_arch_desc archs[] = {
        sliding window on three layers of four when the file has one */
     {"olmo2", ARCH_QK_NORM | ARCH_QK_NORM_FULL | ARCH_NO_PRE_NORMS | ARCH_POST_NORMS | ARCH_SWA_MAY, ROPE_NEOX, FFN_SWIGLU,
      ATT_SCALE_SCORES, 4, 0, 0, 0, 0, 0, 0},
+    /* LFM2 (Liquid): gated short convolutions in most layers, attention
+       with per-head Q/K norms in the rest (those with KV heads), NEOX rope */
+    {"lfm2", ARCH_QK_NORM | ARCH_SHORTCONV, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Ling / Ring mini 2.0 (bailingmoe2): Q/K/V in one matrix, Q/K norms,
        partial NEOX rope, leading dense layers, then glm4moe's routing
        limited to the best expert groups (expert_group_count), as the model

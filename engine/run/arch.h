@@ -71,6 +71,9 @@ enum {
    layer) or the architecture's period; they rotate without the file's
    rope scaling, at rope.freq_base_swa or the global base (OLMo 3) */
 #define ARCH_SWA_MAY (1ull << 35)
+/* layers whose head_count_kv is 0 are gated short convolutions instead
+   of attention (shortconv.c); the output norm is named token_embd_norm (LFM2) */
+#define ARCH_SHORTCONV (1ull << 36)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

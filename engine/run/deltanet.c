@@ -28,6 +28,7 @@
 #include "deltarule.h"
 #include "forward.h"
 #include "matmul.h"
+#include "recurrent.h"
 #include "refnum.h"
 
 static float *layer_state(const ember_session *s, const ember_deltanet *x)
@@ -69,22 +70,6 @@ static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
             const float sc = 1.0f / fmaxf(sqrtf((float)ss), eps);
             for (int i = 0; i < d->hd; i++) v[i] *= sc;
         }
-    }
-}
-
-/* The conv state after n tokens: the last d_conv - 1 input rows, from the
-   pass where it has them, else from before it (rows only move down: a
-   row keeps an older state row only when the pass is shorter than the
-   window). */
-static void conv_state_update(ember_session *s, float *cs, int n)
-{
-    const ember_dn_shape *d = &s->m->dn;
-    const int K1 = d->d_conv - 1;
-    const size_t row = (size_t)d->conv_dim * sizeof(float);
-    for (int j = 0; j < K1; j++) {
-        const int src = n - K1 + j;
-        if (src >= 0) memcpy(cs + (size_t)j * d->conv_dim, s->dn_qkv + (size_t)src * d->conv_dim, row);
-        else memmove(cs + (size_t)j * d->conv_dim, cs + (size_t)(j + n) * d->conv_dim, row);
     }
 }
 
@@ -204,7 +189,7 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     ember_fw_tokens(s, n, gates_tokens, x);
     conv_args ca = {x, st};
     ember_fw_tokens(s, n, conv_tokens, &ca);
-    conv_state_update(s, st, n);
+    ember_rec_conv_shift(st, s->dn_qkv, n, d->d_conv - 1, d->conv_dim);
     rec_job rj = {s, x, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
     ember_pool_run(s->pool, rec_run, &rj);
     ember_fw_tokens(s, n, out_tokens, x);

@@ -17,6 +17,7 @@
 #include "forward.h"
 #include "matmul.h"
 #include "mla.h"
+#include "shortconv.h"
 #include "moe.h"
 #include "perlayer.h"
 #include "kv.h"
@@ -815,6 +816,8 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
             ember_dn_block(s, l, nr, skip);
         else if (m->layers[l].mla)
             ember_mla_block(s, l, nr, pos0, skip);
+        else if (m->layers[l].sc)
+            ember_sc_block(s, l, nr, skip);
         else
             attention(s, l, nr, pos0, skip);
         nr -= skip;

@@ -243,10 +243,12 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
     /* per-layer FFN widths and KV heads: the info shows the largest */
     for (int l = 0; l < info->n_layer; l++) {
         int ff, kv;
+        /* a short-convolution layer has no KV heads (LFM2) */
+        const int kv_lo = arch->flags & ARCH_SHORTCONV ? 0 : 1;
         if (ember_meta_layer_u(&mt, "feed_forward_length", l, info->n_layer, 1, 1 << 20, &ff, 0, true) ||
-            ember_meta_layer_u(&mt, "attention.head_count_kv", l, info->n_layer, 1, 4096, &kv, info->n_head, false))
+            ember_meta_layer_u(&mt, "attention.head_count_kv", l, info->n_layer, kv_lo, 4096, &kv, info->n_head, false))
             return -1;
-        if (info->n_head % kv)
+        if (kv && info->n_head % kv)
             return ember_seterr(err, "%s.attention.head_count %d is not a multiple of head_count_kv %d",
                                 info->arch, info->n_head, kv);
         if (ff > info->n_ff) info->n_ff = ff;
@@ -309,6 +311,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
                                 info->arch);
         m->n_blocks = mt.blocks;
         if (arch->flags & ARCH_DELTANET && read_dn_shape(&mt, m)) return -1;
+        if (arch->flags & ARCH_SHORTCONV && ember_meta_req_u(&mt, "shortconv.l_cache", 2, 64, &m->sc_lcache)) return -1;
         m->logit_mul = 1.0f;
         if (arch->flags & ARCH_LOGIT_SCALE && ember_meta_opt_f(&mt, "logit_scale", &m->logit_mul, 1.0f, false)) return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);

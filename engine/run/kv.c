@@ -77,8 +77,8 @@ int ember_kv_ring(const ember_model *m, int n_ctx, int ubatch)
 int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx)
 {
     const ember_layer *L = &m->layers[l];
-    /* a layer that shares another's KV keeps none, nor a delta-net layer */
-    return L->kv_src != l || L->dn ? 0 : L->swa && ring ? 2 * ring : n_ctx;
+    /* a layer that shares another's KV keeps none, nor a recurrent layer */
+    return L->kv_src != l || L->dn || L->sc ? 0 : L->swa && ring ? 2 * ring : n_ctx;
 }
 
 int ember_ubatch(int requested)

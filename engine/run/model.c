@@ -133,6 +133,10 @@ static int list_weights(ember_model *m, ember_err *err)
             for (int i = 0, nw = dn_weights(L->dn, d); i < nw; i++)
                 if (d[i]->t) m->all_w[n++] = d[i];
         }
+        if (L->sc) {
+            m->all_w[n++] = &L->sc->in;
+            m->all_w[n++] = &L->sc->out;
+        }
         if (L->mla) {
             ember_weight *d[MLA_WEIGHTS];
             for (int i = 0, nw = mla_weights(L->mla, d); i < nw; i++)
@@ -516,6 +520,41 @@ static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
     return rc;
 }
 
+/* Layer l's short convolution (model.h, ember_shortconv) */
+static int bind_shortconv(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    const int64_t E = m->info.n_embd, K = m->sc_lcache;
+    char nm[96];
+    int rc = 0;
+    ember_shortconv *x = calloc(1, sizeof *x);
+    if (!(L->sc = x)) return ember_seterr(err, "out of memory");
+    x->state_off = m->rec_floats;
+    m->rec_floats += (size_t)(K - 1) * (size_t)E;
+#define SC(fmt) (snprintf(nm, sizeof nm, "blk.%d.shortconv." fmt, l), nm)
+    bind_weight(m, &x->in, SC("in_proj.weight"), E, 3 * E, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+    if (!rc) bind_weight(m, &x->out, SC("out_proj.weight"), E, E, EMBER_PROJ_O, err, &rc);
+    float *taps = rc ? NULL : load_f32(m, SC("conv.weight"), K, E, true, err, &rc);
+#undef SC
+    if (taps) {   /* tap-major, so a tap runs along a token's row of channels */
+        if (!(x->conv = malloc((size_t)K * (size_t)E * sizeof *x->conv))) rc = ember_seterr(err, "out of memory");
+        for (int64_t c = 0; c < E && x->conv; c++)
+            for (int64_t i = 0; i < K; i++) x->conv[i * E + c] = taps[c * K + i];
+        free(taps);
+    }
+    if (!rc) rc = ember_plan_weight(m, &x->in, err);
+    if (!rc) rc = ember_plan_weight(m, &x->out, err);
+    return rc;
+}
+
+static void free_shortconv(ember_shortconv *x)
+{
+    if (!x) return;
+    free(x->in.f32);
+    free(x->out.f32);
+    free(x->conv);
+    free(x);
+}
+
 static void free_deltanet(ember_deltanet *x)
 {
     if (!x) return;
@@ -562,7 +601,9 @@ static int bind_layers(ember_model *m, ember_err *err)
         ember_layer *L = &m->layers[l];
         ember_meta mt = {m->f, m->arch->name, err, m->n_blocks};
         rc = ember_meta_layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
-        if (!rc) rc = ember_meta_layer_u(&mt, "attention.head_count_kv", l, I->n_layer, 1, 4096, &L->n_head_kv, I->n_head, false);
+        if (!rc)
+            rc = ember_meta_layer_u(&mt, "attention.head_count_kv", l, I->n_layer, fl & ARCH_SHORTCONV ? 0 : 1, 4096,
+                                    &L->n_head_kv, I->n_head, false);
         /* an MoE layer's FFN width is its experts' */
         const bool moe = I->n_expert && l >= m->moe_lead && (l + 1) % m->moe_step == 0;
         if (!rc && moe) rc = ember_meta_req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
@@ -585,6 +626,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             rc = ember_seterr(err, "layer %d shares layer %d's KV but their head dims or KV heads differ", l, L->kv_src);
         const bool own_kv = L->kv_src == l;
         const bool dn = fl & ARCH_DELTANET && (l + 1) % m->dn.interval != 0;
+        const bool sc = fl & ARCH_SHORTCONV && L->n_head_kv == 0;   /* a short convolution (LFM2) */
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
@@ -596,6 +638,8 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
         if (!rc && dn) {
             rc = bind_deltanet(m, L, l, err);
+        } else if (!rc && sc) {
+            rc = bind_shortconv(m, L, l, err);
         } else if (!rc && fl & ARCH_MLA) {
             rc = bind_mla(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
@@ -612,7 +656,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         /* a latent attention's heads give v values each to attn_output */
         const int64_t HO = fl & ARCH_MLA ? (int64_t)I->n_head * m->mla.v : HQ;
-        if (!rc && !dn) bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
+        if (!rc && !dn && !sc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
         if (!rc && moe) {
             rc = bind_moe(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
@@ -627,7 +671,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         if (!rc && !L->moe) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
-        if (!rc && !L->wqkv.t && own_kv && !dn && !L->mla) {
+        if (!rc && !L->wqkv.t && own_kv && !dn && !sc && !L->mla) {
             L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
             if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
             if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
@@ -636,7 +680,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc && fl & ARCH_ATT_SINKS) L->sinks = load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
         /* Q/K norms: required where the architecture has them, else where
            the file has them (GLM-4.5's use_qk_norm) */
-        if (!rc && !dn && !L->mla) {
+        if (!rc && !dn && !sc && !L->mla) {
             const bool qk = fl & ARCH_QK_NORM, full = fl & ARCH_QK_NORM_FULL;
             L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
             if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
@@ -698,7 +742,9 @@ static int bind_model(ember_model *m, ember_err *err)
     if (bad)
         return ember_seterr(err, "token_embd.weight: dtype %s cannot be dequantized",
                             ember_dtype_name(m->tok_embd.dtype));
-    m->output_norm = load_vec(m, "output_norm.weight", I->n_embd, true, err, &rc);
+    /* LFM2's is named token_embd_norm (applied at the output all the same) */
+    m->output_norm = load_vec(m, m->arch->flags & ARCH_SHORTCONV ? "token_embd_norm.weight" : "output_norm.weight", I->n_embd,
+                              true, err, &rc);
     if (!rc && m->arch->flags & ARCH_LAYERNORM) m->output_norm_b = load_vec(m, "output_norm.bias", I->n_embd, false, err, &rc);
     if (rc) return rc;
     const gguf_tensor *rf = gguf_find_tensor(m->f, "rope_freqs.weight");
@@ -734,6 +780,7 @@ static int bind_model(ember_model *m, ember_err *err)
     }
     if (bind_layers(m, err)) return -1;
     m->info.n_recurrent = m->dn.n_layers;
+    for (int l = 0; l < m->info.n_layer; l++) m->info.n_recurrent += m->layers[l].sc != NULL;
     /* the multi-token-prediction layers past n_layer (read_hparams) are
        not run, knowingly: no oddity to note */
     for (uint64_t i = 0; m->used && m->n_blocks && i < m->f->n_tensors; i++) {
@@ -780,6 +827,7 @@ void ember_model_free(ember_model *m)
             free_moe(L->moe, m->info.n_expert);
             free_deltanet(L->dn);
             free_mla(L->mla, m->info.n_head);
+            free_shortconv(L->sc);
         }
         free(m->layers);
     }

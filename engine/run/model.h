@@ -126,6 +126,16 @@ typedef struct {
     float *k_bt;
 } ember_mla;
 
+/* A gated short convolution (ARCH_SHORTCONV, shortconv.c) in place of
+   attention: in_proj gives B, C and x; y = C * conv(B * x), a causal
+   depthwise convolution over the last l_cache rows of B * x; out_proj y. */
+typedef struct {
+    ember_weight in;            /* shortconv.in_proj: n_embd -> 3 n_embd (B, C, x) */
+    ember_weight out;           /* shortconv.out_proj: n_embd -> n_embd */
+    float *conv;                /* the taps, tap-major [l_cache][n_embd], the oldest input's first */
+    size_t state_off;           /* its last l_cache - 1 rows of B * x in the recurrent state (recurrent.h) */
+} ember_shortconv;
+
 /* The latent attention's widths, the same for every layer */
 typedef struct {
     int kv_lora, q_lora;        /* attention.kv_lora_rank, q_lora_rank (0: Q straight from attn_q) */
@@ -154,6 +164,7 @@ typedef struct {
     float *out_scale;           /* layer_output_scale: the residual stream times this, or NULL */
     ember_moe *moe;             /* the FFN's experts (gate, up, down unbound), or NULL: dense */
     ember_deltanet *dn;         /* a delta-net layer (no attention, no KV), or NULL */
+    ember_shortconv *sc;        /* a short convolution layer (no attention, no KV), or NULL */
     ember_mla *mla;             /* a latent attention layer (wq..wv unbound; one KV head of rope + kv_lora), or NULL */
 } ember_layer;
 
@@ -197,6 +208,7 @@ struct ember_model {
     int n_layer_kv;             /* layers with their own KV (the rest share) */
     ember_dn_shape dn;          /* ARCH_DELTANET: the delta-net layers' shape */
     size_t rec_floats;          /* every recurrent layer's state, floats (recurrent.h) */
+    int sc_lcache;              /* ARCH_SHORTCONV: shortconv.l_cache, the convolution's width */
     ember_mla_shape mla;        /* ARCH_MLA: the latent attention's widths */
     int n_blocks;               /* the file's block_count when it holds layers past n_layer (MTP), else 0 */
     int n_pl;                   /* per-layer input width (0: none) */

@@ -50,3 +50,13 @@ int ember_rec_rewind(ember_session *s, int n)
         if (s->rec_ck_pos[i] > pos) s->rec_ck_pos[i] = -1;
     return pos;
 }
+
+void ember_rec_conv_shift(float *cs, const float *rows, int n, int k1, int width)
+{
+    const size_t row = (size_t)width * sizeof(float);
+    for (int j = 0; j < k1; j++) {
+        const int src = n - k1 + j;
+        if (src >= 0) memcpy(cs + (size_t)j * width, rows + (size_t)src * width, row);
+        else memmove(cs + (size_t)j * width, cs + (size_t)(j + n) * width, row);
+    }
+}

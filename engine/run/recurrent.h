@@ -21,4 +21,10 @@ void ember_rec_checkpoint(ember_session *s);
    reset state: returns its position (the caller's new n_past). */
 int ember_rec_rewind(ember_session *s, int n);
 
+/* A causal convolution's state after a pass of n input rows (width
+   floats each): its last k1 input rows, oldest first, from the pass where
+   it has them, else from before it (rows only move down: a row keeps an
+   older state row only when the pass is shorter than the window) */
+void ember_rec_conv_shift(float *cs, const float *rows, int n, int k1, int width);
+
 #endif

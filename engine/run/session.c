@@ -113,6 +113,11 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (m->arch->flags & ARCH_GATED_ATTN && 2 * HQ > fw) fw = 2 * HQ;
     if (fw) s->fused = resident(B * fw * 4, &ok);
     if (m->arch->flags & ARCH_GATED_ATTN) s->qgate = resident(B * HQ * 4, &ok);
+    if (m->sc_lcache) {   /* short convolutions (shortconv.c) */
+        s->sc_bcx = resident(B * 3 * E * 4, &ok);
+        s->sc_bx = resident(B * E * 4, &ok);
+        s->sc_y = resident(B * E * 4, &ok);
+    }
     if (m->arch->flags & ARCH_MLA) {
         const ember_mla_shape *d = &m->mla;
         const size_t nh = (size_t)I->n_head, lat = (size_t)d->kv_lora;
@@ -177,7 +182,8 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
        accumulators, the queries as fp16 or q8_0 (forward.c, att_run) */
     size_t group = 1;
     for (int l = 0; l < I->n_layer; l++)
-        if ((size_t)(I->n_head / m->layers[l].n_head_kv) > group) group = (size_t)(I->n_head / m->layers[l].n_head_kv);
+        if (m->layers[l].n_head_kv && (size_t)(I->n_head / m->layers[l].n_head_kv) > group)   /* 0: no attention */
+            group = (size_t)(I->n_head / m->layers[l].n_head_kv);
     /* a block of prompt tokens' scores, up to 4 MiB a thread */
     s->att_block = (int)((4u << 20) / (4 * group * ((size_t)n_ctx + 16)));
     if (s->att_block > ATT_BLOCK_MAX) s->att_block = ATT_BLOCK_MAX;
@@ -216,6 +222,7 @@ void ember_session_free(ember_session *s)
     free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
     free(s->moe_x); free(s->moe_out); free(s->moe_sh);
     free(s->dn_in); free(s->dn_ba);
+    free(s->sc_bcx); free(s->sc_bx); free(s->sc_y);
     free(s->mla_q); free(s->mla_qa); free(s->mla_kv); free(s->mla_hx); free(s->mla_hy); free(s->mla_o);
     free(s->rec_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
     for (int i = 0; i < EMBER_REC_CKPTS; i++) free(s->rec_ck[i]);

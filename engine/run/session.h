@@ -81,6 +81,9 @@ struct ember_session {
        [head][token][...] into and out of the per-head products, and the
        heads' values [token][n_head v] */
     float *mla_q, *mla_qa, *mla_kv, *mla_hx, *mla_hy, *mla_o;
+    /* short convolutions (shortconv.c): in_proj's rows [token][3 n_embd],
+       B * x, the gated output */
+    float *sc_bcx, *sc_bx, *sc_y;
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */

@@ -61,6 +61,23 @@ static bool arch_u64(const summary *s, const char *suffix, uint64_t *v)
     return gguf_get_u64(s->f, key, v);
 }
 
+/* A per-layer integer array (gemma4's, LFM2's head_count_kv): its
+   smallest and largest values. */
+static bool arch_range(const summary *s, const char *suffix, int64_t *lo, int64_t *hi)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", s->arch, suffix);
+    const gguf_kv *kv = gguf_find(s->f, key);
+    if (!kv || kv->type != GGUF_T_ARRAY || kv->arr_n == 0) return false;
+    for (uint64_t i = 0; i < kv->arr_n; i++) {
+        int64_t v;
+        if (!gguf_arr_i64(kv, i, &v)) return false;
+        if (i == 0 || v < *lo) *lo = v;
+        if (i == 0 || v > *hi) *hi = v;
+    }
+    return true;
+}
+
 /* The vocabulary size as the model would see it: the declared key, else the
    token list, else the embedding's rows. */
 static bool vocab_size(const summary *s, uint64_t *v)
@@ -198,7 +215,11 @@ static void print_text(const summary *s, bool tensors, bool meta)
     bool h = arch_u64(s, "attention.head_count", &v), hk = arch_u64(s, "attention.head_count_kv", &v2);
     printf("%-18s", "heads / KV heads:");
     if (h) printf("%" PRIu64, v); else fputs("?", stdout);
-    if (hk) printf(" / %" PRIu64 "\n", v2); else fputs(" / ?\n", stdout);
+    int64_t lo, hi;
+    if (hk) printf(" / %" PRIu64 "\n", v2);
+    else if (arch_range(s, "attention.head_count_kv", &lo, &hi))   /* one a layer */
+        printf(lo == hi ? " / %lld a layer\n" : " / %lld-%lld a layer\n", (long long)lo, (long long)hi);
+    else fputs(" / ?\n", stdout);
     if (arch_u64(s, "expert_count", &v) && v) {   /* a mixture of experts */
         printf("%-18s%" PRIu64, "experts:", v);
         if (arch_u64(s, "expert_used_count", &v2)) printf(", %" PRIu64 " a token", v2);

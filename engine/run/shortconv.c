@@ -1,0 +1,81 @@
+/* The gated short convolution (shortconv.h).  For a pass of n tokens on
+   the normed rows xn:
+     B, C, x = in_proj xn (three rows of n_embd a token, in that order)
+     bx = B * x
+     y[t] = C[t] * sum_i w[i] bx[t - (l_cache - 1) + i]   (per channel)
+     s->x += out_proj y
+   the inputs before the pass from the layer's state (its last l_cache - 1
+   rows of bx, recurrent.h), the taps summed oldest first as the
+   reference's convolution does. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "forward.h"
+#include "matmul.h"
+#include "recurrent.h"
+#include "shortconv.h"
+
+typedef struct {
+    const ember_shortconv *x;
+    const float *st;            /* the layer's state: its last l_cache - 1 rows of bx, oldest first */
+} sc_args;
+
+/* bx of tokens [t0, t1) */
+static void gate_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ctx, (void)ith;
+    const int E = s->m->info.n_embd;
+    for (int t = t0; t < t1; t++) {
+        const float *bcx = s->sc_bcx + (size_t)t * 3 * E;
+        float *bx = s->sc_bx + (size_t)t * E;
+        for (int c = 0; c < E; c++) bx[c] = bcx[c] * bcx[2 * E + c];
+    }
+}
+
+/* y of tokens [t0, t1): the convolution over bx, gated by C */
+static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const sc_args *a = ctx;
+    const int E = s->m->info.n_embd, K = s->m->sc_lcache;
+    for (int t = t0; t < t1; t++) {
+        float *y = s->sc_y + (size_t)t * E;
+        for (int c = 0; c < E; c++) y[c] = 0.0f;
+        for (int i = 0; i < K; i++) {
+            const int j = t - (K - 1) + i;   /* the input row this tap reads */
+            const float *in = j >= 0 ? s->sc_bx + (size_t)j * E : a->st + (size_t)(K - 1 + j) * E;
+            const float *w = a->x->conv + (size_t)i * E;
+            for (int c = 0; c < E; c++) y[c] = fmaf(in[c], w[c], y[c]);
+        }
+        const float *C = s->sc_bcx + (size_t)t * 3 * E + E;
+        for (int c = 0; c < E; c++) y[c] *= C[c];
+    }
+}
+
+void ember_sc_block(ember_session *s, int l, int n, int skip)
+{
+    const ember_model *m = s->m;
+    const ember_layer *L = &m->layers[l];
+    const ember_shortconv *x = L->sc;
+    const int E = m->info.n_embd;
+    float *st = s->rec_state + x->state_off;
+    ember_fw_norm_rows(s, s->xn, s->x, L->attn_norm, n);
+    ember_mm_act_dirty(s);
+    ember_mm(s, &x->in, s->sc_bcx, s->xn, n);
+    ember_fw_tokens(s, n, gate_tokens, NULL);
+    sc_args a = {x, st};
+    ember_fw_tokens(s, n, conv_tokens, &a);
+    ember_rec_conv_shift(st, s->sc_bx, n, m->sc_lcache - 1, E);
+    /* the last layer of a prompt pass: only the output rows go on */
+    if (skip > 0) {
+        memmove(s->sc_y, s->sc_y + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
+        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
+        n -= skip;
+        if (n == 0) return;
+    }
+    ember_mm_act_dirty(s);
+    ember_mm(s, &x->out, s->xn, s->sc_y, n);
+    ember_fw_residual(s, n, NULL, NULL);
+}
