@@ -263,6 +263,10 @@ int main(int argc, char **argv)
            experts and a shared one */
         {"tiny-deepseek2", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 36, 0},
         {"tiny-deepseek2", "Q4_K_M", {EMBER_Q4_K, EMBER_F32}, 36, 0},
+        /* lfm2: short convolutions (in_proj packed as q, k and v) around an
+           attention layer; the convolution's state carried across passes */
+        {"tiny-lfm2", "Q8_0", {EMBER_Q8_0}, 23, 0},
+        {"tiny-lfm2", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 23, 0},
     };
     int bad = 0;
     for (int n = 1; n <= 4 * EMBER_UBATCH + 3; n++) {

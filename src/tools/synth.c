@@ -124,12 +124,32 @@ static const shape shapes[] = {
        experts of 128, 2 a token, and a shared one */
     {"tiny-deepseek2", "deepseek2", 256, 3, 4, 1, 512, 0, 2048, 10000.0, 1e-6, false, false, false, 0, 64, 0, false,
      false, 0, 0, 0, 0, 0, 8, 2, 128, false},
+    /* lfm2 at tiny size: 4 layers, short convolutions of width 3 but in
+       layer 2 (attention, 4 heads over 2 KV heads, per-head Q/K norms) */
+    {"tiny-lfm2", "lfm2", 256, 4, 4, 2, 512, 0, 2048, 1000000.0, 1e-5, true, false, false, 0, 0, 0, false, false, 0, 0,
+     0, 0, 0, 0, 0, 0, false},
+    /* LFM2-1.2B: 16 layers, 6 of them attention (32 heads of 64, 8 KV
+       heads), the rest short convolutions of width 3; FFN 8192, vocabulary
+       65536, tied */
+    {"lfm2-1.2b", "lfm2", 2048, 16, 32, 8, 8192, 65536, 128000, 1000000.0, 1e-5, true, false, false, 0, 0, 0, false,
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* DeepSeek-V2-Lite: 27 layers of 16 heads (128 + 64 rope, values of
        128) over a 512 latent, Q straight from attn_q; a dense first layer
        of 10944, then 64 experts of 1408, 6 a token, and 2 shared; YaRN x40
        from 4096 */
     {"deepseek-v2-lite", "deepseek2", 2048, 27, 16, 1, 10944, 102400, 163840, 10000.0, 1e-6, false, false, false, 0,
      64, 0, false, false, 0, 0, 0, 0, 0, 64, 6, 1408, false},
+};
+
+/* The lfm2 shapes: the short convolution's width, and which layers attend
+   (a bit a layer; the rest are short convolutions) */
+static const struct {
+    const char *like;
+    int l_cache;
+    unsigned attn;
+} lfm2_shapes[] = {
+    {"tiny-lfm2", 3, 1u << 2},
+    {"lfm2-1.2b", 3, 1u << 2 | 1u << 5 | 1u << 8 | 1u << 10 | 1u << 12 | 1u << 14},
 };
 
 /* The latent attention of the deepseek2 shapes: Q's low-rank width (0:
@@ -512,6 +532,56 @@ static int dn_shape_of(const shape *sh)
     return -1;
 }
 
+static int lfm2_shape_of(const shape *sh)
+{
+    for (int i = 0; i < (int)(sizeof lfm2_shapes / sizeof lfm2_shapes[0]); i++)
+        if (!strcmp(lfm2_shapes[i].like, sh->like)) return i;
+    return -1;
+}
+
+/* lfm2's tensors: per layer its operator norm, a short convolution or
+   attention with per-head Q/K norms, and the FFN under its norm; the
+   output norm named token_embd_norm, the LM head tied. */
+static int build_lfm2(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int li = lfm2_shape_of(sh);
+    const int E = sh->n_embd, L = sh->n_layer, hd = E / sh->n_head, gqa = sh->n_head / sh->n_head_kv;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
+            sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        const bool attn = lfm2_shapes[li].attn >> i & 1;
+        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; bool conv, att; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, true, true},
+            {"shortconv.in_proj.weight", R_OTHER, E, 3 * E, GEN_NORMAL, std, true, false},
+            {"shortconv.conv.weight", R_OTHER, lfm2_shapes[li].l_cache, E, GEN_NORMAL, 0.3f, true, false},
+            {"shortconv.out_proj.weight", R_ATTN_O, E, E, GEN_NORMAL, res_std, true, false},
+            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, GEN_NORMAL, std, false, true},
+            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std, false, true},
+            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std, false, true},
+            {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, false, true},
+            {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, false, true},
+            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, GEN_NORMAL, res_std, false, true},
+            {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, true, true},
+            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std, true, true},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std, true, true},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std, true, true},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            if (attn ? !parts[p].att : !parts[p].conv) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            /* the norms and the convolution's taps stay F32, as the converter keeps them */
+            const bool f32 = !parts[p].out || !strcmp(parts[p].n, "shortconv.conv.weight");
+            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
+            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+    }
+    return add(l, sc, "token_embd_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
+}
+
 static int mla_shape_of(const shape *sh)
 {
     for (int i = 0; i < (int)(sizeof mla_shapes / sizeof mla_shapes[0]); i++)
@@ -628,6 +698,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
     if (sc->sh->g4_period) return build_gemma4(l, sc, fdt, n_vocab, err);
     if (dn_shape_of(sc->sh) >= 0) return build_qwen35(l, sc, fdt, n_vocab, err);
     if (mla_shape_of(sc->sh) >= 0) return build_deepseek2(l, sc, fdt, n_vocab, err);
+    if (lfm2_shape_of(sc->sh) >= 0) return build_lfm2(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -764,7 +835,14 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_f32(w, AK("rope.freq_base_swa"), 10000.0f);
     } else {
         gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
-        gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
+        const int li = lfm2_shape_of(sh);
+        if (li >= 0) {   /* one KV head count a layer: 0 for the short convolutions */
+            int32_t kv[64];
+            for (int i = 0; i < sh->n_layer && i < 64; i++) kv[i] = lfm2_shapes[li].attn >> i & 1 ? sh->n_head_kv : 0;
+            gguf_w_arr(w, AK("attention.head_count_kv"), GGUF_T_I32, kv, (uint64_t)sh->n_layer);
+            gguf_w_u32(w, AK("shortconv.l_cache"), (uint32_t)lfm2_shapes[li].l_cache);
+        } else
+            gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
     }
     gguf_w_u32(w, AK("attention.head_count"), (uint32_t)sh->n_head);
     gguf_w_f32(w, AK("rope.freq_base"), (float)sh->rope_theta);
