@@ -21,8 +21,8 @@
    its reference rows come from ik_llama.cpp with grouped_expert_routing
    on, which its default leaves off, choosing among all experts as the
    model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window)
-   and lfm2 (LFM2's short convolutions beside attention; their state
-   carried across passes of 2) against f64 numpy readings of llama.cpp's
+   and lfm2 / lfm2moe (LFM2's short convolutions beside attention, their
+   state carried across passes of 2; LFM2-8B-A1B's experts) against f64 numpy readings of llama.cpp's
    graphs (tests/ref/, as the reference has neither),
    and deepseek2's latent attention in both
    file forms (attn_kv_b, and attn_k_b / attn_v_b with one KV head; the
@@ -140,6 +140,9 @@ static const vcase cases[] = {
     {"lfm2", "lfm2",
      "lfm2 (LFM2): short convolutions of width 3 in layers 0, 1, 3 and 4 (head_count_kv 0), attention with per-head "
      "Q/K norms in layer 2, the output norm named token_embd_norm, a tied LM head", 5, 0},
+    {"lfm2moe", "lfm2moe",
+     "lfm2moe (LFM2-8B-A1B's form): lfm2's layers, a dense first FFN, then 8 experts chosen by sigmoid plus exp_probs_b, "
+     "always renormalised", 5, 0},
     {"deepseek2-lite", "deepseek2",
      "deepseek2 (V2-Lite's form, 27 layers): latent attention with Q straight and attn_kv_b (heads 32 + 64 rope, V 24, "
      "latent 512), YaRN x4 with its mscale, a dense first layer, then 8 experts softmax-routed (no gating key) x1.5, "
@@ -376,7 +379,7 @@ static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
 /* One lfm2 layer: its operator norm, then a short convolution (in_proj,
    its width-3 taps, out_proj) or attention with per-head Q/K norms, then
    the FFN under its norm */
-static void lfm2_layer(gguf_writer *w, int l, bool conv, int H, int HKV, int d, int FF)
+static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HKV, int d, int FF)
 {
     char t[96];
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
@@ -397,9 +400,20 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, int H, int HKV, int d, 
         mat(w, T("attn_output.weight"), H * d, E);
     }
     vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
-    mat(w, T("ffn_gate.weight"), E, FF);
-    mat(w, T("ffn_up.weight"), E, FF);
-    mat(w, T("ffn_down.weight"), FF, E);
+    if (moe) {   /* an F32 router, 8 experts of 40, a selection bias */
+        float r[E * 8];
+        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+        int64_t ne[2] = {E, 8};
+        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);
+    } else {
+        mat(w, T("ffn_gate.weight"), E, FF);
+        mat(w, T("ffn_up.weight"), E, FF);
+        mat(w, T("ffn_down.weight"), FF, E);
+    }
 #undef T
 }
 
@@ -438,7 +452,7 @@ static int write_model(const vcase *c, const char *path)
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
     const bool ds = !strcmp(a, "deepseek2"), ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
     const bool olmo = !strcmp(a, "olmo2"), olmo3 = olmo && !strcmp(c->name, "olmo3-swa");
-    const bool lfm = !strcmp(a, "lfm2");
+    const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -465,6 +479,13 @@ static int write_model(const vcase *c, const char *path)
         int32_t kv[5] = {0, 0, HKV, 0, 0};
         gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
         gguf_w_u32(w, KEY("shortconv.l_cache"), 3);
+        if (lfm_moe) {
+            gguf_w_u32(w, KEY("expert_count"), 8);
+            gguf_w_u32(w, KEY("expert_used_count"), 3);
+            gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+            gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
+            gguf_w_u32(w, KEY("expert_gating_func"), 2);
+        }
     } else
         gguf_w_u32(w, KEY("attention.head_count_kv"), ds ? (ds_lite ? (uint32_t)H : 1) : (uint32_t)HKV);
     gguf_w_u32(w, KEY("context_length"), 4096);
@@ -670,7 +691,7 @@ static int write_model(const vcase *c, const char *path)
             continue;
         }
         if (lfm) {
-            lfm2_layer(w, l, l != 2, H, HKV, d, FF);
+            lfm2_layer(w, l, l != 2, lfm_moe && l > 0, H, HKV, d, FF);
             continue;
         }
         vec(w, T("attn_norm.weight", l), E, 1.0f, 0.1f);
@@ -1111,7 +1132,7 @@ int main(void)
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
-                               !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "lfm2") ? 3 : 2;
+                               !strcmp(cases[c].arch, "deepseek2") || !strncmp(cases[c].arch, "lfm2", 4) ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
             const char *sn = passes[pi].label;

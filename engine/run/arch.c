@@ -124,6 +124,11 @@ static const ember_arch_desc archs[] = {
     /* LFM2 (Liquid): gated short convolutions in most layers, attention
        with per-head Q/K norms in the rest (those with KV heads), NEOX rope */
     {"lfm2", ARCH_QK_NORM | ARCH_SHORTCONV, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* LFM2's mixture (LFM2-8B-A1B): leading dense layers, then experts
+       chosen by the file's gating function plus exp_probs_b, their weights
+       always renormalised and never scaled, as the reference routes them */
+    {"lfm2moe", ARCH_QK_NORM | ARCH_SHORTCONV | ARCH_MOE | ARCH_ROUTING_KEYS | ARCH_MOE_ALWAYS_NORM, ROPE_NEOX, FFN_SWIGLU,
+     ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Ling / Ring mini 2.0 (bailingmoe2): Q/K/V in one matrix, Q/K norms,
        partial NEOX rope, leading dense layers, then glm4moe's routing
        limited to the best expert groups (expert_group_count), as the model

@@ -74,6 +74,9 @@ enum {
 /* layers whose head_count_kv is 0 are gated short convolutions instead
    of attention (shortconv.c); the output norm is named token_embd_norm (LFM2) */
 #define ARCH_SHORTCONV (1ull << 36)
+/* with ARCH_ROUTING_KEYS: the chosen experts' weights renormalised
+   whatever expert_weights_norm says (LFM2's MoE) */
+#define ARCH_MOE_ALWAYS_NORM (1ull << 37)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

@@ -265,7 +265,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2, lfm2moe)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     ember_mla_shape mla = {0};
@@ -397,7 +397,8 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
                 return ember_seterr(err, "%s: %d experts do not split into %d groups of which %d can hold the %d chosen",
                                     info->arch, info->n_expert, m->moe_groups, m->moe_groups_used, info->n_expert_used);
             snprintf(nk, sizeof nk, "%s.expert_weights_norm", info->arch);
-            m->moe_norm = gguf_get_bool(f, nk, &norm) && norm;   /* the reference's default: as they are */
+            m->moe_norm = (gguf_get_bool(f, nk, &norm) && norm) ||   /* the reference's default: as they are */
+                          arch->flags & ARCH_MOE_ALWAYS_NORM;
         }
         switch (arch->att_scale) {
         case ATT_SCALE_SCORES: case ATT_SCALE_NONE: m->q_scale = 1.0f; break;

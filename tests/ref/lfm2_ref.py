@@ -5,6 +5,9 @@
 # the causal depthwise conv of width l_cache over the rows of bx, oldest tap first;
 # out_proj y) or attention (per-head RMSNorm of Q and K, NEOX rope, 1/sqrt(hd));
 # x += that; x += ffn(RMSNorm(x) * ffn_norm); then token_embd_norm and the tied head.
+# lfm2moe: after leading_dense_block_count dense FFNs, experts: p = sigmoid(router h)
+# (its gating func 2), the expert_used_count best of p + exp_probs_b, weighed by their p
+# renormalised; their SwiGLU outputs summed.
 # usage: GGUF_PY=DIR python3 lfm2_ref.py MODEL.gguf IDS OUT.f32  (DIR: gguf-py of a llama.cpp tree)
 import sys, math, os
 sys.path.insert(0, os.environ.get('GGUF_PY', '/work/ref/ik_llama.cpp/gguf-py'))
@@ -12,10 +15,11 @@ import numpy as np
 from gguf import GGUFReader
 r = GGUFReader(sys.argv[1])
 T = {t.name: np.array(t.data, dtype=np.float64) for t in r.tensors}
+A = bytes(r.fields['general.architecture'].parts[-1]).decode()   # lfm2, or lfm2moe
 def kv(k, d=None):
-    f = r.fields.get('lfm2.' + k)
+    f = r.fields.get(A + '.' + k)
     return d if f is None else f.parts[f.data[0]][0]
-f = r.fields['lfm2.attention.head_count_kv']
+f = r.fields[A + '.attention.head_count_kv']
 KV = [int(f.parts[i][0]) for i in f.data]
 E = int(kv('embedding_length')); H = int(kv('attention.head_count')); L = int(kv('block_count'))
 eps = float(kv('attention.layer_norm_rms_epsilon')); base = float(kv('rope.freq_base', 10000.0))
@@ -52,6 +56,17 @@ for l in range(L):
         o = np.einsum('hts,shd->thd', sc, v).reshape(n, H * hd) @ T[p + 'attn_output.weight'].T
     x = x + o
     g = rms(x, T[p + 'ffn_norm.weight'])
-    x = x + (silu(g @ T[p + 'ffn_gate.weight'].T) * (g @ T[p + 'ffn_up.weight'].T)) @ T[p + 'ffn_down.weight'].T
+    if p + 'ffn_gate_inp.weight' in T:
+        pr = 1 / (1 + np.exp(-(g @ T[p + 'ffn_gate_inp.weight'].T)))
+        G, U, D, bias = T[p + 'ffn_gate_exps.weight'], T[p + 'ffn_up_exps.weight'], T[p + 'ffn_down_exps.weight'], T[p + 'exp_probs_b.bias']
+        NU = int(kv('expert_used_count')); y = np.zeros_like(g)
+        for t in range(n):
+            sel = np.argsort(-(pr[t] + bias), kind='stable')[:NU]
+            wsum = pr[t][sel].sum()
+            for e in sel:
+                y[t] += pr[t, e] / wsum * ((silu(G[e] @ g[t]) * (U[e] @ g[t])) @ D[e].T)
+        x = x + y
+    else:
+        x = x + (silu(g @ T[p + 'ffn_gate.weight'].T) * (g @ T[p + 'ffn_up.weight'].T)) @ T[p + 'ffn_down.weight'].T
 out = rms(x, T['token_embd_norm.weight']) @ T['token_embd.weight'].T
 open(sys.argv[3], 'wb').write(out.astype(np.float32).tobytes())
