@@ -20,8 +20,8 @@
    bailingmoe2 (the same routing limited to the best groups of experts:
    its reference rows come from ik_llama.cpp with grouped_expert_routing
    on, which its default leaves off, choosing among all experts as the
-   model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window)
-   and lfm2 / lfm2moe (LFM2's short convolutions beside attention, their
+   model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window),
+   starcoder2 and lfm2 / lfm2moe (LFM2's short convolutions beside attention, their
    state carried across passes of 2; LFM2-8B-A1B's experts) against f64 numpy readings of llama.cpp's
    graphs (tests/ref/, as the reference has neither),
    and deepseek2's latent attention in both
@@ -137,6 +137,9 @@ static const vcase cases[] = {
     {"olmo3-swa", "olmo2",
      "olmo2 (OLMo 3): window 5 on three layers of four (sliding_window_pattern 4), the global layers YaRN x4, the "
      "sliding ones plain", 4, 0},
+    {"starcoder2", "starcoder2",
+     "starcoder2 (StarCoder 2): LayerNorm with biases (eps 0.05), Q/K/V and output biases, NEOX rope, an ungated GELU "
+     "FFN with biases, a biased output norm, the LM head tied", 0, 0},
     {"lfm2", "lfm2",
      "lfm2 (LFM2): short convolutions of width 3 in layers 0, 1, 3 and 4 (head_count_kv 0), attention with per-head "
      "Q/K norms in layer 2, the output norm named token_embd_norm, a tied LM head", 5, 0},
@@ -417,6 +420,31 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
 #undef T
 }
 
+/* One starcoder2 layer: biased LayerNorms, Q/K/V and output with biases,
+   an ungated GELU FFN with biases */
+static void starcoder2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+    vec(w, T("attn_norm.bias"), E, 0.0f, 0.3f);
+    mat(w, T("attn_q.weight"), E, H * d);
+    mat(w, T("attn_k.weight"), E, HKV * d);
+    mat(w, T("attn_v.weight"), E, HKV * d);
+    vec(w, T("attn_q.bias"), H * d, 0.0f, 0.5f);
+    vec(w, T("attn_k.bias"), HKV * d, 0.0f, 0.5f);
+    vec(w, T("attn_v.bias"), HKV * d, 0.0f, 0.5f);
+    mat(w, T("attn_output.weight"), H * d, E);
+    vec(w, T("attn_output.bias"), E, 0.0f, 0.5f);
+    vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
+    vec(w, T("ffn_norm.bias"), E, 0.0f, 0.3f);
+    mat(w, T("ffn_up.weight"), E, FF);
+    vec(w, T("ffn_up.bias"), FF, 0.0f, 0.5f);
+    mat(w, T("ffn_down.weight"), FF, E);
+    vec(w, T("ffn_down.bias"), E, 0.0f, 0.5f);
+#undef T
+}
+
 /* One olmo2 layer: Q/K/V, Q and K norms as wide as their projections,
    the output and the FFN, the two post norms; no pre-norms */
 static void olmo2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF)
@@ -453,6 +481,7 @@ static int write_model(const vcase *c, const char *path)
     const bool ds = !strcmp(a, "deepseek2"), ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
     const bool olmo = !strcmp(a, "olmo2"), olmo3 = olmo && !strcmp(c->name, "olmo3-swa");
     const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
+    const bool sc2 = !strcmp(a, "starcoder2");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -540,6 +569,7 @@ static int write_model(const vcase *c, const char *path)
             gguf_w_bool(w, KEY("expert_weights_norm"), true);
         }
     }
+    if (sc2) gguf_w_f32(w, KEY("attention.layer_norm_epsilon"), 0.05f);
     if (olmo3) {
         gguf_w_u32(w, KEY("attention.sliding_window"), 5);
         gguf_w_u32(w, KEY("attention.sliding_window_pattern"), 4);
@@ -664,7 +694,7 @@ static int write_model(const vcase *c, const char *path)
     }
     mat(w, "token_embd.weight", E, V);
     vec(w, lfm ? "token_embd_norm.weight" : "output_norm.weight", E, 1.0f, 0.1f);
-    if (st) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
+    if (st || sc2) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
     /* the reference requires it for phi3, gpt-oss and internlm2 */
     if (phi || oss || st || p2 || bl || ds || olmo || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
     if (p2) {
@@ -688,6 +718,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (olmo) {
             olmo2_layer(w, l, H, HKV, d, FF);
+            continue;
+        }
+        if (sc2) {
+            starcoder2_layer(w, l, H, HKV, d, FF);
             continue;
         }
         if (lfm) {

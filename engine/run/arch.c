@@ -91,6 +91,11 @@ static const ember_arch_desc archs[] = {
     /* StableLM 2 (and 3B-4E1T): LayerNorm with biases, partial rotary,
        optional Q/K/V biases, parallel blocks where there is no ffn_norm */
     {"stablelm", ARCH_LAYERNORM | ARCH_PARALLEL_MAY, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* StarCoder 2 (and Granite code models of its layout): LayerNorm with
+       biases, Q/K/V biases where the file has them, the output's bias, NEOX
+       rope, an ungated GELU FFN with biases, the LM head tied when the
+       file has none */
+    {"starcoder2", ARCH_LAYERNORM | ARCH_O_BIAS, ROPE_NEOX, FFN_GELU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     {"gemma", ARCH_FREE_HEAD_DIM | ARCH_EMBD_SCALE, ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
     /* Phi-2: LayerNorm with biases, attention and FFN in parallel on one
        norm, Q/K/V fused (or apart) with biases, partial NEOX rope, Q
