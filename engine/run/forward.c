@@ -328,10 +328,17 @@ static void att_run(void *ctx, int ith, int nth)
     }
 }
 
-void ember_fw_attend(ember_session *s, int l, int n, int pos0)
+int ember_fw_attend(ember_session *s, int l, int n, int pos0, int skip, int HQ)
 {
+    if (skip > 0) {
+        ember_fw_drop_rows(s, HQ, n, skip);
+        n -= skip;
+        pos0 += skip;
+        if (n == 0) return 0;
+    }
     att_job aj = {s, l, n, pos0};
     ember_pool_run(s->pool, att_run, &aj);
+    return n;
 }
 
 /* The gated FFN's activation by arch.h's ember_ffn_act: g = act(g) * u. */
@@ -728,13 +735,7 @@ static void attention(ember_session *s, int l, int n, int pos0, int skip)
     }
     qk_args qa = {l, pos0, ember_fw_rope_table(s, &L->rope, pos0, n)};
     ember_fw_tokens(s, n, qk_tokens, &qa);
-    if (skip > 0) {
-        ember_fw_drop_rows(s, HQ, n, skip);
-        n -= skip;
-        pos0 += skip;
-        if (n == 0) return;
-    }
-    ember_fw_attend(s, l, n, pos0);
+    if ((n = ember_fw_attend(s, l, n, pos0, skip, HQ)) == 0) return;
     if (s->qgate) ember_fw_tokens(s, n, qgate_apply_tokens, &HQ);
     ember_mm(s, &L->wo, s->xn, s->att, n);
     if (L->bo) ember_fw_add_bias(s, s->xn, L->bo, m->info.n_embd, (size_t)m->info.n_embd, n);

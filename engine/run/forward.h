@@ -36,11 +36,12 @@ void ember_fw_glu(ember_session *s, float *g, const float *u, int width, size_t 
    [token][n_rot / 2]); K and V rows of KV head h at pos into layer l's
    cache; s->q's rows (HQ wide) and the stream's from skip on moved to row
    0 (the last layer's unread rows); the attention of n queries in s->q
-   (n_head x head_dim a token) over the cache into s->att. */
+   (n_head x head_dim a token) over the cache into s->att, the first skip
+   rows dropped before it (ember_fw_drop_rows): the rows left (0: none). */
 const struct ember_rope_table *ember_fw_rope_table(ember_session *s, const ember_rope_cfg *rc, int pos0, int n);
 void ember_fw_kv_write(ember_session *s, int l, int h, int pos, const float *k, const float *v);
 void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip);
-void ember_fw_attend(ember_session *s, int l, int n, int pos0);
+int ember_fw_attend(ember_session *s, int l, int n, int pos0, int skip, int HQ);
 
 /* Work on tokens [t0, t1) of a pass, on pool thread ith */
 typedef void (*ember_tok_fn)(ember_session *s, const void *ctx, int t0, int t1, int ith);

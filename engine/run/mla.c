@@ -128,13 +128,7 @@ void ember_mla_block(ember_session *s, int l, int n, int pos0, int skip)
     heads_mm(s, x->k_b, s->mla_hy, s->mla_hx, nh, n);
     /* the absorbed queries after each head's rope part */
     copy_heads(s, n, s->mla_hy, s->q, d->kv_lora, L->head_dim, d->rope, false);
-    if (skip > 0) {
-        ember_fw_drop_rows(s, HQ, n, skip);
-        n -= skip;
-        pos0 += skip;
-        if (n == 0) return;
-    }
-    ember_fw_attend(s, l, n, pos0);
+    if ((n = ember_fw_attend(s, l, n, pos0, skip, HQ)) == 0) return;
     /* the heads' outputs over the rows' latent part, through v_b, as
        attn_output's input rows */
     copy_heads(s, n, s->mla_hx, s->att, d->kv_lora, L->head_dim, d->rope, true);

@@ -525,19 +525,19 @@ static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, e
     return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
 }
 
-static int dn_shape_of(const shape *sh)
+/* sh's row in a table of n rows (stride bytes apart) whose first field is
+   the shape's name, or -1: the tables that add to a shape (dn_shapes,
+   mla_shapes, lfm2_shapes) */
+static int row_of(const void *table, size_t stride, size_t n, const shape *sh)
 {
-    for (int i = 0; i < (int)(sizeof dn_shapes / sizeof dn_shapes[0]); i++)
-        if (!strcmp(dn_shapes[i].like, sh->like)) return i;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(*(const char *const *)(const void *)((const char *)table + i * stride), sh->like)) return (int)i;
     return -1;
 }
 
-static int lfm2_shape_of(const shape *sh)
-{
-    for (int i = 0; i < (int)(sizeof lfm2_shapes / sizeof lfm2_shapes[0]); i++)
-        if (!strcmp(lfm2_shapes[i].like, sh->like)) return i;
-    return -1;
-}
+static int dn_shape_of(const shape *sh) { return row_of(dn_shapes, sizeof dn_shapes[0], sizeof dn_shapes / sizeof dn_shapes[0], sh); }
+
+static int lfm2_shape_of(const shape *sh) { return row_of(lfm2_shapes, sizeof lfm2_shapes[0], sizeof lfm2_shapes / sizeof lfm2_shapes[0], sh); }
 
 /* lfm2's tensors: per layer its operator norm, a short convolution or
    attention with per-head Q/K norms, and the FFN under its norm; the
@@ -582,12 +582,7 @@ static int build_lfm2(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, emb
     return add(l, sc, "token_embd_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
 }
 
-static int mla_shape_of(const shape *sh)
-{
-    for (int i = 0; i < (int)(sizeof mla_shapes / sizeof mla_shapes[0]); i++)
-        if (!strcmp(mla_shapes[i].like, sh->like)) return i;
-    return -1;
-}
+static int mla_shape_of(const shape *sh) { return row_of(mla_shapes, sizeof mla_shapes[0], sizeof mla_shapes / sizeof mla_shapes[0], sh); }
 
 /* deepseek2's tensors: latent attention (attn_q or the attn_q_a / _b
    pair, attn_kv_a_mqa, per-head attn_k_b and attn_v_b), then a dense FFN
