@@ -169,6 +169,9 @@ static int g_groups;
 /* mla_refusals: a broken deepseek2 file (1: key_length_mla 64, 2:
    attn_k_b a head short, 3: no kv_lora_rank; 0: none) */
 static int g_ds_bad;
+/* lfm2_refusals: a broken lfm2 file (1: no l_cache, 2: l_cache 1, 3: taps
+   of width 4 for an l_cache of 3; 0: none) */
+static int g_lfm2_bad;
 /* q35_refusals: a broken delta-net header (0: the good value) */
 static int g_q35_inner, g_q35_rank, g_q35_no_conv;
 
@@ -391,7 +394,7 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
         mat(w, T("shortconv.in_proj.weight"), E, 3 * E);
         float taps[3 * E];   /* [channel][tap], the oldest input's tap first, as converters write it */
         for (int i = 0; i < 3 * E; i++) taps[i] = rnd() * 0.8f;
-        int64_t ne[2] = {3, E};
+        int64_t ne[2] = {g_lfm2_bad == 3 ? 4 : 3, g_lfm2_bad == 3 ? 3 * E / 4 : E};
         gguf_w_tensor(w, T("shortconv.conv.weight"), EMBER_F32, 2, ne, taps, sizeof taps);
         mat(w, T("shortconv.out_proj.weight"), E, E);
     } else {
@@ -507,7 +510,7 @@ static int write_model(const vcase *c, const char *path)
     if (lfm) {   /* one KV head count a layer: 0 for the short convolutions */
         int32_t kv[5] = {0, 0, HKV, 0, 0};
         gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
-        gguf_w_u32(w, KEY("shortconv.l_cache"), 3);
+        if (g_lfm2_bad != 1) gguf_w_u32(w, KEY("shortconv.l_cache"), g_lfm2_bad == 2 ? 1 : 3);
         if (lfm_moe) {
             gguf_w_u32(w, KEY("expert_count"), 8);
             gguf_w_u32(w, KEY("expert_used_count"), 3);
@@ -1109,6 +1112,28 @@ static void mla_refusals(const char *path)
     g_ds_bad = 0;
 }
 
+/* lfm2 files whose short convolutions cannot be run: refused naming what
+   is wrong */
+static void lfm2_refusals(const char *path)
+{
+    static const struct { int bad; const char *needle, *what; } bad[] = {
+        {1, "shortconv.l_cache' is missing", "no convolution width"},
+        {2, "shortconv.l_cache' = 1 is outside", "a convolution of width 1"},
+        {3, "blk.0.shortconv.conv.weight' has shape", "taps for a width other than the file's"},
+    };
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "lfm2")) c = cases[i];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        g_lfm2_bad = bad[i].bad;
+        ember_err err = {{0}};
+        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
+        tap_ok(!m && strstr(err.msg, bad[i].needle), "lfm2 with %s is refused: %s", bad[i].what, err.msg);
+        ember_model_free(m);
+    }
+    g_lfm2_bad = 0;
+}
+
 /* Granite's residual_scale multiplies each branch before its add: on
    a file with residual_scale 2 the logits are those of residual_scale 1
    with the branch matrices doubled (a power of two: every product and sum
@@ -1204,6 +1229,7 @@ int main(void)
     dn_rewind(path, "lfm2");   /* the short convolutions' state */
     q35_refusals(path);
     mla_refusals(path);
+    lfm2_refusals(path);
     mtp_skipped(path);
     groups_refused(path);
     moe_equals_dense(path);

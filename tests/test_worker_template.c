@@ -144,14 +144,14 @@ static void qwen3(void)
     ember_worker_free(w);
 }
 
-/* A recurrent model (tiny-qwen35, written with qwen3-mini's vocabulary)
+/* A recurrent model (tiny-qwen35, tiny-lfm2: written with qwen3-mini's vocabulary)
    under a template whose generation prompt opens the thinking, which the
    next turn's rendering of that reply does not repeat: the next turn
    diverges inside the generation prompt, where the state has no copy.
    The worker prefills the history and the generation prompt apart, so
    the last prefill of a turn is the generation prompt alone (not the
    whole prompt: the state went back to the history's end). */
-static void recurrent(void)
+static void recurrent(const char *like)
 {
     char vocab[1024], model[] = "/tmp/ember-wt-XXXXXX", tmpl[] = "/tmp/ember-wt-tmpl-XXXXXX";
     const char *bin = getenv("EMBER_BIN");
@@ -168,11 +168,11 @@ static void recurrent(void)
     close(fd);
     close(fdt);
     char cmd[3072];
-    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like tiny-qwen35 --vocab '%s' --chat-template '%s' --threads 1", bin,
-             model, vocab, tmpl);
+    snprintf(cmd, sizeof cmd, "'%s' synth -q -o '%s' --like %s --vocab '%s' --chat-template '%s' --threads 1", bin,
+             model, like, vocab, tmpl);
     turn t = {0};
     ember_worker *w = wrote && system(cmd) == 0 ? start_path(model, &t) : NULL;
-    if (!tap_ok(w != NULL, "tiny-qwen35 with qwen3-mini's vocabulary and a thinking template loads")) {
+    if (!tap_ok(w != NULL, "%s with qwen3-mini's vocabulary and a thinking template loads", like)) {
         tap_skip("no model");
         unlink(model), unlink(tmpl);
         return;
@@ -186,8 +186,8 @@ static void recurrent(void)
     ember_worker_generate(w, m2, 3);
     wait_for(w, &t, EMBER_EV_DONE, 60000);
     tap_ok(t.n_errors == 0 && t.total > 0 && t.final.n_prompt > 0 && t.final.n_prompt < t.total - 4,
-           "the second turn's last prefill is the generation prompt (%d of %d tokens), the history prefilled before it",
-           t.final.n_prompt, t.total);
+           "%s: the second turn's last prefill is the generation prompt (%d of %d tokens), the history prefilled "
+           "before it", like, t.final.n_prompt, t.total);
     ember_worker_free(w);
     unlink(model);
     unlink(tmpl);
@@ -197,6 +197,7 @@ int main(void)
 {
     chat_mini();
     qwen3();
-    recurrent();
+    recurrent("tiny-qwen35");   /* the delta-net's state */
+    recurrent("tiny-lfm2");     /* the short convolutions' */
     return tap_done();
 }
