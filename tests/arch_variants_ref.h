@@ -3,7 +3,7 @@
    prompt as one batch then each forced id, 1 thread, n_ctx 512, F16 KV
    cache, flash attention; (NP + NF) rows of V logits per case.  The olmo2,
    starcoder2 and lfm2 rows (ik_llama.cpp has no olmo2 and lfm2, and stops on
-   this starcoder2 file) come from tests/ref/*_ref.py, f64 numpy readings
+   this starcoder2 file) come from the scripts in tests/ref, f64 numpy readings
    of llama.cpp's graphs, on the same files. */
 static const float arch_variants_ref[][(NP + NF) * V] = {
     { /* llama-linear4 */
