@@ -1090,48 +1090,49 @@ static void q35_refusals(const char *path)
     g_q35_inner = g_q35_rank = g_q35_no_conv = 0;
 }
 
-/* deepseek2 files whose latent attention cannot be run: refused with a
-   message naming what is wrong, not read out of bounds */
+/* A broken file of case NAME per row of bad: *knob set to the row's
+   fault while the file is written, the open refused with a message
+   naming it (needle), not read out of bounds */
+typedef struct {
+    int bad;
+    const char *needle, *what;
+} refusal;
+
+static void refusals(const char *path, const char *name, int *knob, const refusal *bad, size_t n)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, name)) c = cases[i];
+    for (size_t i = 0; i < n; i++) {
+        *knob = bad[i].bad;
+        ember_err err = {{0}};
+        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
+        tap_ok(!m && strstr(err.msg, bad[i].needle), "%s with %s is refused: %s", c.arch, bad[i].what, err.msg);
+        ember_model_free(m);
+    }
+    *knob = 0;
+}
+
+/* deepseek2 files whose latent attention cannot be run */
 static void mla_refusals(const char *path)
 {
-    static const struct { int bad; const char *needle, *what; } bad[] = {
+    static const refusal bad[] = {
         {1, "no part without rope", "a query head no wider than its rope part (key_length_mla 64)"},
         {2, "blk.0.attn_k_b.weight' has shape", "an attn_k_b one head short"},
         {3, "kv_lora_rank' is missing", "no kv_lora_rank"},
     };
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "deepseek2-v3")) c = cases[i];
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        g_ds_bad = bad[i].bad;
-        ember_err err = {{0}};
-        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
-        tap_ok(!m && strstr(err.msg, bad[i].needle), "deepseek2 with %s is refused: %s", bad[i].what, err.msg);
-        ember_model_free(m);
-    }
-    g_ds_bad = 0;
+    refusals(path, "deepseek2-v3", &g_ds_bad, bad, sizeof bad / sizeof bad[0]);
 }
 
-/* lfm2 files whose short convolutions cannot be run: refused naming what
-   is wrong */
+/* lfm2 files whose short convolutions cannot be run */
 static void lfm2_refusals(const char *path)
 {
-    static const struct { int bad; const char *needle, *what; } bad[] = {
+    static const refusal bad[] = {
         {1, "shortconv.l_cache' is missing", "no convolution width"},
         {2, "shortconv.l_cache' = 1 is outside", "a convolution of width 1"},
         {3, "blk.0.shortconv.conv.weight' has shape", "taps for a width other than the file's"},
     };
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "lfm2")) c = cases[i];
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        g_lfm2_bad = bad[i].bad;
-        ember_err err = {{0}};
-        ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
-        tap_ok(!m && strstr(err.msg, bad[i].needle), "lfm2 with %s is refused: %s", bad[i].what, err.msg);
-        ember_model_free(m);
-    }
-    g_lfm2_bad = 0;
+    refusals(path, "lfm2", &g_lfm2_bad, bad, sizeof bad / sizeof bad[0]);
 }
 
 /* Granite's residual_scale multiplies each branch before its add: on
