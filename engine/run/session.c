@@ -198,7 +198,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         ember_session_free(s);
         return NULL;
     }
-    /* the delta-net state and its copies stand where a KV cache would */
+    /* the recurrent state and its copies stand where a KV cache would */
     s->kv_bytes = (s->vcache ? 2 : 1) * kvn + ember_rec_session_bytes(m);
     s->st.strategy = running_strategy(m);
     s->st.n_ctx = n_ctx;
