@@ -23,6 +23,8 @@
 
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "deltanet.h"
 #include "deltarule.h"
@@ -30,6 +32,8 @@
 #include "matmul.h"
 #include "recurrent.h"
 #include "refnum.h"
+#include "bind.h"
+#include "plan.h"
 
 static float *layer_state(const ember_session *s, const ember_deltanet *x)
 {
@@ -203,4 +207,78 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     ember_mm_act_dirty(s);
     ember_mm(s, &x->out, s->xn, s->dn_o, n);
     ember_fw_residual(s, n, NULL, NULL);
+}
+
+/* ---- binding: the layer kind's tensors from the file ---- */
+
+/* A delta-net layer's matrices (bound or not) into ws: how many */
+int ember_dn_weights(ember_deltanet *x, ember_weight *ws[DN_WEIGHTS])
+{
+    ember_weight *all[DN_WEIGHTS] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
+    memcpy(ws, all, sizeof all);
+    return DN_WEIGHTS;
+}
+
+/* Layer l's delta-net tensors (model.h, ember_deltanet) */
+int ember_dn_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    ember_dn_shape *d = &m->dn;
+    const int64_t E = m->info.n_embd;
+    char nm[96];
+    int rc = 0;
+    ember_deltanet *x = calloc(1, sizeof *x);
+    if (!(L->dn = x)) return ember_seterr(err, "out of memory");
+    x->state_off = m->rec_floats;
+    m->rec_floats += d->state_floats;
+    const bool first = d->n_layers++ == 0;
+#define DN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
+    /* the output gate z is as wide as V: packed with the V projections */
+    if (gguf_find_tensor(m->f, DN("ssm_in.weight"))) {
+        ember_bind_weight(m, &x->in, nm, E, d->conv_dim + d->value_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+        d->fused_in = true;
+    } else {
+        ember_bind_weight(m, &x->qkv, DN("attn_qkv.weight"), E, d->conv_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+        if (!rc) ember_bind_weight(m, &x->z, DN("attn_gate.weight"), E, d->value_dim, EMBER_PROJ_V, err, &rc);
+    }
+    /* beta and alpha fused: the V heads in Q/K head order, h / ratio (the
+       reference's tiling follows the file's form, one for every layer) */
+    const bool fused_ba = gguf_find_tensor(m->f, DN("ssm_ba.weight")) != NULL;
+    if (first) d->fused_ba = fused_ba;
+    else if (d->fused_ba != fused_ba) rc = ember_seterr(err, "layer %d: ssm_ba in some delta-net layers and not in others", l);
+    if (!rc && fused_ba) {
+        ember_bind_weight(m, &x->ba, DN("ssm_ba.weight"), E, 2 * (int64_t)d->n_v, 0, err, &rc);
+    } else if (!rc) {
+        ember_bind_weight(m, &x->beta, DN("ssm_beta.weight"), E, d->n_v, 0, err, &rc);
+        if (!rc) ember_bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
+    }
+    if (!rc) ember_bind_weight(m, &x->out, DN("ssm_out.weight"), d->value_dim, E, EMBER_PROJ_O, err, &rc);
+    if (!rc) x->conv = ember_load_f32(m, DN("ssm_conv1d.weight"), d->d_conv, d->conv_dim, true, err, &rc);
+    if (!rc) {   /* tap-major, so a tap runs along a token's row of channels */
+        float *tm = malloc((size_t)d->d_conv * (size_t)d->conv_dim * sizeof *tm);
+        if (!tm) return ember_seterr(err, "out of memory");
+        for (int c = 0; c < d->conv_dim; c++)
+            for (int i = 0; i < d->d_conv; i++) tm[(size_t)i * d->conv_dim + c] = x->conv[(size_t)c * d->d_conv + i];
+        free(x->conv);
+        x->conv = tm;
+    }
+    if (!rc) x->dt_bias = ember_load_vec(m, DN("ssm_dt.bias"), d->n_v, true, err, &rc);
+    if (!rc) x->a = ember_load_vec(m, DN("ssm_a"), d->n_v, true, err, &rc);
+    if (!rc) x->norm = ember_load_vec(m, DN("ssm_norm.weight"), d->hd, true, err, &rc);
+#undef DN
+    ember_weight *ws[DN_WEIGHTS];
+    for (int i = 0, nw = ember_dn_weights(x, ws); i < nw && !rc; i++)
+        if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
+    return rc;
+}
+
+void ember_dn_free(ember_deltanet *x)
+{
+    if (!x) return;
+    ember_weight *ws[DN_WEIGHTS];
+    for (int i = 0, nw = ember_dn_weights(x, ws); i < nw; i++) free(ws[i]->f32);
+    free(x->conv);
+    free(x->dt_bias);
+    free(x->a);
+    free(x->norm);
+    free(x);
 }

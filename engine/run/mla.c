@@ -11,11 +11,16 @@
 #include "config.h"
 
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "forward.h"
 #include "matmul.h"
 #include "mla.h"
 #include "refnum.h"
+#include "bind.h"
+#include "dtype.h"
+#include "plan.h"
 
 /* y_h = W_h x_h for the n_head heads, x head-major [head][token][in], y
    [head][token][out].  A prompt runs a product per head; one token's
@@ -137,4 +142,120 @@ void ember_mla_block(ember_session *s, int l, int n, int pos0, int skip)
     ember_mm_act_dirty(s);
     ember_mm(s, &L->wo, s->xn, s->mla_o, n);
     ember_fw_residual(s, n, L->post_attn_norm, NULL);
+}
+
+/* ---- binding: the layer kind's tensors from the file ---- */
+
+/* A latent attention layer's matrices other than the per-head ones
+   (bound or not) into ws: how many */
+int ember_mla_weights(ember_mla *x, ember_weight *ws[MLA_WEIGHTS])
+{
+    ember_weight *all[MLA_WEIGHTS] = {&x->q, &x->q_a, &x->q_b, &x->kv_a};
+    memcpy(ws, all, sizeof all);
+    return MLA_WEIGHTS;
+}
+
+/* A latent attention's per-head slabs: one record of the plan, every
+   slab read by every token */
+static int bind_heads(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n, int proj,
+                      ember_err *err)
+{
+    int rc = ember_bind_slabs(m, out, name, in, rows, n, proj, err);
+    return rc ? rc : ember_plan_heads(m, *out, n, err);
+}
+
+/* attn_kv_b [kv_lora, n_head (nope + v)], each head's K rows then its V
+   rows: the V rows are views of the file's (kv_lora wide, as a product
+   reads them); the K rows run the other way (a query's nope values
+   weigh the rows), so each head's are transposed once into f32 rows of
+   nope, k_bt, the reference deriving its k_b from them as well. */
+static int bind_kv_b(ember_model *m, ember_mla *x, const char *name, ember_err *err)
+{
+    const ember_mla_shape *d = &m->mla;
+    const int nh = m->info.n_head, W = d->nope + d->v;
+    int rc = 0;
+    const gguf_tensor *t = ember_bind_tensor(m, name, d->kv_lora, (int64_t)nh * W, true, err, &rc);
+    if (!t) return rc;
+    const size_t rb = ember_row_bytes(t->type, d->kv_lora);
+    const ember_kernel *k = ember_kernel_find(EMBER_F32, ember_cpu_isa());
+    x->v_b = calloc((size_t)nh, sizeof *x->v_b);
+    x->k_b = calloc((size_t)nh, sizeof *x->k_b);
+    x->k_bt = malloc((size_t)nh * (size_t)d->kv_lora * (size_t)d->nope * sizeof *x->k_bt);
+    float *row = malloc((size_t)d->kv_lora * sizeof *row);
+    if (!x->v_b || !x->k_b || !x->k_bt || !row || !k) {
+        free(row);
+        return ember_seterr(err, k ? "out of memory" : "no F32 kernel available");
+    }
+    for (int h = 0; h < nh; h++) {
+        x->v_b[h] = (ember_weight){.t = t, .dtype = t->type, .in = d->kv_lora, .out = d->v,
+                                   .data = t->data + ((size_t)h * W + (size_t)d->nope) * rb, .row_bytes = rb,
+                                   .proj = EMBER_PROJ_V};
+        float *kt = x->k_bt + (size_t)h * d->kv_lora * d->nope;
+        for (int i = 0; i < d->nope && !rc; i++) {
+            if (ember_dequantize_row(t->type, t->data + ((size_t)h * W + (size_t)i) * rb, row, d->kv_lora))
+                rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
+            for (int j = 0; j < d->kv_lora; j++) kt[(size_t)j * d->nope + i] = row[j];
+        }
+        x->k_b[h] = (ember_weight){.t = t, .dtype = EMBER_F32, .in = d->nope, .out = d->kv_lora,
+                                   .rep = EMBER_REP_EAGER_F32, .f32 = kt, .kern = k,
+                                   .one = {k, kt, (size_t)d->nope * sizeof(float)},
+                                   .many = {k, kt, (size_t)d->nope * sizeof(float)}};
+    }
+    free(row);
+    if (!rc) rc = ember_plan_heads(m, x->v_b, nh, err);
+    const uint64_t kb = (uint64_t)nh * (uint64_t)d->kv_lora * (uint64_t)d->nope * 4;
+    if (!rc && ember_plan_add(m, t, EMBER_REP_EAGER_F32, k->name, ember_isa_name(k->isa), kb,
+                              "its K rows transposed per head into f32 (the queries' absorption)") < 0)
+        rc = ember_seterr(err, "out of memory");
+    return rc;
+}
+
+/* Layer l's latent attention tensors (model.h, ember_mla) */
+int ember_mla_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    const ember_mla_shape *d = &m->mla;
+    const int64_t E = m->info.n_embd, nh = m->info.n_head, QW = nh * (d->nope + d->rope);
+    char nm[96];
+    int rc = 0;
+    ember_mla *x = calloc(1, sizeof *x);
+    if (!(L->mla = x)) return ember_seterr(err, "out of memory");
+#define MN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
+    if (d->q_lora) {
+        ember_bind_weight(m, &x->q_a, MN("attn_q_a.weight"), E, d->q_lora, EMBER_PROJ_Q, err, &rc);
+        if (!rc) x->q_a_norm = ember_load_vec(m, MN("attn_q_a_norm.weight"), d->q_lora, true, err, &rc);
+        if (!rc) ember_bind_weight(m, &x->q_b, MN("attn_q_b.weight"), d->q_lora, QW, EMBER_PROJ_Q, err, &rc);
+    } else {
+        ember_bind_weight(m, &x->q, MN("attn_q.weight"), E, QW, EMBER_PROJ_Q, err, &rc);
+    }
+    if (!rc) ember_bind_weight(m, &x->kv_a, MN("attn_kv_a_mqa.weight"), E, d->kv_lora + d->rope, EMBER_PROJ_K, err, &rc);
+    if (!rc) x->kv_a_norm = ember_load_vec(m, MN("attn_kv_a_norm.weight"), d->kv_lora, true, err, &rc);
+    if (rc) return rc;
+    if (gguf_find_tensor(m->f, MN("attn_kv_b.weight"))) {
+        rc = bind_kv_b(m, x, nm, err);
+    } else {
+        rc = bind_heads(m, &x->k_b, MN("attn_k_b.weight"), d->nope, d->kv_lora, (int)nh, EMBER_PROJ_K, err);
+        if (!rc) rc = bind_heads(m, &x->v_b, MN("attn_v_b.weight"), d->kv_lora, d->v, (int)nh, EMBER_PROJ_V, err);
+    }
+#undef MN
+    ember_weight *ws[MLA_WEIGHTS];
+    for (int i = 0, nw = ember_mla_weights(x, ws); i < nw && !rc; i++)
+        if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
+    return rc;
+}
+
+void ember_mla_free(ember_mla *x, int nh)
+{
+    if (!x) return;
+    ember_weight *ws[MLA_WEIGHTS];
+    for (int i = 0, nw = ember_mla_weights(x, ws); i < nw; i++) free(ws[i]->f32);
+    for (int h = 0; h < nh; h++) {
+        if (x->v_b) free(x->v_b[h].f32);
+        if (x->k_b && !x->k_bt) free(x->k_b[h].f32);   /* k_bt's rows are one block */
+    }
+    free(x->k_bt);
+    free(x->k_b);
+    free(x->v_b);
+    free(x->q_a_norm);
+    free(x->kv_a_norm);
+    free(x);
 }

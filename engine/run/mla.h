@@ -9,4 +9,12 @@
    latent row into the cache, only tokens [skip, n) going on. */
 void ember_mla_block(ember_session *s, int l, int n, int pos0, int skip);
 
+/* Layer l's latent attention tensors into L->mla; ember_mla_free
+   releases them (nh heads).  ember_mla_weights: its matrices other than
+   the per-head ones, bound or not, into ws (how many). */
+#define MLA_WEIGHTS 4
+int ember_mla_bind(ember_model *m, ember_layer *L, int l, ember_err *err);
+void ember_mla_free(ember_mla *x, int nh);
+int ember_mla_weights(ember_mla *x, ember_weight *ws[MLA_WEIGHTS]);
+
 #endif

@@ -8,11 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind.h"
+#include "deltanet.h"
 #include "dtype.h"
 #include "hparams.h"
+#include "mla.h"
 #include "model.h"
+#include "moe.h"
 #include "packcache.h"
 #include "plan.h"
+#include "shortconv.h"
 #include "tokenizer.h"
 
 int ember_model_peek(const char *path, ember_model_info *info, ember_err *err)
@@ -24,89 +29,6 @@ int ember_model_peek(const char *path, ember_model_info *info, ember_err *err)
     if (rc) ember_seterr(err, "%s: %s", path, e2.msg);
     gguf_close(f);
     return rc;
-}
-
-/* ---- tensors --------------------------------------------------------- */
-
-static const gguf_tensor *tensor(ember_model *m, const char *name, int64_t ne0, int64_t ne1,
-                                 bool required, ember_err *err, int *rc)
-{
-    const gguf_tensor *t = gguf_find_tensor(m->f, name);
-    if (!t) {
-        if (required) *rc = ember_seterr(err, "tensor '%s' is missing", name);
-        return NULL;
-    }
-    if (m->used) m->used[t - m->f->tensors] = 1;
-    bool ok = ne1 ? (t->n_dims == 2 && t->ne[0] == ne0 && t->ne[1] == ne1)
-                  : (t->n_dims == 1 && t->ne[0] == ne0);
-    if (!ok) {
-        *rc = ember_seterr(err, "tensor '%s' has shape [%lld, %lld] (%u dims), expected [%lld%s%lld]",
-                           name, (long long)t->ne[0], (long long)t->ne[1], t->n_dims, (long long)ne0,
-                           ne1 ? ", " : "", (long long)ne1);
-        return NULL;
-    }
-    return t;
-}
-
-/* A tensor's values as one f32 array: a vector of ne0 (ne1 0), or a
-   [ne0, ne1] matrix row by row (an MoE's per-expert biases, expert e's
-   ne0 values at e * ne0). */
-static float *load_f32(ember_model *m, const char *name, int64_t ne0, int64_t ne1, bool required, ember_err *err,
-                       int *rc)
-{
-    const gguf_tensor *t = tensor(m, name, ne0, ne1, required, err, rc);
-    if (!t) return NULL;
-    const int64_t rows = ne1 ? ne1 : 1;
-    float *v = malloc((size_t)(ne0 * rows) * sizeof *v);
-    if (!v) {
-        *rc = ember_seterr(err, "out of memory");
-        return NULL;
-    }
-    for (int64_t r = 0; r < rows; r++)
-        if (ember_dequantize_row(t->type, t->data + (size_t)r * ember_row_bytes(t->type, ne0), v + r * ne0, ne0)) {
-            *rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
-            free(v);
-            return NULL;
-        }
-    return v;
-}
-
-static float *load_vec(ember_model *m, const char *name, int64_t n, bool required, ember_err *err, int *rc)
-{
-    return load_f32(m, name, n, 0, required, err, rc);
-}
-
-static void bind_weight(ember_model *m, ember_weight *w, const char *name, int64_t in, int64_t out,
-                        int proj, ember_err *err, int *rc)
-{
-    memset(w, 0, sizeof *w);
-    w->t = tensor(m, name, in, out, true, err, rc);
-    if (!w->t) return;
-    w->dtype = w->t->type;
-    w->in = in;
-    w->out = out;
-    w->data = w->t->data;
-    w->row_bytes = ember_row_bytes(w->dtype, in);
-    w->proj = proj;
-}
-
-/* A delta-net layer's matrices (bound or not) into ws: how many */
-#define DN_WEIGHTS 7
-static int dn_weights(ember_deltanet *x, ember_weight *ws[DN_WEIGHTS])
-{
-    ember_weight *all[DN_WEIGHTS] = {&x->qkv, &x->z, &x->beta, &x->alpha, &x->out, &x->in, &x->ba};
-    memcpy(ws, all, sizeof all);
-    return DN_WEIGHTS;
-}
-
-/* A latent attention layer's matrices other than the per-head ones
-   (bound or not) into ws: how many */
-#define MLA_WEIGHTS 4
-static int mla_weights(ember_mla *x, ember_weight *ws[MLA_WEIGHTS])
-{
-    ember_weight *all[MLA_WEIGHTS] = {&x->q, &x->q_a, &x->q_b, &x->kv_a};
-    memcpy(ws, all, sizeof all);
-    return MLA_WEIGHTS;
 }
 
 /* Lists every matrix weight once (ember_model_weights): with experts, a
@@ -130,7 +52,7 @@ static int list_weights(ember_model *m, ember_err *err)
         }
         if (L->dn) {
             ember_weight *d[DN_WEIGHTS];
-            for (int i = 0, nw = dn_weights(L->dn, d); i < nw; i++)
+            for (int i = 0, nw = ember_dn_weights(L->dn, d); i < nw; i++)
                 if (d[i]->t) m->all_w[n++] = d[i];
         }
         if (L->sc) {
@@ -139,7 +61,7 @@ static int list_weights(ember_model *m, ember_err *err)
         }
         if (L->mla) {
             ember_weight *d[MLA_WEIGHTS];
-            for (int i = 0, nw = mla_weights(L->mla, d); i < nw; i++)
+            for (int i = 0, nw = ember_mla_weights(L->mla, d); i < nw; i++)
                 if (d[i]->t) m->all_w[n++] = d[i];
             /* the file's per-head slabs (not k_bt's transposed rows) */
             for (size_t h = 0; h < NH; h++) {
@@ -255,338 +177,6 @@ static int layer_swa(ember_model *m, int l, int *swa, ember_err *err)
     return 0;
 }
 
-/* Mixtral files converted before April 2024 keep each expert in its own
-   2-D tensor, blk.N.ffn_gate.E.weight for blk.N.ffn_gate_exps.weight:
-   bound as n matrices, one record of the plan as a 3-D tensor's. */
-static int bind_expert_tensors(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
-                               int proj, ember_err *err)
-{
-    const char *suffix = strstr(name, "_exps.weight");
-    if (!suffix || suffix[12]) return ember_seterr(err, "tensor '%s' is missing", name);
-    ember_weight *ws = calloc((size_t)n, sizeof *ws);
-    if (!ws) return ember_seterr(err, "out of memory");
-    *out = ws;
-    int rc = 0;
-    char nm[128];
-    for (int e = 0; e < n && !rc; e++) {
-        snprintf(nm, sizeof nm, "%.*s.%d.weight", (int)(suffix - name), name, e);
-        if (e == 0 && !gguf_find_tensor(m->f, nm)) return ember_seterr(err, "tensor '%s' is missing", name);
-        bind_weight(m, &ws[e], nm, in, rows, proj, err, &rc);
-        if (!rc && ws[e].dtype != ws[0].dtype)
-            rc = ember_seterr(err, "tensor '%s' is %s where expert 0's is %s", nm, ember_dtype_name(ws[e].dtype),
-                              ember_dtype_name(ws[0].dtype));
-    }
-    return rc ? rc : ember_plan_experts(m, ws, n, err);
-}
-
-/* The n slabs of one 3-D tensor [in, rows, n] as n matrices of rows x
-   in, each a view of its slab of the file's rows (not yet planned). */
-static int slab_views(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
-                      int proj, ember_err *err)
-{
-    const gguf_tensor *t = gguf_find_tensor(m->f, name);
-    if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
-    if (m->used) m->used[t - m->f->tensors] = 1;
-    if (t->n_dims != 3 || t->ne[0] != in || t->ne[1] != rows || t->ne[2] != n)
-        return ember_seterr(err, "tensor '%s' has shape [%lld, %lld, %lld] (%u dims), expected [%lld, %lld, %d]", name,
-                            (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], t->n_dims, (long long)in,
-                            (long long)rows, n);
-    ember_weight *ws = calloc((size_t)n, sizeof *ws);
-    if (!ws) return ember_seterr(err, "out of memory");
-    *out = ws;
-    const size_t rb = ember_row_bytes(t->type, in);
-    for (int e = 0; e < n; e++)
-        ws[e] = (ember_weight){.t = t, .dtype = t->type, .in = in, .out = rows,
-                               .data = t->data + (size_t)e * (size_t)rows * rb, .row_bytes = rb, .proj = proj};
-    return 0;
-}
-
-/* An MoE's n experts: one 3-D tensor's slabs, or (old Mixtral files) a
-   2-D tensor each; one record of the plan. */
-static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
-                        int proj, ember_err *err)
-{
-    if (!gguf_find_tensor(m->f, name)) return bind_expert_tensors(m, out, name, in, rows, n, proj, err);
-    int rc = slab_views(m, out, name, in, rows, n, proj, err);
-    return rc ? rc : ember_plan_experts(m, *out, n, err);
-}
-
-/* A latent attention's per-head slabs: one record of the plan, every
-   slab read by every token */
-static int bind_heads(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n, int proj,
-                      ember_err *err)
-{
-    int rc = slab_views(m, out, name, in, rows, n, proj, err);
-    return rc ? rc : ember_plan_heads(m, *out, n, err);
-}
-
-/* Layer l's mixture of experts (model.h, ember_moe): the router, then
-   the experts' gate, up and down slabs of L->n_ff rows. */
-static int bind_moe(ember_model *m, ember_layer *L, int l, ember_err *err)
-{
-    const int64_t E = m->info.n_embd, F = L->n_ff;
-    const int n = m->info.n_expert;
-    char nm[96];
-    int rc = 0;
-    if (!(L->moe = calloc(1, sizeof *L->moe))) return ember_seterr(err, "out of memory");
-    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.weight", l);
-    bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
-    if (!rc) rc = ember_plan_weight(m, &L->moe->router, err);
-    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
-    snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
-    snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, EMBER_PROJ_DOWN, err);
-    snprintf(nm, sizeof nm, "blk.%d.exp_probs_b.bias", l);
-    if (!rc) L->moe->sel_bias = load_vec(m, nm, n, false, err, &rc);
-    if (!rc && m->arch->flags & ARCH_EXPERT_BIAS) {
-        ember_moe *x = L->moe;
-        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.bias", l);
-        x->router_b = load_vec(m, nm, n, true, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.bias", l);
-        if (!rc) x->gate_b = load_f32(m, nm, F, n, true, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.bias", l);
-        if (!rc) x->up_b = load_f32(m, nm, F, n, true, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.bias", l);
-        if (!rc) x->down_b = load_f32(m, nm, E, n, true, err, &rc);
-    }
-    /* a shared expert, as wide as its tensors say */
-    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_shexp.weight", l);
-    const gguf_tensor *sg = rc ? NULL : gguf_find_tensor(m->f, nm);
-    if (sg) {
-        const int64_t FS = sg->n_dims == 2 ? sg->ne[1] : 0;
-        if (FS < 1 || FS > (1 << 20)) return ember_seterr(err, "tensor '%s' is not a matrix of n_embd columns", nm);
-        ember_moe *x = L->moe;
-        bind_weight(m, &x->sh_gate, nm, E, FS, EMBER_PROJ_GATE, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_up_shexp.weight", l);
-        if (!rc) bind_weight(m, &x->sh_up, nm, E, FS, EMBER_PROJ_UP, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_down_shexp.weight", l);
-        if (!rc) bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
-        for (int i = 0; i < 3 && !rc; i++)
-            rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, err);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp_shexp.weight", l);
-        if (!rc) x->sh_gate_inp = load_vec(m, nm, E, false, err, &rc);
-        if (FS > m->max_ff) m->max_ff = (int)FS;
-    }
-    return rc;
-}
-
-/* attn_kv_b [kv_lora, n_head (nope + v)], each head's K rows then its V
-   rows: the V rows are views of the file's (kv_lora wide, as a product
-   reads them); the K rows run the other way (a query's nope values
-   weigh the rows), so each head's are transposed once into f32 rows of
-   nope, k_bt, the reference deriving its k_b from them as well. */
-static int bind_kv_b(ember_model *m, ember_mla *x, const char *name, ember_err *err)
-{
-    const ember_mla_shape *d = &m->mla;
-    const int nh = m->info.n_head, W = d->nope + d->v;
-    int rc = 0;
-    const gguf_tensor *t = tensor(m, name, d->kv_lora, (int64_t)nh * W, true, err, &rc);
-    if (!t) return rc;
-    const size_t rb = ember_row_bytes(t->type, d->kv_lora);
-    const ember_kernel *k = ember_kernel_find(EMBER_F32, ember_cpu_isa());
-    x->v_b = calloc((size_t)nh, sizeof *x->v_b);
-    x->k_b = calloc((size_t)nh, sizeof *x->k_b);
-    x->k_bt = malloc((size_t)nh * (size_t)d->kv_lora * (size_t)d->nope * sizeof *x->k_bt);
-    float *row = malloc((size_t)d->kv_lora * sizeof *row);
-    if (!x->v_b || !x->k_b || !x->k_bt || !row || !k) {
-        free(row);
-        return ember_seterr(err, k ? "out of memory" : "no F32 kernel available");
-    }
-    for (int h = 0; h < nh; h++) {
-        x->v_b[h] = (ember_weight){.t = t, .dtype = t->type, .in = d->kv_lora, .out = d->v,
-                                   .data = t->data + ((size_t)h * W + (size_t)d->nope) * rb, .row_bytes = rb,
-                                   .proj = EMBER_PROJ_V};
-        float *kt = x->k_bt + (size_t)h * d->kv_lora * d->nope;
-        for (int i = 0; i < d->nope && !rc; i++) {
-            if (ember_dequantize_row(t->type, t->data + ((size_t)h * W + (size_t)i) * rb, row, d->kv_lora))
-                rc = ember_seterr(err, "tensor '%s': cannot read dtype %s", name, ember_dtype_name(t->type));
-            for (int j = 0; j < d->kv_lora; j++) kt[(size_t)j * d->nope + i] = row[j];
-        }
-        x->k_b[h] = (ember_weight){.t = t, .dtype = EMBER_F32, .in = d->nope, .out = d->kv_lora,
-                                   .rep = EMBER_REP_EAGER_F32, .f32 = kt, .kern = k,
-                                   .one = {k, kt, (size_t)d->nope * sizeof(float)},
-                                   .many = {k, kt, (size_t)d->nope * sizeof(float)}};
-    }
-    free(row);
-    if (!rc) rc = ember_plan_heads(m, x->v_b, nh, err);
-    const uint64_t kb = (uint64_t)nh * (uint64_t)d->kv_lora * (uint64_t)d->nope * 4;
-    if (!rc && ember_plan_add(m, t, EMBER_REP_EAGER_F32, k->name, ember_isa_name(k->isa), kb,
-                              "its K rows transposed per head into f32 (the queries' absorption)") < 0)
-        rc = ember_seterr(err, "out of memory");
-    return rc;
-}
-
-/* Layer l's latent attention tensors (model.h, ember_mla) */
-static int bind_mla(ember_model *m, ember_layer *L, int l, ember_err *err)
-{
-    const ember_mla_shape *d = &m->mla;
-    const int64_t E = m->info.n_embd, nh = m->info.n_head, QW = nh * (d->nope + d->rope);
-    char nm[96];
-    int rc = 0;
-    ember_mla *x = calloc(1, sizeof *x);
-    if (!(L->mla = x)) return ember_seterr(err, "out of memory");
-#define MN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
-    if (d->q_lora) {
-        bind_weight(m, &x->q_a, MN("attn_q_a.weight"), E, d->q_lora, EMBER_PROJ_Q, err, &rc);
-        if (!rc) x->q_a_norm = load_vec(m, MN("attn_q_a_norm.weight"), d->q_lora, true, err, &rc);
-        if (!rc) bind_weight(m, &x->q_b, MN("attn_q_b.weight"), d->q_lora, QW, EMBER_PROJ_Q, err, &rc);
-    } else {
-        bind_weight(m, &x->q, MN("attn_q.weight"), E, QW, EMBER_PROJ_Q, err, &rc);
-    }
-    if (!rc) bind_weight(m, &x->kv_a, MN("attn_kv_a_mqa.weight"), E, d->kv_lora + d->rope, EMBER_PROJ_K, err, &rc);
-    if (!rc) x->kv_a_norm = load_vec(m, MN("attn_kv_a_norm.weight"), d->kv_lora, true, err, &rc);
-    if (rc) return rc;
-    if (gguf_find_tensor(m->f, MN("attn_kv_b.weight"))) {
-        rc = bind_kv_b(m, x, nm, err);
-    } else {
-        rc = bind_heads(m, &x->k_b, MN("attn_k_b.weight"), d->nope, d->kv_lora, (int)nh, EMBER_PROJ_K, err);
-        if (!rc) rc = bind_heads(m, &x->v_b, MN("attn_v_b.weight"), d->kv_lora, d->v, (int)nh, EMBER_PROJ_V, err);
-    }
-#undef MN
-    ember_weight *ws[MLA_WEIGHTS];
-    for (int i = 0, nw = mla_weights(x, ws); i < nw && !rc; i++)
-        if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
-    return rc;
-}
-
-static void free_mla(ember_mla *x, int nh)
-{
-    if (!x) return;
-    ember_weight *ws[MLA_WEIGHTS];
-    for (int i = 0, nw = mla_weights(x, ws); i < nw; i++) free(ws[i]->f32);
-    for (int h = 0; h < nh; h++) {
-        if (x->v_b) free(x->v_b[h].f32);
-        if (x->k_b && !x->k_bt) free(x->k_b[h].f32);   /* k_bt's rows are one block */
-    }
-    free(x->k_bt);
-    free(x->k_b);
-    free(x->v_b);
-    free(x->q_a_norm);
-    free(x->kv_a_norm);
-    free(x);
-}
-
-/* Layer l's delta-net tensors (model.h, ember_deltanet) */
-static int bind_deltanet(ember_model *m, ember_layer *L, int l, ember_err *err)
-{
-    ember_dn_shape *d = &m->dn;
-    const int64_t E = m->info.n_embd;
-    char nm[96];
-    int rc = 0;
-    ember_deltanet *x = calloc(1, sizeof *x);
-    if (!(L->dn = x)) return ember_seterr(err, "out of memory");
-    x->state_off = m->rec_floats;
-    m->rec_floats += d->state_floats;
-    const bool first = d->n_layers++ == 0;
-#define DN(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
-    /* the output gate z is as wide as V: packed with the V projections */
-    if (gguf_find_tensor(m->f, DN("ssm_in.weight"))) {
-        bind_weight(m, &x->in, nm, E, d->conv_dim + d->value_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
-        d->fused_in = true;
-    } else {
-        bind_weight(m, &x->qkv, DN("attn_qkv.weight"), E, d->conv_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
-        if (!rc) bind_weight(m, &x->z, DN("attn_gate.weight"), E, d->value_dim, EMBER_PROJ_V, err, &rc);
-    }
-    /* beta and alpha fused: the V heads in Q/K head order, h / ratio (the
-       reference's tiling follows the file's form, one for every layer) */
-    const bool fused_ba = gguf_find_tensor(m->f, DN("ssm_ba.weight")) != NULL;
-    if (first) d->fused_ba = fused_ba;
-    else if (d->fused_ba != fused_ba) rc = ember_seterr(err, "layer %d: ssm_ba in some delta-net layers and not in others", l);
-    if (!rc && fused_ba) {
-        bind_weight(m, &x->ba, DN("ssm_ba.weight"), E, 2 * (int64_t)d->n_v, 0, err, &rc);
-    } else if (!rc) {
-        bind_weight(m, &x->beta, DN("ssm_beta.weight"), E, d->n_v, 0, err, &rc);
-        if (!rc) bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
-    }
-    if (!rc) bind_weight(m, &x->out, DN("ssm_out.weight"), d->value_dim, E, EMBER_PROJ_O, err, &rc);
-    if (!rc) x->conv = load_f32(m, DN("ssm_conv1d.weight"), d->d_conv, d->conv_dim, true, err, &rc);
-    if (!rc) {   /* tap-major, so a tap runs along a token's row of channels */
-        float *tm = malloc((size_t)d->d_conv * (size_t)d->conv_dim * sizeof *tm);
-        if (!tm) return ember_seterr(err, "out of memory");
-        for (int c = 0; c < d->conv_dim; c++)
-            for (int i = 0; i < d->d_conv; i++) tm[(size_t)i * d->conv_dim + c] = x->conv[(size_t)c * d->d_conv + i];
-        free(x->conv);
-        x->conv = tm;
-    }
-    if (!rc) x->dt_bias = load_vec(m, DN("ssm_dt.bias"), d->n_v, true, err, &rc);
-    if (!rc) x->a = load_vec(m, DN("ssm_a"), d->n_v, true, err, &rc);
-    if (!rc) x->norm = load_vec(m, DN("ssm_norm.weight"), d->hd, true, err, &rc);
-#undef DN
-    ember_weight *ws[DN_WEIGHTS];
-    for (int i = 0, nw = dn_weights(x, ws); i < nw && !rc; i++)
-        if (ws[i]->t) rc = ember_plan_weight(m, ws[i], err);
-    return rc;
-}
-
-/* Layer l's short convolution (model.h, ember_shortconv) */
-static int bind_shortconv(ember_model *m, ember_layer *L, int l, ember_err *err)
-{
-    const int64_t E = m->info.n_embd, K = m->sc_lcache;
-    char nm[96];
-    int rc = 0;
-    ember_shortconv *x = calloc(1, sizeof *x);
-    if (!(L->sc = x)) return ember_seterr(err, "out of memory");
-    x->state_off = m->rec_floats;
-    m->rec_floats += (size_t)(K - 1) * (size_t)E;
-#define SC(fmt) (snprintf(nm, sizeof nm, "blk.%d.shortconv." fmt, l), nm)
-    bind_weight(m, &x->in, SC("in_proj.weight"), E, 3 * E, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
-    if (!rc) bind_weight(m, &x->out, SC("out_proj.weight"), E, E, EMBER_PROJ_O, err, &rc);
-    float *taps = rc ? NULL : load_f32(m, SC("conv.weight"), K, E, true, err, &rc);
-#undef SC
-    if (taps) {   /* tap-major, so a tap runs along a token's row of channels */
-        if (!(x->conv = malloc((size_t)K * (size_t)E * sizeof *x->conv))) rc = ember_seterr(err, "out of memory");
-        for (int64_t c = 0; c < E && x->conv; c++)
-            for (int64_t i = 0; i < K; i++) x->conv[i * E + c] = taps[c * K + i];
-        free(taps);
-    }
-    if (!rc) rc = ember_plan_weight(m, &x->in, err);
-    if (!rc) rc = ember_plan_weight(m, &x->out, err);
-    return rc;
-}
-
-static void free_shortconv(ember_shortconv *x)
-{
-    if (!x) return;
-    free(x->in.f32);
-    free(x->out.f32);
-    free(x->conv);
-    free(x);
-}
-
-static void free_deltanet(ember_deltanet *x)
-{
-    if (!x) return;
-    ember_weight *ws[DN_WEIGHTS];
-    for (int i = 0, nw = dn_weights(x, ws); i < nw; i++) free(ws[i]->f32);
-    free(x->conv);
-    free(x->dt_bias);
-    free(x->a);
-    free(x->norm);
-    free(x);
-}
-
-static void free_moe(ember_moe *moe, int n)
-{
-    if (!moe) return;
-    free(moe->router.f32);
-    free(moe->sel_bias);
-    free(moe->sh_gate_inp);
-    free(moe->router_b);
-    free(moe->gate_b);
-    free(moe->up_b);
-    free(moe->down_b);
-    free(moe->sh_gate.f32);
-    free(moe->sh_up.f32);
-    free(moe->sh_down.f32);
-    ember_weight *sets[3] = {moe->gate, moe->up, moe->down};
-    for (int i = 0; i < 3; i++) {
-        for (int e = 0; sets[i] && e < n; e++) free(sets[i][e].f32);
-        free(sets[i]);
-    }
-    free(moe);
-}
 
 static int bind_layers(ember_model *m, ember_err *err)
 {
@@ -630,70 +220,70 @@ static int bind_layers(ember_model *m, ember_err *err)
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
-        if (!rc && !(fl & ARCH_NO_PRE_NORMS)) L->attn_norm = load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
+        if (!rc && !(fl & ARCH_NO_PRE_NORMS)) L->attn_norm = ember_load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
         if (!rc && !m->parallel && !(fl & ARCH_NO_PRE_NORMS))   /* parallel: the FFN reads the attention norm's rows */
-            L->ffn_norm = load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
+            L->ffn_norm = ember_load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
                                    E, true, err, &rc);
-        if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
-        if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
+        if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = ember_load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
+        if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = ember_load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
         if (!rc && dn) {
-            rc = bind_deltanet(m, L, l, err);
+            rc = ember_dn_bind(m, L, l, err);
         } else if (!rc && sc) {
-            rc = bind_shortconv(m, L, l, err);
+            rc = ember_sc_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_MLA) {
-            rc = bind_mla(m, L, l, err);
+            rc = ember_mla_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
-            bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
-            if (!rc) L->bqkv = load_vec(m, NAME("attn_qkv.bias"), HQ + 2 * HK, false, err, &rc);
+            ember_bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+            if (!rc) L->bqkv = ember_load_vec(m, NAME("attn_qkv.bias"), HQ + 2 * HK, false, err, &rc);
         } else if (!rc) {
             /* gated attention: each head's query rows, then its gate's */
-            bind_weight(m, &L->wq, NAME("attn_q.weight"), E, fl & ARCH_GATED_ATTN ? 2 * HQ : HQ, EMBER_PROJ_Q, err, &rc);
-            if (!rc && own_kv) bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
+            ember_bind_weight(m, &L->wq, NAME("attn_q.weight"), E, fl & ARCH_GATED_ATTN ? 2 * HQ : HQ, EMBER_PROJ_Q, err, &rc);
+            if (!rc && own_kv) ember_bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
             /* gemma4 31B's full layers have no attn_v: V is K's projection */
             const bool v_from_k = fl & ARCH_V_FROM_K && !gguf_find_tensor(m->f, NAME("attn_v.weight"));
             if (!rc && own_kv && !v_from_k)
-                bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
+                ember_bind_weight(m, &L->wv, NAME("attn_v.weight"), E, HK, EMBER_PROJ_V, err, &rc);
         }
         /* a latent attention's heads give v values each to attn_output */
         const int64_t HO = fl & ARCH_MLA ? (int64_t)I->n_head * m->mla.v : HQ;
-        if (!rc && !dn && !sc) bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
+        if (!rc && !dn && !sc) ember_bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
         if (!rc && moe) {
-            rc = bind_moe(m, L, l, err);
+            rc = ember_moe_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
-            bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
+            ember_bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
         } else if (!rc && m->arch->act == FFN_GELU) {   /* no gate, biases where the file has them */
-            bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
-            if (!rc) L->up_b = load_vec(m, NAME("ffn_up.bias"), F, false, err, &rc);
-            if (!rc) L->down_b = load_vec(m, NAME("ffn_down.bias"), E, false, err, &rc);
+            ember_bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
+            if (!rc) L->up_b = ember_load_vec(m, NAME("ffn_up.bias"), F, false, err, &rc);
+            if (!rc) L->down_b = ember_load_vec(m, NAME("ffn_down.bias"), E, false, err, &rc);
         } else if (!rc) {
-            bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, F, EMBER_PROJ_GATE, err, &rc);
-            if (!rc) bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
+            ember_bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, F, EMBER_PROJ_GATE, err, &rc);
+            if (!rc) ember_bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
         }
-        if (!rc && !L->moe) bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
+        if (!rc && !L->moe) ember_bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
         if (!rc && !L->wqkv.t && own_kv && !dn && !sc && !L->mla) {
-            L->bq = load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
-            if (!rc) L->bk = load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
-            if (!rc) L->bv = load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
+            L->bq = ember_load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
+            if (!rc) L->bk = ember_load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
+            if (!rc) L->bv = ember_load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
         }
-        if (!rc && fl & ARCH_O_BIAS) L->bo = load_vec(m, NAME("attn_output.bias"), E, true, err, &rc);
-        if (!rc && fl & ARCH_ATT_SINKS) L->sinks = load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
+        if (!rc && fl & ARCH_O_BIAS) L->bo = ember_load_vec(m, NAME("attn_output.bias"), E, true, err, &rc);
+        if (!rc && fl & ARCH_ATT_SINKS) L->sinks = ember_load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
         /* Q/K norms: required where the architecture has them, else where
            the file has them (GLM-4.5's use_qk_norm) */
         if (!rc && !dn && !sc && !L->mla) {
             const bool qk = fl & ARCH_QK_NORM, full = fl & ARCH_QK_NORM_FULL;
-            L->q_norm = load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
-            if (!rc && own_kv) L->k_norm = load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
+            L->q_norm = ember_load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
+            if (!rc && own_kv) L->k_norm = ember_load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
         }
         if (!rc && m->n_pl) {
-            bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
-            if (!rc) bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, EMBER_PROJ_PER_LAYER, err, &rc);
-            if (!rc) L->pl_post_norm = load_vec(m, NAME("post_norm.weight"), E, true, err, &rc);
+            ember_bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
+            if (!rc) ember_bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, EMBER_PROJ_PER_LAYER, err, &rc);
+            if (!rc) L->pl_post_norm = ember_load_vec(m, NAME("post_norm.weight"), E, true, err, &rc);
         }
-        if (!rc) L->out_scale = load_vec(m, NAME("layer_output_scale.weight"), 1, false, err, &rc);
+        if (!rc) L->out_scale = ember_load_vec(m, NAME("layer_output_scale.weight"), 1, false, err, &rc);
         if (!rc && fl & ARCH_POST_NORMS) {
-            L->post_attn_norm = load_vec(m, NAME("post_attention_norm.weight"), E, true, err, &rc);
-            if (!rc) L->post_ffn_norm = load_vec(m, NAME("post_ffw_norm.weight"), E, true, err, &rc);
+            L->post_attn_norm = ember_load_vec(m, NAME("post_attention_norm.weight"), E, true, err, &rc);
+            if (!rc) L->post_ffn_norm = ember_load_vec(m, NAME("post_ffw_norm.weight"), E, true, err, &rc);
         }
         if (!rc) {
             ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
@@ -734,7 +324,7 @@ static int bind_model(ember_model *m, ember_err *err)
     m->used = calloc(m->f->n_tensors ? m->f->n_tensors : 1, 1);   /* NULL: no note, nothing else lost */
     const ember_model_info *I = &m->info;
     int rc = 0;
-    bind_weight(m, &m->tok_embd, "token_embd.weight", I->n_embd, I->n_vocab, 0, err, &rc);
+    ember_bind_weight(m, &m->tok_embd, "token_embd.weight", I->n_embd, I->n_vocab, 0, err, &rc);
     if (rc) return rc;
     float *probe = malloc((size_t)I->n_embd * sizeof *probe);
     int bad = !probe || ember_dequantize_row(m->tok_embd.dtype, m->tok_embd.data, probe, I->n_embd) != 0;
@@ -743,20 +333,20 @@ static int bind_model(ember_model *m, ember_err *err)
         return ember_seterr(err, "token_embd.weight: dtype %s cannot be dequantized",
                             ember_dtype_name(m->tok_embd.dtype));
     /* LFM2's is named token_embd_norm (applied at the output all the same) */
-    m->output_norm = load_vec(m, m->arch->flags & ARCH_SHORTCONV ? "token_embd_norm.weight" : "output_norm.weight", I->n_embd,
+    m->output_norm = ember_load_vec(m, m->arch->flags & ARCH_SHORTCONV ? "token_embd_norm.weight" : "output_norm.weight", I->n_embd,
                               true, err, &rc);
-    if (!rc && m->arch->flags & ARCH_LAYERNORM) m->output_norm_b = load_vec(m, "output_norm.bias", I->n_embd, false, err, &rc);
+    if (!rc && m->arch->flags & ARCH_LAYERNORM) m->output_norm_b = ember_load_vec(m, "output_norm.bias", I->n_embd, false, err, &rc);
     if (rc) return rc;
     const gguf_tensor *rf = gguf_find_tensor(m->f, "rope_freqs.weight");
     if (rf) {
-        m->rope_freqs = load_vec(m, "rope_freqs.weight", m->n_rot / 2, true, err, &rc);
+        m->rope_freqs = ember_load_vec(m, "rope_freqs.weight", m->n_rot / 2, true, err, &rc);
         if (rc) return rc;
         for (int i = 0; i < m->n_rot / 2; i++)
             if (!(m->rope_freqs[i] > 0)) return ember_seterr(err, "rope_freqs.weight[%d] = %g is not positive", i, m->rope_freqs[i]);
     }
     if (m->arch->flags & ARCH_LONGROPE && gguf_find_tensor(m->f, "rope_factors_long.weight")) {
-        m->rope_long = load_vec(m, "rope_factors_long.weight", m->n_rot / 2, true, err, &rc);
-        if (!rc) m->rope_short = load_vec(m, "rope_factors_short.weight", m->n_rot / 2, true, err, &rc);
+        m->rope_long = ember_load_vec(m, "rope_factors_long.weight", m->n_rot / 2, true, err, &rc);
+        if (!rc) m->rope_short = ember_load_vec(m, "rope_factors_short.weight", m->n_rot / 2, true, err, &rc);
         if (rc) return rc;
         for (int i = 0; i < m->n_rot / 2; i++)
             if (!(m->rope_long[i] > 0) || !(m->rope_short[i] > 0))
@@ -764,9 +354,9 @@ static int bind_model(ember_model *m, ember_err *err)
     }
     if (m->n_pl) {   /* gemma4's per-layer inputs: a second embedding table and its projection */
         const int64_t NP = (int64_t)m->n_pl * I->n_layer;
-        bind_weight(m, &m->pl_embd, "per_layer_token_embd.weight", NP, I->n_vocab, 0, err, &rc);
-        if (!rc) bind_weight(m, &m->pl_model_proj, "per_layer_model_proj.weight", I->n_embd, NP, EMBER_PROJ_PER_LAYER, err, &rc);
-        if (!rc) m->pl_proj_norm = load_vec(m, "per_layer_proj_norm.weight", m->n_pl, true, err, &rc);
+        ember_bind_weight(m, &m->pl_embd, "per_layer_token_embd.weight", NP, I->n_vocab, 0, err, &rc);
+        if (!rc) ember_bind_weight(m, &m->pl_model_proj, "per_layer_model_proj.weight", I->n_embd, NP, EMBER_PROJ_PER_LAYER, err, &rc);
+        if (!rc) m->pl_proj_norm = ember_load_vec(m, "per_layer_proj_norm.weight", m->n_pl, true, err, &rc);
         if (rc) return rc;
         float *row = malloc((size_t)NP * sizeof *row);
         int unreadable = !row || ember_dequantize_row(m->pl_embd.dtype, m->pl_embd.data, row, NP) != 0;
@@ -789,11 +379,11 @@ static int bind_model(ember_model *m, ember_err *err)
     }
     /* The LM head: output.weight, or the tied embedding. */
     if (gguf_find_tensor(m->f, "output.weight"))
-        bind_weight(m, &m->output, "output.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
+        ember_bind_weight(m, &m->output, "output.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     else
-        bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
+        ember_bind_weight(m, &m->output, "token_embd.weight", I->n_embd, I->n_vocab, EMBER_PROJ_OUTPUT, err, &rc);
     if (rc) return rc;
-    m->output_b = load_vec(m, "output.bias", I->n_vocab, false, err, &rc);   /* phi2's */
+    m->output_b = ember_load_vec(m, "output.bias", I->n_vocab, false, err, &rc);   /* phi2's */
     if (rc) return rc;
     if (ember_plan_weight(m, &m->output, err) || ember_plan_finish(m, err) || list_weights(m, err)) return -1;
     note_unused(m);
@@ -824,10 +414,10 @@ void ember_model_free(ember_model *m)
             ember_weight *ws[] = {&L->wq, &L->wk, &L->wv, &L->wqkv, &L->wo, &L->gate, &L->up, &L->gate_up, &L->down,
                                   &L->pl_gate, &L->pl_proj};
             for (int i = 0; i < 11; i++) free_weight(ws[i]);
-            free_moe(L->moe, m->info.n_expert);
-            free_deltanet(L->dn);
-            free_mla(L->mla, m->info.n_head);
-            free_shortconv(L->sc);
+            ember_moe_free(L->moe, m->info.n_expert);
+            ember_dn_free(L->dn);
+            ember_mla_free(L->mla, m->info.n_head);
+            ember_sc_free(L->sc);
         }
         free(m->layers);
     }

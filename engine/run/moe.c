@@ -5,11 +5,16 @@
 
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "forward.h"
 #include "matmul.h"
 #include "moe.h"
 #include "refnum.h"
+#include "bind.h"
+#include "dtype.h"
+#include "plan.h"
 
 /* Each token's experts from its router scores: softmax over the experts
    (the reference's exp and sums), the k largest probabilities in
@@ -265,4 +270,113 @@ void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
     ember_fw_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
     ember_mm_act_dirty(s);
     ember_fw_residual(s, n, L->post_ffn_norm, scale);
+}
+
+/* ---- binding: the layer kind's tensors from the file ---- */
+
+/* Mixtral files converted before April 2024 keep each expert in its own
+   2-D tensor, blk.N.ffn_gate.E.weight for blk.N.ffn_gate_exps.weight:
+   bound as n matrices, one record of the plan as a 3-D tensor's. */
+static int bind_expert_tensors(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                               int proj, ember_err *err)
+{
+    const char *suffix = strstr(name, "_exps.weight");
+    if (!suffix || suffix[12]) return ember_seterr(err, "tensor '%s' is missing", name);
+    ember_weight *ws = calloc((size_t)n, sizeof *ws);
+    if (!ws) return ember_seterr(err, "out of memory");
+    *out = ws;
+    int rc = 0;
+    char nm[128];
+    for (int e = 0; e < n && !rc; e++) {
+        snprintf(nm, sizeof nm, "%.*s.%d.weight", (int)(suffix - name), name, e);
+        if (e == 0 && !gguf_find_tensor(m->f, nm)) return ember_seterr(err, "tensor '%s' is missing", name);
+        ember_bind_weight(m, &ws[e], nm, in, rows, proj, err, &rc);
+        if (!rc && ws[e].dtype != ws[0].dtype)
+            rc = ember_seterr(err, "tensor '%s' is %s where expert 0's is %s", nm, ember_dtype_name(ws[e].dtype),
+                              ember_dtype_name(ws[0].dtype));
+    }
+    return rc ? rc : ember_plan_experts(m, ws, n, err);
+}
+
+/* An MoE's n experts: one 3-D tensor's slabs, or (old Mixtral files) a
+   2-D tensor each; one record of the plan. */
+static int bind_experts(ember_model *m, ember_weight **out, const char *name, int64_t in, int64_t rows, int n,
+                        int proj, ember_err *err)
+{
+    if (!gguf_find_tensor(m->f, name)) return bind_expert_tensors(m, out, name, in, rows, n, proj, err);
+    int rc = ember_bind_slabs(m, out, name, in, rows, n, proj, err);
+    return rc ? rc : ember_plan_experts(m, *out, n, err);
+}
+
+/* Layer l's mixture of experts (model.h, ember_moe): the router, then
+   the experts' gate, up and down slabs of L->n_ff rows. */
+int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    const int64_t E = m->info.n_embd, F = L->n_ff;
+    const int n = m->info.n_expert;
+    char nm[96];
+    int rc = 0;
+    if (!(L->moe = calloc(1, sizeof *L->moe))) return ember_seterr(err, "out of memory");
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.weight", l);
+    ember_bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
+    if (!rc) rc = ember_plan_weight(m, &L->moe->router, err);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
+    if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
+    if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.weight", l);
+    if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, EMBER_PROJ_DOWN, err);
+    snprintf(nm, sizeof nm, "blk.%d.exp_probs_b.bias", l);
+    if (!rc) L->moe->sel_bias = ember_load_vec(m, nm, n, false, err, &rc);
+    if (!rc && m->arch->flags & ARCH_EXPERT_BIAS) {
+        ember_moe *x = L->moe;
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.bias", l);
+        x->router_b = ember_load_vec(m, nm, n, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.bias", l);
+        if (!rc) x->gate_b = ember_load_f32(m, nm, F, n, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.bias", l);
+        if (!rc) x->up_b = ember_load_f32(m, nm, F, n, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.bias", l);
+        if (!rc) x->down_b = ember_load_f32(m, nm, E, n, true, err, &rc);
+    }
+    /* a shared expert, as wide as its tensors say */
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_shexp.weight", l);
+    const gguf_tensor *sg = rc ? NULL : gguf_find_tensor(m->f, nm);
+    if (sg) {
+        const int64_t FS = sg->n_dims == 2 ? sg->ne[1] : 0;
+        if (FS < 1 || FS > (1 << 20)) return ember_seterr(err, "tensor '%s' is not a matrix of n_embd columns", nm);
+        ember_moe *x = L->moe;
+        ember_bind_weight(m, &x->sh_gate, nm, E, FS, EMBER_PROJ_GATE, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up_shexp.weight", l);
+        if (!rc) ember_bind_weight(m, &x->sh_up, nm, E, FS, EMBER_PROJ_UP, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down_shexp.weight", l);
+        if (!rc) ember_bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
+        for (int i = 0; i < 3 && !rc; i++)
+            rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, err);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp_shexp.weight", l);
+        if (!rc) x->sh_gate_inp = ember_load_vec(m, nm, E, false, err, &rc);
+        if (FS > m->max_ff) m->max_ff = (int)FS;
+    }
+    return rc;
+}
+
+void ember_moe_free(ember_moe *moe, int n)
+{
+    if (!moe) return;
+    free(moe->router.f32);
+    free(moe->sel_bias);
+    free(moe->sh_gate_inp);
+    free(moe->router_b);
+    free(moe->gate_b);
+    free(moe->up_b);
+    free(moe->down_b);
+    free(moe->sh_gate.f32);
+    free(moe->sh_up.f32);
+    free(moe->sh_down.f32);
+    ember_weight *sets[3] = {moe->gate, moe->up, moe->down};
+    for (int i = 0; i < 3; i++) {
+        for (int e = 0; sets[i] && e < n; e++) free(sets[i][e].f32);
+        free(sets[i]);
+    }
+    free(moe);
 }

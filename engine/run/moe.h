@@ -9,4 +9,10 @@
    residual (then times *scale when given). */
 void ember_moe_ffn(ember_session *s, int l, int n, const float *scale);
 
+/* Layer l's mixture of experts into L->moe: the router, the experts'
+   slabs (one record of the plan each), a shared expert where the file
+   has one; ember_moe_free releases it (n experts). */
+int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err);
+void ember_moe_free(ember_moe *moe, int n);
+
 #endif

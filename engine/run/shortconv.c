@@ -11,11 +11,15 @@
 
 #include <math.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "forward.h"
 #include "matmul.h"
 #include "recurrent.h"
 #include "shortconv.h"
+#include "bind.h"
+#include "plan.h"
 
 typedef struct {
     const ember_shortconv *x;
@@ -78,4 +82,41 @@ void ember_sc_block(ember_session *s, int l, int n, int skip)
     ember_mm_act_dirty(s);
     ember_mm(s, &x->out, s->xn, s->sc_y, n);
     ember_fw_residual(s, n, NULL, NULL);
+}
+
+/* ---- binding: the layer kind's tensors from the file ---- */
+
+/* Layer l's short convolution (model.h, ember_shortconv) */
+int ember_sc_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
+{
+    const int64_t E = m->info.n_embd, K = m->sc_lcache;
+    char nm[96];
+    int rc = 0;
+    ember_shortconv *x = calloc(1, sizeof *x);
+    if (!(L->sc = x)) return ember_seterr(err, "out of memory");
+    x->state_off = m->rec_floats;
+    m->rec_floats += (size_t)(K - 1) * (size_t)E;
+#define SC(fmt) (snprintf(nm, sizeof nm, "blk.%d.shortconv." fmt, l), nm)
+    ember_bind_weight(m, &x->in, SC("in_proj.weight"), E, 3 * E, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
+    if (!rc) ember_bind_weight(m, &x->out, SC("out_proj.weight"), E, E, EMBER_PROJ_O, err, &rc);
+    float *taps = rc ? NULL : ember_load_f32(m, SC("conv.weight"), K, E, true, err, &rc);
+#undef SC
+    if (taps) {   /* tap-major, so a tap runs along a token's row of channels */
+        if (!(x->conv = malloc((size_t)K * (size_t)E * sizeof *x->conv))) rc = ember_seterr(err, "out of memory");
+        for (int64_t c = 0; c < E && x->conv; c++)
+            for (int64_t i = 0; i < K; i++) x->conv[i * E + c] = taps[c * K + i];
+        free(taps);
+    }
+    if (!rc) rc = ember_plan_weight(m, &x->in, err);
+    if (!rc) rc = ember_plan_weight(m, &x->out, err);
+    return rc;
+}
+
+void ember_sc_free(ember_shortconv *x)
+{
+    if (!x) return;
+    free(x->in.f32);
+    free(x->out.f32);
+    free(x->conv);
+    free(x);
 }

@@ -9,4 +9,9 @@
    as forward.c's attention (the last layer keeps rows [skip, n) only). */
 void ember_sc_block(ember_session *s, int l, int n, int skip);
 
+/* Layer l's short convolution into L->sc, its state's place in the
+   recurrent state reserved; ember_sc_free releases it. */
+int ember_sc_bind(ember_model *m, ember_layer *L, int l, ember_err *err);
+void ember_sc_free(ember_shortconv *x);
+
 #endif
