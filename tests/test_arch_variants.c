@@ -5,7 +5,9 @@
    rope.scaling on every architecture (linear without a type key, yarn),
    rope.scaling.attn_factor without LongRoPE factors, Phi-3's sliding
    window, gemma4 without per-layer inputs, with a layer whose V is its
-   K projection and with no rope.freq_base_swa, and gemma2 (soft-capped
+   K projection and with no rope.freq_base_swa, gemma4 with experts beside
+   the dense FFN (26B-A4B's form; gate and up apart give the one-slab
+   file's logits bit for bit: gemma4_split_gate_up), and gemma2 (soft-capped
    scores and logits, caps small enough to bend every row; the 27B's
    query scale by n_embd / n_head; the reference knows gemma2 only at
    26, 42 and 46 layers), smollm3's layers without rope, granite's
@@ -153,6 +155,10 @@ static const vcase cases[] = {
     {"deepseek2-v3", "deepseek2",
      "deepseek2 (V3 / GLM-4.7-Flash's form, split as converters since 2025 write it): Q through a normed low-rank pair, "
      "attn_k_b / attn_v_b over a 512 latent, one KV head, sigmoid routing with exp_probs_b, renormalised, x2.5", 3, 0},
+    {"gemma4-moe", "gemma4",
+     "gemma4 (26B-A4B's form): in layers 0 and 2, 8 experts (3 a token; gate and up in one slab, each expert's output "
+     "scaled) beside the dense FFN, each branch normed before and after, routed on the stream's scaled RMS; layer 1 "
+     "dense", 0, 0},
 };
 
 static unsigned seed;
@@ -237,6 +243,41 @@ static void mat_copies(gguf_writer *w, const char *name, int in, int out)
     for (int c = 1; c < g_copies; c++) memcpy(d + (size_t)c * one, d, one * sizeof *d);
     put3(w, name, d, in, out, g_copies);
     free(d);
+}
+
+/* gemma4_split_gate_up: Gemma 4's experts written with gate and up in
+   two tensors (ffn_gate_exps, ffn_up_exps) instead of one slab each */
+static bool g_split_gu;
+/* gemma4_moe_refusals: a broken experts layer (1: no ffn_gate_inp.scale,
+   2: no pre_ffw_norm_2, 3: gate_up rows for experts of 48; 0: none) */
+static int g_g4moe_bad;
+
+/* n experts' gate then up rows (F each) over `in` columns, as one slab
+   an expert (ffn_gate_up_exps) or (g_split_gu) the same values in two
+   tensors */
+static void gate_up3(gguf_writer *w, int l, int in, int F, int n)
+{
+    const size_t one = (size_t)in * F;
+    uint16_t *d = malloc(2 * one * (size_t)n * sizeof *d), *g = malloc(one * (size_t)n * sizeof *g),
+             *u = malloc(one * (size_t)n * sizeof *u);
+    for (size_t i = 0; i < 2 * one * (size_t)n; i++) d[i] = ember_f32_to_fp16(rnd() * 1.7f / sqrtf((float)in));
+    for (int e = 0; e < n; e++) {
+        memcpy(g + e * one, d + 2 * e * one, one * sizeof *d);
+        memcpy(u + e * one, d + (2 * e + 1) * one, one * sizeof *d);
+    }
+    char nm[96];
+    if (g_split_gu) {
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
+        put3(w, nm, g, in, F, n);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
+        put3(w, nm, u, in, F, n);
+    } else {
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_up_exps.weight", l);
+        put3(w, nm, d, in, 2 * F, n);
+    }
+    free(d);
+    free(g);
+    free(u);
 }
 
 /* a vector of n around mean (norm weights), or all equal to mean (spread 0) */
@@ -488,6 +529,7 @@ static int write_model(const vcase *c, const char *path)
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
+    const bool g4moe = g4 && !strcmp(c->name, "gemma4-moe");
     const int L = c->layers ? c->layers : g4 ? 3 : 2, H = g4 ? 2 : 4, HKV = g4 ? 1 : 2, FF = 96;
     /* gemma2: head dim 32 against n_embd / n_head 16, so the two query scales differ */
     const bool ernie = !strcmp(a, "ernie4_5") || emoe, mi3 = !strcmp(a, "mistral3"), g1 = !strcmp(a, "gemma");
@@ -694,6 +736,11 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("rope.dimension_count_swa"), hd_swa);
         gguf_w_str(w, KEY("rope.scaling.type"), "linear");
         gguf_w_f32(w, KEY("rope.scaling.factor"), 2.0f);
+        if (g4moe) {
+            gguf_w_u32(w, KEY("expert_count"), 8);
+            gguf_w_u32(w, KEY("expert_used_count"), 3);
+            gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+        }
     }
     mat(w, "token_embd.weight", E, V);
     vec(w, lfm ? "token_embd_norm.weight" : "output_norm.weight", E, 1.0f, 0.1f);
@@ -834,6 +881,20 @@ static int write_model(const vcase *c, const char *path)
             vec(w, T("post_ffw_norm.weight", l), E, 1.0f, 0.1f);
         }
         if (g4) vec(w, T("layer_output_scale.weight", l), 1, 0.8f, 0.0f);
+        if (g4moe && l != 1) {   /* experts beside the dense FFN */
+            float *r = malloc((size_t)E * 8 * sizeof *r);
+            for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f;   /* its input is scaled by 1 / sqrt(n_embd) */
+            int64_t ne[2] = {E, 8};
+            gguf_w_tensor(w, T("ffn_gate_inp.weight", l), EMBER_F32, 2, ne, r, (uint64_t)E * 8 * 4);
+            free(r);
+            if (g_g4moe_bad != 1) vec(w, T("ffn_gate_inp.scale", l), E, 1.0f, 0.3f);
+            gate_up3(w, l, E, g_g4moe_bad == 3 ? 48 : 40, 8);
+            mat3(w, T("ffn_down_exps.weight", l), 40, E, 8);
+            vec(w, T("ffn_down_exps.scale", l), 8, 1.0f, 0.5f);
+            if (g_g4moe_bad != 2) vec(w, T("pre_ffw_norm_2.weight", l), E, 1.0f, 0.1f);
+            vec(w, T("post_ffw_norm_1.weight", l), E, 1.0f, 0.1f);
+            vec(w, T("post_ffw_norm_2.weight", l), E, 1.0f, 0.1f);
+        }
     }
     if (g_mtp) {   /* values from their own generator: the layers keep theirs */
         const unsigned keep = seed;
@@ -968,6 +1029,32 @@ static void legacy_experts(const char *path)
         tap_ok(ok && !memcmp(rows[0], rows[1], sizeof rows[0]),
                "%s with each expert in its own 2-D tensor (blk.N.ffn_gate.E.weight, old Mixtral files): the 3-D "
                "file's logits bit for bit (%s)%s%s", c.arch, sts[s].name, err.msg[0] ? ": " : "", err.msg);
+    }
+}
+
+/* Gemma 4's experts with gate and up in two tensors, as converters
+   before the fused slab wrote them: the same logits, bit for bit, as
+   the one-slab file, every strategy (the packed tiles of a slab split
+   nowhere) */
+static void gemma4_split_gate_up(const char *path)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, "gemma4-moe")) c = cases[i];
+    static const struct { ember_strategy st; const char *name; } sts[] = {
+        {EMBER_STRATEGY_EAGER, "eager"}, {EMBER_STRATEGY_COMPRESSED, "compressed"}, {EMBER_STRATEGY_PACKED, "packed"}};
+    for (size_t s = 0; s < sizeof sts / sizeof sts[0]; s++) {
+        static float rows[2][(NP + NF) * V];
+        ember_err err = {{0}};
+        int ok = 1;
+        for (int i = 0; i < 2 && ok; i++) {
+            g_split_gu = i == 1;
+            ok = write_model(&c, path) == 0 && run(path, sts[s].st, rows[i], &err) == 0;
+        }
+        g_split_gu = false;
+        tap_ok(ok && !memcmp(rows[0], rows[1], sizeof rows[0]),
+               "gemma4 experts with gate and up apart (ffn_gate_exps, ffn_up_exps): the one-slab file's logits bit "
+               "for bit (%s)%s%s", sts[s].name, err.msg[0] ? ": " : "", err.msg);
     }
 }
 
@@ -1124,6 +1211,17 @@ static void mla_refusals(const char *path)
     refusals(path, "deepseek2-v3", &g_ds_bad, bad, sizeof bad / sizeof bad[0]);
 }
 
+/* gemma4 files whose experts cannot be run */
+static void gemma4_moe_refusals(const char *path)
+{
+    static const refusal bad[] = {
+        {1, "blk.0.ffn_gate_inp.scale' is missing", "no router scale"},
+        {2, "blk.0.pre_ffw_norm_2.weight' is missing", "no norm before the experts"},
+        {3, "blk.0.ffn_gate_up_exps.weight' has shape", "gate and up rows of another expert width"},
+    };
+    refusals(path, "gemma4-moe", &g_g4moe_bad, bad, sizeof bad / sizeof bad[0]);
+}
+
 /* lfm2 files whose short convolutions cannot be run */
 static void lfm2_refusals(const char *path)
 {
@@ -1192,7 +1290,8 @@ int main(void)
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
-                               !strcmp(cases[c].arch, "deepseek2") || !strncmp(cases[c].arch, "lfm2", 4) ? 3 : 2;
+                               !strcmp(cases[c].arch, "deepseek2") || !strncmp(cases[c].arch, "lfm2", 4) ||
+                               strstr(cases[c].name, "moe") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
             const char *sn = passes[pi].label;
@@ -1235,6 +1334,8 @@ int main(void)
     groups_refused(path);
     moe_equals_dense(path);
     legacy_experts(path);
+    gemma4_split_gate_up(path);
+    gemma4_moe_refusals(path);
     unlink(path);
     return tap_done();
 }

@@ -241,8 +241,12 @@ int main(void)
     expect_open_error("ffn_down missing", &v, "blk.0.ffn_down.weight", path);
     v = (variant){.arch = "gpt2"};
     expect_open_error("an unsupported architecture", &v, "gpt2", path);
+    /* an architecture whose reference has no experts refuses them by name */
+    v = (variant){.arch = "gemma3", .experts = 128};
+    expect_open_error("a mixture-of-experts gemma3", &v, "mixture-of-experts", path);
+    /* gemma4 runs experts (26B-A4B), its keys read strictly */
     v = (variant){.arch = "gemma4", .experts = 128};
-    expect_open_error("a mixture-of-experts gemma4", &v, "mixture-of-experts", path);
+    expect_open_error("a gemma4 with experts and no expert_used_count", &v, "gemma4.expert_used_count", path);
     /* a mixture of experts: its keys and 3-D tensors read strictly */
     v = (variant){.arch = "qwen3moe", .experts = 4, .used = 2};
     {

@@ -230,6 +230,15 @@ int main(int argc, char **argv)
            layers 1 and 2, per-layer inputs; rows of 32 take Q5_0 */
         {"tiny-gemma4", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0}, 50, 0.97},
         {"tiny-gemma4", "Q8_0", {EMBER_Q8_0}, 50, 0.99},
+        /* gemma4 with experts beside every dense FFN (26B-A4B's form):
+           gate and up in one slab, an F32 router; rows of 128 take Q5_0.
+           Gemma 4's sharp attention moves the stream enough that 8-bit
+           activations flip near-tied expert choices, and a flipped choice
+           changes a tiny model's row: ik_llama.cpp on these files differs
+           from eager as much (Q8_0 rows down to 0.91, Q4_K_M to 0.62), and
+           from compressed less on Q8_0 (12 of 13 rows >= 0.995) */
+        {"tiny-gemma4moe", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 61, 0.9},
+        {"tiny-gemma4moe", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0, EMBER_Q6_K, EMBER_F32}, 61, 0.65},
         {"tiny-phi3", "Q4_K_M", {EMBER_Q4_K}, 9, 0},
         /* mistral3: heads of 96 over 64 = 256 / 4, YaRN x16 */
         {"tiny-mistral3", "Q8_0", {EMBER_Q8_0}, 15, 0},
@@ -289,6 +298,7 @@ int main(int argc, char **argv)
         int V = 0, Ve = 0;
         const ember_plan *plan = NULL;
         ember_model *m = NULL;
+        int floats = 0;   /* float matrices on a kernel (an MoE's F32 router) */
         float *comp = run(model, EMBER_STRATEGY_COMPRESSED, &V, &plan, &m);
         int eager_n = 0, matrices = 0, missing = 0;
         char where[400] = "";
@@ -299,6 +309,7 @@ int main(int argc, char **argv)
                 snprintf(where, sizeof where, "%s %s: %s", e->name, ember_dtype_name(e->dtype), e->reason);
             }
             matrices += e->kernel[0] != 0;
+            floats += e->kernel[0] && (e->dtype == EMBER_F32 || e->dtype == EMBER_F16 || e->dtype == EMBER_BF16);
         }
         for (int j = 0; j < 5 && cs[c].need[j]; j++) {
             int seen = 0;
@@ -334,10 +345,32 @@ int main(int argc, char **argv)
         if (ember_cpu_isa() == EMBER_ISA_SCALAR) {
             tap_skip("scalar vs SIMD: this CPU/build/EMBER_ISA runs the scalar kernels");
         } else {
+            /* the quantized kernels are one float order on every ISA; the
+               float ones are not: the scalar oracle sums in double, SIMD in
+               f32 lanes.  Where a float matrix runs (a router), the rows
+               agree to 1e-5 of their largest logit with the same top-1 */
             float *sc = comp ? run_scalar(model, out, V) : NULL;
-            tap_ok(sc && !memcmp(sc, comp, (size_t)ROWS * (size_t)V * sizeof *sc),
-                   "%s %s: compressed logits with the scalar kernels == %s bit for bit", cs[c].like, cs[c].dtype,
-                   ember_isa_name(ember_cpu_isa()));
+            double far = 0;
+            int same_top = 0;
+            for (int r = 0; sc && r < ROWS; r++) {
+                const float *x = sc + (size_t)r * V, *y = comp + (size_t)r * V;
+                double big = 0, d = 0;
+                for (int i = 0; i < V; i++) {
+                    big = fabs(y[i]) > big ? fabs(y[i]) : big;
+                    d = fabs((double)x[i] - y[i]) > d ? fabs((double)x[i] - y[i]) : d;
+                }
+                far = d / big > far ? d / big : far;
+                same_top += logits_argmax(x, V) == logits_argmax(y, V);
+            }
+            if (!floats)
+                tap_ok(sc && !memcmp(sc, comp, (size_t)ROWS * (size_t)V * sizeof *sc),
+                       "%s %s: compressed logits with the scalar kernels == %s bit for bit", cs[c].like, cs[c].dtype,
+                       ember_isa_name(ember_cpu_isa()));
+            else
+                tap_ok(sc && far <= 1e-5 && same_top == ROWS,
+                       "%s %s: compressed logits with the scalar kernels vs %s: within %.1e of the row's largest "
+                       "(<= 1e-5; %d float matrices sum in their own order), top-1 same in %d of %d rows",
+                       cs[c].like, cs[c].dtype, ember_isa_name(ember_cpu_isa()), far, floats, same_top, ROWS);
             free(sc);
         }
         if (!strcmp(cs[c].like, "tiny-qwen2") && !strcmp(cs[c].dtype, "Q3_K_M")) {

@@ -77,6 +77,11 @@ enum {
 /* with ARCH_ROUTING_KEYS: the chosen experts' weights renormalised
    whatever expert_weights_norm says (LFM2's MoE) */
 #define ARCH_MOE_ALWAYS_NORM (1ull << 37)
+/* with ARCH_MOE_MAY: a layer with a router (ffn_gate_inp) runs its experts
+   beside the layer's dense FFN, each branch normed before and after, the
+   router reading the residual stream RMS-normed and scaled (Gemma 4's
+   26B-A4B; moe.c) */
+#define ARCH_MOE_BESIDE_DENSE (1ull << 38)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

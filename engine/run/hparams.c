@@ -265,7 +265,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
                             "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
-                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2, lfm2moe)",
+                            "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2, lfm2moe, gemma4)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
     ember_mla_shape mla = {0};

@@ -46,8 +46,12 @@ static int list_weights(ember_model *m, ember_err *err)
         for (int i = 0; i < 11; i++)
             if (ws[i]->t) m->all_w[n++] = ws[i];
         for (int e = 0; L->moe && e < X; e++) {
-            m->all_w[n++] = &L->moe->gate[e];
-            m->all_w[n++] = &L->moe->up[e];
+            if (L->moe->gate_up) {
+                m->all_w[n++] = &L->moe->gate_up[e];
+            } else {
+                m->all_w[n++] = &L->moe->gate[e];
+                m->all_w[n++] = &L->moe->up[e];
+            }
             m->all_w[n++] = &L->moe->down[e];
         }
         if (L->dn) {
@@ -194,8 +198,11 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc)
             rc = ember_meta_layer_u(&mt, "attention.head_count_kv", l, I->n_layer, fl & ARCH_SHORTCONV ? 0 : 1, 4096,
                                     &L->n_head_kv, I->n_head, false);
-        /* an MoE layer's FFN width is its experts' */
-        const bool moe = I->n_expert && l >= m->moe_lead && (l + 1) % m->moe_step == 0;
+        /* an MoE layer's FFN width is its experts' (beside a dense FFN:
+           the layers with a router) */
+        const bool moe = I->n_expert && (fl & ARCH_MOE_BESIDE_DENSE
+                                              ? gguf_find_tensor(m->f, NAME("ffn_gate_inp.weight")) != NULL
+                                              : l >= m->moe_lead && (l + 1) % m->moe_step == 0);
         if (!rc && moe) rc = ember_meta_req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
         if (!rc) rc = layer_swa(m, l, &L->swa, err);
         if (fl & ARCH_MLA) L->n_head_kv = 1;   /* the latent row, shared by every head */

@@ -69,6 +69,16 @@ typedef struct {
     /* ARCH_EXPERT_BIAS: the router's bias (n_expert) and each expert's
        rows' biases, expert e's at e * rows (NULL otherwise) */
     float *router_b, *gate_b, *up_b, *down_b;
+    /* ffn_gate_up_exps: each expert's gate rows then its up rows in one
+       slab (gate and up unbound then) */
+    ember_weight *gate_up;
+    /* ffn_down_exps.scale: expert e's output times down_s[e] (or NULL) */
+    float *down_s;
+    /* ARCH_MOE_BESIDE_DENSE: the dense FFN is the shared expert (sh_*, on
+       the ffn_norm rows), normed by post_norm_1; the experts read the
+       pre_norm_2 rows, their sum normed by post_norm_2; the router reads
+       rms(x) / sqrt(n_embd) x router_s */
+    float *pre_norm_2, *post_norm_1, *post_norm_2, *router_s;
 } ember_moe;
 
 /* A gated delta-net layer (ARCH_DELTANET, deltanet.c) in place of

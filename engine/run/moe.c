@@ -163,6 +163,43 @@ static void moe_sum_tokens(ember_session *s, const void *ctx, int t0, int t1, in
     }
 }
 
+/* Rows [r0, r1) of a fused gate/up product in s->fused (2F a row): the
+   gate halves into s->g (F a row), the up halves into s->u */
+static void split_gate_up(ember_session *s, int r0, int r1, int F)
+{
+    for (int r = r0; r < r1; r++) {
+        const float *f = s->fused + (size_t)r * 2 * F;
+        memcpy(s->g + (size_t)r * F, f, (size_t)F * sizeof *f);
+        memcpy(s->u + (size_t)r * F, f + F, (size_t)F * sizeof *f);
+    }
+}
+
+/* n rows of w values times c (an expert's output scale: the reference's
+   product, rounded, before the router's weight) */
+static void scale_rows(float *y, float c, int w, int n)
+{
+    for (size_t i = 0; i < (size_t)w * (size_t)n; i++) y[i] *= c;
+}
+
+/* The router's input beside a dense FFN (Gemma 4): each row of the
+   stream RMS-normed without a weight, times 1 / sqrt(n_embd), times the
+   router's scale, each product rounded as the reference's ops are */
+static void router_in_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const float *rs = ctx;
+    const int E = s->m->info.n_embd;
+    const float c = 1.0f / sqrtf((float)E);
+    ember_fw_rmsnorm_rows(s->xn, s->x, NULL, E, t0, t1, s->m->rms_eps);
+    for (int t = t0; t < t1; t++) {
+        float *y = s->xn + (size_t)t * E;
+        for (int i = 0; i < E; i++) {
+            const float v = y[i] * c;
+            y[i] = v * rs[i];
+        }
+    }
+}
+
 /* One token's MoE FFN after routing, in two jobs on the pool instead of
    three per expert: every chosen expert's gate and up products (one
    quantized input), then every down product, each on its own expert's
@@ -174,13 +211,16 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     const int *sel = s->moe_sel;
     ember_mm_job j;
     ember_mm_start(&j, 1);
-    for (int k = 0; k < 2 * K; k++) {
-        const ember_weight *w = k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
+    const int nw = moe->gate_up ? K : 2 * K;
+    for (int k = 0; k < nw; k++) {
+        const ember_weight *w = moe->gate_up ? &moe->gate_up[sel[k]] : k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
         size_t stride;
         const void *xq = ember_mm_act(s, w->one.kern, w->in, s->xn, 1, &stride);
-        ember_mm_add(&j, w, (k < K ? s->g : s->u) + (size_t)(k % K) * F, xq, stride);
+        float *y = moe->gate_up ? s->fused + (size_t)k * 2 * F : (k < K ? s->g : s->u) + (size_t)(k % K) * F;
+        ember_mm_add(&j, w, y, xq, stride);
     }
     ember_mm_finish(s, &j);
+    if (moe->gate_up) split_gate_up(s, 0, K, F);
     for (int k = 0; k < K; k++) {
         if (moe->gate_b) {   /* each chosen expert's biases on its rows */
             ember_fw_add_into(s->g + (size_t)k * F, moe->gate_b + (size_t)sel[k] * F, F);
@@ -201,7 +241,53 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     const int E = m->info.n_embd;
     for (int k = 0; k < K && moe->down_b; k++)
         ember_fw_add_into(s->moe_out + (size_t)s->moe_place[k] * E, moe->down_b + (size_t)sel[k] * E, E);
+    for (int k = 0; k < K && moe->down_s; k++)
+        scale_rows(s->moe_out + (size_t)s->moe_place[k] * E, moe->down_s[sel[k]], E, 1);
     ember_mm_act_dirty(s);
+}
+
+/* A prompt's experts after routing: each expert once over the rows of
+   the tokens that chose it (gathered from s->xn), its outputs into the
+   grouped rows of s->moe_out */
+static void moe_experts(ember_session *s, const ember_moe *moe, int F)
+{
+    const ember_model *m = s->m;
+    const int E = m->info.n_embd, NE = m->info.n_expert, K = m->info.n_expert_used;
+    const int *first = s->moe_first;
+    for (int e = 0; e < NE; e++) {
+        const int p0 = first[e], cnt = first[e + 1] - p0;
+        if (!cnt) continue;
+        for (int i = 0; i < cnt; i++)
+            memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
+        ember_mm_act_dirty(s);   /* moe_x holds another expert's rows than last time */
+        if (moe->gate_up) {
+            ember_mm(s, &moe->gate_up[e], s->fused, s->moe_x, cnt);
+            split_gate_up(s, 0, cnt, F);
+        } else {
+            const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
+            float *gy[2] = {s->g, s->u};
+            ember_mm_n(s, gu, gy, 2, s->moe_x, cnt);
+        }
+        if (moe->gate_b) {
+            ember_fw_add_bias(s, s->g, moe->gate_b + (size_t)e * F, F, (size_t)F, cnt);
+            ember_fw_add_bias(s, s->u, moe->up_b + (size_t)e * F, F, (size_t)F, cnt);
+        }
+        ember_fw_glu(s, s->g, s->u, F, (size_t)F, ember_fw_ffn_act(m), cnt);
+        ember_mm_act_dirty(s);
+        ember_mm(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
+        if (moe->down_b) ember_fw_add_bias(s, s->moe_out + (size_t)p0 * E, moe->down_b + (size_t)e * E, E, (size_t)E, cnt);
+        if (moe->down_s) scale_rows(s->moe_out + (size_t)p0 * E, moe->down_s[e], E, cnt);
+    }
+}
+
+/* x += the dense branch's rows (s->moe_sh) on the experts' normed sum in
+   s->xn: the reference adds the dense branch first */
+static void add_shared_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ctx;
+    (void)ith;
+    const size_t E = (size_t)s->m->info.n_embd;
+    for (size_t i = (size_t)t0 * E; i < (size_t)t1 * E; i++) s->xn[i] = s->moe_sh[i] + s->xn[i];
 }
 
 /* The FFN block of an MoE layer: the router, then each expert once over
@@ -212,11 +298,16 @@ void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
     const ember_moe *moe = L->moe;
-    const int E = m->info.n_embd, F = L->n_ff, NE = m->info.n_expert, K = m->info.n_expert_used;
+    const int F = L->n_ff, NE = m->info.n_expert, K = m->info.n_expert_used;
     ember_fw_norm_rows(s, s->xn, s->x, L->ffn_norm, n);
     ember_mm_act_dirty(s);
-    ember_mm(s, &moe->router, s->moe_logits, s->xn, n);
-    ember_fw_tokens(s, n, route_tokens, moe);
+    /* beside a dense FFN the router reads rows of its own, after the
+       shared (dense) branch has read the normed ones */
+    const bool beside = moe->router_s != NULL;
+    if (!beside) {
+        ember_mm(s, &moe->router, s->moe_logits, s->xn, n);
+        ember_fw_tokens(s, n, route_tokens, moe);
+    }
     /* the shared expert on the normed rows, before the routed ones' sum
        takes their place */
     const bool shared = moe->sh_gate.t != NULL;
@@ -229,6 +320,15 @@ void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
         ember_mm_act_dirty(s);
         ember_mm(s, &moe->sh_down, s->moe_sh, s->g, n);
         if (moe->sh_gate_inp) ember_fw_tokens(s, n, shexp_gate_tokens, moe->sh_gate_inp);
+        if (moe->post_norm_1) ember_fw_norm_rows(s, s->moe_sh, s->moe_sh, moe->post_norm_1, n);
+    }
+    if (beside) {
+        ember_fw_tokens(s, n, router_in_tokens, moe->router_s);
+        ember_mm_act_dirty(s);
+        ember_mm(s, &moe->router, s->moe_logits, s->xn, n);
+        ember_fw_tokens(s, n, route_tokens, moe);
+        ember_fw_norm_rows(s, s->xn, s->x, moe->pre_norm_2, n);
+        ember_mm_act_dirty(s);
     }
     /* (token, slot) pairs grouped by expert, in token order within one */
     int *first = s->moe_first;
@@ -244,30 +344,16 @@ void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
     first[0] = 0;
     if (n == 1 && 2 * K <= EMBER_MM_ITEMS) {
         moe_one_token(s, moe, F);
-        ember_fw_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
-        ember_mm_act_dirty(s);
-        ember_fw_residual(s, n, L->post_ffn_norm, scale);
-        return;
+    } else {
+        moe_experts(s, moe, F);
     }
-    for (int e = 0; e < NE; e++) {
-        const int p0 = first[e], cnt = first[e + 1] - p0;
-        if (!cnt) continue;
-        for (int i = 0; i < cnt; i++)
-            memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
-        ember_mm_act_dirty(s);   /* moe_x holds another expert's rows than last time */
-        const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
-        float *gy[2] = {s->g, s->u};
-        ember_mm_n(s, gu, gy, 2, s->moe_x, cnt);
-        if (moe->gate_b) {
-            ember_fw_add_bias(s, s->g, moe->gate_b + (size_t)e * F, F, (size_t)F, cnt);
-            ember_fw_add_bias(s, s->u, moe->up_b + (size_t)e * F, F, (size_t)F, cnt);
-        }
-        ember_fw_glu(s, s->g, s->u, F, (size_t)F, ember_fw_ffn_act(m), cnt);
-        ember_mm_act_dirty(s);
-        ember_mm(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
-        if (moe->down_b) ember_fw_add_bias(s, s->moe_out + (size_t)p0 * E, moe->down_b + (size_t)e * E, E, (size_t)E, cnt);
+    /* beside a dense FFN: the experts' sum normed, then the dense branch
+       added to it (the reference's order) */
+    ember_fw_tokens(s, n, moe_sum_tokens, shared && !beside ? s : NULL);
+    if (beside) {
+        ember_fw_norm_rows(s, s->xn, s->xn, moe->post_norm_2, n);
+        ember_fw_tokens(s, n, add_shared_tokens, NULL);
     }
-    ember_fw_tokens(s, n, moe_sum_tokens, shared ? s : NULL);
     ember_mm_act_dirty(s);
     ember_fw_residual(s, n, L->post_ffn_norm, scale);
 }
@@ -309,7 +395,7 @@ static int bind_experts(ember_model *m, ember_weight **out, const char *name, in
 }
 
 /* Layer l's mixture of experts (model.h, ember_moe): the router, then
-   the experts' gate, up and down slabs of L->n_ff rows. */
+   the experts' gate and up (or gate_up) and down slabs of L->n_ff rows. */
 int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
 {
     const int64_t E = m->info.n_embd, F = L->n_ff;
@@ -320,10 +406,18 @@ int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.weight", l);
     ember_bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
     if (!rc) rc = ember_plan_weight(m, &L->moe->router, err);
-    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
-    snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
-    if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
+    /* gate and up in one slab (converters since 2026 for Gemma 4), or apart */
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_up_exps.weight", l);
+    if (!rc && gguf_find_tensor(m->f, nm)) {
+        if (m->arch->flags & ARCH_EXPERT_BIAS)
+            return ember_seterr(err, "tensor '%s': experts with biases are read with gate and up apart", nm);
+        rc = bind_experts(m, &L->moe->gate_up, nm, E, 2 * F, n, EMBER_PROJ_GATE | EMBER_PROJ_UP, err);
+    } else {
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
+        if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
+        if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
+    }
     snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.weight", l);
     if (!rc) rc = bind_experts(m, &L->moe->down, nm, F, E, n, EMBER_PROJ_DOWN, err);
     snprintf(nm, sizeof nm, "blk.%d.exp_probs_b.bias", l);
@@ -339,17 +433,37 @@ int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
         snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.bias", l);
         if (!rc) x->down_b = ember_load_f32(m, nm, E, n, true, err, &rc);
     }
+    if (!rc) {
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down_exps.scale", l);
+        L->moe->down_s = ember_load_vec(m, nm, n, false, err, &rc);
+    }
+    /* beside a dense FFN (Gemma 4): its norms, and the dense FFN is the
+       shared expert */
+    const bool beside = m->arch->flags & ARCH_MOE_BESIDE_DENSE;
+    if (!rc && beside) {
+        ember_moe *x = L->moe;
+        snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.scale", l);
+        x->router_s = ember_load_vec(m, nm, E, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.pre_ffw_norm_2.weight", l);
+        if (!rc) x->pre_norm_2 = ember_load_vec(m, nm, E, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.post_ffw_norm_1.weight", l);
+        if (!rc) x->post_norm_1 = ember_load_vec(m, nm, E, true, err, &rc);
+        snprintf(nm, sizeof nm, "blk.%d.post_ffw_norm_2.weight", l);
+        if (!rc) x->post_norm_2 = ember_load_vec(m, nm, E, true, err, &rc);
+    }
     /* a shared expert, as wide as its tensors say */
-    snprintf(nm, sizeof nm, "blk.%d.ffn_gate_shexp.weight", l);
+    const char *sh = beside ? "" : "_shexp";
+    snprintf(nm, sizeof nm, "blk.%d.ffn_gate%s.weight", l, sh);
     const gguf_tensor *sg = rc ? NULL : gguf_find_tensor(m->f, nm);
+    if (!rc && !sg && beside) return ember_seterr(err, "tensor '%s' is missing", nm);
     if (sg) {
         const int64_t FS = sg->n_dims == 2 ? sg->ne[1] : 0;
         if (FS < 1 || FS > (1 << 20)) return ember_seterr(err, "tensor '%s' is not a matrix of n_embd columns", nm);
         ember_moe *x = L->moe;
         ember_bind_weight(m, &x->sh_gate, nm, E, FS, EMBER_PROJ_GATE, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_up_shexp.weight", l);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_up%s.weight", l, sh);
         if (!rc) ember_bind_weight(m, &x->sh_up, nm, E, FS, EMBER_PROJ_UP, err, &rc);
-        snprintf(nm, sizeof nm, "blk.%d.ffn_down_shexp.weight", l);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down%s.weight", l, sh);
         if (!rc) ember_bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
         for (int i = 0; i < 3 && !rc; i++)
             rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, err);
@@ -373,8 +487,13 @@ void ember_moe_free(ember_moe *moe, int n)
     free(moe->sh_gate.f32);
     free(moe->sh_up.f32);
     free(moe->sh_down.f32);
-    ember_weight *sets[3] = {moe->gate, moe->up, moe->down};
-    for (int i = 0; i < 3; i++) {
+    free(moe->down_s);
+    free(moe->router_s);
+    free(moe->pre_norm_2);
+    free(moe->post_norm_1);
+    free(moe->post_norm_2);
+    ember_weight *sets[4] = {moe->gate, moe->up, moe->down, moe->gate_up};
+    for (int i = 0; i < 4; i++) {
         for (int e = 0; sets[i] && e < n; e++) free(sets[i][e].f32);
         free(sets[i]);
     }

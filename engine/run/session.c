@@ -111,7 +111,11 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     size_t fw = 0;
     if (m->arch->flags & (ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP)) fw = HQ + 2 * kv_dim > 2 * F ? HQ + 2 * kv_dim : 2 * F;
     if (m->arch->flags & ARCH_GATED_ATTN && 2 * HQ > fw) fw = 2 * HQ;
-    if (fw) s->fused = resident(B * fw * 4, &ok);
+    size_t fused = B * fw;
+    for (int l = 0; l < I->n_layer; l++)   /* experts' gate and up in one slab: a pass's or a token's rows */
+        if (m->layers[l].moe && m->layers[l].moe->gate_up && BF * 2 * (size_t)m->layers[l].n_ff > fused)
+            fused = BF * 2 * (size_t)m->layers[l].n_ff;
+    if (fused) s->fused = resident(fused * 4, &ok);
     if (m->arch->flags & ARCH_GATED_ATTN) s->qgate = resident(B * HQ * 4, &ok);
     if (m->sc_lcache) {   /* short convolutions (shortconv.c) */
         s->sc_bcx = resident(B * 3 * E * 4, &ok);

@@ -61,6 +61,10 @@ static const shape shapes[] = {
        head dims 64 / 128, window 8, per-layer inputs of 32 */
     {"tiny-gemma4", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
      3, 64, 3, 512, 32, 0, 0, 0, false},
+    /* the same with Gemma 4 26B-A4B's experts beside every dense FFN: 8
+       of 128, 2 a token; no per-layer inputs, no shared KV */
+    {"tiny-gemma4moe", "gemma4", 256, 6, 2, 1, 256, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true, false,
+     3, 64, 0, 0, 0, 8, 2, 128, false},
     /* mistral3 at tiny size: heads of 96 over a 256-wide model, Ministral
        3's YaRN and temperature keys */
     {"tiny-mistral3", "mistral3", 256, 2, 4, 2, 512, 0, 2048, 1000000.0, 1e-5, true, false, false, 96, 0, 0, false, false,
@@ -82,6 +86,12 @@ static const shape shapes[] = {
        sharing, wider global heads); sizes approximate the published model */
     {"gemma-4-e2b", "gemma4", 1536, 35, 8, 1, 6144, 262144, 32768, 1000000.0, 1e-6, true, false, false, 512, 0, 512,
      true, false, 5, 256, 20, 12288, 256, 0, 0, 0, false},
+    /* Gemma 4 26B-A4B: 30 layers, five sliding (heads of 256) to one
+       global (heads of 512), 16 heads over 8 KV heads, a dense FFN of 2112
+       beside 128 experts of 704, 8 a token; sizes approximate the
+       published model */
+    {"gemma-4-26b-a4b", "gemma4", 2816, 30, 16, 8, 2112, 262144, 262144, 1000000.0, 1e-6, true, false, false, 512, 0,
+     1024, true, false, 6, 256, 0, 0, 0, 128, 8, 704, false},
     /* Phi-3.5-mini: 32 heads of 96 dims (not whole 64-wide steps), no GQA,
        untied output, vocabulary of 32064 */
     {"phi-3.5-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000.0, 1e-5, false, false, false, 0, 0, 262144,
@@ -485,41 +495,59 @@ static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, e
     const int E = sh->n_embd, L = sh->n_layer, NP = sh->g4_pl * L, gqa = sh->n_head / sh->n_head_kv;
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
     char name[64];
+    const bool pl = sh->g4_pl > 0;
+    const int X = sh->n_expert, FX = sh->n_ff_exp;
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
             sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err) ||
-        add(l, sc, "rope_freqs.weight", EMBER_F32, sh->head_dim / 2, 0, GEN_PROP_ROPE, 0, err) ||
-        add(l, sc, "per_layer_token_embd.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, NP), NP, n_vocab,
-            GEN_NORMAL, std, err) ||
-        add(l, sc, "per_layer_model_proj.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, E), E, NP, GEN_NORMAL, std, err) ||
-        add(l, sc, "per_layer_proj_norm.weight", EMBER_F32, sh->g4_pl, 0, GEN_NORM, 0.02f, err))
+        add(l, sc, "rope_freqs.weight", EMBER_F32, sh->head_dim / 2, 0, GEN_PROP_ROPE, 0, err))
+        return -1;
+    if (pl && (add(l, sc, "per_layer_token_embd.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, NP), NP, n_vocab,
+                   GEN_NORMAL, std, err) ||
+               add(l, sc, "per_layer_model_proj.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, E), E, NP, GEN_NORMAL,
+                   std, err) ||
+               add(l, sc, "per_layer_proj_norm.weight", EMBER_F32, sh->g4_pl, 0, GEN_NORM, 0.02f, err)))
         return -1;
     for (int i = 0; i < L; i++) {
         const int hd = g4_swa(sh, i) ? sh->head_dim_swa : sh->head_dim, F = g4_ff(sh, i);
         const bool kv = i < L - sh->g4_shared;
-        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; bool need_kv; } parts[] = {
-            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
-            {"attn_q.weight", R_OTHER, E, sh->n_head * hd, GEN_NORMAL, std, false},
-            {"attn_k.weight", R_OTHER, E, sh->n_head_kv * hd, GEN_NORMAL, std, true},
-            {"attn_v.weight", R_ATTN_V, E, sh->n_head_kv * hd, GEN_NORMAL, std, true},
-            {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, false},
-            {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f, true},
-            {"attn_output.weight", R_ATTN_O, sh->n_head * hd, E, GEN_NORMAL, res_std, false},
-            {"post_attention_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
-            {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
-            {"ffn_gate.weight", R_OTHER, E, F, GEN_NORMAL, std, false},
-            {"ffn_up.weight", R_OTHER, E, F, GEN_NORMAL, std, false},
-            {"ffn_down.weight", R_FFN_DOWN, F, E, GEN_NORMAL, res_std, false},
-            {"post_ffw_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
-            {"inp_gate.weight", R_OTHER, E, sh->g4_pl, GEN_NORMAL, std, false},
-            {"proj.weight", R_OTHER, sh->g4_pl, E, GEN_NORMAL, res_std, false},
-            {"post_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, false},
-            {"layer_output_scale.weight", R_OTHER, 1, 0, GEN_NORM, 0.02f, false},
+        /* need: 1 a layer with its own KV, 2 per-layer inputs, 3 experts */
+        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; int need; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"attn_q.weight", R_OTHER, E, sh->n_head * hd, 0, GEN_NORMAL, std, 0},
+            {"attn_k.weight", R_OTHER, E, sh->n_head_kv * hd, 0, GEN_NORMAL, std, 1},
+            {"attn_v.weight", R_ATTN_V, E, sh->n_head_kv * hd, 0, GEN_NORMAL, std, 1},
+            {"attn_q_norm.weight", R_OTHER, hd, 0, 0, GEN_NORM, 0.02f, 0},
+            {"attn_k_norm.weight", R_OTHER, hd, 0, 0, GEN_NORM, 0.02f, 1},
+            {"attn_output.weight", R_ATTN_O, sh->n_head * hd, E, 0, GEN_NORMAL, res_std, 0},
+            {"post_attention_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"ffn_gate.weight", R_OTHER, E, F, 0, GEN_NORMAL, std, 0},
+            {"ffn_up.weight", R_OTHER, E, F, 0, GEN_NORMAL, std, 0},
+            {"ffn_down.weight", R_FFN_DOWN, F, E, 0, GEN_NORMAL, res_std, 0},
+            {"post_ffw_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, 1.0f, 3},
+            {"ffn_gate_inp.scale", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
+            {"ffn_gate_up_exps.weight", R_OTHER, E, 2 * (int64_t)FX, X, GEN_NORMAL, std, 3},
+            {"ffn_down_exps.weight", R_FFN_DOWN, FX, E, X, GEN_NORMAL, res_std, 3},
+            {"ffn_down_exps.scale", R_OTHER, X, 0, 0, GEN_NORM, 0.02f, 3},
+            {"pre_ffw_norm_2.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
+            {"post_ffw_norm_1.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
+            {"post_ffw_norm_2.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
+            {"inp_gate.weight", R_OTHER, E, sh->g4_pl, 0, GEN_NORMAL, std, 2},
+            {"proj.weight", R_OTHER, sh->g4_pl, E, 0, GEN_NORMAL, res_std, 2},
+            {"post_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 2},
+            {"layer_output_scale.weight", R_OTHER, 1, 0, 0, GEN_NORM, 0.02f, 0},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-            if (parts[p].need_kv && !kv) continue;
+            const int need = parts[p].need;
+            if ((need == 1 && !kv) || (need == 2 && !pl) || (need == 3 && !X)) continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            int dt = parts[p].out ? pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in) : EMBER_F32;
-            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+            /* the norms, scales and the router stay F32, as the converter keeps them */
+            const bool f32 = !parts[p].out || !strcmp(parts[p].n, "ffn_gate_inp.weight");
+            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
+            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
+                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
+                return -1;
         }
     }
     return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
