@@ -157,6 +157,13 @@ static const ember_arch_desc archs[] = {
     {"gpt-oss", ARCH_QKV_BIAS | ARCH_O_BIAS | ARCH_ATT_SINKS | ARCH_FREE_HEAD_DIM | ARCH_SWA | ARCH_MOE |
                     ARCH_MOE_TOPK_SOFTMAX | ARCH_EXPERT_BIAS | ARCH_FFN_NORM_POST,
      ROPE_NEOX, FFN_SWIGLU_OAI, ATT_SCALE_SCORES, 2, 0, 0, 0, 0, 0, 0},
+    /* Gemma 3n (E2B, E4B): gemma3's attention with V normed, four layers
+       sliding to one global (sliding_window_pattern where the file has
+       one), the sliding layers at rope.freq_base_swa or 10000 unscaled;
+       alternating updates, laurel, per-layer inputs (altup.c) */
+    {"gemma3n", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE |
+                    ARCH_SWA_BASE_KEY | ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_ALTUP,
+     ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 5, 10000.0f, 30.0f, 0, 0, 0, 0},
     /* Gemma 4 (E2B/E4B, 31B, and the 26B-A4B's experts beside its dense
        FFNs): the layer pattern, head dims, KV heads and FFN widths come
        from per-layer keys; Q/K norms do the scaling; the reference

@@ -82,6 +82,14 @@ enum {
    router reading the residual stream RMS-normed and scaled (Gemma 4's
    26B-A4B; moe.c) */
 #define ARCH_MOE_BESIDE_DENSE (1ull << 38)
+/* Gemma 3n: n_altup residual streams with laurel beside attention
+   (altup.c); the first 10 layers' FFN gates cut to their Gaussian top
+   tail; the layers past the 20th read the KV of the last of their kind
+   before it, as the reference fixes both */
+#define ARCH_ALTUP (1ull << 39)
+/* with ARCH_SWA_OWN_ROPE and a hard-coded sliding base: the file's
+   rope.freq_base_swa where it has one (Gemma 3n) */
+#define ARCH_SWA_BASE_KEY (1ull << 40)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

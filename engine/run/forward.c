@@ -14,6 +14,7 @@
 #include "att_q8.h"
 #include "deltanet.h"
 #include "dtype.h"
+#include "altup.h"
 #include "forward.h"
 #include "matmul.h"
 #include "mla.h"
@@ -713,7 +714,7 @@ void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip)
    go on, moved to rows [0, n - skip) of s->x: the last layer of a prompt
    pass, whose other rows' outputs nobody reads (the reference, too, keeps
    only its output rows there), none in a pass before the prompt's last. */
-static void attention(ember_session *s, int l, int n, int pos0, int skip)
+void ember_fw_attention(ember_session *s, int l, int n, int pos0, int skip)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
@@ -753,9 +754,36 @@ static void add_par_tokens(ember_session *s, const void *ctx, int t0, int t1, in
 }
 
 
+/* Gemma 3n's activation sparsity on the gate rows of tokens [t0, t1):
+   g = relu(g - (mean + k std)), the std over F - 1, its sums in f64 as
+   the reference's row sums */
+static void gaussian_top_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const ember_layer *L = ctx;
+    const int F = L->n_ff;
+    for (int t = t0; t < t1; t++) {
+        float *g = s->g + (size_t)t * F;
+        double sum = 0;
+        for (int i = 0; i < F; i++) sum += (double)g[i];
+        const float mean = (float)sum / (float)F;
+        double ss = 0;
+        for (int i = 0; i < F; i++) {
+            const float d = g[i] - mean;
+            ss += (double)(d * d);
+        }
+        const float sd = sqrtf((float)ss * (1.0f / (float)(F - 1)));
+        const float cut = mean + sd * L->sparsity;
+        for (int i = 0; i < F; i++) {
+            const float v = g[i] - cut;
+            g[i] = v > 0 ? v : 0;
+        }
+    }
+}
+
 /* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed
    x, then s->x *= *scale when given. */
-static void ffn(ember_session *s, int l, int n, const float *scale)
+void ember_fw_ffn(ember_session *s, int l, int n, const float *scale)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
@@ -785,6 +813,7 @@ static void ffn(ember_session *s, int l, int n, const float *scale)
         float *gy[2] = {s->g, s->u};
         ember_mm_n(s, gu, gy, 2, s->xn, n);
     }
+    if (L->sparsity > 0) ember_fw_tokens(s, n, gaussian_top_tokens, L);
     ember_fw_glu(s, s->g, u, F, u_stride, ffn_act[m->arch->act], n);
     ember_mm_act_dirty(s);
     ember_mm(s, &L->down, s->xn, s->g, n);
@@ -809,9 +838,16 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         for (size_t i = 0; i < (size_t)n * E; i++) s->x[i] *= sc;
     }
     if (m->n_pl && ember_pl_inputs(s, tok, n, err)) return -1;
+    if (m->n_altup) ember_altup_init(s, n);
     int nr = n;   /* rows still going on: the last layer keeps the output rows only */
     for (int l = 0; l < I->n_layer; l++) {
         const int skip = l == I->n_layer - 1 ? nr - out : 0;
+        if (m->n_altup) {   /* Gemma 3n: the layer over its streams (altup.c) */
+            ember_altup_layer(s, l, nr, pos0, skip);
+            nr -= skip;
+            if (l == I->n_layer - 1 && nr) ember_altup_merge(s, nr);
+            continue;
+        }
         /* the layer's output scale (gemma4) ends its last residual add */
         if (m->layers[l].dn)
             ember_dn_block(s, l, nr, skip);
@@ -820,10 +856,10 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         else if (m->layers[l].sc)
             ember_sc_block(s, l, nr, skip);
         else
-            attention(s, l, nr, pos0, skip);
+            ember_fw_attention(s, l, nr, pos0, skip);
         nr -= skip;
         if (nr == 0) break;
-        ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
+        ember_fw_ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
         if (m->n_pl) ember_pl_block(s, l, nr, L_out_scale(m, l));
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;

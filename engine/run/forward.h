@@ -43,6 +43,13 @@ void ember_fw_kv_write(ember_session *s, int l, int h, int pos, const float *k, 
 void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip);
 int ember_fw_attend(ember_session *s, int l, int n, int pos0, int skip, int HQ);
 
+/* The attention block of layer l over n tokens at pos0: s->x +=
+   post_norm(attention(norm(s->x))), only rows [skip, n) going on; the FFN
+   block: s->x += post_norm(ffn(norm(s->x))), then s->x *= *scale when
+   given (the architecture's plain layer, forward.c) */
+void ember_fw_attention(ember_session *s, int l, int n, int pos0, int skip);
+void ember_fw_ffn(ember_session *s, int l, int n, const float *scale);
+
 /* Work on tokens [t0, t1) of a pass, on pool thread ith */
 typedef void (*ember_tok_fn)(ember_session *s, const void *ctx, int t0, int t1, int ith);
 /* fn over n tokens, a contiguous run of them per pool thread */

@@ -334,13 +334,25 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
            262144): every layer attends globally, on the faster path */
         if (arch->flags & ARCH_SWA_ALL && m->n_swa >= info->n_ctx_train) m->n_swa = 0;
         int shared = 0;
-        if (arch->flags & ARCH_SHARED_KV &&
-            ember_meta_opt_u(&mt, "attention.shared_kv_layers", 0, info->n_layer - 1, &shared, 0))
+        /* Gemma 3n: the reference fixes the layers with KV at 20 (its
+           files write shared_kv_layers as a float, which it ignores) */
+        if (arch->flags & ARCH_ALTUP)
+            shared = info->n_layer > 20 ? info->n_layer - 20 : 0;
+        else if (arch->flags & ARCH_SHARED_KV &&
+                 ember_meta_opt_u(&mt, "attention.shared_kv_layers", 0, info->n_layer - 1, &shared, 0))
             return -1;
         m->n_layer_kv = info->n_layer - shared;
         if (arch->flags & ARCH_PER_LAYER_EMBD &&
             ember_meta_opt_u(&mt, "embedding_length_per_layer_input", 0, 1 << 14, &m->n_pl, 0))   /* 0: none (31B) */
             return -1;
+        if (arch->flags & ARCH_ALTUP) {   /* Gemma 3n's streams: 4, the first active, as its config */
+            if (ember_meta_opt_u(&mt, "altup.num_inputs", 2, 16, &m->n_altup, 4) ||
+                ember_meta_opt_u(&mt, "altup.active_idx", 0, m->n_altup - 1, &m->altup_act, 0))
+                return -1;
+            if (m->n_pl < 1)
+                return ember_seterr(err, "%s: embedding_length_per_layer_input is missing or 0 (its per-layer inputs)",
+                                    info->arch);
+        }
         if (arch->softcap && ember_meta_opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
         if (arch->att_softcap && ember_meta_opt_f(&mt, "attn_logit_softcapping", &m->att_softcap, arch->att_softcap, false))
             return -1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "altup.h"
 #include "bind.h"
 #include "deltanet.h"
 #include "dtype.h"
@@ -37,7 +38,7 @@ static int list_weights(ember_model *m, ember_err *err)
 {
     const int X = m->info.n_expert;
     const size_t NH = m->info.n_head;
-    size_t cap = (size_t)m->info.n_layer * (19 + MLA_WEIGHTS + 3 * (size_t)X + 2 * NH) + 2, n = 0;
+    size_t cap = (size_t)m->info.n_layer * (22 + MLA_WEIGHTS + 3 * (size_t)X + 2 * NH) + 2 + 2 * (size_t)m->n_altup, n = 0;
     if (!(m->all_w = malloc(cap * sizeof *m->all_w))) return ember_seterr(err, "out of memory");
     for (int l = 0; l < m->info.n_layer; l++) {
         ember_layer *L = &m->layers[l];
@@ -73,6 +74,11 @@ static int list_weights(ember_model *m, ember_err *err)
                 m->all_w[n++] = &L->mla->v_b[h];
             }
         }
+        if (L->alt) {
+            m->all_w[n++] = &L->alt->laurel_l;
+            m->all_w[n++] = &L->alt->laurel_r;
+            m->all_w[n++] = &L->alt->router;
+        }
         if (L->moe && L->moe->sh_gate.t) {
             m->all_w[n++] = &L->moe->sh_gate;
             m->all_w[n++] = &L->moe->sh_up;
@@ -80,6 +86,10 @@ static int list_weights(ember_model *m, ember_err *err)
         }
     }
     if (m->pl_model_proj.t) m->all_w[n++] = &m->pl_model_proj;
+    for (int i = 0; i + 1 < m->n_altup; i++) {
+        m->all_w[n++] = &m->altup_proj[i];
+        m->all_w[n++] = &m->altup_unembd[i];
+    }
     m->all_w[n++] = &m->output;
     m->n_all_w = (int)n;
     return 0;
@@ -127,6 +137,9 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
         if (L->rope.n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count_swa %d is odd", a->name, L->rope.n_rot);
         if (a->swa_rope_base > 0) {
             L->rope.base = a->swa_rope_base;
+            if (a->flags & ARCH_SWA_BASE_KEY &&
+                ember_meta_opt_f(&mt, "rope.freq_base_swa", &L->rope.base, a->swa_rope_base, false))
+                return -1;
             L->rope.freq_scale = 1.0f;
             L->rope.ext_factor = 0.0f;
         } else {
@@ -282,6 +295,20 @@ static int bind_layers(ember_model *m, ember_err *err)
             L->q_norm = ember_load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
             if (!rc && own_kv) L->k_norm = ember_load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
         }
+        if (!rc && fl & ARCH_ALTUP) {
+            rc = ember_altup_bind(m, L, l, err);
+            /* the reference's fixed activation sparsity: the first 10 layers'
+               gates cut at the 95th percentile of a normal (its icdf) */
+            L->sparsity = l < 10 ? 1.6448533535003662f : 0.0f;
+            /* a layer reading an earlier one's KV still carries its own K
+               and V matrices, which the reference loads and never reads */
+            const char *kv_parts[3] = {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"};
+            for (int i = 0; i < 3 && !own_kv && m->used; i++) {
+                snprintf(nm, sizeof nm, "blk.%d.%s", l, kv_parts[i]);
+                const gguf_tensor *kt = gguf_find_tensor(m->f, nm);
+                if (kt) m->used[kt - m->f->tensors] = 1;
+            }
+        }
         if (!rc && m->n_pl) {
             ember_bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
             if (!rc) ember_bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, EMBER_PROJ_PER_LAYER, err, &rc);
@@ -375,6 +402,7 @@ static int bind_model(ember_model *m, ember_err *err)
         m->pl_embd.rep = EMBER_REP_COMPRESSED;
         ember_plan_add(m, m->pl_embd.t, EMBER_REP_COMPRESSED, "", "", m->pl_embd.t->nbytes, "embedding rows dequantized per lookup");
     }
+    if (m->n_altup && ember_altup_bind_model(m, err)) return -1;
     if (bind_layers(m, err)) return -1;
     m->info.n_recurrent = m->dn.n_layers;
     for (int l = 0; l < m->info.n_layer; l++) m->info.n_recurrent += m->layers[l].sc != NULL;
@@ -425,9 +453,16 @@ void ember_model_free(ember_model *m)
             ember_dn_free(L->dn);
             ember_mla_free(L->mla, m->info.n_head);
             ember_sc_free(L->sc);
+            ember_altup_free(L->alt);
         }
         free(m->layers);
     }
+    for (int i = 0; i + 1 < m->n_altup; i++) {
+        if (m->altup_proj) free_weight(&m->altup_proj[i]);
+        if (m->altup_unembd) free_weight(&m->altup_unembd[i]);
+    }
+    free(m->altup_proj);
+    free(m->altup_unembd);
     if (m->tok_embd.f32 == m->output.f32) m->tok_embd.f32 = NULL;
     free_weight(&m->tok_embd);
     free_weight(&m->output);

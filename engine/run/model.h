@@ -152,6 +152,20 @@ typedef struct {
     int nope, rope, v;          /* a head's no-rope and rope query/key parts, its value width */
 } ember_mla_shape;
 
+/* A layer's part of Gemma 3n's alternating updates (ARCH_ALTUP, altup.c):
+   the residual stream is n_altup streams; each layer predicts every stream
+   from all of them, runs the active one through laurel, attention and the
+   FFN, and corrects every stream by that one's innovation. */
+typedef struct {
+    ember_weight laurel_l, laurel_r;   /* laurel_l: n_embd -> rank; laurel_r: rank -> n_embd */
+    float *laurel_post_norm;
+    ember_weight router;               /* altup_router: n_embd -> n_altup */
+    float *router_norm;                /* altup_router_norm: n_embd */
+    float *predict_coef;               /* altup_predict_coef: n_altup^2 rows of n_altup */
+    float *correct_coef;               /* altup_correct_coef: n_altup rows of n_altup */
+    float *correct_scale;              /* altup_correct_scale: n_embd */
+} ember_altup;
+
 typedef struct {
     float *attn_norm, *ffn_norm;
     float *attn_norm_b, *ffn_norm_b;   /* ARCH_LAYERNORM: the norms' biases, where the file has them */
@@ -176,6 +190,10 @@ typedef struct {
     ember_deltanet *dn;         /* a delta-net layer (no attention, no KV), or NULL */
     ember_shortconv *sc;        /* a short convolution layer (no attention, no KV), or NULL */
     ember_mla *mla;             /* a latent attention layer (wq..wv unbound; one KV head of rope + kv_lora), or NULL */
+    ember_altup *alt;           /* ARCH_ALTUP: the layer's alternating updates and laurel, or NULL */
+    /* the FFN's gate rows cut to their Gaussian top tail first (Gemma 3n):
+       relu(g - mean - sparsity * std); 0: none */
+    float sparsity;
 } ember_layer;
 
 struct ember_model {
@@ -222,6 +240,10 @@ struct ember_model {
     ember_mla_shape mla;        /* ARCH_MLA: the latent attention's widths */
     int n_blocks;               /* the file's block_count when it holds layers past n_layer (MTP), else 0 */
     int n_pl;                   /* per-layer input width (0: none) */
+    /* ARCH_ALTUP: the streams, the active one, and the projections from
+       the embedding to streams 1.. and back (n_altup - 1 slabs each) */
+    int n_altup, altup_act, alt_rank;   /* alt_rank: the widest laurel */
+    ember_weight *altup_proj, *altup_unembd;
     ember_weight pl_embd;       /* per_layer_token_embd: rows looked up per token */
     ember_weight pl_model_proj; /* n_embd -> n_layer * n_pl */
     float *pl_proj_norm;

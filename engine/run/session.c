@@ -163,6 +163,14 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->moe_out = resident(B * K * E * 4, &ok);
         s->moe_sh = resident(B * E * 4, &ok);
     }
+    if (m->n_altup) {
+        const size_t A = (size_t)m->n_altup;
+        s->alt_s = resident(A * B * E * 4, &ok);
+        s->alt_p = resident(A * B * E * 4, &ok);
+        s->alt_lo = resident(B * E * 4, &ok);
+        s->alt_lr = resident(B * (size_t)m->alt_rank * 4, &ok);
+        s->alt_mod = resident(B * A * 4, &ok);
+    }
     if (m->n_pl) {
         s->pl = resident(B * (size_t)m->n_pl * (size_t)I->n_layer * 4, &ok);
         s->plg = resident(B * (size_t)m->n_pl * 4, &ok);
@@ -225,6 +233,7 @@ void ember_session_free(ember_session *s)
     free(s->scratch); free(s->all_logits);
     free(s->moe_logits); free(s->moe_w); free(s->moe_sel); free(s->moe_pair); free(s->moe_place); free(s->moe_first);
     free(s->moe_x); free(s->moe_out); free(s->moe_sh);
+    free(s->alt_s); free(s->alt_p); free(s->alt_lo); free(s->alt_lr); free(s->alt_mod);
     free(s->dn_in); free(s->dn_ba);
     free(s->sc_bcx); free(s->sc_bx); free(s->sc_y);
     free(s->mla_q); free(s->mla_qa); free(s->mla_kv); free(s->mla_hx); free(s->mla_hy); free(s->mla_o);

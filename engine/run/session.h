@@ -65,6 +65,10 @@ struct ember_session {
        rows; the experts' output rows in the grouped order */
     float *moe_logits, *moe_w, *moe_x, *moe_out;
     float *moe_sh;              /* the shared expert's output rows */
+    /* ARCH_ALTUP (altup.c): the streams and their predictions (n_altup
+       blocks of ubatch rows), laurel's output and low-rank rows, the
+       router's modalities (n_altup a token) */
+    float *alt_s, *alt_p, *alt_lo, *alt_lr, *alt_mod;
     int *moe_sel, *moe_pair, *moe_place, *moe_first;
     /* the recurrent layers' state (recurrent.h), and copies of it at
        rec_ck_pos (-1: empty) */
