@@ -143,12 +143,30 @@ static const shape shapes[] = {
        65536, tied */
     {"lfm2-1.2b", "lfm2", 2048, 16, 32, 8, 8192, 65536, 128000, 1000000.0, 1e-5, true, false, false, 0, 0, 0, false,
      false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* gemma3n at tiny size: 22 layers (four sliding, one global; layers 20
+       and 21 reading layer 18's KV), 2 heads of 128, window 8; its streams
+       below (g3n_shapes) */
+    {"tiny-gemma3n", "gemma3n", 256, 22, 2, 1, 512, 0, 2048, 1000000.0, 1e-6, true, false, false, 128, 0, 8, true,
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* Gemma 3n E2B: 30 layers of 8 heads of 256 over 2 KV heads, FFN 8192,
+       window 512, vocabulary 262144; sizes approximate the published model */
+    {"gemma-3n-e2b", "gemma3n", 2048, 30, 8, 2, 8192, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512,
+     true, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* DeepSeek-V2-Lite: 27 layers of 16 heads (128 + 64 rope, values of
        128) over a 512 latent, Q straight from attn_q; a dense first layer
        of 10944, then 64 experts of 1408, 6 a token, and 2 shared; YaRN x40
        from 4096 */
     {"deepseek-v2-lite", "deepseek2", 2048, 27, 16, 1, 10944, 102400, 163840, 10000.0, 1e-6, false, false, false, 0,
      64, 0, false, false, 0, 0, 0, 0, 0, 64, 6, 1408, false},
+};
+
+/* The gemma3n shapes: per-layer input width, streams, laurel's rank */
+static const struct {
+    const char *like;
+    int n_pl, n_altup, rank;
+} g3n_shapes[] = {
+    {"tiny-gemma3n", 32, 4, 32},
+    {"gemma-3n-e2b", 256, 4, 64},
 };
 
 /* The lfm2 shapes: the short convolution's width, and which layers attend
@@ -610,6 +628,68 @@ static int build_lfm2(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, emb
     return add(l, sc, "token_embd_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
 }
 
+static int g3n_shape_of(const shape *sh) { return row_of(g3n_shapes, sizeof g3n_shapes[0], sizeof g3n_shapes / sizeof g3n_shapes[0], sh); }
+
+/* gemma3n's tensors: the stream projections, per-layer inputs, and per
+   layer attention (every layer has its K and V, read or not), the FFN,
+   laurel and the streams' router and coefficients (F32, as the converter
+   keeps them); the LM head tied. */
+static int build_gemma3n(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int gi = g3n_shape_of(sh);
+    const int E = sh->n_embd, L = sh->n_layer, hd = sh->head_dim, gqa = sh->n_head / sh->n_head_kv;
+    const int NP = g3n_shapes[gi].n_pl, A = g3n_shapes[gi].n_altup, R = g3n_shapes[gi].rank;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
+            sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err) ||
+        add(l, sc, "per_layer_token_embd.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, NP * L), (int64_t)NP * L,
+            n_vocab, GEN_NORMAL, std, err) ||
+        add(l, sc, "per_layer_model_proj.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, E), E, (int64_t)NP * L,
+            GEN_NORMAL, std, err) ||
+        add(l, sc, "per_layer_proj_norm.weight", EMBER_F32, NP, 0, GEN_NORM, 0.02f, err) ||
+        add3(l, sc, "altup_proj.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, E), E, E, A - 1, std, err) ||
+        add3(l, sc, "altup_unembd_proj.weight", pick_dtype(fdt, R_OTHER, 0, L, true, gqa, E), E, E, A - 1, std, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, GEN_NORMAL, std},
+            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std},
+            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std},
+            {"attn_q_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f},
+            {"attn_k_norm.weight", R_OTHER, hd, 0, GEN_NORM, 0.02f},
+            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, GEN_NORMAL, res_std},
+            {"post_attention_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"ffn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std},
+            {"post_ffw_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"inp_gate.weight", R_OTHER, E, NP, GEN_NORMAL, std},
+            {"proj.weight", R_OTHER, NP, E, GEN_NORMAL, res_std},
+            {"post_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"laurel_l.weight", R_OTHER, E, R, GEN_NORMAL, std},
+            {"laurel_r.weight", R_OTHER, R, E, GEN_NORMAL, res_std},
+            {"laurel_post_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"altup_router.weight", R_OTHER, E, A, GEN_NORMAL, std},
+            {"altup_router_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+            {"altup_predict_coef.weight", R_OTHER, A, (int64_t)A * A, GEN_NORMAL, 0.1f},
+            {"altup_correct_coef.weight", R_OTHER, A, A, GEN_NORMAL, 0.1f},
+            {"altup_correct_scale.weight", R_OTHER, E, 0, GEN_NORM, 0.02f},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            /* norms, the router and the coefficients stay F32 */
+            const bool f32 = !parts[p].out || strstr(parts[p].n, "altup_");
+            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
+            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+    }
+    return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
+}
+
 static int mla_shape_of(const shape *sh) { return row_of(mla_shapes, sizeof mla_shapes[0], sizeof mla_shapes / sizeof mla_shapes[0], sh); }
 
 /* deepseek2's tensors: latent attention (attn_q or the attn_q_a / _b
@@ -722,6 +802,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
     if (dn_shape_of(sc->sh) >= 0) return build_qwen35(l, sc, fdt, n_vocab, err);
     if (mla_shape_of(sc->sh) >= 0) return build_deepseek2(l, sc, fdt, n_vocab, err);
     if (lfm2_shape_of(sc->sh) >= 0) return build_lfm2(l, sc, fdt, n_vocab, err);
+    if (g3n_shape_of(sc->sh) >= 0) return build_gemma3n(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -881,6 +962,14 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_f32(w, AK("attn_logit_softcapping"), 50.0f);
         gguf_w_f32(w, AK("final_logit_softcapping"), 30.0f);
     }
+    const int gi = g3n_shape_of(sh);
+    if (gi >= 0) {   /* as the converter writes Gemma 3n (shared_kv_layers a float) */
+        gguf_w_u32(w, AK("embedding_length_per_layer_input"), (uint32_t)g3n_shapes[gi].n_pl);
+        gguf_w_u32(w, AK("altup.num_inputs"), (uint32_t)g3n_shapes[gi].n_altup);
+        gguf_w_u32(w, AK("altup.active_idx"), 0);
+        gguf_w_f32(w, AK("attention.shared_kv_layers"), (float)(sh->n_layer > 20 ? sh->n_layer - 20 : 0));
+        gguf_w_f32(w, AK("final_logit_softcapping"), 30.0f);
+    }
     if (sh->n_expert) {
         gguf_w_u32(w, AK("expert_count"), (uint32_t)sh->n_expert);
         gguf_w_u32(w, AK("expert_used_count"), (uint32_t)sh->n_expert_used);
@@ -981,7 +1070,7 @@ int synth_write(const synth_opts *o, ember_err *err)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(like, shapes[i].like)) sh = &shapes[i];
     if (!sh) {
-        char known[512] = "";
+        char known[1024] = "";
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) list_add(known, sizeof known, shapes[i].like);
         return ember_seterr(err, "unknown shape '%s' (known: %s)", like, known);
     }
@@ -995,7 +1084,7 @@ int synth_write(const synth_opts *o, ember_err *err)
     }
     if (!o->out || !*o->out) return ember_seterr(err, "no output file given");
 
-    if (o->untied && sh->g4_period) return ember_seterr(err, "--untied: the %s shape has no separate output projection", like);
+    if (o->untied && (sh->g4_period || g3n_shape_of(sh) >= 0)) return ember_seterr(err, "--untied: the %s shape has no separate output projection", like);
     synth_ctx sc = {.sh = sh, .seed = o->seed, .verbose = o->verbose != 0, .untied = o->untied != 0};
     gguf_writer *w = gguf_writer_new();
     tlist l = {0};
