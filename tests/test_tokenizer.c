@@ -658,7 +658,7 @@ static void test_pre_types(void)
         "minimax-m2", "kormo", "openpangu", "f2llmv2", "hunyuan", "solar-open", "grok-2", "mellum2", "mpt", "olmo",
         "jais", "trillion", "granite-docling", "phi-2", "gigachat", "a.x-4.0", "mellum", "exaone4", "tekken",
         "qwen35", "seed-coder", "falcon", "deepseek-llm", "deepseek-coder", "deepseek-v3", "hunyuan-dense",
-        "joyai-llm", "bloom", "poro-chat", "gpt3-finnish", "viking",
+        "joyai-llm", "bloom", "poro-chat", "gpt3-finnish", "viking", "kimi-k2",
     };
     int unknown = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
@@ -711,6 +711,10 @@ static void test_pre_types(void)
     check_split("bloom", "a-b's 12x\xE3\x80\x82y", "a-b's| 12x|\xE3\x80\x82|y", "words run to whitespace or sentence punctuation");
     check_split("poro-chat", "it's(x) 3.5", "it's|(|x|)| 3|.|5", "brackets and full stops end words, apostrophes do not");
     check_split("viking", "a-b's 12x", "a-b's| |1|2|x", "BLOOM's words, then single digits");
+    check_split("kimi-k2", "Hello\xE4\xB8\x96\xE7\x95\x8CWorld 12345", "Hello|\xE4\xB8\x96\xE7\x95\x8C|World| |123|45",
+                "Han runs apart from the words around them, digits in threes");
+    check_split("kimi-k2", "x\xE3\x81\x82y's a", "x\xE3\x81\x82y's| a", "kana stay in a word, a contraction keeps to it");
+    check_split("kimi-k2", "camelCase", "camel|Case", "GPT-4o's word shapes");
 }
 
 static ember_tokenizer *tiny_spm(uint8_t **mem, gguf_file **fp)

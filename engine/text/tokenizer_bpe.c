@@ -41,6 +41,17 @@ static const char RE_GPT4O[] =
     "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
     "|\\p{N}{1,3}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n/]*|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
+/* Kimi K2 (tokenization_kimi.py): GPT-4o's word shapes with Han runs
+   split off first and no Han character in a word (its classes subtract
+   \p{Han}, a class intersection PCRE2 spells as a lookahead) */
+#define NOT_HAN "(?!\\p{Han})"
+static const char RE_KIMI_K2[] =
+    "\\p{Han}+"
+    "|[^\\r\\n\\p{L}\\p{N}]?(?:" NOT_HAN "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}])*(?:" NOT_HAN "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}])+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|[^\\r\\n\\p{L}\\p{N}]?(?:" NOT_HAN "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}])+(?:" NOT_HAN "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}])*"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|\\p{N}{1,3}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n]*|" SP "*[\\r\\n]+|" SP "+(?!" NSP ")|" SP "+";
 /* Gemma 4 (SentencePiece pieces): no word splitting, only runs of
    newlines apart from the rest, as the reference's gemma4 pre-tokenizer. */
 static const char RE_NEWLINES[] = "[^\\n]+|[\\n]+";
@@ -198,6 +209,7 @@ static const pre_type PRE_TYPES[] = {
     {"smaug-bpe dbrx chatglm-bpe glm4", 0, {RE_LLAMA3}},
     {"gpt-4o llama4 kanana2 minimax-m2", 0, {RE_GPT4O}},
     {"tekken", PRE_IGNORE_MERGES | PRE_ADD_BOS, {RE_TEKKEN}},
+    {"kimi-k2", 0, {RE_KIMI_K2}},
     /* grok-2's pattern is Qwen2's */
     {"qwen2 deepseek-r1-qwen stablelm2 megrez kormo openpangu f2llmv2 hunyuan solar-open grok-2", 0, {RE_QWEN2}},
     {"qwen35", 0, {RE_QWEN35}},
