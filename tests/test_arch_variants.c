@@ -29,7 +29,8 @@
    and deepseek2's latent attention in both
    file forms (attn_kv_b, and attn_k_b / attn_v_b with one KV head; the
    V2-Lite form's rows from the reference's plain attention, -mla 0, as
-   its latent modes crash on heads of that width).  The reference scales granite's residual stream where the
+   its latent modes crash on heads of that width), mistral4 (Mistral Small
+   4: that layout under its own name, its experts' gate and up in one slab).  The reference scales granite's residual stream where the
    model scales each branch before its add (Hugging Face's Granite, and
    llama.cpp), so residual_scale is checked as a property instead: x2 on
    the branches equals attn_output and ffn_down doubled, bit for bit
@@ -165,6 +166,9 @@ static const vcase cases[] = {
      "(window 5, rope base 10000) then a global one", 5, 0},
     {"gemma3n", "gemma3n",
      "gemma3n (22 layers): the first 10 FFN gates sparse, layers 20 and 21 (sliding) reading layer 18's KV", 22, 0},
+    {"mistral4", "mistral4",
+     "mistral4 (Mistral Small 4): deepseek2's V3 form under its own name over a 256 latent, the experts' gate and up "
+     "in one slab", 3, 0},
 };
 
 /* Each row's cosine to the reference at least.  22 layers of Gemma 3n's
@@ -391,10 +395,11 @@ static void phi2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF, boo
 /* One deepseek2 layer: latent attention (lite: attn_q and attn_kv_b;
    else attn_q_a / attn_q_b and attn_k_b / attn_v_b over a 512 latent),
    then a dense FFN (layer 0) or 8 experts and the shared ones */
-static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
+/* lat: the latent's width; fused: the experts' gate and up in one slab */
+static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite, int lat, bool fused)
 {
     char t[96];
-    const int nope = 32, rope = 64, vd = lite ? 24 : 32, lat = 512, ql = 48;
+    const int nope = 32, rope = 64, vd = lite ? 24 : 32, ql = 48;
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
     vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
     vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
@@ -424,8 +429,12 @@ static void ds2_layer(gguf_writer *w, int l, int H, int FF, bool lite)
         int64_t ne[2] = {E, 8};
         gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, (uint64_t)E * 8 * 4);
         free(r);
-        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        if (fused) {
+            gate_up3(w, l, E, 40, 8);
+        } else {
+            mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
+            mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        }
         mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
         if (!lite) vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);
         const int SH = lite ? 80 : 40;   /* expert_shared_count experts wide */
@@ -581,7 +590,8 @@ static int write_model(const vcase *c, const char *path)
     const bool st_par = st && !strcmp(c->name, "stablelm-par");
     const bool q3n = !strcmp(a, "qwen3next"), q35 = !strncmp(a, "qwen35", 6) || q3n, q35moe = !strcmp(a, "qwen35moe") || q3n;
     const bool p2 = !strcmp(a, "phi2"), p2_split = p2 && !strcmp(c->name, "phi2-split");
-    const bool ds = !strcmp(a, "deepseek2"), ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
+    const bool m4 = !strcmp(a, "mistral4");   /* deepseek2's layout under its own name */
+    const bool ds = !strcmp(a, "deepseek2") || m4, ds_lite = ds && !strcmp(c->name, "deepseek2-lite");
     const bool olmo = !strcmp(a, "olmo2"), olmo3 = olmo && !strcmp(c->name, "olmo3-swa");
     const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
     const bool sc2 = !strcmp(a, "starcoder2"), g3n = !strcmp(a, "gemma3n");
@@ -652,7 +662,7 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
         gguf_w_u32(w, KEY("leading_dense_block_count"), 1);
         gguf_w_u32(w, KEY("expert_shared_count"), ds_lite ? 2 : 1);
-        if (g_ds_bad != 3) gguf_w_u32(w, KEY("attention.kv_lora_rank"), 512);
+        if (g_ds_bad != 3) gguf_w_u32(w, KEY("attention.kv_lora_rank"), m4 ? 256 : 512);
         gguf_w_u32(w, KEY("rope.dimension_count"), 64);
         if (ds_lite) {   /* the heads' widths in key_length, value_length; YaRN as V2 has it */
             gguf_w_u32(w, KEY("attention.key_length"), 96);
@@ -664,8 +674,8 @@ static int write_model(const vcase *c, const char *path)
             gguf_w_f32(w, KEY("rope.scaling.yarn_log_multiplier"), 0.1f);
         } else {   /* the cache's widths there, the heads' in the _mla keys */
             gguf_w_u32(w, KEY("attention.q_lora_rank"), 48);
-            gguf_w_u32(w, KEY("attention.key_length"), 576);
-            gguf_w_u32(w, KEY("attention.value_length"), 512);
+            gguf_w_u32(w, KEY("attention.key_length"), m4 ? 320 : 576);
+            gguf_w_u32(w, KEY("attention.value_length"), m4 ? 256 : 512);
             gguf_w_u32(w, KEY("attention.key_length_mla"), g_ds_bad == 1 ? 64 : 96);
             gguf_w_u32(w, KEY("attention.value_length_mla"), 32);
             gguf_w_u32(w, KEY("expert_gating_func"), 2);
@@ -839,7 +849,7 @@ static int write_model(const vcase *c, const char *path)
             continue;
         }
         if (ds) {
-            ds2_layer(w, l, H, FF, ds_lite);
+            ds2_layer(w, l, H, FF, ds_lite, m4 ? 256 : 512, m4);
             continue;
         }
         if (olmo) {
@@ -1370,7 +1380,8 @@ int main(void)
             {EMBER_STRATEGY_EAGER, 0, "eager"}, {EMBER_STRATEGY_COMPRESSED, 0, "compressed"},
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
-                               !strcmp(cases[c].arch, "deepseek2") || !strncmp(cases[c].arch, "lfm2", 4) ||
+                               !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "mistral4") ||
+                               !strncmp(cases[c].arch, "lfm2", 4) ||
                                strstr(cases[c].name, "moe") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};

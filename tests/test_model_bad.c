@@ -241,6 +241,9 @@ int main(void)
     expect_open_error("ffn_down missing", &v, "blk.0.ffn_down.weight", path);
     v = (variant){.arch = "gpt2"};
     expect_open_error("an unsupported architecture", &v, "gpt2", path);
+    /* ... and the list of the supported ones is whole: it ends with the
+       table's last row (it was cut at 256 bytes) */
+    expect_open_error("an unsupported architecture, every supported one named", &v, ", gemma4)", path);
     /* an architecture whose reference has no experts refuses them by name */
     v = (variant){.arch = "gemma3", .experts = 128};
     expect_open_error("a mixture-of-experts gemma3", &v, "mixture-of-experts", path);

@@ -56,7 +56,7 @@ typedef struct app {
     int dropped;                   /* leading messages the worker dropped */
     chatlog log;                   /* the saved file's id and metadata (app_chats.c) */
     bool save_failed;              /* the last save failed (said once) */
-    char save_err[512];            /* why it failed */
+    char save_err[1024];           /* why it failed */
     bool drop_unsaved;             /* /new, /clear or /load was told the conversation is unsaved */
     bool pack_note_said;           /* the pack cache's note was shown */
     /* status */

@@ -121,6 +121,10 @@ static const ember_arch_desc archs[] = {
        ones, routed by the file's gating function, norm and scale */
     {"deepseek2", ARCH_FREE_HEAD_DIM | ARCH_MOE | ARCH_ROUTING_KEYS | ARCH_MLA, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES,
      0, 0, 0, 0, 0, 0, 0},
+    /* Mistral Small 4 (mistral4): the deepseek2 layout under its own name,
+       as the reference loads and runs it */
+    {"mistral4", ARCH_FREE_HEAD_DIM | ARCH_MOE | ARCH_ROUTING_KEYS | ARCH_MLA, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES,
+     0, 0, 0, 0, 0, 0, 0},
     /* OLMo 2 and OLMo 3 (olmo2): no pre-norms, Q and K normed over their
        whole projection, post norms on both branches, NEOX rope; OLMo 3's
        sliding window on three layers of four when the file has one */

@@ -210,7 +210,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
     snprintf(info->arch, sizeof info->arch, "%.*s", (int)(a.len < 31 ? a.len : 31), a.ptr);
     const ember_arch_desc *arch = ember_arch_find(info->arch);
     if (!arch) {
-        char names[256];
+        char names[800];   /* every name: the list is the answer to "which then?" */
         ember_arch_list(names, sizeof names);
         return ember_seterr(err, "architecture '%s' is not supported (supported: %s)", info->arch, names);
     }

@@ -258,7 +258,7 @@ struct ember_model {
     float *output_b;            /* output.bias (phi2), or NULL */
     bool parallel;              /* attention and FFN on one norm's rows (ARCH_PARALLEL, _MAY) */
     ember_tokenizer *tok;
-    char tok_error[512];        /* why tok is NULL */
+    char tok_error[1024];       /* why tok is NULL */
     char warnings[1024];        /* accepted metadata oddities, one per line */
     uint8_t *used;              /* while loading: which of the file's tensors the graph reads */
     char *chat_template;

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 typedef struct ember_err {
-    char msg[512];
+    char msg[1024];
 } ember_err;
 
 #if defined(__GNUC__)
