@@ -178,6 +178,15 @@ static const vcase cases[] = {
    (the gemma3n-5 case holds the usual bar) */
 static double case_min_cos(const vcase *c) { return !strcmp(c->name, "gemma3n") ? 0.9995 : 0.99999; }
 
+/* The case named NAME */
+static vcase find_case(const char *name)
+{
+    vcase c = cases[0];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, name)) c = cases[i];
+    return c;
+}
+
 static unsigned seed;
 /* granite_residual: the residual_scale written, and a factor on the
    branch matrices' (attn_output, ffn_down) values */
@@ -1097,55 +1106,43 @@ static void moe_equals_dense(const char *path)
     }
 }
 
-/* Mixtral files from before April 2024 keep each expert in a 2-D tensor
-   of its own: the same model written that way gives the same logits, bit
-   for bit, as its 3-D form (the qwen3moe case: distinct experts). */
-static void legacy_experts(const char *path)
+/* The case NAME written as it is and with *knob set (another form of
+   the same tensors): the same logits, bit for bit, under each of the
+   first n_st of eager, compressed and packed */
+static void same_logits(const char *path, const char *name, bool *knob, int n_st, const char *what)
 {
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "qwen3moe-8x3")) c = cases[i];
-    static const struct { ember_strategy st; const char *name; } sts[] = {{EMBER_STRATEGY_EAGER, "eager"},
-                                                                          {EMBER_STRATEGY_COMPRESSED, "compressed"}};
-    for (size_t s = 0; s < sizeof sts / sizeof sts[0]; s++) {
+    const vcase c = find_case(name);
+    static const struct { ember_strategy st; const char *name; } sts[] = {
+        {EMBER_STRATEGY_EAGER, "eager"}, {EMBER_STRATEGY_COMPRESSED, "compressed"}, {EMBER_STRATEGY_PACKED, "packed"}};
+    for (int s = 0; s < n_st; s++) {
         static float rows[2][(NP + NF) * V];
         ember_err err = {{0}};
         int ok = 1;
         for (int i = 0; i < 2 && ok; i++) {
-            g_legacy = i == 1;
+            *knob = i == 1;
             ok = write_model(&c, path) == 0 && run(path, sts[s].st, rows[i], &err) == 0;
         }
-        g_legacy = false;
-        tap_ok(ok && !memcmp(rows[0], rows[1], sizeof rows[0]),
-               "%s with each expert in its own 2-D tensor (blk.N.ffn_gate.E.weight, old Mixtral files): the 3-D "
-               "file's logits bit for bit (%s)%s%s", c.arch, sts[s].name, err.msg[0] ? ": " : "", err.msg);
+        *knob = false;
+        tap_ok(ok && !memcmp(rows[0], rows[1], sizeof rows[0]), "%s %s: the same logits bit for bit (%s)%s%s", c.arch,
+               what, sts[s].name, err.msg[0] ? ": " : "", err.msg);
     }
 }
 
+/* Mixtral files from before April 2024 keep each expert in a 2-D tensor
+   of its own (the qwen3moe case: distinct experts) */
+static void legacy_experts(const char *path)
+{
+    same_logits(path, "qwen3moe-8x3", &g_legacy, 2,
+                "with each expert in its own 2-D tensor (blk.N.ffn_gate.E.weight, old Mixtral files) as with 3-D ones");
+}
+
 /* Gemma 4's experts with gate and up in two tensors, as converters
-   before the fused slab wrote them: the same logits, bit for bit, as
-   the one-slab file, every strategy (the packed tiles of a slab split
+   before the fused slab wrote them (the packed tiles of a slab split
    nowhere) */
 static void gemma4_split_gate_up(const char *path)
 {
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "gemma4-moe")) c = cases[i];
-    static const struct { ember_strategy st; const char *name; } sts[] = {
-        {EMBER_STRATEGY_EAGER, "eager"}, {EMBER_STRATEGY_COMPRESSED, "compressed"}, {EMBER_STRATEGY_PACKED, "packed"}};
-    for (size_t s = 0; s < sizeof sts / sizeof sts[0]; s++) {
-        static float rows[2][(NP + NF) * V];
-        ember_err err = {{0}};
-        int ok = 1;
-        for (int i = 0; i < 2 && ok; i++) {
-            g_split_gu = i == 1;
-            ok = write_model(&c, path) == 0 && run(path, sts[s].st, rows[i], &err) == 0;
-        }
-        g_split_gu = false;
-        tap_ok(ok && !memcmp(rows[0], rows[1], sizeof rows[0]),
-               "gemma4 experts with gate and up apart (ffn_gate_exps, ffn_up_exps): the one-slab file's logits bit "
-               "for bit (%s)%s%s", sts[s].name, err.msg[0] ? ": " : "", err.msg);
-    }
+    same_logits(path, "gemma4-moe", &g_split_gu, 3,
+                "experts with gate and up apart (ffn_gate_exps, ffn_up_exps) as in one slab");
 }
 
 /* The delta-net state cannot be cut back like a KV cache: a truncate goes
@@ -1154,9 +1151,7 @@ static void gemma4_split_gate_up(const char *path)
    n_past; what follows from there is what an uninterrupted run computes. */
 static void dn_rewind(const char *path, const char *name)
 {
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, name)) c = cases[i];
+    vcase c = find_case(name);
     ember_err err = {{0}};
     ember_plan_opts po;
     ember_plan_opts_default(&po);
@@ -1211,9 +1206,7 @@ static void dn_rewind(const char *path, const char *name)
    logits are those of the file without it, bit for bit. */
 static void mtp_skipped(const char *path)
 {
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "glm4moe")) c = cases[i];
+    vcase c = find_case("glm4moe");
     static float plain[(NP + NF) * V], with[(NP + NF) * V];
     ember_err err = {{0}};
     int rc = write_model(&c, path) || run(path, EMBER_STRATEGY_COMPRESSED, plain, &err);
@@ -1232,9 +1225,7 @@ static void mtp_skipped(const char *path)
 /* Experts that do not split into the file's groups are refused */
 static void groups_refused(const char *path)
 {
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "bailingmoe2")) c = cases[i];
+    vcase c = find_case("bailingmoe2");
     g_groups = 3;
     ember_err err = {{0}};
     ember_model *m = write_model(&c, path) ? NULL : ember_model_open(path, NULL, &err);
@@ -1252,9 +1243,7 @@ static void q35_refusals(const char *path)
         {0, 3, 0, "not a multiple of ssm.group_count", "V heads that do not repeat the Q/K heads"},
         {0, 0, 1, "ssm.conv_kernel' is missing", "no conv kernel width"},
     };
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, "qwen35")) c = cases[i];
+    vcase c = find_case("qwen35");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         g_q35_inner = bad[i].inner;
         g_q35_rank = bad[i].rank;
@@ -1277,9 +1266,7 @@ typedef struct {
 
 static void refusals(const char *path, const char *name, int *knob, const refusal *bad, size_t n)
 {
-    vcase c = cases[0];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(cases[i].name, name)) c = cases[i];
+    const vcase c = find_case(name);
     for (size_t i = 0; i < n; i++) {
         *knob = bad[i].bad;
         ember_err err = {{0}};
