@@ -54,7 +54,7 @@ static int try_patch(size_t off, uint64_t v, int width, char *msg, size_t cap)
 
 static void expect_error(size_t off, uint64_t v, int width, const char *what)
 {
-    char msg[512] = "";
+    char msg[1024] = "";
     int rc = try_patch(off, v, width, msg, sizeof msg);
     tap_ok(rc == 0, "%s -> error: %s", what, rc == 0 ? msg : rc > 0 ? "(parsed!)" : "(no message)");
 }
@@ -131,7 +131,7 @@ static void test_fields(void)
 
     /* every length field of every key, string, array and tensor name */
     int inflated = 0, ok = 0;
-    char msg[512];
+    char msg[1024];
     for (int i = 0; i < L.nkv; i++) {
         const sample_kv_pos *k = &L.kv[i];
         size_t fields[3] = {k->key_len, 0, 0};
@@ -208,7 +208,7 @@ static void test_fields(void)
     if (dup) {
         memcpy(dup, g_img, g_n);
         memcpy(dup + t1->name, g_img + t0->name, 5);       /* "w.q80" -> "w.f32" */
-        char m[512];
+        char m[1024];
         int rc = try_parse(dup, g_n, m, sizeof m);
         tap_ok(rc == 0, "duplicate tensor name -> error: %s", m);
         free(dup);
@@ -238,7 +238,7 @@ static void test_alignment(void)
         expect_error(at, 48, 4, "general.alignment 48 (not a power of two)");
         expect_error(at, 0x80000000u, 4, "general.alignment 2^31");
         /* 32 is legal but then the data section moves: the offsets no longer fit the bytes */
-        char msg[512];
+        char msg[1024];
         int rc = try_patch(at, 32, 4, msg, sizeof msg);
         tap_ok(rc >= 0, "general.alignment changed 64 -> 32: %s", rc == 1 ? "parses" : msg);
     }
@@ -258,7 +258,7 @@ int main(void)
     g_img = img;
     g_n = n;
     sample_walk(img, n, &L);
-    char msg[512];
+    char msg[1024];
     tap_ok(L.nt == 4 && L.nkv == 26 && try_parse(img, n, msg, sizeof msg) == 1,
            "the unmodified %zu-byte sample parses (header %zu bytes)", n, L.header_end);
     test_truncation();
