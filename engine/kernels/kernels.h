@@ -56,6 +56,13 @@ static inline int32_t ember_rd32(const void *p)
     memcpy(&v, p, 4);
     return v;
 }
+/* 8 bytes as one uint64 (64 sign bits read as a mask) */
+static inline uint64_t ember_rd64(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 typedef void (*ember_quantize_act_fn)(const float *x, void *xq, int64_t k);
 typedef void (*ember_matmul_fn)(const void *w, size_t row_bytes, int64_t k,

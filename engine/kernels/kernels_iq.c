@@ -433,10 +433,41 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
  * eighth bit, the field's parity, computed in registers cost more than
  * the table (IQ2_XXS 0.88x); IQ1's values carry their own signs. */
 
-/* Sub-block ib's magnitudes and scale words, and its signs as 32 mask bits */
-INL5 uint32_t sub_decode_m(int type, const uint8_t *blk, int ib, const iq_ctx *cx, __m256i *mag, __m256i *sc)
+/* Sub-blocks 2q and 2q+1 of a super-block as one zmm, without a scalar
+   walk: their grid indices assembled in a register and the points
+   gathered in one instruction (IQ2_S: 8 of 8 bytes; IQ3_S: 16 of 4), the
+   scale words permuted from the nibbles, the 64 sign bits read as the
+   mask (the two sub-blocks' sign bytes lie together) */
+INL5 __m512i pair_decode(int type, const uint8_t *blk, int q, const int8_t (*P)[8], __m512i *sc, __mmask64 *neg)
 {
-    return (uint32_t)ember_rd32(sbyte_decode(type, blk, ib, cx->P, mag, sc));
+    if (type == EMBER_IQ2_S) {
+        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
+        const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b->qs + 8 * q)));
+        const unsigned h = b->qh[2 * q] | (unsigned)b->qh[2 * q + 1] << 8;
+        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                                            _mm256_set1_epi32(3));
+        const __m256i idx = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 8));
+        const unsigned s = b->scales[2 * q] | (unsigned)b->scales[2 * q + 1] << 8;
+        const __m128i w4 = _mm_setr_epi16((short)(2 * (s & 15) + 1), (short)(2 * (s >> 4 & 15) + 1),
+                                          (short)(2 * (s >> 8 & 15) + 1), (short)(2 * (s >> 12) + 1), 0, 0, 0, 0);
+        *sc = _mm512_permutexvar_epi16(_mm512_set_epi16(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
+                                                        1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                                       _mm512_castsi128_si512(w4));
+        *neg = (__mmask64)ember_rd64(b->qs + QK_K / 8 + 8 * q);
+        return _mm512_i32gather_epi64(idx, (const void *)P, 8);
+    }
+    const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
+    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b->qs + 16 * q)));
+    const unsigned h = b->qh[2 * q] | (unsigned)b->qh[2 * q + 1] << 8;
+    const __m512i hi = _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32((int)h),
+                                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+                                        _mm512_set1_epi32(1));
+    const __m512i idx = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 8));
+    const unsigned s = b->scales[q];
+    *sc = _mm512_mask_blend_epi16((__mmask32)0xFFFF0000u, _mm512_set1_epi16((short)(2 * (s & 15) + 1)),
+                                  _mm512_set1_epi16((short)(2 * (s >> 4) + 1)));
+    *neg = (__mmask64)ember_rd64(b->signs + 8 * q);
+    return _mm512_i32gather_epi32(idx, (const void *)P, 8);
 }
 
 INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
@@ -448,7 +479,38 @@ INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
     const size_t bb = cx.bb;
     const __m512i zero = _mm512_setzero_si512();
     uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
-    for (int r = r0; r < r1; r++) {
+    /* two rows at once: their gathers in flight together, the
+       activations loaded once; each row's sums in its own order */
+    int r = r0;
+    for (; r + 1 < r1; r += 2) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        const block_q8_K *x = (const block_q8_K *)xq;
+        __m256 acc = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps();
+        for (int i = 0; i < nb; i++, x++) {
+            const uint8_t *blk = row + (size_t)i * bb, *blk2 = blk + row_bytes;
+            ember_kq_prefetch_to(&pf, (uintptr_t)blk2 + bb + PF_KQ);
+            __m512i l0 = zero, l1 = zero, m0 = zero, m1 = zero;
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++) {
+                __m512i sc, sc2;
+                __mmask64 neg, neg2;
+                const __m512i mag = pair_decode(type, blk, q, cx.P, &sc, &neg);
+                const __m512i mag2 = pair_decode(type, blk2, q, cx.P, &sc2, &neg2);
+                const __m512i xv = _mm512_loadu_si512((const void *)(x->qs + 64 * q));
+                const __m512i p = _mm512_maddubs_epi16(mag, _mm512_mask_sub_epi8(xv, neg, zero, xv));
+                const __m512i p2 = _mm512_maddubs_epi16(mag2, _mm512_mask_sub_epi8(xv, neg2, zero, xv));
+                if (q & 1) l1 = _mm512_dpwssd_epi32(l1, p, sc), m1 = _mm512_dpwssd_epi32(m1, p2, sc2);
+                else l0 = _mm512_dpwssd_epi32(l0, p, sc), m0 = _mm512_dpwssd_epi32(m0, p2, sc2);
+            }
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk) * x->d),
+                                  _mm256_cvtepi32_ps(fold8(_mm512_add_epi32(l0, l1))), acc);
+            acc2 = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk2) * x->d),
+                                   _mm256_cvtepi32_ps(fold8(_mm512_add_epi32(m0, m1))), acc2);
+        }
+        y[r] = finish(type, cx.c, acc, acc, 0);
+        y[r + 1] = finish(type, cx.c, acc2, acc2, 0);
+    }
+    for (; r < r1; r++) {
         const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
         const block_q8_K *x = (const block_q8_K *)xq;
         __m256 acc = _mm256_setzero_ps();
@@ -457,15 +519,15 @@ INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
             ember_kq_prefetch_to(&pf, (uintptr_t)blk + bb + PF_KQ);
             /* even and odd pairs in their own sums: two chains */
             __m512i l0 = zero, l1 = zero;
+#pragma GCC unroll 4
             for (int q = 0; q < 4; q++) {
-                __m256i ma, mb, sa, sb;
-                const uint32_t na = sub_decode_m(type, blk, 2 * q, &cx, &ma, &sa);
-                const uint32_t nbm = sub_decode_m(type, blk, 2 * q + 1, &cx, &mb, &sb);
-                const __mmask64 neg = (__mmask64)na | (__mmask64)nbm << 32;
+                __m512i sc;
+                __mmask64 neg;
+                const __m512i mag = pair_decode(type, blk, q, cx.P, &sc, &neg);
                 const __m512i xv = _mm512_loadu_si512((const void *)(x->qs + 64 * q));
-                const __m512i p = _mm512_maddubs_epi16(join(ma, mb), _mm512_mask_sub_epi8(xv, neg, zero, xv));
-                if (q & 1) l1 = _mm512_dpwssd_epi32(l1, p, join(sa, sb));
-                else l0 = _mm512_dpwssd_epi32(l0, p, join(sa, sb));
+                const __m512i p = _mm512_maddubs_epi16(mag, _mm512_mask_sub_epi8(xv, neg, zero, xv));
+                if (q & 1) l1 = _mm512_dpwssd_epi32(l1, p, sc);
+                else l0 = _mm512_dpwssd_epi32(l0, p, sc);
             }
             const __m256i lanes = fold8(_mm512_add_epi32(l0, l1));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk) * x->d), _mm256_cvtepi32_ps(lanes), acc);
