@@ -371,6 +371,43 @@ INL5 __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_cas
 /* The two sub-blocks' int32 lanes added into the reference's 8. */
 INL5 __m256i fold8(__m512i v) { return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)); }
 
+/* Sub-blocks 2q and 2q+1 of a super-block as one zmm, without a scalar
+   walk: their grid indices assembled in a register and the points
+   gathered in one instruction (IQ2_S: 8 of 8 bytes; IQ3_S: 16 of 4), the
+   scale words permuted from the nibbles, the 64 sign bits read as the
+   mask (the two sub-blocks' sign bytes lie together) */
+INL5 __m512i pair_decode(int type, const uint8_t *blk, int q, const int8_t (*P)[8], __m512i *sc, __mmask64 *neg)
+{
+    if (type == EMBER_IQ2_S) {
+        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
+        const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b->qs + 8 * q)));
+        const unsigned h = b->qh[2 * q] | (unsigned)b->qh[2 * q + 1] << 8;
+        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                                            _mm256_set1_epi32(3));
+        const __m256i idx = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 8));
+        const unsigned s = b->scales[2 * q] | (unsigned)b->scales[2 * q + 1] << 8;
+        const __m128i w4 = _mm_setr_epi16((short)(2 * (s & 15) + 1), (short)(2 * (s >> 4 & 15) + 1),
+                                          (short)(2 * (s >> 8 & 15) + 1), (short)(2 * (s >> 12) + 1), 0, 0, 0, 0);
+        *sc = _mm512_permutexvar_epi16(_mm512_set_epi16(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
+                                                        1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                                       _mm512_castsi128_si512(w4));
+        *neg = (__mmask64)ember_rd64(b->qs + QK_K / 8 + 8 * q);
+        return _mm512_i32gather_epi64(idx, (const void *)P, 8);
+    }
+    const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
+    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b->qs + 16 * q)));
+    const unsigned h = b->qh[2 * q] | (unsigned)b->qh[2 * q + 1] << 8;
+    const __m512i hi = _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32((int)h),
+                                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+                                        _mm512_set1_epi32(1));
+    const __m512i idx = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 8));
+    const unsigned s = b->scales[q];
+    *sc = _mm512_mask_blend_epi16((__mmask32)0xFFFF0000u, _mm512_set1_epi16((short)(2 * (s & 15) + 1)),
+                                  _mm512_set1_epi16((short)(2 * (s >> 4) + 1)));
+    *neg = (__mmask64)ember_rd64(b->signs + 8 * q);
+    return _mm512_i32gather_epi32(idx, (const void *)P, 8);
+}
+
 #define TOK5 16
 
 INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
@@ -393,6 +430,11 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
                 iq_pair pr[4];
                 int dsc[8];
                 for (int q = 0; q < 4; q++) {
+                    if (type == EMBER_IQ2_S || type == EMBER_IQ3_S) {   /* gathered (pair_decode) */
+                        pr[q].mag = pair_decode(type, blk, q, cx.P, &pr[q].sc, &pr[q].neg);
+                        dsc[2 * q] = dsc[2 * q + 1] = 0;
+                        continue;
+                    }
                     iq_sub a, b;
                     sub_decode(type, blk, 2 * q, &cx, &a);
                     sub_decode(type, blk, 2 * q + 1, &cx, &b);
@@ -432,43 +474,6 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
  * 7-bit sign fields (IQ2_XXS, IQ2_XS, IQ3_XXS) keep the AVX2 walk: their
  * eighth bit, the field's parity, computed in registers cost more than
  * the table (IQ2_XXS 0.88x); IQ1's values carry their own signs. */
-
-/* Sub-blocks 2q and 2q+1 of a super-block as one zmm, without a scalar
-   walk: their grid indices assembled in a register and the points
-   gathered in one instruction (IQ2_S: 8 of 8 bytes; IQ3_S: 16 of 4), the
-   scale words permuted from the nibbles, the 64 sign bits read as the
-   mask (the two sub-blocks' sign bytes lie together) */
-INL5 __m512i pair_decode(int type, const uint8_t *blk, int q, const int8_t (*P)[8], __m512i *sc, __mmask64 *neg)
-{
-    if (type == EMBER_IQ2_S) {
-        const block_iq2_s *b = (const block_iq2_s *)(const void *)blk;
-        const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b->qs + 8 * q)));
-        const unsigned h = b->qh[2 * q] | (unsigned)b->qh[2 * q + 1] << 8;
-        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
-                                            _mm256_set1_epi32(3));
-        const __m256i idx = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 8));
-        const unsigned s = b->scales[2 * q] | (unsigned)b->scales[2 * q + 1] << 8;
-        const __m128i w4 = _mm_setr_epi16((short)(2 * (s & 15) + 1), (short)(2 * (s >> 4 & 15) + 1),
-                                          (short)(2 * (s >> 8 & 15) + 1), (short)(2 * (s >> 12) + 1), 0, 0, 0, 0);
-        *sc = _mm512_permutexvar_epi16(_mm512_set_epi16(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
-                                                        1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-                                       _mm512_castsi128_si512(w4));
-        *neg = (__mmask64)ember_rd64(b->qs + QK_K / 8 + 8 * q);
-        return _mm512_i32gather_epi64(idx, (const void *)P, 8);
-    }
-    const block_iq3_s *b = (const block_iq3_s *)(const void *)blk;
-    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b->qs + 16 * q)));
-    const unsigned h = b->qh[2 * q] | (unsigned)b->qh[2 * q + 1] << 8;
-    const __m512i hi = _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32((int)h),
-                                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
-                                        _mm512_set1_epi32(1));
-    const __m512i idx = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 8));
-    const unsigned s = b->scales[q];
-    *sc = _mm512_mask_blend_epi16((__mmask32)0xFFFF0000u, _mm512_set1_epi16((short)(2 * (s & 15) + 1)),
-                                  _mm512_set1_epi16((short)(2 * (s >> 4) + 1)));
-    *neg = (__mmask64)ember_rd64(b->signs + 8 * q);
-    return _mm512_i32gather_epi32(idx, (const void *)P, 8);
-}
 
 INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
 {
