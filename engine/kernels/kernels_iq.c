@@ -468,12 +468,12 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
 
 /* ---- AVX-512 decode ------------------------------------------------------
  * One token, for the types whose blocks hold their sign bytes whole (IQ2_S,
- * IQ3_S): two sub-blocks a zmm as in the prefill, the four sign bytes
- * loaded as the mask itself, without the table of +-1 bytes and the
- * inserts that assemble them (IQ2_M 1.10x, IQ3_M 1.15x in decode).  The
- * 7-bit sign fields (IQ2_XXS, IQ2_XS, IQ3_XXS) keep the AVX2 walk: their
- * eighth bit, the field's parity, computed in registers cost more than
- * the table (IQ2_XXS 0.88x); IQ1's values carry their own signs. */
+ * IQ3_S): two sub-blocks a zmm by pair_decode (its gathers), the sign bytes
+ * the mask itself, two rows at once (IQ2_M 1.2x in decode).  The 7-bit
+ * sign fields (IQ2_XXS, IQ2_XS, IQ3_XXS) keep the AVX2 walk: their eighth
+ * bit, the field's parity, computed in registers cost more than the table
+ * (IQ2_XXS 0.88x), and a second gather for the table's bytes more still
+ * (0.6x); IQ1's values carry their own signs. */
 
 INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
 {
