@@ -97,6 +97,34 @@ void ember_altup_merge(ember_session *s, int n)
 
 /* ---- a layer --------------------------------------------------------- */
 
+/* Gemma 3n's activation sparsity on the gate rows of tokens [t0, t1):
+   g = relu(g - (mean + k std)), the std over F - 1, its sums in f64 as
+   the reference's row sums */
+void ember_altup_gaussian_top(ember_session *s, const void *ctx, int t0, int t1, int ith)
+{
+    (void)ith;
+    const ember_layer *L = ctx;
+    const int F = L->n_ff;
+    for (int t = t0; t < t1; t++) {
+        float *g = s->g + (size_t)t * F;
+        double sum = 0;
+        for (int i = 0; i < F; i++) sum += (double)g[i];
+        const float mean = (float)sum / (float)F;
+        double ss = 0;
+        for (int i = 0; i < F; i++) {
+            const float d = g[i] - mean;
+            ss += (double)(d * d);
+        }
+        const float sd = sqrtf((float)ss * (1.0f / (float)(F - 1)));
+        const float cut = mean + sd * L->sparsity;
+        for (int i = 0; i < F; i++) {
+            const float v = g[i] - cut;
+            g[i] = v > 0 ? v : 0;
+        }
+    }
+}
+
+
 /* The router's input from rows of src into s->xn: RMS-normed by the
    router's norm, then times 1 / n_embd */
 static void router_in_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)

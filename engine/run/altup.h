@@ -15,6 +15,10 @@ void ember_altup_layer(ember_session *s, int l, int n, int pos0, int skip);
    back (each scaled to the active stream's magnitude), averaged. */
 void ember_altup_merge(ember_session *s, int n);
 
+/* Gemma 3n's activation sparsity, an ember_tok_fn over the FFN's gate
+   rows in s->g (ctx: the layer, its n_ff and sparsity) */
+void ember_altup_gaussian_top(ember_session *s, const void *ctx, int t0, int t1, int ith);
+
 /* The model's stream projections and layer l's part (L->alt) from the
    file; ember_altup_free releases a layer's. */
 int ember_altup_bind_model(ember_model *m, ember_err *err);

@@ -754,33 +754,6 @@ static void add_par_tokens(ember_session *s, const void *ctx, int t0, int t1, in
 }
 
 
-/* Gemma 3n's activation sparsity on the gate rows of tokens [t0, t1):
-   g = relu(g - (mean + k std)), the std over F - 1, its sums in f64 as
-   the reference's row sums */
-static void gaussian_top_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
-{
-    (void)ith;
-    const ember_layer *L = ctx;
-    const int F = L->n_ff;
-    for (int t = t0; t < t1; t++) {
-        float *g = s->g + (size_t)t * F;
-        double sum = 0;
-        for (int i = 0; i < F; i++) sum += (double)g[i];
-        const float mean = (float)sum / (float)F;
-        double ss = 0;
-        for (int i = 0; i < F; i++) {
-            const float d = g[i] - mean;
-            ss += (double)(d * d);
-        }
-        const float sd = sqrtf((float)ss * (1.0f / (float)(F - 1)));
-        const float cut = mean + sd * L->sparsity;
-        for (int i = 0; i < F; i++) {
-            const float v = g[i] - cut;
-            g[i] = v > 0 ? v : 0;
-        }
-    }
-}
-
 /* The FFN block of layer l: s->x += down(act(gate x) * up x) on the normed
    x, then s->x *= *scale when given. */
 void ember_fw_ffn(ember_session *s, int l, int n, const float *scale)
@@ -813,7 +786,7 @@ void ember_fw_ffn(ember_session *s, int l, int n, const float *scale)
         float *gy[2] = {s->g, s->u};
         ember_mm_n(s, gu, gy, 2, s->xn, n);
     }
-    if (L->sparsity > 0) ember_fw_tokens(s, n, gaussian_top_tokens, L);
+    if (L->sparsity > 0) ember_fw_tokens(s, n, ember_altup_gaussian_top, L);
     ember_fw_glu(s, s->g, u, F, u_stride, ffn_act[m->arch->act], n);
     ember_mm_act_dirty(s);
     ember_mm(s, &L->down, s->xn, s->g, n);
