@@ -280,8 +280,8 @@ static void moe_experts(ember_session *s, const ember_moe *moe, int F)
     }
 }
 
-/* x += the dense branch's rows (s->moe_sh) on the experts' normed sum in
-   s->xn: the reference adds the dense branch first */
+/* s->xn = the dense branch's rows (s->moe_sh) + the experts' normed sum
+   in s->xn, the reference's order of the add */
 static void add_shared_tokens(ember_session *s, const void *ctx, int t0, int t1, int ith)
 {
     (void)ctx;
@@ -292,7 +292,8 @@ static void add_shared_tokens(ember_session *s, const void *ctx, int t0, int t1,
 
 /* The FFN block of an MoE layer: the router, then each expert once over
    the rows of the tokens that chose it (gathered), its outputs into the
-   grouped rows of s->moe_out, then the weighted sum into the residual. */
+   grouped rows of s->moe_out, then the weighted sum into the residual;
+   beside a dense FFN (Gemma 4) each branch normed before and after. */
 void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
 {
     const ember_model *m = s->m;
