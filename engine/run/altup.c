@@ -1,7 +1,7 @@
 /* Gemma 3n's alternating updates (altup.h): the residual stream as
    n_altup streams (s->alt_s, stream a's rows at a * ubatch), of which the
    active one goes through the layer; laurel, a low-rank branch beside the
-   attention; the per-layer input added to streams 1...  Each step
+   attention; the per-layer input added to streams 1 to n_altup - 1.  Each step
    is the reference's graph op for op (llama.cpp's gemma3n), its float
    order where it shows: row sums in f64, products and adds rounded one by
    one. */
