@@ -82,6 +82,15 @@ ok $? "another seed: different weights, same size"
 rc=$?
 [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ ! -e "$T/x.gguf" ] && grep -q "gpt-5" "$T/err"
 ok $? "unknown shape: error naming it, no file ($(head -c 120 "$T/err"))"
+# every shape the error lists is in --help and in the man page
+known=$(sed -n 's/.*(known: \(.*\))$/\1/p' "$T/err" | tr -d ',')
+missing=""
+for s in $known; do
+    "$BIN" synth --help 2>&1 | grep -qw -- "$s" || missing="$missing help:$s"
+    sed 's/\\-/-/g' "${EMBER_SRCDIR:-.}/man/ember.1" | grep -q -- "^\.B $s\$" || missing="$missing man:$s"
+done
+[ -n "$known" ] && [ -z "$missing" ]
+ok $? "every shape synth knows is in its --help and in ember(1) (missing:${missing:- none})"
 "$BIN" synth -q -o "$T/x.gguf" --like tiny --dtype Q3_K 2>"$T/err"
 rc=$?
 [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ ! -e "$T/x.gguf" ]
