@@ -475,6 +475,24 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
  * (IQ2_XXS 0.88x), and a second gather for the table's bytes more still
  * (0.6x); IQ1's values carry their own signs. */
 
+/* One token's products with sub-blocks 2q and 2q+1 added into *l */
+INL5 void pair_dot(int type, const uint8_t *blk, int q, const int8_t (*P)[8], __m512i xv, __m512i *l)
+{
+    __m512i sc;
+    __mmask64 neg;
+    const __m512i mag = pair_decode(type, blk, q, P, &sc, &neg);
+    const __m512i p = _mm512_maddubs_epi16(mag, _mm512_mask_sub_epi8(xv, neg, _mm512_setzero_si512(), xv));
+    *l = _mm512_dpwssd_epi32(*l, p, sc);
+}
+
+/* acc += the super-block's scale x the token's times its even and odd
+   pairs' lanes (l[0], l[1]) */
+INL5 __m256 block_acc(int type, const uint8_t *blk, const block_q8_K *x, const __m512i l[2], __m256 acc)
+{
+    const __m256i lanes = fold8(_mm512_add_epi32(l[0], l[1]));
+    return _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk) * x->d), _mm256_cvtepi32_ps(lanes), acc);
+}
+
 INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
 {
     (void)xq_stride, (void)nt, (void)y_stride;
@@ -485,7 +503,8 @@ INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
     const __m512i zero = _mm512_setzero_si512();
     uintptr_t pf = ember_kq_prefetch_start(w, row_bytes, r0);
     /* two rows at once: their gathers in flight together, the
-       activations loaded once; each row's sums in its own order */
+       activations loaded once; each row's sums in its own order (even and
+       odd pairs in their own chains) */
     int r = r0;
     for (; r + 1 < r1; r += 2) {
         const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
@@ -494,23 +513,15 @@ INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
         for (int i = 0; i < nb; i++, x++) {
             const uint8_t *blk = row + (size_t)i * bb, *blk2 = blk + row_bytes;
             ember_kq_prefetch_to(&pf, (uintptr_t)blk2 + bb + PF_KQ);
-            __m512i l0 = zero, l1 = zero, m0 = zero, m1 = zero;
+            __m512i l[2] = {zero, zero}, m[2] = {zero, zero};
 #pragma GCC unroll 4
             for (int q = 0; q < 4; q++) {
-                __m512i sc, sc2;
-                __mmask64 neg, neg2;
-                const __m512i mag = pair_decode(type, blk, q, cx.P, &sc, &neg);
-                const __m512i mag2 = pair_decode(type, blk2, q, cx.P, &sc2, &neg2);
                 const __m512i xv = _mm512_loadu_si512((const void *)(x->qs + 64 * q));
-                const __m512i p = _mm512_maddubs_epi16(mag, _mm512_mask_sub_epi8(xv, neg, zero, xv));
-                const __m512i p2 = _mm512_maddubs_epi16(mag2, _mm512_mask_sub_epi8(xv, neg2, zero, xv));
-                if (q & 1) l1 = _mm512_dpwssd_epi32(l1, p, sc), m1 = _mm512_dpwssd_epi32(m1, p2, sc2);
-                else l0 = _mm512_dpwssd_epi32(l0, p, sc), m0 = _mm512_dpwssd_epi32(m0, p2, sc2);
+                pair_dot(type, blk, q, cx.P, xv, &l[q & 1]);
+                pair_dot(type, blk2, q, cx.P, xv, &m[q & 1]);
             }
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk) * x->d),
-                                  _mm256_cvtepi32_ps(fold8(_mm512_add_epi32(l0, l1))), acc);
-            acc2 = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk2) * x->d),
-                                   _mm256_cvtepi32_ps(fold8(_mm512_add_epi32(m0, m1))), acc2);
+            acc = block_acc(type, blk, x, l, acc);
+            acc2 = block_acc(type, blk2, x, m, acc2);
         }
         y[r] = finish(type, cx.c, acc, acc, 0);
         y[r + 1] = finish(type, cx.c, acc2, acc2, 0);
@@ -522,20 +533,11 @@ INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
         for (int i = 0; i < nb; i++, x++) {
             const uint8_t *blk = row + (size_t)i * bb;
             ember_kq_prefetch_to(&pf, (uintptr_t)blk + bb + PF_KQ);
-            /* even and odd pairs in their own sums: two chains */
-            __m512i l0 = zero, l1 = zero;
+            __m512i l[2] = {zero, zero};
 #pragma GCC unroll 4
-            for (int q = 0; q < 4; q++) {
-                __m512i sc;
-                __mmask64 neg;
-                const __m512i mag = pair_decode(type, blk, q, cx.P, &sc, &neg);
-                const __m512i xv = _mm512_loadu_si512((const void *)(x->qs + 64 * q));
-                const __m512i p = _mm512_maddubs_epi16(mag, _mm512_mask_sub_epi8(xv, neg, zero, xv));
-                if (q & 1) l1 = _mm512_dpwssd_epi32(l1, p, sc);
-                else l0 = _mm512_dpwssd_epi32(l0, p, sc);
-            }
-            const __m256i lanes = fold8(_mm512_add_epi32(l0, l1));
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(block_d(type, blk) * x->d), _mm256_cvtepi32_ps(lanes), acc);
+            for (int q = 0; q < 4; q++)
+                pair_dot(type, blk, q, cx.P, _mm512_loadu_si512((const void *)(x->qs + 64 * q)), &l[q & 1]);
+            acc = block_acc(type, blk, x, l, acc);
         }
         y[r] = finish(type, cx.c, acc, acc, 0);
     }

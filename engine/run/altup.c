@@ -317,7 +317,27 @@ int ember_altup_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!rc) rc = ember_plan_weight(m, &x->laurel_r, err);
     if (!rc) rc = ember_plan_weight(m, &x->router, err);
     if (!rc && R > m->alt_rank) m->alt_rank = (int)R;
+    /* the reference's fixed activation sparsity: the first 10 layers'
+       gates cut at the 95th percentile of a normal (its icdf) */
+    L->sparsity = l < 10 ? 1.6448533535003662f : 0.0f;
+    /* a layer reading an earlier one's KV still carries its own K and V
+       matrices, which the reference loads and never reads */
+    static const char *const kv_parts[3] = {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"};
+    for (int i = 0; i < 3 && L->kv_src != l; i++) {
+        snprintf(nm, sizeof nm, "blk.%d.%s", l, kv_parts[i]);
+        ember_bind_mark_used(m, gguf_find_tensor(m->f, nm));
+    }
     return rc;
+}
+
+void ember_altup_free_model(ember_model *m)
+{
+    for (int i = 0; i + 1 < m->n_altup; i++) {
+        if (m->altup_proj) free(m->altup_proj[i].f32);
+        if (m->altup_unembd) free(m->altup_unembd[i].f32);
+    }
+    free(m->altup_proj);
+    free(m->altup_unembd);
 }
 
 void ember_altup_free(ember_altup *x)

@@ -19,10 +19,12 @@ void ember_altup_merge(ember_session *s, int n);
    rows in s->g (ctx: the layer, its n_ff and sparsity) */
 void ember_altup_gaussian_top(ember_session *s, const void *ctx, int t0, int t1, int ith);
 
-/* The model's stream projections and layer l's part (L->alt) from the
-   file; ember_altup_free releases a layer's. */
+/* The model's stream projections and layer l's part (L->alt, its FFN
+   sparsity) from the file; ember_altup_free releases a layer's,
+   ember_altup_free_model the model's. */
 int ember_altup_bind_model(ember_model *m, ember_err *err);
 int ember_altup_bind(ember_model *m, ember_layer *L, int l, ember_err *err);
 void ember_altup_free(ember_altup *x);
+void ember_altup_free_model(ember_model *m);
 
 #endif

@@ -11,6 +11,11 @@
 #include "bind.h"
 #include "dtype.h"
 
+void ember_bind_mark_used(ember_model *m, const gguf_tensor *t)
+{
+    if (m->used && t) m->used[t - m->f->tensors] = 1;
+}
+
 const gguf_tensor *ember_bind_tensor(ember_model *m, const char *name, int64_t ne0, int64_t ne1,
                                      bool required, ember_err *err, int *rc)
 {
@@ -19,7 +24,7 @@ const gguf_tensor *ember_bind_tensor(ember_model *m, const char *name, int64_t n
         if (required) *rc = ember_seterr(err, "tensor '%s' is missing", name);
         return NULL;
     }
-    if (m->used) m->used[t - m->f->tensors] = 1;
+    ember_bind_mark_used(m, t);
     bool ok = ne1 ? (t->n_dims == 2 && t->ne[0] == ne0 && t->ne[1] == ne1)
                   : (t->n_dims == 1 && t->ne[0] == ne0);
     if (!ok) {
@@ -80,7 +85,7 @@ int ember_bind_slabs(ember_model *m, ember_weight **out, const char *name, int64
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
     if (!t) return ember_seterr(err, "tensor '%s' is missing", name);
-    if (m->used) m->used[t - m->f->tensors] = 1;
+    ember_bind_mark_used(m, t);
     if (t->n_dims != 3 || t->ne[0] != in || t->ne[1] != rows || t->ne[2] != n)
         return ember_seterr(err, "tensor '%s' has shape [%lld, %lld, %lld] (%u dims), expected [%lld, %lld, %d]", name,
                             (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], t->n_dims, (long long)in,

@@ -5,6 +5,10 @@
 
 #include "model.h"
 
+/* t (NULL: none) counts as read by the graph, for load's note of the
+   tensors no graph reads (model.c) */
+void ember_bind_mark_used(ember_model *m, const gguf_tensor *t);
+
 /* The named tensor, checked to be a vector of ne0 (ne1 0) or a matrix
    [ne0, ne1], and marked used; NULL when missing (*rc set only when
    required) or of another shape (*rc set). */

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "altup.h"
 #include "att_q8.h"
 #include "deltanet.h"
 #include "dtype.h"
-#include "altup.h"
 #include "forward.h"
 #include "matmul.h"
 #include "mla.h"
@@ -818,7 +818,6 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
         if (m->n_altup) {   /* Gemma 3n: the layer over its streams (altup.c) */
             ember_altup_layer(s, l, nr, pos0, skip);
             nr -= skip;
-            if (l == I->n_layer - 1 && nr) ember_altup_merge(s, nr);
             continue;
         }
         /* the layer's output scale (gemma4) ends its last residual add */
@@ -837,6 +836,7 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;
     if (nr == 0) return 0;
+    if (m->n_altup) ember_altup_merge(s, nr);   /* the streams back into s->x */
     for (int t = 0; t < nr; t++) norm_row(m, s->xn + (size_t)t * E, s->x + (size_t)t * E, m->output_norm, m->output_norm_b, E);
     if (m->logit_mul != 1.0f)
         for (size_t i = 0; i < (size_t)nr * (size_t)E; i++) s->xn[i] *= m->logit_mul;

@@ -295,20 +295,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             L->q_norm = ember_load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
             if (!rc && own_kv) L->k_norm = ember_load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
         }
-        if (!rc && fl & ARCH_ALTUP) {
-            rc = ember_altup_bind(m, L, l, err);
-            /* the reference's fixed activation sparsity: the first 10 layers'
-               gates cut at the 95th percentile of a normal (its icdf) */
-            L->sparsity = l < 10 ? 1.6448533535003662f : 0.0f;
-            /* a layer reading an earlier one's KV still carries its own K
-               and V matrices, which the reference loads and never reads */
-            const char *kv_parts[3] = {"attn_k.weight", "attn_v.weight", "attn_k_norm.weight"};
-            for (int i = 0; i < 3 && !own_kv && m->used; i++) {
-                snprintf(nm, sizeof nm, "blk.%d.%s", l, kv_parts[i]);
-                const gguf_tensor *kt = gguf_find_tensor(m->f, nm);
-                if (kt) m->used[kt - m->f->tensors] = 1;
-            }
-        }
+        if (!rc && fl & ARCH_ALTUP) rc = ember_altup_bind(m, L, l, err);
         if (!rc && m->n_pl) {
             ember_bind_weight(m, &L->pl_gate, NAME("inp_gate.weight"), E, m->n_pl, EMBER_PROJ_PER_LAYER, err, &rc);
             if (!rc) ember_bind_weight(m, &L->pl_proj, NAME("proj.weight"), m->n_pl, E, EMBER_PROJ_PER_LAYER, err, &rc);
@@ -410,7 +397,7 @@ static int bind_model(ember_model *m, ember_err *err)
        not run, knowingly: no oddity to note */
     for (uint64_t i = 0; m->used && m->n_blocks && i < m->f->n_tensors; i++) {
         int b;
-        if (sscanf(m->f->tensors[i].name_z, "blk.%d.", &b) == 1 && b >= I->n_layer) m->used[i] = 1;
+        if (sscanf(m->f->tensors[i].name_z, "blk.%d.", &b) == 1 && b >= I->n_layer) ember_bind_mark_used(m, &m->f->tensors[i]);
     }
     /* The LM head: output.weight, or the tied embedding. */
     if (gguf_find_tensor(m->f, "output.weight"))
@@ -457,12 +444,7 @@ void ember_model_free(ember_model *m)
         }
         free(m->layers);
     }
-    for (int i = 0; i + 1 < m->n_altup; i++) {
-        if (m->altup_proj) free_weight(&m->altup_proj[i]);
-        if (m->altup_unembd) free_weight(&m->altup_unembd[i]);
-    }
-    free(m->altup_proj);
-    free(m->altup_unembd);
+    ember_altup_free_model(m);
     if (m->tok_embd.f32 == m->output.f32) m->tok_embd.f32 = NULL;
     free_weight(&m->tok_embd);
     free_weight(&m->output);
