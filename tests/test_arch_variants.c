@@ -24,8 +24,10 @@
    on, which its default leaves off, choosing among all experts as the
    model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window),
    starcoder2 and lfm2 / lfm2moe (LFM2's short convolutions beside attention, their
-   state carried across passes of 2; LFM2-8B-A1B's experts) against f64 numpy readings of llama.cpp's
-   graphs (tests/ref/, as the reference has neither),
+   state carried across passes of 2; LFM2-8B-A1B's experts), granitehybrid (Granite
+   4.0-H's Mamba-2 layers beside attention without rope, dense and with experts)
+   against f64 numpy readings of llama.cpp's graphs (tests/ref/, as the reference
+   has none of them),
    and deepseek2's latent attention in both
    file forms (attn_kv_b, and attn_k_b / attn_v_b with one KV head; the
    V2-Lite form's rows from the reference's plain attention, -mla 0, as
@@ -169,6 +171,12 @@ static const vcase cases[] = {
     {"mistral4", "mistral4",
      "mistral4 (Mistral Small 4): deepseek2's V3 form under its own name over a 256 latent, the experts' gate and up "
      "in one slab", 3, 0},
+    {"granitehybrid", "granitehybrid",
+     "granitehybrid (Granite 4.0-H): Mamba-2 in layers 0, 1, 3 and 4 (4 heads of 16, state 16, 2 groups, conv 4 with "
+     "its bias), attention without rope in layer 2, granite's four multipliers, a tied LM head", 5, 0},
+    {"granitehybrid-moe", "granitehybrid",
+     "granitehybrid (Granite 4.0-H-Tiny's form): those layers with 8 experts (3 a token, softmax, renormalised) and a "
+     "shared expert in every FFN", 5, 0},
 };
 
 /* Each row's cosine to the reference at least.  22 layers of Gemma 3n's
@@ -204,6 +212,10 @@ static int g_ds_bad;
 /* lfm2_refusals: a broken lfm2 file (1: no l_cache, 2: l_cache 1, 3: taps
    of width 4 for an l_cache of 3; 0: none) */
 static int g_lfm2_bad;
+/* gh_refusals: a broken granitehybrid file (1: no ssm.state_size, 2: an
+   inner size of 62 for 4 heads, 3: 3 groups for 4 heads, 4: ssm_norm
+   of one group; 0: none) */
+static int g_gh_bad;
 /* q35_refusals: a broken delta-net header (0: the good value) */
 static int g_q35_inner, g_q35_rank, g_q35_no_conv;
 
@@ -541,6 +553,59 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
 #undef T
 }
 
+/* One granitehybrid layer: its norm, then Mamba-2 (ssm_in's z, xBC and dt
+   rows; the width-4 convolution over xBC's 128 channels with its bias;
+   dt's bias, A < 0 and D per head; the norm of 2 groups; ssm_out) or
+   attention, then the FFN under its norm: dense, or 8 experts of 40 and a
+   shared one of 56 */
+static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, int d, int FF)
+{
+    enum { DI = 64, NS = 16, NG = 2, SH = 4, CD = DI + 2 * NG * NS };
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+    if (ssm) {
+        mat(w, T("ssm_in.weight"), E, 2 * DI + 2 * NG * NS + SH);
+        float taps[4 * CD];   /* [channel][tap], the oldest input's tap first */
+        for (int i = 0; i < 4 * CD; i++) taps[i] = rnd() * 0.8f;
+        int64_t ne[2] = {4, CD};
+        gguf_w_tensor(w, T("ssm_conv1d.weight"), EMBER_F32, 2, ne, taps, sizeof taps);
+        vec(w, T("ssm_conv1d.bias"), CD, 0.0f, 0.3f);
+        vec(w, T("ssm_dt.bias"), SH, 0.0f, 1.0f);
+        float a[SH], dd[SH], nw[DI];
+        for (int i = 0; i < SH; i++) a[i] = -0.2f - 1.5f * fabsf(rnd()), dd[i] = 1.0f + 0.5f * rnd();
+        for (int i = 0; i < DI; i++) nw[i] = 1.0f + 0.1f * rnd();
+        int64_t ha[2] = {1, SH}, gn[2] = {g_gh_bad == 4 ? DI : DI / NG, g_gh_bad == 4 ? 1 : NG};
+        gguf_w_tensor(w, T("ssm_a"), EMBER_F32, 2, ha, a, sizeof a);
+        gguf_w_tensor(w, T("ssm_d"), EMBER_F32, 2, ha, dd, sizeof dd);
+        gguf_w_tensor(w, T("ssm_norm.weight"), EMBER_F32, 2, gn, nw, sizeof nw);
+        mat(w, T("ssm_out.weight"), DI, E);
+    } else {
+        mat(w, T("attn_q.weight"), E, H * d);
+        mat(w, T("attn_k.weight"), E, HKV * d);
+        mat(w, T("attn_v.weight"), E, HKV * d);
+        mat(w, T("attn_output.weight"), H * d, E);
+    }
+    vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
+    if (moe) {   /* an F32 router */
+        float r[E * 8];
+        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+        int64_t ne[2] = {E, 8};
+        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        mat(w, T("ffn_gate_shexp.weight"), E, 56);
+        mat(w, T("ffn_up_shexp.weight"), E, 56);
+        mat(w, T("ffn_down_shexp.weight"), 56, E);
+    } else {
+        mat(w, T("ffn_gate.weight"), E, FF);
+        mat(w, T("ffn_up.weight"), E, FF);
+        mat(w, T("ffn_down.weight"), FF, E);
+    }
+#undef T
+}
+
 /* One starcoder2 layer: biased LayerNorms, Q/K/V and output with biases,
    an ungated GELU FFN with biases */
 static void starcoder2_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF)
@@ -604,6 +669,7 @@ static int write_model(const vcase *c, const char *path)
     const bool olmo = !strcmp(a, "olmo2"), olmo3 = olmo && !strcmp(c->name, "olmo3-swa");
     const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
     const bool sc2 = !strcmp(a, "starcoder2"), g3n = !strcmp(a, "gemma3n");
+    const bool gh = !strcmp(a, "granitehybrid"), gh_moe = gh && !strcmp(c->name, "granitehybrid-moe");
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -627,7 +693,26 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("embedding_length"), E);
     gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
-    if (lfm) {   /* one KV head count a layer: 0 for the short convolutions */
+    if (gh) {   /* one KV head count a layer: 0 for Mamba-2; granite's multipliers; no rope */
+        int32_t kv[5] = {0, 0, HKV, 0, 0};
+        gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
+        gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
+        gguf_w_u32(w, KEY("ssm.inner_size"), g_gh_bad == 2 ? 62 : 64);
+        if (g_gh_bad != 1) gguf_w_u32(w, KEY("ssm.state_size"), 16);
+        gguf_w_u32(w, KEY("ssm.time_step_rank"), 4);
+        gguf_w_u32(w, KEY("ssm.group_count"), g_gh_bad == 3 ? 3 : 2);
+        gguf_w_bool(w, KEY("rope.scaling.finetuned"), false);
+        gguf_w_f32(w, KEY("embedding_scale"), 3.0f);
+        gguf_w_f32(w, KEY("residual_scale"), 0.5f);
+        gguf_w_f32(w, KEY("attention.scale"), 0.1f);
+        gguf_w_f32(w, KEY("logit_scale"), 4.0f);
+        if (gh_moe) {
+            gguf_w_u32(w, KEY("expert_count"), 8);
+            gguf_w_u32(w, KEY("expert_used_count"), 3);
+            gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+            gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
+        }
+    } else if (lfm) {   /* one KV head count a layer: 0 for the short convolutions */
         int32_t kv[5] = {0, 0, HKV, 0, 0};
         gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
         if (g_lfm2_bad != 1) gguf_w_u32(w, KEY("shortconv.l_cache"), g_lfm2_bad == 2 ? 1 : 3);
@@ -871,6 +956,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (lfm) {
             lfm2_layer(w, l, l != 2, lfm_moe && l > 0, H, HKV, d, FF);
+            continue;
+        }
+        if (gh) {
+            gh_layer(w, l, l != 2, gh_moe, H, HKV, d, FF);
             continue;
         }
         if (g3n) {
@@ -1288,6 +1377,18 @@ static void mla_refusals(const char *path)
     refusals(path, "deepseek2-v3", &g_ds_bad, bad, sizeof bad / sizeof bad[0]);
 }
 
+/* granitehybrid files whose Mamba-2 layers cannot be run */
+static void gh_refusals(const char *path)
+{
+    static const refusal bad[] = {
+        {1, "ssm.state_size' is missing", "no state size"},
+        {2, "inner_size 62 is not a multiple of ssm.time_step_rank 4", "an inner size of 62 for 4 heads"},
+        {3, "time_step_rank 4 is not a multiple of ssm.group_count 3", "3 groups for 4 heads"},
+        {4, "blk.0.ssm_norm.weight' has shape", "an ssm_norm of one group for two"},
+    };
+    refusals(path, "granitehybrid", &g_gh_bad, bad, sizeof bad / sizeof bad[0]);
+}
+
 /* gemma4 files whose experts cannot be run */
 static void gemma4_moe_refusals(const char *path)
 {
@@ -1368,7 +1469,7 @@ int main(void)
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
                                !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "mistral4") ||
-                               !strncmp(cases[c].arch, "lfm2", 4) ||
+                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") ||
                                strstr(cases[c].name, "moe") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};
@@ -1406,9 +1507,11 @@ int main(void)
     granite_residual(path);
     dn_rewind(path, "qwen35");
     dn_rewind(path, "lfm2");   /* the short convolutions' state */
+    dn_rewind(path, "granitehybrid");   /* Mamba-2's conv rows and heads' states */
     q35_refusals(path);
     mla_refusals(path);
     lfm2_refusals(path);
+    gh_refusals(path);
     mtp_skipped(path);
     groups_refused(path);
     moe_equals_dense(path);

@@ -283,6 +283,13 @@ int main(int argc, char **argv)
            attention layer; the convolution's state carried across passes */
         {"tiny-lfm2", "Q8_0", {EMBER_Q8_0}, 23, 0},
         {"tiny-lfm2", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 23, 0},
+        /* granitehybrid: Mamba-2 layers (ssm_in packed as q, k and v;
+           F32 conv taps, A, D and norms) around an attention layer without
+           rope; with experts, an F32 router and a shared expert */
+        {"tiny-granitehybrid", "Q8_0", {EMBER_Q8_0}, 28, 0},
+        {"tiny-granitehybrid", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 28, 0},
+        {"tiny-granitehybrid-moe", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 48, 0},
+        {"tiny-granitehybrid-moe", "Q4_K_M", {EMBER_Q4_K, EMBER_F32}, 48, 0},
     };
     int bad = 0;
     for (int n = 1; n <= 4 * EMBER_UBATCH + 3; n++) {

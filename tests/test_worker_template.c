@@ -144,7 +144,7 @@ static void qwen3(void)
     ember_worker_free(w);
 }
 
-/* A recurrent model (tiny-qwen35, tiny-lfm2: written with qwen3-mini's vocabulary)
+/* A recurrent model (tiny-qwen35, tiny-lfm2, tiny-granitehybrid: written with qwen3-mini's vocabulary)
    under a template whose generation prompt opens the thinking, which the
    next turn's rendering of that reply does not repeat: the next turn
    diverges inside the generation prompt, where the state has no copy.
@@ -199,5 +199,6 @@ int main(void)
     qwen3();
     recurrent("tiny-qwen35");   /* the delta-net's state */
     recurrent("tiny-lfm2");     /* the short convolutions' */
+    recurrent("tiny-granitehybrid");   /* Mamba-2's */
     return tap_done();
 }

@@ -51,6 +51,12 @@ static const ember_arch_desc archs[] = {
     /* IBM Granite 3 MoE (1B-A400M, 3B-A800M): granite with a mixture of
        experts in every FFN */
     {"granitemoe", ARCH_MULTIPLIERS | ARCH_MOE, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* IBM Granite 4.0-H (350M to Small): granite's multipliers (optional
+       here), Mamba-2 layers where head_count_kv is 0 and attention in the
+       rest, rope only where rope.scaling.finetuned allows (their files:
+       none), experts with a shared one in the MoE sizes */
+    {"granitehybrid", ARCH_MULTIPLIERS | ARCH_MAMBA2 | ARCH_MOE_MAY, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0,
+     0, 0, 0},
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
     {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},

@@ -90,6 +90,11 @@ enum {
 /* with ARCH_SWA_OWN_ROPE and a hard-coded sliding base: the file's
    rope.freq_base_swa where it has one (Gemma 3n) */
 #define ARCH_SWA_BASE_KEY (1ull << 40)
+/* layers whose head_count_kv is 0 are Mamba-2 selective state-space
+   layers instead of attention (mamba2.c); the file's optional
+   multipliers; rope only while rope.scaling.finetuned (default true) says
+   so, as the reference reads IBM Granite 4.0's hybrid files */
+#define ARCH_MAMBA2 (1ull << 41)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

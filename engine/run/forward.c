@@ -19,6 +19,7 @@
 #include "matmul.h"
 #include "mla.h"
 #include "shortconv.h"
+#include "mamba2.h"
 #include "moe.h"
 #include "perlayer.h"
 #include "kv.h"
@@ -827,6 +828,8 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
             ember_mla_block(s, l, nr, pos0, skip);
         else if (m->layers[l].sc)
             ember_sc_block(s, l, nr, skip);
+        else if (m->layers[l].m2)
+            ember_m2_block(s, l, nr, skip);
         else
             ember_fw_attention(s, l, nr, pos0, skip);
         nr -= skip;

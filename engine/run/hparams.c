@@ -171,6 +171,28 @@ static int read_dn_shape(ember_meta *mt, ember_model *m)
     return 0;
 }
 
+/* The Mamba-2 layers' shape (model.h, ember_m2_shape) */
+static int read_m2_shape(ember_meta *mt, ember_model *m)
+{
+    ember_m2_shape *d = &m->m2;
+    if (ember_meta_req_u(mt, "ssm.conv_kernel", 1, 64, &d->d_conv) || ember_meta_req_u(mt, "ssm.inner_size", 1, 1 << 20, &d->d_inner) ||
+        ember_meta_req_u(mt, "ssm.state_size", 1, 4096, &d->d_state) ||
+        ember_meta_req_u(mt, "ssm.time_step_rank", 1, 1 << 16, &d->n_head) ||
+        ember_meta_req_u(mt, "ssm.group_count", 1, 1 << 16, &d->n_group))
+        return -1;
+    if (d->d_inner % d->n_head)
+        return ember_seterr(mt->err, "%s.ssm.inner_size %d is not a multiple of ssm.time_step_rank %d", mt->arch, d->d_inner,
+                            d->n_head);
+    if (d->n_head % d->n_group)
+        return ember_seterr(mt->err, "%s.ssm.time_step_rank %d is not a multiple of ssm.group_count %d", mt->arch, d->n_head,
+                            d->n_group);
+    d->head_dim = d->d_inner / d->n_head;
+    d->conv_dim = d->d_inner + 2 * d->n_group * d->d_state;
+    d->in_dim = d->conv_dim + d->d_inner + d->n_head;
+    d->state_floats = (size_t)(d->d_conv - 1) * (size_t)d->conv_dim + (size_t)d->d_inner * (size_t)d->d_state;
+    return 0;
+}
+
 /* The latent attention's widths (model.h, ember_mla_shape).  Files from
    converters before mid 2025 give the heads' own widths in key_length
    and value_length (nope + rope, v) with attn_kv_b; later ones give the
@@ -243,8 +265,8 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
     /* per-layer FFN widths and KV heads: the info shows the largest */
     for (int l = 0; l < info->n_layer; l++) {
         int ff, kv;
-        /* a short-convolution layer has no KV heads (LFM2) */
-        const int kv_lo = arch->flags & ARCH_SHORTCONV ? 0 : 1;
+        /* a short-convolution or Mamba-2 layer has no KV heads (LFM2, Granite 4.0-H) */
+        const int kv_lo = arch->flags & (ARCH_SHORTCONV | ARCH_MAMBA2) ? 0 : 1;
         if (ember_meta_layer_u(&mt, "feed_forward_length", l, info->n_layer, 1, 1 << 20, &ff, 0, true) ||
             ember_meta_layer_u(&mt, "attention.head_count_kv", l, info->n_layer, kv_lo, 4096, &kv, info->n_head, false))
             return -1;
@@ -264,7 +286,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             return -1;
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
-                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, qwen2moe, qwen3moe, qwen3vlmoe, "
+                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, granitehybrid, qwen2moe, qwen3moe, qwen3vlmoe, "
                             "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2, lfm2moe, gemma4)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
@@ -312,6 +334,17 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
         m->n_blocks = mt.blocks;
         if (arch->flags & ARCH_DELTANET && read_dn_shape(&mt, m)) return -1;
         if (arch->flags & ARCH_SHORTCONV && ember_meta_req_u(&mt, "shortconv.l_cache", 2, 64, &m->sc_lcache)) return -1;
+        if (arch->flags & ARCH_MAMBA2) {
+            if (read_m2_shape(&mt, m)) return -1;
+            /* rope.scaling.finetuned switches the attention layers' rope
+               (Granite 4.0-H's files say false: no position encoding) */
+            char rk[128];
+            bool finetuned = true;
+            snprintf(rk, sizeof rk, "%s.rope.scaling.finetuned", info->arch);
+            if (gguf_find(f, rk) && !gguf_get_bool(f, rk, &finetuned))
+                return ember_seterr(err, "metadata key '%s' is not a bool", rk);
+            m->no_rope = !finetuned;
+        }
         m->logit_mul = 1.0f;
         if (arch->flags & ARCH_LOGIT_SCALE && ember_meta_opt_f(&mt, "logit_scale", &m->logit_mul, 1.0f, false)) return -1;
         if (m->n_rot % 2) return ember_seterr(err, "%s.rope.dimension_count %d is odd", info->arch, m->n_rot);
@@ -356,11 +389,12 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
         if (arch->softcap && ember_meta_opt_f(&mt, "final_logit_softcapping", &m->softcap, arch->softcap, false)) return -1;
         if (arch->att_softcap && ember_meta_opt_f(&mt, "attn_logit_softcapping", &m->att_softcap, arch->att_softcap, false))
             return -1;
-        /* required, as the reference reads them */
+        /* required, as the reference reads them (Granite 4.0-H's optional) */
+        const bool req = !(arch->flags & ARCH_MAMBA2);
         if (arch->flags & ARCH_MULTIPLIERS &&
-            (ember_meta_opt_f(&mt, "embedding_scale", &m->embd_mult, 0, true) ||
-             ember_meta_opt_f(&mt, "residual_scale", &m->resid_mult, 0, true) ||
-             ember_meta_opt_f(&mt, "attention.scale", &m->att_mult, 0, true) || ember_meta_opt_f(&mt, "logit_scale", &m->logit_div, 0, true)))
+            (ember_meta_opt_f(&mt, "embedding_scale", &m->embd_mult, 0, req) ||
+             ember_meta_opt_f(&mt, "residual_scale", &m->resid_mult, 0, req) ||
+             ember_meta_opt_f(&mt, "attention.scale", &m->att_mult, 0, req) || ember_meta_opt_f(&mt, "logit_scale", &m->logit_div, 0, req)))
             return -1;
         if (ember_meta_opt_u(&mt, "rope.scaling.original_context_length", 1, 1 << 24, &m->n_ctx_orig, info->n_ctx_train) ||
             ember_meta_opt_f(&mt, "rope.scaling.attn_factor", &m->rope_attn_factor, 1.0f, false) || rope_scaling(&mt, m))

@@ -78,7 +78,7 @@ int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx)
 {
     const ember_layer *L = &m->layers[l];
     /* a layer that shares another's KV keeps none, nor a recurrent layer */
-    return L->kv_src != l || L->dn || L->sc ? 0 : L->swa && ring ? 2 * ring : n_ctx;
+    return L->kv_src != l || L->dn || L->sc || L->m2 ? 0 : L->swa && ring ? 2 * ring : n_ctx;
 }
 
 int ember_ubatch(int requested)

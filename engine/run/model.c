@@ -19,6 +19,7 @@
 #include "packcache.h"
 #include "plan.h"
 #include "shortconv.h"
+#include "mamba2.h"
 #include "tokenizer.h"
 
 int ember_model_peek(const char *path, ember_model_info *info, ember_err *err)
@@ -63,6 +64,10 @@ static int list_weights(ember_model *m, ember_err *err)
         if (L->sc) {
             m->all_w[n++] = &L->sc->in;
             m->all_w[n++] = &L->sc->out;
+        }
+        if (L->m2) {
+            m->all_w[n++] = &L->m2->in;
+            m->all_w[n++] = &L->m2->out;
         }
         if (L->mla) {
             ember_weight *d[MLA_WEIGHTS];
@@ -155,6 +160,7 @@ static int layer_rope(ember_model *m, ember_layer *L, ember_err *err)
     }
     /* NoPE layers: no pair rotates (a table of zero dims, a no-op rope) */
     if (a->nope_period && (int)(L - m->layers + 1) % a->nope_period == 0) L->rope.n_rot = 0;
+    if (m->no_rope) L->rope.n_rot = 0;
     if (L->rope.ext_factor != 0 && L->rope.n_rot) {
         float lo = floorf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, m->yarn_beta_fast, L->rope.base));
         float hi = ceilf(yarn_corr_dim(L->rope.n_rot, m->n_ctx_orig, m->yarn_beta_slow, L->rope.base));
@@ -209,7 +215,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         ember_meta mt = {m->f, m->arch->name, err, m->n_blocks};
         rc = ember_meta_layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
         if (!rc)
-            rc = ember_meta_layer_u(&mt, "attention.head_count_kv", l, I->n_layer, fl & ARCH_SHORTCONV ? 0 : 1, 4096,
+            rc = ember_meta_layer_u(&mt, "attention.head_count_kv", l, I->n_layer, fl & (ARCH_SHORTCONV | ARCH_MAMBA2) ? 0 : 1, 4096,
                                     &L->n_head_kv, I->n_head, false);
         /* an MoE layer's FFN width is its experts' (beside a dense FFN:
            the layers with a router) */
@@ -237,6 +243,8 @@ static int bind_layers(ember_model *m, ember_err *err)
         const bool own_kv = L->kv_src == l;
         const bool dn = fl & ARCH_DELTANET && (l + 1) % m->dn.interval != 0;
         const bool sc = fl & ARCH_SHORTCONV && L->n_head_kv == 0;   /* a short convolution (LFM2) */
+        const bool m2 = fl & ARCH_MAMBA2 && L->n_head_kv == 0;      /* a Mamba-2 layer (Granite 4.0-H) */
+        const bool rec = dn || sc || m2;                           /* no attention: a recurrent state */
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
@@ -250,6 +258,8 @@ static int bind_layers(ember_model *m, ember_err *err)
             rc = ember_dn_bind(m, L, l, err);
         } else if (!rc && sc) {
             rc = ember_sc_bind(m, L, l, err);
+        } else if (!rc && m2) {
+            rc = ember_m2_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_MLA) {
             rc = ember_mla_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
@@ -266,7 +276,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         /* a latent attention's heads give v values each to attn_output */
         const int64_t HO = fl & ARCH_MLA ? (int64_t)I->n_head * m->mla.v : HQ;
-        if (!rc && !dn && !sc) ember_bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
+        if (!rc && !rec) ember_bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
         if (!rc && moe) {
             rc = ember_moe_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
@@ -281,7 +291,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         }
         if (!rc && !L->moe) ember_bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
-        if (!rc && !L->wqkv.t && own_kv && !dn && !sc && !L->mla) {
+        if (!rc && !L->wqkv.t && own_kv && !rec && !L->mla) {
             L->bq = ember_load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);
             if (!rc) L->bk = ember_load_vec(m, NAME("attn_k.bias"), HK, bias, err, &rc);
             if (!rc) L->bv = ember_load_vec(m, NAME("attn_v.bias"), HK, bias, err, &rc);
@@ -290,7 +300,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         if (!rc && fl & ARCH_ATT_SINKS) L->sinks = ember_load_vec(m, NAME("attn_sinks.weight"), I->n_head, true, err, &rc);
         /* Q/K norms: required where the architecture has them, else where
            the file has them (GLM-4.5's use_qk_norm) */
-        if (!rc && !dn && !sc && !L->mla) {
+        if (!rc && !rec && !L->mla) {
             const bool qk = fl & ARCH_QK_NORM, full = fl & ARCH_QK_NORM_FULL;
             L->q_norm = ember_load_vec(m, NAME("attn_q_norm.weight"), full ? HQ : L->head_dim, qk, err, &rc);
             if (!rc && own_kv) L->k_norm = ember_load_vec(m, NAME("attn_k_norm.weight"), full ? HK : L->head_dim, qk, err, &rc);
@@ -392,7 +402,7 @@ static int bind_model(ember_model *m, ember_err *err)
     if (m->n_altup && ember_altup_bind_model(m, err)) return -1;
     if (bind_layers(m, err)) return -1;
     m->info.n_recurrent = m->dn.n_layers;
-    for (int l = 0; l < m->info.n_layer; l++) m->info.n_recurrent += m->layers[l].sc != NULL;
+    for (int l = 0; l < m->info.n_layer; l++) m->info.n_recurrent += m->layers[l].sc != NULL || m->layers[l].m2 != NULL;
     /* the multi-token-prediction layers past n_layer (read_hparams) are
        not run, knowingly: no oddity to note */
     for (uint64_t i = 0; m->used && m->n_blocks && i < m->f->n_tensors; i++) {
@@ -440,6 +450,7 @@ void ember_model_free(ember_model *m)
             ember_dn_free(L->dn);
             ember_mla_free(L->mla, m->info.n_head);
             ember_sc_free(L->sc);
+            ember_m2_free(L->m2);
             ember_altup_free(L->alt);
         }
         free(m->layers);

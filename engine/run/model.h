@@ -146,6 +146,31 @@ typedef struct {
     size_t state_off;           /* its last l_cache - 1 rows of B * x in the recurrent state (recurrent.h) */
 } ember_shortconv;
 
+/* A Mamba-2 selective state-space layer (ARCH_MAMBA2, mamba2.c) in place
+   of attention: ssm_in gives z, the convolution's input xBC and dt; a
+   causal depthwise convolution over xBC's last d_conv rows (plus its bias,
+   then SiLU) gives x, B and C; each head's d_state x head_dim state decays
+   by exp(softplus(dt + dt_bias) A) and takes in B x dt; y = C . state +
+   D x, gated by silu(z), RMS-normed in n_group groups; ssm_out y. */
+typedef struct {
+    ember_weight in;            /* ssm_in: n_embd -> 2 d_inner + 2 n_group d_state + n_head */
+    ember_weight out;           /* ssm_out: d_inner -> n_embd */
+    float *conv;                /* ssm_conv1d's taps, tap-major [d_conv][conv_dim], the oldest input's first */
+    float *conv_b;              /* ssm_conv1d.bias: conv_dim, or NULL */
+    float *dt_b, *a, *d;        /* ssm_dt.bias, ssm_a (negative), ssm_d: n_head each */
+    float *norm;                /* ssm_norm: d_inner, n_group groups of d_inner / n_group */
+    size_t state_off;           /* its conv rows and heads' states in the recurrent state (recurrent.h) */
+} ember_mamba2;
+
+/* The Mamba-2 layers' shape (the file's ssm.* keys), the same for all */
+typedef struct {
+    int d_conv, d_inner, d_state;   /* ssm.conv_kernel, ssm.inner_size, ssm.state_size */
+    int n_head, n_group, head_dim;  /* ssm.time_step_rank, ssm.group_count, d_inner / n_head */
+    int conv_dim, in_dim;           /* d_inner + 2 n_group d_state; conv_dim + d_inner + n_head */
+    int n_layers;
+    size_t state_floats;            /* one layer's: (d_conv - 1) conv_dim + d_inner d_state */
+} ember_m2_shape;
+
 /* The latent attention's widths, the same for every layer */
 typedef struct {
     int kv_lora, q_lora;        /* attention.kv_lora_rank, q_lora_rank (0: Q straight from attn_q) */
@@ -189,6 +214,7 @@ typedef struct {
     ember_moe *moe;             /* the FFN's experts (gate, up, down unbound), or NULL: dense */
     ember_deltanet *dn;         /* a delta-net layer (no attention, no KV), or NULL */
     ember_shortconv *sc;        /* a short convolution layer (no attention, no KV), or NULL */
+    ember_mamba2 *m2;           /* a Mamba-2 layer (no attention, no KV), or NULL */
     ember_mla *mla;             /* a latent attention layer (wq..wv unbound; one KV head of rope + kv_lora), or NULL */
     ember_altup *alt;           /* ARCH_ALTUP: the layer's alternating updates and laurel, or NULL */
     /* the FFN's gate rows cut to their Gaussian top tail first (Gemma 3n):
@@ -237,6 +263,8 @@ struct ember_model {
     ember_dn_shape dn;          /* ARCH_DELTANET: the delta-net layers' shape */
     size_t rec_floats;          /* every recurrent layer's state, floats (recurrent.h) */
     int sc_lcache;              /* ARCH_SHORTCONV: shortconv.l_cache, the convolution's width */
+    ember_m2_shape m2;          /* ARCH_MAMBA2: the Mamba-2 layers' shape */
+    bool no_rope;               /* ARCH_MAMBA2 with rope.scaling.finetuned false: no layer rotates */
     ember_mla_shape mla;        /* ARCH_MLA: the latent attention's widths */
     int n_blocks;               /* the file's block_count when it holds layers past n_layer (MTP), else 0 */
     int n_pl;                   /* per-layer input width (0: none) */

@@ -88,6 +88,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (F > maxk) maxk = F;
     const ember_dn_shape *dn = &m->dn;
     if ((size_t)dn->value_dim > maxk) maxk = (size_t)dn->value_dim;   /* ssm_out's input */
+    if ((size_t)m->m2.d_inner > maxk) maxk = (size_t)m->m2.d_inner;   /* Mamba-2's ssm_out's input */
     if ((size_t)m->mla.q_lora > maxk) maxk = (size_t)m->mla.q_lora;   /* attn_q_b's input */
     s->kcache = resident(kvn, &ok);
     /* latent attention reads its V from the K rows (mla.c): no V cache */
@@ -121,6 +122,15 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->sc_bcx = resident(B * 3 * E * 4, &ok);
         s->sc_bx = resident(B * E * 4, &ok);
         s->sc_y = resident(B * E * 4, &ok);
+    }
+    if (m->m2.n_layers) {   /* Mamba-2 layers (mamba2.c) */
+        const ember_m2_shape *d = &m->m2;
+        s->m2_in = resident(B * (size_t)d->in_dim * 4, &ok);
+        s->m2_xbc = resident(B * (size_t)d->conv_dim * 4, &ok);
+        s->m2_conv = resident(B * (size_t)d->conv_dim * 4, &ok);
+        s->m2_y = resident(B * (size_t)d->d_inner * 4, &ok);
+        s->m2_dt = resident(B * (size_t)d->n_head * 4, &ok);
+        s->m2_da = resident(B * (size_t)d->n_head * 4, &ok);
     }
     if (m->arch->flags & ARCH_MLA) {
         const ember_mla_shape *d = &m->mla;
@@ -236,6 +246,7 @@ void ember_session_free(ember_session *s)
     free(s->alt_s); free(s->alt_p); free(s->alt_lo); free(s->alt_lr); free(s->alt_mod);
     free(s->dn_in); free(s->dn_ba);
     free(s->sc_bcx); free(s->sc_bx); free(s->sc_y);
+    free(s->m2_in); free(s->m2_xbc); free(s->m2_conv); free(s->m2_y); free(s->m2_dt); free(s->m2_da);
     free(s->mla_q); free(s->mla_qa); free(s->mla_kv); free(s->mla_hx); free(s->mla_hy); free(s->mla_o);
     free(s->rec_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
     for (int i = 0; i < EMBER_REC_CKPTS; i++) free(s->rec_ck[i]);

@@ -88,6 +88,10 @@ struct ember_session {
     /* short convolutions (shortconv.c): in_proj's rows [token][3 n_embd],
        B * x, the gated output */
     float *sc_bcx, *sc_bx, *sc_y;
+    /* Mamba-2 layers (mamba2.c): ssm_in's rows, the convolution's input
+       and output rows, and y */
+    float *m2_in, *m2_xbc, *m2_conv, *m2_y;
+    float *m2_dt, *m2_da;       /* per token and head: the step and the decay */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */

@@ -152,6 +152,20 @@ static const shape shapes[] = {
        window 512, vocabulary 262144; sizes approximate the published model */
     {"gemma-3n-e2b", "gemma3n", 2048, 30, 8, 2, 8192, 262144, 32768, 1000000.0, 1e-6, true, false, false, 256, 0, 512,
      true, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* granitehybrid at tiny size: 5 layers, Mamba-2 but in layer 2
+       (attention, 4 heads over 2 KV heads, no rope); its Mamba-2 below
+       (m2_shapes) */
+    {"tiny-granitehybrid", "granitehybrid", 256, 5, 4, 2, 512, 0, 2048, 10000.0, 1e-5, true, false, false, 0, 0, 0,
+     false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* the same with 8 experts of 128, 2 a token, and a shared one of 256 */
+    {"tiny-granitehybrid-moe", "granitehybrid", 256, 5, 4, 2, 512, 0, 2048, 10000.0, 1e-5, true, false, false, 0, 0, 0,
+     false, false, 0, 0, 0, 0, 0, 8, 2, 128, false},
+    /* Granite 4.0-H-Micro: 40 layers, 4 of them attention (32 heads of 64
+       over 8 KV heads, no rope), the rest Mamba-2 (64 heads of 64, state
+       128, one group); FFN 8192, vocabulary 100352, tied; sizes
+       approximate the published model */
+    {"granite-4.0-h-micro", "granitehybrid", 2048, 40, 32, 8, 8192, 100352, 131072, 10000.0, 1e-5, true, false, false,
+     0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* DeepSeek-V2-Lite: 27 layers of 16 heads (128 + 64 rope, values of
        128) over a 512 latent, Q straight from attn_q; a dense first layer
        of 10944, then 64 experts of 1408, 6 a token, and 2 shared; YaRN x40
@@ -178,6 +192,20 @@ static const struct {
 } lfm2_shapes[] = {
     {"tiny-lfm2", 3, 1u << 2},
     {"lfm2-1.2b", 3, 1u << 2 | 1u << 5 | 1u << 8 | 1u << 10 | 1u << 12 | 1u << 14},
+};
+
+/* The granitehybrid shapes' Mamba-2 layers: which layers attend (a bit a
+   layer; the rest are Mamba-2), the heads, their width, the state, the
+   groups of B and C, the convolution's width, and the shared expert's FFN
+   (MoE shapes) */
+static const struct {
+    const char *like;
+    uint64_t attn;
+    int n_head, head_dim, d_state, n_group, d_conv, ff_shared;
+} m2_shapes[] = {
+    {"tiny-granitehybrid", 1u << 2, 8, 64, 32, 2, 4, 0},
+    {"tiny-granitehybrid-moe", 1u << 2, 8, 64, 32, 2, 4, 256},
+    {"granite-4.0-h-micro", 1ull << 9 | 1ull << 17 | 1ull << 27 | 1ull << 35, 64, 64, 128, 1, 4, 0},
 };
 
 /* The latent attention of the deepseek2 shapes: Q's low-rank width (0:
@@ -628,6 +656,69 @@ static int build_lfm2(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, emb
     return add(l, sc, "token_embd_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
 }
 
+static int m2_shape_of(const shape *sh) { return row_of(m2_shapes, sizeof m2_shapes[0], sizeof m2_shapes / sizeof m2_shapes[0], sh); }
+
+/* granitehybrid's tensors: per layer its norm, Mamba-2 (ssm_in, the
+   convolution with its bias, dt's bias, A, D, the grouped norm, ssm_out)
+   or attention without biases, then the FFN under its norm: dense, or
+   experts with a shared one; the LM head tied. */
+static int build_granitehybrid(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int mi = m2_shape_of(sh);
+    const int E = sh->n_embd, L = sh->n_layer, hd = E / sh->n_head, gqa = sh->n_head / sh->n_head_kv;
+    const int H = m2_shapes[mi].n_head, DI = H * m2_shapes[mi].head_dim, N = m2_shapes[mi].d_state, G = m2_shapes[mi].n_group;
+    const int CD = DI + 2 * G * N, X = sh->n_expert, FS = m2_shapes[mi].ff_shared;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
+            sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        const bool attn = m2_shapes[mi].attn >> i & 1;
+        /* need: 0 every layer, 1 Mamba-2, 2 attention, 3 dense FFN, 4 experts */
+        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; int need; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, 0, GEN_NORMAL, std, 1},
+            {"ssm_conv1d.weight", R_OTHER, m2_shapes[mi].d_conv, CD, 0, GEN_NORMAL, 0.3f, 1},
+            {"ssm_conv1d.bias", R_OTHER, CD, 0, 0, GEN_NORMAL, 0.1f, 1},
+            {"ssm_dt.bias", R_OTHER, H, 0, 0, GEN_NORMAL, 0.5f, 1},
+            {"ssm_a", R_OTHER, 1, H, 0, GEN_DECAY, 0.3f, 1},
+            {"ssm_d", R_OTHER, 1, H, 0, GEN_NORM, 0.3f, 1},
+            {"ssm_norm.weight", R_OTHER, DI / G, G, 0, GEN_NORM, 0.02f, 1},
+            {"ssm_out.weight", R_ATTN_O, DI, E, 0, GEN_NORMAL, res_std, 1},
+            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, 0, GEN_NORMAL, std, 2},
+            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 2},
+            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 2},
+            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, 0, GEN_NORMAL, res_std, 2},
+            {"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, 3},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, 3},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std, 3},
+            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std, 4},
+            {"ffn_gate_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std, 4},
+            {"ffn_up_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std, 4},
+            {"ffn_down_exps.weight", R_FFN_DOWN, sh->n_ff_exp, E, X, GEN_NORMAL, res_std, 4},
+            {"ffn_gate_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, 4},
+            {"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, 4},
+            {"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std, 4},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            const int need = parts[p].need;
+            if ((need == 1 && attn) || (need == 2 && !attn) || (need == 3 && X) || (need == 4 && !X)) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            /* the norms, the convolution, A, D and the router stay F32, as the converter keeps them */
+            const bool f32 = !parts[p].out || parts[p].in == 1 || parts[p].out == G || !strcmp(parts[p].n, "ssm_conv1d.weight") ||
+                             !strcmp(parts[p].n, "ffn_gate_inp.weight");
+            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
+            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
+                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
+                return -1;
+        }
+    }
+    return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
+}
+
 static int g3n_shape_of(const shape *sh) { return row_of(g3n_shapes, sizeof g3n_shapes[0], sizeof g3n_shapes / sizeof g3n_shapes[0], sh); }
 
 /* gemma3n's tensors: the stream projections, per-layer inputs, and per
@@ -803,6 +894,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
     if (mla_shape_of(sc->sh) >= 0) return build_deepseek2(l, sc, fdt, n_vocab, err);
     if (lfm2_shape_of(sc->sh) >= 0) return build_lfm2(l, sc, fdt, n_vocab, err);
     if (g3n_shape_of(sc->sh) >= 0) return build_gemma3n(l, sc, fdt, n_vocab, err);
+    if (m2_shape_of(sc->sh) >= 0) return build_granitehybrid(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -939,12 +1031,13 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_f32(w, AK("rope.freq_base_swa"), 10000.0f);
     } else {
         gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
-        const int li = lfm2_shape_of(sh);
-        if (li >= 0) {   /* one KV head count a layer: 0 for the short convolutions */
+        const int li = lfm2_shape_of(sh), mi = m2_shape_of(sh);
+        if (li >= 0 || mi >= 0) {   /* one KV head count a layer: 0 for the short convolutions or Mamba-2 */
+            const uint64_t attn = li >= 0 ? lfm2_shapes[li].attn : m2_shapes[mi].attn;
             int32_t kv[64];
-            for (int i = 0; i < sh->n_layer && i < 64; i++) kv[i] = lfm2_shapes[li].attn >> i & 1 ? sh->n_head_kv : 0;
+            for (int i = 0; i < sh->n_layer && i < 64; i++) kv[i] = attn >> i & 1 ? sh->n_head_kv : 0;
             gguf_w_arr(w, AK("attention.head_count_kv"), GGUF_T_I32, kv, (uint64_t)sh->n_layer);
-            gguf_w_u32(w, AK("shortconv.l_cache"), (uint32_t)lfm2_shapes[li].l_cache);
+            if (li >= 0) gguf_w_u32(w, AK("shortconv.l_cache"), (uint32_t)lfm2_shapes[li].l_cache);
         } else
             gguf_w_u32(w, AK("attention.head_count_kv"), (uint32_t)sh->n_head_kv);
     }
@@ -1022,6 +1115,22 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
             gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
             gguf_w_f32(w, AK("rope.scaling.yarn_log_multiplier"), 0.0707f);
         }
+    }
+    const int m2i = m2_shape_of(sh);
+    if (m2i >= 0) {   /* Granite 4.0-H, as the converter writes it (its multipliers, no rope) */
+        const int DI = m2_shapes[m2i].n_head * m2_shapes[m2i].head_dim;
+        gguf_w_u32(w, AK("ssm.conv_kernel"), (uint32_t)m2_shapes[m2i].d_conv);
+        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)DI);
+        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)m2_shapes[m2i].d_state);
+        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)m2_shapes[m2i].n_head);
+        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)m2_shapes[m2i].n_group);
+        gguf_w_bool(w, AK("rope.scaling.finetuned"), false);
+        gguf_w_f32(w, AK("embedding_scale"), 12.0f);
+        gguf_w_f32(w, AK("residual_scale"), 0.22f);
+        gguf_w_f32(w, AK("attention.scale"), 0.0078125f);
+        gguf_w_f32(w, AK("logit_scale"), 8.0f);
+        if (m2_shapes[m2i].ff_shared)
+            gguf_w_u32(w, AK("expert_shared_feed_forward_length"), (uint32_t)m2_shapes[m2i].ff_shared);
     }
     if (sh->phi) {   /* Phi-4-mini's LongRoPE: 4k original context, attn_factor sqrt(1 + ln 32 / ln 4096) */
         gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
