@@ -31,6 +31,21 @@ void ember_ssm_scan_scalar(const ember_ssm_args *a)
 }
 
 #ifdef EMBER_SIMD
+/* ember_ref_sum16's tree of 8 lanes t (lanes 8-15 added to 0-7 before):
+   t[i + 4] + t[i], then (u0 + u2) + (u1 + u3) */
+static EMBER_TARGET_AVX2 inline float tree8(__m256 t)
+{
+    const __m128 u = _mm_add_ps(_mm256_extractf128_ps(t, 1), _mm256_castps256_ps128(t));
+    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));
+    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
+}
+
+static EMBER_TARGET_AVX512 inline float sum16_512(__m512 v)
+{
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return tree8(_mm256_add_ps(hi, _mm512_castps512_ps256(v)));
+}
+
 /* AVX-512, d_state a multiple of 16 up to 256: a row in 16 registers at most */
 static EMBER_TARGET_AVX512 void scan_avx512(const ember_ssm_args *a)
 {
@@ -48,9 +63,7 @@ static EMBER_TARGET_AVX512 void scan_avx512(const ember_ssm_args *a)
                 s[j] = _mm512_fmadd_ps(_mm512_loadu_ps(B + 16 * j), xdt, _mm512_mul_ps(s[j], dA));
                 acc = _mm512_fmadd_ps(s[j], _mm512_loadu_ps(C + 16 * j), acc);
             }
-            float lane[16];
-            _mm512_storeu_ps(lane, acc);
-            a->y[(size_t)t * a->y_stride + p] = ember_ref_sum16(lane);
+            a->y[(size_t)t * a->y_stride + p] = sum16_512(acc);
         }
         for (int j = 0; j < nv; j++) _mm512_storeu_ps(row + 16 * j, s[j]);
     }
@@ -74,10 +87,7 @@ static EMBER_TARGET_AVX2 void scan_avx2(const ember_ssm_args *a)
                 s[j] = _mm256_fmadd_ps(_mm256_loadu_ps(B + 8 * j), xdt, _mm256_mul_ps(s[j], dA));
                 acc[j & 1] = _mm256_fmadd_ps(s[j], _mm256_loadu_ps(C + 8 * j), acc[j & 1]);
             }
-            float lane[16];
-            _mm256_storeu_ps(lane, acc[0]);
-            _mm256_storeu_ps(lane + 8, acc[1]);
-            a->y[(size_t)t * a->y_stride + p] = ember_ref_sum16(lane);
+            a->y[(size_t)t * a->y_stride + p] = tree8(_mm256_add_ps(acc[1], acc[0]));
         }
         for (int j = 0; j < nv; j++) _mm256_storeu_ps(row + 8 * j, s[j]);
     }
@@ -98,10 +108,7 @@ static EMBER_TARGET_AVX2 void scan_avx2_wide(const ember_ssm_args *a)
                 _mm256_storeu_ps(row + 8 * j, sv);
                 acc[j & 1] = _mm256_fmadd_ps(sv, _mm256_loadu_ps(C + 8 * j), acc[j & 1]);
             }
-            float lane[16];
-            _mm256_storeu_ps(lane, acc[0]);
-            _mm256_storeu_ps(lane + 8, acc[1]);
-            a->y[(size_t)t * a->y_stride + p] = ember_ref_sum16(lane);
+            a->y[(size_t)t * a->y_stride + p] = tree8(_mm256_add_ps(acc[1], acc[0]));
         }
     }
 }

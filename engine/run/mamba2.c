@@ -28,6 +28,7 @@
 #include "recurrent.h"
 #include "refnum.h"
 #include "ssmscan.h"
+#include "conv1d.h"
 #include "bind.h"
 #include "plan.h"
 
@@ -58,15 +59,14 @@ static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     const conv_args *a = ctx;
     const ember_m2_shape *d = &s->m->m2;
     const int K = d->d_conv, C = d->conv_dim;
+    const float *in[64];   /* hparams.c: d_conv <= 64 */
     for (int t = t0; t < t1; t++) {
         float *out = s->m2_conv + (size_t)t * C;
-        for (int c = 0; c < C; c++) out[c] = 0.0f;
         for (int i = 0; i < K; i++) {
             const int src = t - (K - 1) + i;
-            const float *in = src >= 0 ? s->m2_xbc + (size_t)src * C : a->cs + (size_t)(K - 1 + src) * C;
-            const float *w = a->x->conv + (size_t)i * C;
-            for (int c = 0; c < C; c++) out[c] = fmaf(in[c], w[c], out[c]);
+            in[i] = src >= 0 ? s->m2_xbc + (size_t)src * C : a->cs + (size_t)(K - 1 + src) * C;
         }
+        ember_conv1d_row(out, in, a->x->conv, K, C);
         if (a->x->conv_b) ember_fw_add_into(out, a->x->conv_b, C);
         ember_ref_silu(out, C);
     }

@@ -18,6 +18,7 @@
 #include "matmul.h"
 #include "recurrent.h"
 #include "shortconv.h"
+#include "conv1d.h"
 #include "bind.h"
 #include "plan.h"
 
@@ -44,15 +45,14 @@ static void conv_tokens(ember_session *s, const void *ctx, int t0, int t1, int i
     (void)ith;
     const sc_args *a = ctx;
     const int E = s->m->info.n_embd, K = s->m->sc_lcache;
+    const float *in[64];   /* hparams.c: l_cache <= 64 */
     for (int t = t0; t < t1; t++) {
         float *y = s->sc_y + (size_t)t * E;
-        for (int c = 0; c < E; c++) y[c] = 0.0f;
         for (int i = 0; i < K; i++) {
             const int j = t - (K - 1) + i;   /* the input row this tap reads */
-            const float *in = j >= 0 ? s->sc_bx + (size_t)j * E : a->st + (size_t)(K - 1 + j) * E;
-            const float *w = a->x->conv + (size_t)i * E;
-            for (int c = 0; c < E; c++) y[c] = fmaf(in[c], w[c], y[c]);
+            in[i] = j >= 0 ? s->sc_bx + (size_t)j * E : a->st + (size_t)(K - 1 + j) * E;
         }
+        ember_conv1d_row(y, in, a->x->conv, K, E);
         const float *C = s->sc_bcx + (size_t)t * 3 * E + E;
         for (int c = 0; c < E; c++) y[c] *= C[c];
     }
