@@ -25,7 +25,8 @@
    model does not), seed_oss, olmo2 (OLMo 2, and OLMo 3's sliding window),
    starcoder2 and lfm2 / lfm2moe (LFM2's short convolutions beside attention, their
    state carried across passes of 2; LFM2-8B-A1B's experts), granitehybrid (Granite
-   4.0-H's Mamba-2 layers beside attention without rope, dense and with experts)
+   4.0-H's Mamba-2 layers beside attention without rope, dense and with experts),
+   nemotron_h (layers of one block: Mamba-2, attention or an ungated FFN)
    against f64 numpy readings of llama.cpp's graphs (tests/ref/, as the reference
    has none of them),
    and deepseek2's latent attention in both
@@ -177,6 +178,9 @@ static const vcase cases[] = {
     {"granitehybrid-moe", "granitehybrid",
      "granitehybrid (Granite 4.0-H-Tiny's form): those layers with 8 experts (3 a token, softmax, renormalised) and a "
      "shared expert in every FFN", 5, 0},
+    {"nemotron_h", "nemotron_h",
+     "nemotron_h (Nemotron-H): 7 layers of one block each, Mamba-2, FFN (squared ReLU, no gate), attention without "
+     "rope, FFN, Mamba-2, FFN, Mamba-2; an untied LM head", 7, 0},
 };
 
 /* Each row's cosine to the reference at least.  22 layers of Gemma 3n's
@@ -558,13 +562,13 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
    dt's bias, A < 0 and D per head; the norm of 2 groups; ssm_out) or
    attention, then the FFN under its norm: dense, or 8 experts of 40 and a
    shared one of 56 */
-static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, int d, int FF)
+static void gh_mamba2(gguf_writer *w, int l)
 {
     enum { DI = 64, NS = 16, NG = 2, SH = 4, CD = DI + 2 * NG * NS };
     char t[96];
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
     vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
-    if (ssm) {
+    {
         mat(w, T("ssm_in.weight"), E, 2 * DI + 2 * NG * NS + SH);
         float taps[4 * CD];   /* [channel][tap], the oldest input's tap first */
         for (int i = 0; i < 4 * CD; i++) taps[i] = rnd() * 0.8f;
@@ -580,7 +584,18 @@ static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, 
         gguf_w_tensor(w, T("ssm_d"), EMBER_F32, 2, ha, dd, sizeof dd);
         gguf_w_tensor(w, T("ssm_norm.weight"), EMBER_F32, 2, gn, nw, sizeof nw);
         mat(w, T("ssm_out.weight"), DI, E);
+    }
+#undef T
+}
+
+static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, int d, int FF)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    if (ssm) {
+        gh_mamba2(w, l);
     } else {
+        vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
         mat(w, T("attn_q.weight"), E, H * d);
         mat(w, T("attn_k.weight"), E, HKV * d);
         mat(w, T("attn_v.weight"), E, HKV * d);
@@ -600,6 +615,28 @@ static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, 
         mat(w, T("ffn_down_shexp.weight"), 56, E);
     } else {
         mat(w, T("ffn_gate.weight"), E, FF);
+        mat(w, T("ffn_up.weight"), E, FF);
+        mat(w, T("ffn_down.weight"), FF, E);
+    }
+#undef T
+}
+
+/* One nemotron_h layer: its norm and one block (kind M: gh_layer's
+   Mamba-2; A: attention; F: an ungated FFN of FF) */
+static void nh_layer(gguf_writer *w, int l, char kind, int H, int HKV, int d, int FF)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    if (kind == 'M') {
+        gh_mamba2(w, l);
+    } else if (kind == 'A') {
+        vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+        mat(w, T("attn_q.weight"), E, H * d);
+        mat(w, T("attn_k.weight"), E, HKV * d);
+        mat(w, T("attn_v.weight"), E, HKV * d);
+        mat(w, T("attn_output.weight"), H * d, E);
+    } else {
+        vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
         mat(w, T("ffn_up.weight"), E, FF);
         mat(w, T("ffn_down.weight"), FF, E);
     }
@@ -670,6 +707,8 @@ static int write_model(const vcase *c, const char *path)
     const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
     const bool sc2 = !strcmp(a, "starcoder2"), g3n = !strcmp(a, "gemma3n");
     const bool gh = !strcmp(a, "granitehybrid"), gh_moe = gh && !strcmp(c->name, "granitehybrid-moe");
+    const bool nh = !strcmp(a, "nemotron_h");
+    static const char nh_blocks[] = "MFAFMFM";
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
     const bool phi = !strcmp(a, "phi3"), qwen = !strcmp(a, "qwen3") || (moe && !emoe && !q2moe && !oss && !q35moe && !sig) || !strcmp(a, "qwen3vl"), g4 = !strcmp(a, "gemma4"), g2 = !strcmp(a, "gemma2");
@@ -691,9 +730,23 @@ static int write_model(const vcase *c, const char *path)
     gguf_w_u32(w, KEY("block_count"), (uint32_t)L + g_mtp);
     if (g_mtp) gguf_w_u32(w, KEY("nextn_predict_layers"), 1);
     gguf_w_u32(w, KEY("embedding_length"), E);
-    gguf_w_u32(w, KEY("feed_forward_length"), FF);
+    if (nh) {   /* per layer: 0 where it has no FFN */
+        int32_t ff[7];
+        for (int i = 0; i < 7; i++) ff[i] = nh_blocks[i] == 'F' ? FF : 0;
+        gguf_w_arr(w, KEY("feed_forward_length"), GGUF_T_I32, ff, 7);
+    } else
+        gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
-    if (gh) {   /* one KV head count a layer: 0 for Mamba-2; granite's multipliers; no rope */
+    if (nh) {   /* one KV head count a layer: 0 but for attention; Mamba-2 as granitehybrid's */
+        int32_t kv[7];
+        for (int i = 0; i < 7; i++) kv[i] = nh_blocks[i] == 'A' ? HKV : 0;
+        gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 7);
+        gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
+        gguf_w_u32(w, KEY("ssm.inner_size"), 64);
+        gguf_w_u32(w, KEY("ssm.state_size"), 16);
+        gguf_w_u32(w, KEY("ssm.time_step_rank"), 4);
+        gguf_w_u32(w, KEY("ssm.group_count"), 2);
+    } else if (gh) {   /* one KV head count a layer: 0 for Mamba-2; granite's multipliers; no rope */
         int32_t kv[5] = {0, 0, HKV, 0, 0};
         gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
         gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
@@ -919,7 +972,7 @@ static int write_model(const vcase *c, const char *path)
     vec(w, lfm ? "token_embd_norm.weight" : "output_norm.weight", E, 1.0f, 0.1f);
     if (st || sc2) vec(w, "output_norm.bias", E, 0.0f, 0.3f);
     /* the reference requires it for phi3, gpt-oss and internlm2 */
-    if (phi || oss || st || p2 || bl || ds || olmo || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
+    if (phi || oss || st || p2 || bl || ds || olmo || nh || !strcmp(a, "internlm2")) mat(w, "output.weight", E, V);
     if (p2) {
         vec(w, "output_norm.bias", E, 0.0f, 0.3f);
         vec(w, "output.bias", V, 0.0f, 0.5f);
@@ -960,6 +1013,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (gh) {
             gh_layer(w, l, l != 2, gh_moe, H, HKV, d, FF);
+            continue;
+        }
+        if (nh) {
+            nh_layer(w, l, nh_blocks[l], H, HKV, d, FF);
             continue;
         }
         if (g3n) {
@@ -1469,7 +1526,7 @@ int main(void)
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
                                !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "mistral4") ||
-                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") ||
+                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") || !strcmp(cases[c].arch, "nemotron_h") ||
                                strstr(cases[c].name, "moe") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};

@@ -290,6 +290,10 @@ int main(int argc, char **argv)
         {"tiny-granitehybrid", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 28, 0},
         {"tiny-granitehybrid-moe", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 48, 0},
         {"tiny-granitehybrid-moe", "Q4_K_M", {EMBER_Q4_K, EMBER_F32}, 48, 0},
+        /* nemotron_h: layers of one block (Mamba-2, attention without rope,
+           an ungated FFN of squared ReLU), the last an FFN alone */
+        {"tiny-nemotron-h", "Q8_0", {EMBER_Q8_0}, 17, 0},
+        {"tiny-nemotron-h", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 17, 0},
     };
     int bad = 0;
     for (int n = 1; n <= 4 * EMBER_UBATCH + 3; n++) {

@@ -144,7 +144,7 @@ static void qwen3(void)
     ember_worker_free(w);
 }
 
-/* A recurrent model (tiny-qwen35, tiny-lfm2, tiny-granitehybrid: written with qwen3-mini's vocabulary)
+/* A recurrent model (tiny-qwen35, tiny-lfm2, tiny-granitehybrid, tiny-nemotron-h: written with qwen3-mini's vocabulary)
    under a template whose generation prompt opens the thinking, which the
    next turn's rendering of that reply does not repeat: the next turn
    diverges inside the generation prompt, where the state has no copy.
@@ -200,5 +200,6 @@ int main(void)
     recurrent("tiny-qwen35");   /* the delta-net's state */
     recurrent("tiny-lfm2");     /* the short convolutions' */
     recurrent("tiny-granitehybrid");   /* Mamba-2's */
+    recurrent("tiny-nemotron-h");      /* Mamba-2's, beside layers without an FFN */
     return tap_done();
 }

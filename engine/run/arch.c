@@ -57,6 +57,12 @@ static const ember_arch_desc archs[] = {
        none), experts with a shared one in the MoE sizes */
     {"granitehybrid", ARCH_MULTIPLIERS | ARCH_MAMBA2 | ARCH_MOE_MAY, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0,
      0, 0, 0},
+    /* NVIDIA Nemotron-H (Nemotron Nano 9B / 12B v2): each layer one block
+       on its norm, added to the stream: Mamba-2 (head_count_kv and
+       feed_forward_length 0), attention without rope (feed_forward_length
+       0), or an ungated FFN of squared ReLU */
+    {"nemotron_h", ARCH_MAMBA2 | ARCH_ONE_BLOCK | ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_RELU2, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
+     0, 0},
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
     {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},

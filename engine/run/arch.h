@@ -11,8 +11,9 @@
 
 typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
 /* FFN_GELU: no gate, down(gelu(up x + up_b)) + down_b (phi2), the
-   biases where the file has them */
-typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH, FFN_SWIGLU_OAI, FFN_GELU } ember_ffn_act;
+   biases where the file has them; FFN_RELU2: no gate, down(relu(up x)^2)
+   (Nemotron-H) */
+typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH, FFN_SWIGLU_OAI, FFN_GELU, FFN_RELU2 } ember_ffn_act;
 /* How attention scores are scaled: 1/sqrt(head_dim) on the scores (the
    llama family), Q scaled by 1/sqrt(head_dim) before the f16 products
    (gemma3, phi3: the reference scales Q), or by 1/sqrt(n_embd/n_head)
@@ -95,6 +96,11 @@ enum {
    multipliers; rope only while rope.scaling.finetuned (default true) says
    so, as the reference reads IBM Granite 4.0's hybrid files */
 #define ARCH_MAMBA2 (1ull << 41)
+/* with ARCH_MAMBA2: each layer is one block on its norm's rows, added to
+   the stream: Mamba-2 where head_count_kv and feed_forward_length are 0,
+   attention (no rope, no FFN) where only feed_forward_length is, else an
+   FFN alone (NVIDIA Nemotron-H) */
+#define ARCH_ONE_BLOCK (1ull << 42)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

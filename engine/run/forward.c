@@ -351,11 +351,22 @@ static void gelu_alone(float *g, const float *u, int n)
     ember_ref_gelu(g, n);
 }
 
+/* FFN_RELU2's: relu, then the square (the reference's two ops) */
+static void relu2_alone(float *g, const float *u, int n)
+{
+    (void)u;
+    for (int i = 0; i < n; i++) {
+        const float r = g[i] > 0.0f ? g[i] : 0.0f;
+        g[i] = r * r;
+    }
+}
+
 static const ember_glu_fn ffn_act[] = {
     [FFN_SWIGLU] = ember_ref_silu_mul,
     [FFN_GEGLU_TANH] = ember_ref_gelu_tanh_mul,
     [FFN_SWIGLU_OAI] = ember_ref_swiglu_oai_mul,
     [FFN_GELU] = gelu_alone,
+    [FFN_RELU2] = relu2_alone,
 };
 
 ember_glu_fn ember_fw_ffn_act(const ember_model *m) { return ffn_act[m->arch->act]; }
@@ -773,7 +784,7 @@ void ember_fw_ffn(ember_session *s, int l, int n, const float *scale)
        whole rows of F), the up half read where the product left it */
     const float *u = s->u;
     size_t u_stride = (size_t)F;
-    if (!L->gate.t && !L->gate_up.t) {   /* FFN_GELU: the up rows are the activation's input */
+    if (!L->gate.t && !L->gate_up.t) {   /* FFN_GELU, FFN_RELU2: the up rows are the activation's input */
         ember_mm(s, &L->up, s->g, s->xn, n);
         if (L->up_b) ember_fw_add_bias(s, s->g, L->up_b, F, (size_t)F, n);
         u = s->g;
@@ -830,11 +841,13 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
             ember_sc_block(s, l, nr, skip);
         else if (m->layers[l].m2)
             ember_m2_block(s, l, nr, skip);
-        else
+        else if (m->layers[l].wo.t)
             ember_fw_attention(s, l, nr, pos0, skip);
+        else if (skip > 0)   /* an FFN alone (Nemotron-H): its output rows only from here */
+            ember_fw_drop_rows(s, 0, nr, skip);
         nr -= skip;
         if (nr == 0) break;
-        ember_fw_ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
+        if (m->layers[l].n_ff) ember_fw_ffn(s, l, nr, m->n_pl ? NULL : L_out_scale(m, l));
         if (m->n_pl) ember_pl_block(s, l, nr, L_out_scale(m, l));
     }
     for (int t = 0; t < n && s->ring; t++) s->ring_pos[(pos0 + t) % s->ring] = pos0 + t;

@@ -267,7 +267,9 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
         int ff, kv;
         /* a short-convolution or Mamba-2 layer has no KV heads (LFM2, Granite 4.0-H) */
         const int kv_lo = arch->flags & (ARCH_SHORTCONV | ARCH_MAMBA2) ? 0 : 1;
-        if (ember_meta_layer_u(&mt, "feed_forward_length", l, info->n_layer, 1, 1 << 20, &ff, 0, true) ||
+        /* a layer of one block may have no FFN (Nemotron-H) */
+        if (ember_meta_layer_u(&mt, "feed_forward_length", l, info->n_layer, arch->flags & ARCH_ONE_BLOCK ? 0 : 1, 1 << 20,
+                               &ff, 0, true) ||
             ember_meta_layer_u(&mt, "attention.head_count_kv", l, info->n_layer, kv_lo, 4096, &kv, info->n_head, false))
             return -1;
         if (kv && info->n_head % kv)
@@ -343,7 +345,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             snprintf(rk, sizeof rk, "%s.rope.scaling.finetuned", info->arch);
             if (gguf_find(f, rk) && !gguf_get_bool(f, rk, &finetuned))
                 return ember_seterr(err, "metadata key '%s' is not a bool", rk);
-            m->no_rope = !finetuned;
+            m->no_rope = !finetuned || arch->flags & ARCH_ONE_BLOCK;   /* Nemotron-H: no rope at all */
         }
         m->logit_mul = 1.0f;
         if (arch->flags & ARCH_LOGIT_SCALE && ember_meta_opt_f(&mt, "logit_scale", &m->logit_mul, 1.0f, false)) return -1;

@@ -213,7 +213,8 @@ static int bind_layers(ember_model *m, ember_err *err)
     for (int l = 0; l < I->n_layer && !rc; l++) {
         ember_layer *L = &m->layers[l];
         ember_meta mt = {m->f, m->arch->name, err, m->n_blocks};
-        rc = ember_meta_layer_u(&mt, "feed_forward_length", l, I->n_layer, 1, 1 << 20, &L->n_ff, 0, true);
+        rc = ember_meta_layer_u(&mt, "feed_forward_length", l, I->n_layer, fl & ARCH_ONE_BLOCK ? 0 : 1, 1 << 20, &L->n_ff, 0,
+                                true);
         if (!rc)
             rc = ember_meta_layer_u(&mt, "attention.head_count_kv", l, I->n_layer, fl & (ARCH_SHORTCONV | ARCH_MAMBA2) ? 0 : 1, 4096,
                                     &L->n_head_kv, I->n_head, false);
@@ -243,13 +244,18 @@ static int bind_layers(ember_model *m, ember_err *err)
         const bool own_kv = L->kv_src == l;
         const bool dn = fl & ARCH_DELTANET && (l + 1) % m->dn.interval != 0;
         const bool sc = fl & ARCH_SHORTCONV && L->n_head_kv == 0;   /* a short convolution (LFM2) */
-        const bool m2 = fl & ARCH_MAMBA2 && L->n_head_kv == 0;      /* a Mamba-2 layer (Granite 4.0-H) */
-        const bool rec = dn || sc || m2;                           /* no attention: a recurrent state */
+        /* a Mamba-2 layer (Granite 4.0-H; Nemotron-H's have no FFN either) */
+        const bool m2 = fl & ARCH_MAMBA2 && L->n_head_kv == 0 && (!(fl & ARCH_ONE_BLOCK) || L->n_ff == 0);
+        /* Nemotron-H: an FFN alone, on the layer's one norm */
+        const bool ffn_only = fl & ARCH_ONE_BLOCK && L->n_ff > 0;
+        const bool rec = dn || sc || m2 || ffn_only;               /* no attention */
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
         if (!rc && !(fl & ARCH_NO_PRE_NORMS)) L->attn_norm = ember_load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
-        if (!rc && !m->parallel && !(fl & ARCH_NO_PRE_NORMS))   /* parallel: the FFN reads the attention norm's rows */
+        if (!rc && ffn_only)
+            L->ffn_norm = ember_load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
+        else if (!rc && !m->parallel && !(fl & ARCH_NO_PRE_NORMS) && !(fl & ARCH_ONE_BLOCK))   /* parallel: the FFN reads the attention norm's rows */
             L->ffn_norm = ember_load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
                                    E, true, err, &rc);
         if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = ember_load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
@@ -265,7 +271,7 @@ static int bind_layers(ember_model *m, ember_err *err)
         } else if (!rc && fl & ARCH_FUSED_QKV && gguf_find_tensor(m->f, NAME("attn_qkv.weight"))) {
             ember_bind_weight(m, &L->wqkv, nm, E, HQ + 2 * HK, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
             if (!rc) L->bqkv = ember_load_vec(m, NAME("attn_qkv.bias"), HQ + 2 * HK, false, err, &rc);
-        } else if (!rc) {
+        } else if (!rc && !ffn_only) {
             /* gated attention: each head's query rows, then its gate's */
             ember_bind_weight(m, &L->wq, NAME("attn_q.weight"), E, fl & ARCH_GATED_ATTN ? 2 * HQ : HQ, EMBER_PROJ_Q, err, &rc);
             if (!rc && own_kv) ember_bind_weight(m, &L->wk, NAME("attn_k.weight"), E, HK, EMBER_PROJ_K, err, &rc);
@@ -277,11 +283,13 @@ static int bind_layers(ember_model *m, ember_err *err)
         /* a latent attention's heads give v values each to attn_output */
         const int64_t HO = fl & ARCH_MLA ? (int64_t)I->n_head * m->mla.v : HQ;
         if (!rc && !rec) ember_bind_weight(m, &L->wo, NAME("attn_output.weight"), HO, E, EMBER_PROJ_O, err, &rc);
-        if (!rc && moe) {
+        if (!rc && F == 0) {
+            /* no FFN (Nemotron-H's attention and Mamba-2 layers) */
+        } else if (!rc && moe) {
             rc = ember_moe_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
             ember_bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
-        } else if (!rc && m->arch->act == FFN_GELU) {   /* no gate, biases where the file has them */
+        } else if (!rc && (m->arch->act == FFN_GELU || m->arch->act == FFN_RELU2)) {   /* no gate, biases where the file has them */
             ember_bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
             if (!rc) L->up_b = ember_load_vec(m, NAME("ffn_up.bias"), F, false, err, &rc);
             if (!rc) L->down_b = ember_load_vec(m, NAME("ffn_down.bias"), E, false, err, &rc);
@@ -289,7 +297,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             ember_bind_weight(m, &L->gate, NAME("ffn_gate.weight"), E, F, EMBER_PROJ_GATE, err, &rc);
             if (!rc) ember_bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
         }
-        if (!rc && !L->moe) ember_bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
+        if (!rc && !L->moe && F > 0) ember_bind_weight(m, &L->down, NAME("ffn_down.weight"), F, E, EMBER_PROJ_DOWN, err, &rc);
         bool bias = fl & ARCH_QKV_BIAS;
         if (!rc && !L->wqkv.t && own_kv && !rec && !L->mla) {
             L->bq = ember_load_vec(m, NAME("attn_q.bias"), HQ, bias, err, &rc);

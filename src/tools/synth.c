@@ -166,6 +166,11 @@ static const shape shapes[] = {
        approximate the published model */
     {"granite-4.0-h-micro", "granitehybrid", 2048, 40, 32, 8, 8192, 100352, 131072, 10000.0, 1e-5, true, false, false,
      0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* nemotron_h at tiny size: 7 layers of one block each (Mamba-2, FFN,
+       attention with 4 heads of 64 over 2 KV heads, ...; nh_shapes), the
+       FFN 512 of squared ReLU, untied */
+    {"tiny-nemotron-h", "nemotron_h", 256, 7, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 64, 0, 0, false,
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* DeepSeek-V2-Lite: 27 layers of 16 heads (128 + 64 rope, values of
        128) over a 512 latent, Q straight from attn_q; a dense first layer
        of 10944, then 64 experts of 1408, 6 a token, and 2 shared; YaRN x40
@@ -206,6 +211,15 @@ static const struct {
     {"tiny-granitehybrid", 1u << 2, 8, 64, 32, 2, 4, 0},
     {"tiny-granitehybrid-moe", 1u << 2, 8, 64, 32, 2, 4, 256},
     {"granite-4.0-h-micro", 1ull << 9 | 1ull << 17 | 1ull << 27 | 1ull << 35, 64, 64, 128, 1, 4, 0},
+};
+
+/* The nemotron_h shapes: each layer's block (M Mamba-2, A attention, F
+   FFN) and the Mamba-2 heads, their width, the state, the groups */
+static const struct {
+    const char *like, *blocks;
+    int n_head, head_dim, d_state, n_group;
+} nh_shapes[] = {
+    {"tiny-nemotron-h", "MFAMFMF", 8, 32, 64, 4},
 };
 
 /* The latent attention of the deepseek2 shapes: Q's low-rank width (0:
@@ -719,6 +733,55 @@ static int build_granitehybrid(tlist *l, synth_ctx *sc, const char *fdt, int n_v
     return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
 }
 
+static int nh_shape_of(const shape *sh) { return row_of(nh_shapes, sizeof nh_shapes[0], sizeof nh_shapes / sizeof nh_shapes[0], sh); }
+
+/* nemotron_h's tensors: per layer its norm and one block, Mamba-2 (as
+   granitehybrid's), attention without biases, or an ungated FFN; the
+   output norm and an untied LM head. */
+static int build_nemotron_h(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
+{
+    const shape *sh = sc->sh;
+    const int ni = nh_shape_of(sh);
+    const int E = sh->n_embd, L = sh->n_layer, hd = sh->head_dim, gqa = sh->n_head / sh->n_head_kv;
+    const int H = nh_shapes[ni].n_head, DI = H * nh_shapes[ni].head_dim, N = nh_shapes[ni].d_state, G = nh_shapes[ni].n_group;
+    const int CD = DI + 2 * G * N;
+    const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
+    char name[64];
+    if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err))
+        return -1;
+    for (int i = 0; i < L; i++) {
+        const char b = nh_shapes[ni].blocks[i];
+        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; char block; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, 0},
+            {"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, GEN_NORMAL, std, 'M'},
+            {"ssm_conv1d.weight", R_OTHER, 4, CD, GEN_NORMAL, 0.3f, 'M'},
+            {"ssm_conv1d.bias", R_OTHER, CD, 0, GEN_NORMAL, 0.1f, 'M'},
+            {"ssm_dt.bias", R_OTHER, H, 0, GEN_NORMAL, 0.5f, 'M'},
+            {"ssm_a", R_OTHER, 1, H, GEN_DECAY, 0.3f, 'M'},
+            {"ssm_d", R_OTHER, 1, H, GEN_NORM, 0.3f, 'M'},
+            {"ssm_norm.weight", R_OTHER, DI / G, G, GEN_NORM, 0.02f, 'M'},
+            {"ssm_out.weight", R_ATTN_O, DI, E, GEN_NORMAL, res_std, 'M'},
+            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, GEN_NORMAL, std, 'A'},
+            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std, 'A'},
+            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std, 'A'},
+            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, GEN_NORMAL, res_std, 'A'},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std, 'F'},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std, 'F'},
+        };
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            if (parts[p].block && parts[p].block != b) continue;
+            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
+            /* the norms, the convolution, A and D stay F32, as the converter keeps them */
+            const bool f32 = !parts[p].out || parts[p].in == 1 || !strcmp(parts[p].n, "ssm_norm.weight") ||
+                             !strcmp(parts[p].n, "ssm_conv1d.weight");
+            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, false, gqa, parts[p].in);
+            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+        }
+    }
+    if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
+    return add(l, sc, "output.weight", pick_dtype(fdt, R_OUTPUT, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err);
+}
+
 static int g3n_shape_of(const shape *sh) { return row_of(g3n_shapes, sizeof g3n_shapes[0], sizeof g3n_shapes / sizeof g3n_shapes[0], sh); }
 
 /* gemma3n's tensors: the stream projections, per-layer inputs, and per
@@ -895,6 +958,7 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
     if (lfm2_shape_of(sc->sh) >= 0) return build_lfm2(l, sc, fdt, n_vocab, err);
     if (g3n_shape_of(sc->sh) >= 0) return build_gemma3n(l, sc, fdt, n_vocab, err);
     if (m2_shape_of(sc->sh) >= 0) return build_granitehybrid(l, sc, fdt, n_vocab, err);
+    if (nh_shape_of(sc->sh) >= 0) return build_nemotron_h(l, sc, fdt, n_vocab, err);
     const shape *sh = sc->sh;
     const int E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head, L = sh->n_layer;
     const int n_rot = sh->n_rot ? sh->n_rot : hd;
@@ -1029,6 +1093,15 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_u32(w, AK("attention.value_length_swa"), (uint32_t)sh->head_dim_swa);
         gguf_w_u32(w, AK("rope.dimension_count_swa"), (uint32_t)sh->head_dim_swa);
         gguf_w_f32(w, AK("rope.freq_base_swa"), 10000.0f);
+    } else if (nh_shape_of(sh) >= 0) {   /* per-layer arrays: 0 where a layer has no FFN or no attention */
+        const char *bl = nh_shapes[nh_shape_of(sh)].blocks;
+        int32_t ff[64], kv[64];
+        for (int i = 0; i < sh->n_layer && i < 64; i++) {
+            ff[i] = bl[i] == 'F' ? sh->n_ff : 0;
+            kv[i] = bl[i] == 'A' ? sh->n_head_kv : 0;
+        }
+        gguf_w_arr(w, AK("feed_forward_length"), GGUF_T_I32, ff, (uint64_t)sh->n_layer);
+        gguf_w_arr(w, AK("attention.head_count_kv"), GGUF_T_I32, kv, (uint64_t)sh->n_layer);
     } else {
         gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
         const int li = lfm2_shape_of(sh), mi = m2_shape_of(sh);
@@ -1115,6 +1188,14 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
             gguf_w_u32(w, AK("rope.scaling.original_context_length"), 4096);
             gguf_w_f32(w, AK("rope.scaling.yarn_log_multiplier"), 0.0707f);
         }
+    }
+    const int nhi = nh_shape_of(sh);
+    if (nhi >= 0) {   /* Nemotron-H's Mamba-2, as the converter writes it */
+        gguf_w_u32(w, AK("ssm.conv_kernel"), 4);
+        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)(nh_shapes[nhi].n_head * nh_shapes[nhi].head_dim));
+        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)nh_shapes[nhi].d_state);
+        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)nh_shapes[nhi].n_head);
+        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)nh_shapes[nhi].n_group);
     }
     const int m2i = m2_shape_of(sh);
     if (m2i >= 0) {   /* Granite 4.0-H, as the converter writes it (its multipliers, no rope) */

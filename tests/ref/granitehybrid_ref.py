@@ -12,6 +12,10 @@
 # reads group h / (n_head / n_group)); per head, token by token: dt' = softplus(dt + dt_bias),
 # S = S exp(dt' A) + x dt' B^T, y = S C + D x; y = silu(z) y, RMS-normed per group times
 # ssm_norm; ssm_out y.
+# nemotron_h (NVIDIA Nemotron-H, src/models/nemotron-h.cpp): each layer one block on its
+# RMSNorm (attn_norm), added to the stream: Mamba-2 as above where head_count_kv and
+# feed_forward_length are 0, attention without rope where feed_forward_length is 0, else an
+# ungated FFN, ffn_down(relu(ffn_up h)^2); no multipliers; an untied output.
 # usage: GGUF_PY=DIR python3 granitehybrid_ref.py MODEL.gguf IDS OUT.f32  (DIR: gguf-py of a llama.cpp tree)
 import sys, math, os
 sys.path.insert(0, os.environ.get('GGUF_PY', '/work/ref/ik_llama.cpp/gguf-py'))
@@ -25,6 +29,9 @@ def kv(k, d=None):
     return d if f is None else f.parts[f.data[0]][0]
 f = r.fields[A + '.attention.head_count_kv']
 KV = [int(f.parts[i][0]) for i in f.data]
+f = r.fields[A + '.feed_forward_length']
+FF = [int(f.parts[i][0]) for i in f.data]
+ONE = A == 'nemotron_h'
 E = int(kv('embedding_length')); H = int(kv('attention.head_count')); L = int(kv('block_count'))
 eps = float(kv('attention.layer_norm_rms_epsilon'))
 hd = E // H
@@ -32,7 +39,7 @@ DC = int(kv('ssm.conv_kernel')); DI = int(kv('ssm.inner_size')); N = int(kv('ssm
 SH = int(kv('ssm.time_step_rank')); G = int(kv('ssm.group_count')); P = DI // SH
 emb_s = float(kv('embedding_scale', 0)); res_s = float(kv('residual_scale', 0))
 att_s = float(kv('attention.scale', 0)); log_s = float(kv('logit_scale', 0))
-rope_on = bool(kv('rope.scaling.finetuned', True)); base = float(kv('rope.freq_base', 10000.0))
+rope_on = bool(kv('rope.scaling.finetuned', True)) and not ONE; base = float(kv('rope.freq_base', 10000.0))
 ids = [int(x) for x in open(sys.argv[2]).read().split()]
 n = len(ids); pos = np.arange(n, dtype=np.float64)
 def rms(x, w): return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
@@ -49,6 +56,9 @@ if emb_s: x = x * emb_s
 for l in range(L):
     p = f'blk.{l}.'
     h = rms(x, T[p + 'attn_norm.weight'])
+    if ONE and FF[l] > 0:   # an FFN alone
+        x = x + np.maximum(h @ T[p + 'ffn_up.weight'].T, 0) ** 2 @ T[p + 'ffn_down.weight'].T
+        continue
     if KV[l] == 0:
         zxbcdt = h @ T[p + 'ssm_in.weight'].T
         z, xbc, dt = zxbcdt[:, :DI], zxbcdt[:, DI:2 * DI + 2 * G * N], zxbcdt[:, 2 * DI + 2 * G * N:]
@@ -84,6 +94,7 @@ for l in range(L):
         o = np.einsum('hts,shd->thd', sc, v).reshape(n, H * hd) @ T[p + 'attn_output.weight'].T
     if res_s: o = o * res_s
     x = x + o
+    if ONE: continue
     g = rms(x, T[p + 'ffn_norm.weight'])
     if p + 'ffn_gate_inp.weight' in T:
         lg = g @ T[p + 'ffn_gate_inp.weight'].T
