@@ -181,6 +181,9 @@ static const vcase cases[] = {
     {"nemotron_h", "nemotron_h",
      "nemotron_h (Nemotron-H): 7 layers of one block each, Mamba-2, FFN (squared ReLU, no gate), attention without "
      "rope, FFN, Mamba-2, FFN, Mamba-2; an untied LM head", 7, 0},
+    {"nemotron_h_moe", "nemotron_h_moe",
+     "nemotron_h_moe (Nemotron 3 Nano's form): those layers, the FFNs 8 ungated experts (3 a token by sigmoid plus "
+     "exp_probs_b, renormalised, x2.5) and an ungated shared expert", 7, 0},
 };
 
 /* Each row's cosine to the reference at least.  22 layers of Gemma 3n's
@@ -623,7 +626,7 @@ static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, 
 
 /* One nemotron_h layer: its norm and one block (kind M: gh_layer's
    Mamba-2; A: attention; F: an ungated FFN of FF) */
-static void nh_layer(gguf_writer *w, int l, char kind, int H, int HKV, int d, int FF)
+static void nh_layer(gguf_writer *w, int l, char kind, bool moe, int H, int HKV, int d, int FF)
 {
     char t[96];
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
@@ -635,6 +638,17 @@ static void nh_layer(gguf_writer *w, int l, char kind, int H, int HKV, int d, in
         mat(w, T("attn_k.weight"), E, HKV * d);
         mat(w, T("attn_v.weight"), E, HKV * d);
         mat(w, T("attn_output.weight"), H * d, E);
+    } else if (moe) {   /* an F32 router, 8 ungated experts of 40, a selection bias, a shared expert of 56 */
+        vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
+        float r[E * 8];
+        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+        int64_t ne[2] = {E, 8};
+        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);
+        mat(w, T("ffn_up_shexp.weight"), E, 56);
+        mat(w, T("ffn_down_shexp.weight"), 56, E);
     } else {
         vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
         mat(w, T("ffn_up.weight"), E, FF);
@@ -707,7 +721,7 @@ static int write_model(const vcase *c, const char *path)
     const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
     const bool sc2 = !strcmp(a, "starcoder2"), g3n = !strcmp(a, "gemma3n");
     const bool gh = !strcmp(a, "granitehybrid"), gh_moe = gh && !strcmp(c->name, "granitehybrid-moe");
-    const bool nh = !strcmp(a, "nemotron_h");
+    const bool nh = !strncmp(a, "nemotron_h", 10), nh_moe = !strcmp(a, "nemotron_h_moe");
     static const char nh_blocks[] = "MFAFMFM";
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
@@ -746,6 +760,14 @@ static int write_model(const vcase *c, const char *path)
         gguf_w_u32(w, KEY("ssm.state_size"), 16);
         gguf_w_u32(w, KEY("ssm.time_step_rank"), 4);
         gguf_w_u32(w, KEY("ssm.group_count"), 2);
+        if (nh_moe) {   /* no gating key: the reference routes these by sigmoid anyway */
+            gguf_w_u32(w, KEY("expert_count"), 8);
+            gguf_w_u32(w, KEY("expert_used_count"), 3);
+            gguf_w_u32(w, KEY("expert_feed_forward_length"), 40);
+            gguf_w_u32(w, KEY("expert_shared_feed_forward_length"), 56);
+            gguf_w_f32(w, KEY("expert_weights_scale"), 2.5f);
+            gguf_w_bool(w, KEY("expert_weights_norm"), true);
+        }
     } else if (gh) {   /* one KV head count a layer: 0 for Mamba-2; granite's multipliers; no rope */
         int32_t kv[5] = {0, 0, HKV, 0, 0};
         gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 5);
@@ -1016,7 +1038,7 @@ static int write_model(const vcase *c, const char *path)
             continue;
         }
         if (nh) {
-            nh_layer(w, l, nh_blocks[l], H, HKV, d, FF);
+            nh_layer(w, l, nh_blocks[l], nh_moe, H, HKV, d, FF);
             continue;
         }
         if (g3n) {
@@ -1526,7 +1548,7 @@ int main(void)
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
                                !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "mistral4") ||
-                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") || !strcmp(cases[c].arch, "nemotron_h") ||
+                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") || !strncmp(cases[c].arch, "nemotron_h", 10) ||
                                strstr(cases[c].name, "moe") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};

@@ -53,7 +53,8 @@ int main(void)
     static const char *likes[] = {"tiny", "tiny-qwen2", "tiny-gemma2", "tiny-gemma3", "tiny-gemma4",
                                    "tiny-phi3", "tiny-mistral3", "tiny-qwen3moe", "tiny-qwen35",
                                    "tiny-qwen35-dn", "tiny-deepseek2", "tiny-lfm2", "tiny-gemma4moe", "tiny-gemma3n",
-                                   "tiny-granitehybrid", "tiny-granitehybrid-moe", "tiny-nemotron-h"};
+                                   "tiny-granitehybrid", "tiny-granitehybrid-moe", "tiny-nemotron-h",
+                                   "tiny-nemotron-h-moe"};
     static const struct {
         ember_strategy st;
         const char *name;

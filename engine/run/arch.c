@@ -63,6 +63,12 @@ static const ember_arch_desc archs[] = {
        0), or an ungated FFN of squared ReLU */
     {"nemotron_h", ARCH_MAMBA2 | ARCH_ONE_BLOCK | ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_RELU2, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
      0, 0},
+    /* Nemotron-H MoE (Nemotron 3 Nano 30B-A3B): its FFN layers ungated
+       experts of squared ReLU, routed by sigmoid plus exp_probs_b (whatever
+       the file's gating key says, as the reference routes them), with an
+       ungated shared expert */
+    {"nemotron_h_moe", ARCH_MAMBA2 | ARCH_ONE_BLOCK | ARCH_FREE_HEAD_DIM | ARCH_MOE | ARCH_ROUTING_KEYS, ROPE_NORM, FFN_RELU2,
+     ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
     {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},

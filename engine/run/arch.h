@@ -14,6 +14,8 @@ typedef enum { ROPE_NORM, ROPE_NEOX } ember_rope;
    biases where the file has them; FFN_RELU2: no gate, down(relu(up x)^2)
    (Nemotron-H) */
 typedef enum { FFN_SWIGLU, FFN_GEGLU_TANH, FFN_SWIGLU_OAI, FFN_GELU, FFN_RELU2 } ember_ffn_act;
+/* An activation of the up rows alone: no gate matrix */
+static inline bool ember_ffn_ungated(ember_ffn_act a) { return a == FFN_GELU || a == FFN_RELU2; }
 /* How attention scores are scaled: 1/sqrt(head_dim) on the scores (the
    llama family), Q scaled by 1/sqrt(head_dim) before the f16 products
    (gemma3, phi3: the reference scales Q), or by 1/sqrt(n_embd/n_head)

@@ -288,7 +288,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             return -1;
     } else if (has_experts)
         return ember_seterr(err, "%s: mixture-of-experts models (%s = %lld) are not supported for this "
-                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, granitehybrid, qwen2moe, qwen3moe, qwen3vlmoe, "
+                            "architecture (the MoE ones Ember runs: llama (Mixtral), granitemoe, granitehybrid, nemotron_h_moe, qwen2moe, qwen3moe, qwen3vlmoe, "
                             "ernie4_5-moe, gpt-oss, qwen35moe, qwen3next, glm4moe, bailingmoe2, deepseek2, lfm2moe, gemma4)",
                             info->arch, ek, (long long)experts);
     int dflt_hd = info->n_embd / info->n_head;
@@ -436,7 +436,7 @@ int ember_read_hparams(const gguf_file *f, ember_model_info *info, ember_model *
             if (ember_meta_opt_u(&mt, "expert_gating_func", 1, 2, &gating, dflt_gating) ||
                 ember_meta_opt_f(&mt, "expert_weights_scale", &m->moe_scale, 1.0f, false))
                 return -1;
-            m->moe_sigmoid = gating == 2;
+            m->moe_sigmoid = gating == 2 || arch->flags & ARCH_ONE_BLOCK;   /* Nemotron-H MoE: sigmoid always */
             if (ember_meta_opt_u(&mt, "expert_group_count", 1, info->n_expert, &m->moe_groups, 1) ||
                 ember_meta_opt_u(&mt, "expert_group_used_count", 1, m->moe_groups, &m->moe_groups_used, m->moe_groups))
                 return -1;

@@ -51,7 +51,7 @@ static int list_weights(ember_model *m, ember_err *err)
             if (L->moe->gate_up) {
                 m->all_w[n++] = &L->moe->gate_up[e];
             } else {
-                m->all_w[n++] = &L->moe->gate[e];
+                if (L->moe->gate) m->all_w[n++] = &L->moe->gate[e];   /* none ungated */
                 m->all_w[n++] = &L->moe->up[e];
             }
             m->all_w[n++] = &L->moe->down[e];
@@ -84,8 +84,8 @@ static int list_weights(ember_model *m, ember_err *err)
             m->all_w[n++] = &L->alt->laurel_r;
             m->all_w[n++] = &L->alt->router;
         }
-        if (L->moe && L->moe->sh_gate.t) {
-            m->all_w[n++] = &L->moe->sh_gate;
+        if (L->moe && L->moe->sh_up.t) {
+            if (L->moe->sh_gate.t) m->all_w[n++] = &L->moe->sh_gate;   /* none ungated */
             m->all_w[n++] = &L->moe->sh_up;
             m->all_w[n++] = &L->moe->sh_down;
         }
@@ -222,6 +222,8 @@ static int bind_layers(ember_model *m, ember_err *err)
            the layers with a router) */
         const bool moe = I->n_expert && (fl & ARCH_MOE_BESIDE_DENSE
                                               ? gguf_find_tensor(m->f, NAME("ffn_gate_inp.weight")) != NULL
+                                              : fl & ARCH_ONE_BLOCK   /* Nemotron-H: its FFN layers */
+                                              ? L->n_ff > 0
                                               : l >= m->moe_lead && (l + 1) % m->moe_step == 0);
         if (!rc && moe) rc = ember_meta_req_u(&mt, "expert_feed_forward_length", 1, 1 << 20, &L->n_ff);
         if (!rc) rc = layer_swa(m, l, &L->swa, err);
@@ -289,7 +291,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             rc = ember_moe_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_FUSED_GATE_UP && !gguf_find_tensor(m->f, NAME("ffn_gate.weight"))) {
             ember_bind_weight(m, &L->gate_up, NAME("ffn_up.weight"), E, 2 * F, EMBER_PROJ_GATE | EMBER_PROJ_UP, err, &rc);
-        } else if (!rc && (m->arch->act == FFN_GELU || m->arch->act == FFN_RELU2)) {   /* no gate, biases where the file has them */
+        } else if (!rc && ember_ffn_ungated(m->arch->act)) {   /* no gate, biases where the file has them */
             ember_bind_weight(m, &L->up, NAME("ffn_up.weight"), E, F, EMBER_PROJ_UP, err, &rc);
             if (!rc) L->up_b = ember_load_vec(m, NAME("ffn_up.bias"), F, false, err, &rc);
             if (!rc) L->down_b = ember_load_vec(m, NAME("ffn_down.bias"), E, false, err, &rc);

@@ -211,9 +211,14 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     const int *sel = s->moe_sel;
     ember_mm_job j;
     ember_mm_start(&j, 1);
-    const int nw = moe->gate_up ? K : 2 * K;
+    /* gate and up (or gate_up) of each chosen expert; ungated: up alone, into g */
+    const bool ungated = !moe->gate && !moe->gate_up;
+    const int nw = moe->gate_up || ungated ? K : 2 * K;
     for (int k = 0; k < nw; k++) {
-        const ember_weight *w = moe->gate_up ? &moe->gate_up[sel[k]] : k < K ? &moe->gate[sel[k]] : &moe->up[sel[k - K]];
+        const ember_weight *w = moe->gate_up ? &moe->gate_up[sel[k]]
+                                : ungated  ? &moe->up[sel[k]]
+                                : k < K    ? &moe->gate[sel[k]]
+                                           : &moe->up[sel[k - K]];
         size_t stride;
         const void *xq = ember_mm_act(s, w->one.kern, w->in, s->xn, 1, &stride);
         float *y = moe->gate_up ? s->fused + (size_t)k * 2 * F : (k < K ? s->g : s->u) + (size_t)(k % K) * F;
@@ -263,6 +268,8 @@ static void moe_experts(ember_session *s, const ember_moe *moe, int F)
         if (moe->gate_up) {
             ember_mm(s, &moe->gate_up[e], s->fused, s->moe_x, cnt);
             split_gate_up(s, 0, cnt, F);
+        } else if (!moe->gate) {   /* ungated: the up rows are the activation's input */
+            ember_mm(s, &moe->up[e], s->g, s->moe_x, cnt);
         } else {
             const ember_weight *gu[2] = {&moe->gate[e], &moe->up[e]};
             float *gy[2] = {s->g, s->u};
@@ -311,12 +318,16 @@ void ember_moe_ffn(ember_session *s, int l, int n, const float *scale)
     }
     /* the shared expert on the normed rows, before the routed ones' sum
        takes their place */
-    const bool shared = moe->sh_gate.t != NULL;
+    const bool shared = moe->sh_up.t != NULL;
     if (shared) {
-        const int FS = (int)moe->sh_gate.out;
-        const ember_weight *gu[2] = {&moe->sh_gate, &moe->sh_up};
-        float *gy[2] = {s->g, s->u};
-        ember_mm_n(s, gu, gy, 2, s->xn, n);
+        const int FS = (int)moe->sh_up.out;
+        if (moe->sh_gate.t) {
+            const ember_weight *gu[2] = {&moe->sh_gate, &moe->sh_up};
+            float *gy[2] = {s->g, s->u};
+            ember_mm_n(s, gu, gy, 2, s->xn, n);
+        } else {   /* ungated: the up rows are the activation's input */
+            ember_mm(s, &moe->sh_up, s->g, s->xn, n);
+        }
         ember_fw_glu(s, s->g, s->u, FS, (size_t)FS, ember_fw_ffn_act(m), n);
         ember_mm_act_dirty(s);
         ember_mm(s, &moe->sh_down, s->moe_sh, s->g, n);
@@ -404,6 +415,12 @@ int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
     char nm[96];
     int rc = 0;
     if (!(L->moe = calloc(1, sizeof *L->moe))) return ember_seterr(err, "out of memory");
+    /* experts of an ungated activation (Nemotron-H's squared ReLU): up and down alone */
+    const bool ungated = ember_ffn_ungated(m->arch->act);
+    /* Nemotron 3 Super's experts in a latent of their own: not read */
+    snprintf(nm, sizeof nm, "blk.%d.ffn_latent_down.weight", l);
+    if (gguf_find_tensor(m->f, nm))
+        return ember_seterr(err, "tensor '%s': experts in a latent projection (Nemotron 3 Super) are not supported", nm);
     snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp.weight", l);
     ember_bind_weight(m, &L->moe->router, nm, E, n, 0, err, &rc);
     if (!rc) rc = ember_plan_weight(m, &L->moe->router, err);
@@ -415,7 +432,7 @@ int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
         rc = bind_experts(m, &L->moe->gate_up, nm, E, 2 * F, n, EMBER_PROJ_GATE | EMBER_PROJ_UP, err);
     } else {
         snprintf(nm, sizeof nm, "blk.%d.ffn_gate_exps.weight", l);
-        if (!rc) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
+        if (!rc && !ungated) rc = bind_experts(m, &L->moe->gate, nm, E, F, n, EMBER_PROJ_GATE, err);
         snprintf(nm, sizeof nm, "blk.%d.ffn_up_exps.weight", l);
         if (!rc) rc = bind_experts(m, &L->moe->up, nm, E, F, n, EMBER_PROJ_UP, err);
     }
@@ -452,21 +469,21 @@ int ember_moe_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
         snprintf(nm, sizeof nm, "blk.%d.post_ffw_norm_2.weight", l);
         if (!rc) x->post_norm_2 = ember_load_vec(m, nm, E, true, err, &rc);
     }
-    /* a shared expert, as wide as its tensors say */
+    /* a shared expert, as wide as its tensors say (its up's, ungated) */
     const char *sh = beside ? "" : "_shexp";
-    snprintf(nm, sizeof nm, "blk.%d.ffn_gate%s.weight", l, sh);
+    snprintf(nm, sizeof nm, "blk.%d.ffn_%s%s.weight", l, ungated ? "up" : "gate", sh);
     const gguf_tensor *sg = rc ? NULL : gguf_find_tensor(m->f, nm);
     if (!rc && !sg && beside) return ember_seterr(err, "tensor '%s' is missing", nm);
     if (sg) {
         const int64_t FS = sg->n_dims == 2 ? sg->ne[1] : 0;
         if (FS < 1 || FS > (1 << 20)) return ember_seterr(err, "tensor '%s' is not a matrix of n_embd columns", nm);
         ember_moe *x = L->moe;
-        ember_bind_weight(m, &x->sh_gate, nm, E, FS, EMBER_PROJ_GATE, err, &rc);
+        if (!ungated) ember_bind_weight(m, &x->sh_gate, nm, E, FS, EMBER_PROJ_GATE, err, &rc);
         snprintf(nm, sizeof nm, "blk.%d.ffn_up%s.weight", l, sh);
         if (!rc) ember_bind_weight(m, &x->sh_up, nm, E, FS, EMBER_PROJ_UP, err, &rc);
         snprintf(nm, sizeof nm, "blk.%d.ffn_down%s.weight", l, sh);
         if (!rc) ember_bind_weight(m, &x->sh_down, nm, FS, E, EMBER_PROJ_DOWN, err, &rc);
-        for (int i = 0; i < 3 && !rc; i++)
+        for (int i = ungated; i < 3 && !rc; i++)
             rc = ember_plan_weight(m, i == 0 ? &x->sh_gate : i == 1 ? &x->sh_up : &x->sh_down, err);
         snprintf(nm, sizeof nm, "blk.%d.ffn_gate_inp_shexp.weight", l);
         if (!rc) x->sh_gate_inp = ember_load_vec(m, nm, E, false, err, &rc);
@@ -493,7 +510,7 @@ void ember_moe_free(ember_moe *moe, int n)
     free(moe->pre_norm_2);
     free(moe->post_norm_1);
     free(moe->post_norm_2);
-    ember_weight *sets[4] = {moe->gate, moe->up, moe->down, moe->gate_up};
+    ember_weight *sets[4] = {moe->gate, moe->up, moe->down, moe->gate_up};   /* NULL where absent */
     for (int i = 0; i < 4; i++) {
         for (int e = 0; sets[i] && e < n; e++) free(sets[i][e].f32);
         free(sets[i]);

@@ -171,6 +171,10 @@ static const shape shapes[] = {
        FFN 512 of squared ReLU, untied */
     {"tiny-nemotron-h", "nemotron_h", 256, 7, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 64, 0, 0, false,
      false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* the same with 8 ungated experts of 128, 2 a token, and a shared one
+       of 256 in the FFN layers (Nemotron 3 Nano's form) */
+    {"tiny-nemotron-h-moe", "nemotron_h_moe", 256, 7, 4, 2, 512, 0, 2048, 10000.0, 1e-5, false, false, false, 64, 0, 0,
+     false, false, 0, 0, 0, 0, 0, 8, 2, 128, false},
     /* DeepSeek-V2-Lite: 27 layers of 16 heads (128 + 64 rope, values of
        128) over a 512 latent, Q straight from attn_q; a dense first layer
        of 10944, then 64 experts of 1408, 6 a token, and 2 shared; YaRN x40
@@ -217,9 +221,10 @@ static const struct {
    FFN) and the Mamba-2 heads, their width, the state, the groups */
 static const struct {
     const char *like, *blocks;
-    int n_head, head_dim, d_state, n_group;
+    int n_head, head_dim, d_state, n_group, ff_shared;
 } nh_shapes[] = {
-    {"tiny-nemotron-h", "MFAMFMF", 8, 32, 64, 4},
+    {"tiny-nemotron-h", "MFAMFMF", 8, 32, 64, 4, 0},
+    {"tiny-nemotron-h-moe", "MFAMFMF", 8, 32, 64, 4, 256},
 };
 
 /* The latent attention of the deepseek2 shapes: Q's low-rank width (0:
@@ -744,38 +749,47 @@ static int build_nemotron_h(tlist *l, synth_ctx *sc, const char *fdt, int n_voca
     const int ni = nh_shape_of(sh);
     const int E = sh->n_embd, L = sh->n_layer, hd = sh->head_dim, gqa = sh->n_head / sh->n_head_kv;
     const int H = nh_shapes[ni].n_head, DI = H * nh_shapes[ni].head_dim, N = nh_shapes[ni].d_state, G = nh_shapes[ni].n_group;
-    const int CD = DI + 2 * G * N;
+    const int CD = DI + 2 * G * N, X = sh->n_expert, FS = nh_shapes[ni].ff_shared;
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
     char name[64];
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err))
         return -1;
     for (int i = 0; i < L; i++) {
-        const char b = nh_shapes[ni].blocks[i];
-        struct { const char *n; role r; int64_t in, out; gen_kind k; float s; char block; } parts[] = {
-            {"attn_norm.weight", R_OTHER, E, 0, GEN_NORM, 0.02f, 0},
-            {"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, GEN_NORMAL, std, 'M'},
-            {"ssm_conv1d.weight", R_OTHER, 4, CD, GEN_NORMAL, 0.3f, 'M'},
-            {"ssm_conv1d.bias", R_OTHER, CD, 0, GEN_NORMAL, 0.1f, 'M'},
-            {"ssm_dt.bias", R_OTHER, H, 0, GEN_NORMAL, 0.5f, 'M'},
-            {"ssm_a", R_OTHER, 1, H, GEN_DECAY, 0.3f, 'M'},
-            {"ssm_d", R_OTHER, 1, H, GEN_NORM, 0.3f, 'M'},
-            {"ssm_norm.weight", R_OTHER, DI / G, G, GEN_NORM, 0.02f, 'M'},
-            {"ssm_out.weight", R_ATTN_O, DI, E, GEN_NORMAL, res_std, 'M'},
-            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, GEN_NORMAL, std, 'A'},
-            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std, 'A'},
-            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, GEN_NORMAL, std, 'A'},
-            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, GEN_NORMAL, res_std, 'A'},
-            {"ffn_up.weight", R_OTHER, E, sh->n_ff, GEN_NORMAL, std, 'F'},
-            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, GEN_NORMAL, res_std, 'F'},
+        /* X: the FFN layers' experts instead of the dense FFN */
+        const char b = nh_shapes[ni].blocks[i] == 'F' && X ? 'X' : nh_shapes[ni].blocks[i];
+        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; char block; } parts[] = {
+            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
+            {"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, 0, GEN_NORMAL, std, 'M'},
+            {"ssm_conv1d.weight", R_OTHER, 4, CD, 0, GEN_NORMAL, 0.3f, 'M'},
+            {"ssm_conv1d.bias", R_OTHER, CD, 0, 0, GEN_NORMAL, 0.1f, 'M'},
+            {"ssm_dt.bias", R_OTHER, H, 0, 0, GEN_NORMAL, 0.5f, 'M'},
+            {"ssm_a", R_OTHER, 1, H, 0, GEN_DECAY, 0.3f, 'M'},
+            {"ssm_d", R_OTHER, 1, H, 0, GEN_NORM, 0.3f, 'M'},
+            {"ssm_norm.weight", R_OTHER, DI / G, G, 0, GEN_NORM, 0.02f, 'M'},
+            {"ssm_out.weight", R_ATTN_O, DI, E, 0, GEN_NORMAL, res_std, 'M'},
+            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, 0, GEN_NORMAL, std, 'A'},
+            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 'A'},
+            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 'A'},
+            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, 0, GEN_NORMAL, res_std, 'A'},
+            {"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, 'F'},
+            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std, 'F'},
+            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std, 'X'},
+            {"exp_probs_b.bias", R_OTHER, X, 0, 0, GEN_NORMAL, 0.1f, 'X'},
+            {"ffn_up_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std, 'X'},
+            {"ffn_down_exps.weight", R_FFN_DOWN, sh->n_ff_exp, E, X, GEN_NORMAL, res_std, 'X'},
+            {"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, 'X'},
+            {"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std, 'X'},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             if (parts[p].block && parts[p].block != b) continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            /* the norms, the convolution, A and D stay F32, as the converter keeps them */
+            /* the norms, the convolution, A, D and the router stay F32, as the converter keeps them */
             const bool f32 = !parts[p].out || parts[p].in == 1 || !strcmp(parts[p].n, "ssm_norm.weight") ||
-                             !strcmp(parts[p].n, "ssm_conv1d.weight");
+                             !strcmp(parts[p].n, "ssm_conv1d.weight") || !strcmp(parts[p].n, "ffn_gate_inp.weight");
             const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, false, gqa, parts[p].in);
-            if (add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err)) return -1;
+            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
+                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
+                return -1;
         }
     }
     if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
@@ -1196,6 +1210,11 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)nh_shapes[nhi].d_state);
         gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)nh_shapes[nhi].n_head);
         gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)nh_shapes[nhi].n_group);
+        if (nh_shapes[nhi].ff_shared) {
+            gguf_w_u32(w, AK("expert_shared_feed_forward_length"), (uint32_t)nh_shapes[nhi].ff_shared);
+            gguf_w_bool(w, AK("expert_weights_norm"), true);
+            gguf_w_f32(w, AK("expert_weights_scale"), 2.5f);
+        }
     }
     const int m2i = m2_shape_of(sh);
     if (m2i >= 0) {   /* Granite 4.0-H, as the converter writes it (its multipliers, no rope) */

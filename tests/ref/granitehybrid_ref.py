@@ -16,6 +16,9 @@
 # RMSNorm (attn_norm), added to the stream: Mamba-2 as above where head_count_kv and
 # feed_forward_length are 0, attention without rope where feed_forward_length is 0, else an
 # ungated FFN, ffn_down(relu(ffn_up h)^2); no multipliers; an untied output.
+# nemotron_h_moe: the FFN layers' experts ungated too, p = sigmoid(router h), the
+# expert_used_count best of p + exp_probs_b weighed by p (renormalised when
+# expert_weights_norm, times expert_weights_scale), plus an ungated shared expert.
 # usage: GGUF_PY=DIR python3 granitehybrid_ref.py MODEL.gguf IDS OUT.f32  (DIR: gguf-py of a llama.cpp tree)
 import sys, math, os
 sys.path.insert(0, os.environ.get('GGUF_PY', '/work/ref/ik_llama.cpp/gguf-py'))
@@ -31,7 +34,7 @@ f = r.fields[A + '.attention.head_count_kv']
 KV = [int(f.parts[i][0]) for i in f.data]
 f = r.fields[A + '.feed_forward_length']
 FF = [int(f.parts[i][0]) for i in f.data]
-ONE = A == 'nemotron_h'
+ONE = A.startswith('nemotron_h')
 E = int(kv('embedding_length')); H = int(kv('attention.head_count')); L = int(kv('block_count'))
 eps = float(kv('attention.layer_norm_rms_epsilon'))
 hd = E // H
@@ -56,6 +59,19 @@ if emb_s: x = x * emb_s
 for l in range(L):
     p = f'blk.{l}.'
     h = rms(x, T[p + 'attn_norm.weight'])
+    if ONE and FF[l] > 0 and p + 'ffn_gate_inp.weight' in T:   # ungated experts and a shared one
+        pr = 1 / (1 + np.exp(-(h @ T[p + 'ffn_gate_inp.weight'].T)))
+        Ux, Dx, bias = T[p + 'ffn_up_exps.weight'], T[p + 'ffn_down_exps.weight'], T[p + 'exp_probs_b.bias']
+        NU = int(kv('expert_used_count')); y = np.zeros_like(h)
+        nrm = bool(kv('expert_weights_norm', False)); scl = float(kv('expert_weights_scale', 1.0))
+        for t in range(n):
+            sel = np.argsort(-(pr[t] + bias), kind='stable')[:NU]
+            wsum = pr[t][sel].sum() if nrm else 1.0
+            for e in sel:
+                y[t] += pr[t, e] / wsum * scl * (np.maximum(Ux[e] @ h[t], 0) ** 2 @ Dx[e].T)
+        y = y + np.maximum(h @ T[p + 'ffn_up_shexp.weight'].T, 0) ** 2 @ T[p + 'ffn_down_shexp.weight'].T
+        x = x + y
+        continue
     if ONE and FF[l] > 0:   # an FFN alone
         x = x + np.maximum(h @ T[p + 'ffn_up.weight'].T, 0) ** 2 @ T[p + 'ffn_down.weight'].T
         continue
