@@ -335,6 +335,15 @@ static void vec(gguf_writer *w, const char *name, int n, float mean, float sprea
     free(d);
 }
 
+/* An F32 router of 8 experts over n_embd, values as the tests' routers have them */
+static void router8(gguf_writer *w, const char *name)
+{
+    float r[E * 8];
+    for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
+    int64_t ne[2] = {E, 8};
+    gguf_w_tensor(w, name, EMBER_F32, 2, ne, r, sizeof r);
+}
+
 /* One qwen35 layer: a delta-net or a gated attention block, then a
    dense FFN or experts with a gated shared expert, its norm named
    post_attention_norm */
@@ -376,10 +385,7 @@ static void q35_layer(gguf_writer *w, int l, bool delta, int H, int HKV, int d, 
         mat(w, T("ffn_up.weight"), E, FF);
         mat(w, T("ffn_down.weight"), FF, E);
     } else {
-        float r[E * 8];
-        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
-        int64_t ne[2] = {E, 8};
-        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        router8(w, T("ffn_gate_inp.weight"));
         mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
@@ -544,10 +550,7 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
     }
     vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
     if (moe) {   /* an F32 router, 8 experts of 40, a selection bias */
-        float r[E * 8];
-        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
-        int64_t ne[2] = {E, 8};
-        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        router8(w, T("ffn_gate_inp.weight"));
         mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
@@ -606,10 +609,7 @@ static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, 
     }
     vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
     if (moe) {   /* an F32 router */
-        float r[E * 8];
-        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
-        int64_t ne[2] = {E, 8};
-        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        router8(w, T("ffn_gate_inp.weight"));
         mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
@@ -640,10 +640,7 @@ static void nh_layer(gguf_writer *w, int l, char kind, bool moe, int H, int HKV,
         mat(w, T("attn_output.weight"), H * d, E);
     } else if (moe) {   /* an F32 router, 8 ungated experts of 40, a selection bias, a shared expert of 56 */
         vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
-        float r[E * 8];
-        for (int i = 0; i < E * 8; i++) r[i] = rnd() * 3.0f / sqrtf((float)E);
-        int64_t ne[2] = {E, 8};
-        gguf_w_tensor(w, T("ffn_gate_inp.weight"), EMBER_F32, 2, ne, r, sizeof r);
+        router8(w, T("ffn_gate_inp.weight"));
         mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
         mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
         vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);

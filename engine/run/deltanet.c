@@ -177,7 +177,6 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     const ember_layer *L = &m->layers[l];
     const ember_deltanet *x = L->dn;
     const ember_dn_shape *d = &m->dn;
-    const int E = m->info.n_embd;
     float *st = layer_state(s, x);
     ember_fw_norm_rows(s, s->xn, s->x, L->attn_norm, n);
     ember_mm_act_dirty(s);
@@ -197,16 +196,7 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     rec_job rj = {s, x, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
     ember_pool_run(s->pool, rec_run, &rj);
     ember_fw_tokens(s, n, out_tokens, x);
-    /* the last layer of a prompt pass: only the output rows go on */
-    if (skip > 0) {
-        memmove(s->dn_o, s->dn_o + (size_t)skip * d->value_dim, (size_t)(n - skip) * d->value_dim * sizeof(float));
-        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
-        n -= skip;
-        if (n == 0) return;
-    }
-    ember_mm_act_dirty(s);
-    ember_mm(s, &x->out, s->xn, s->dn_o, n);
-    ember_fw_residual(s, n, NULL, NULL);
+    ember_fw_block_out(s, &x->out, s->dn_o, d->value_dim, n, skip);
 }
 
 /* ---- binding: the layer kind's tensors from the file ---- */

@@ -721,6 +721,20 @@ void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip)
     if (W) memmove(s->pl, s->pl + (size_t)skip * W, k * W * sizeof *s->pl);
 }
 
+void ember_fw_block_out(ember_session *s, const ember_weight *out, float *y, int w, int n, int skip)
+{
+    const size_t E = (size_t)s->m->info.n_embd;
+    if (skip > 0) {   /* the last layer of a prompt pass: only the output rows go on */
+        memmove(y, y + (size_t)skip * w, (size_t)(n - skip) * w * sizeof *y);
+        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof *s->x);
+        n -= skip;
+        if (n == 0) return;
+    }
+    ember_mm_act_dirty(s);
+    ember_mm(s, out, s->xn, y, n);
+    ember_fw_residual(s, n, NULL, NULL);
+}
+
 /* The attention block of layer l for n tokens at pos0: s->x += attention(s->x).
    Every token's K and V go into the cache; past that only tokens [skip, n)
    go on, moved to rows [0, n - skip) of s->x: the last layer of a prompt

@@ -31,6 +31,12 @@ ember_glu_fn ember_fw_ffn_act(const ember_model *m);
 /* fn over n tokens: g's rows width apart, u's u_stride apart */
 void ember_fw_glu(ember_session *s, float *g, const float *u, int width, size_t u_stride, ember_glu_fn fn, int n);
 
+/* The end of a block whose output projection reads rows y of width w
+   (the recurrent layers: deltanet.c, shortconv.c, mamba2.c): y's and the
+   stream's rows from skip on moved to row 0 (the last layer's unread
+   rows), then s->x += out y over the rows left */
+void ember_fw_block_out(ember_session *s, const ember_weight *out, float *y, int w, int n, int skip);
+
 /* The attention steps of a layer whose projections are its own (mla.c):
    the rope tables of a setting for n tokens at pos0 (cos and sin
    [token][n_rot / 2]); K and V rows of KV head h at pos into layer l's

@@ -146,7 +146,6 @@ void ember_m2_block(ember_session *s, int l, int n, int skip)
     const ember_layer *L = &m->layers[l];
     const ember_mamba2 *x = L->m2;
     const ember_m2_shape *d = &m->m2;
-    const int E = m->info.n_embd;
     float *st = s->rec_state + x->state_off;
     ember_fw_norm_rows(s, s->xn, s->x, L->attn_norm, n);
     ember_mm_act_dirty(s);
@@ -159,16 +158,7 @@ void ember_m2_block(ember_session *s, int l, int n, int skip)
     scan_job sj = {s, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
     ember_pool_run(s->pool, scan_run, &sj);
     ember_fw_tokens(s, n, out_tokens, x);
-    /* the last layer of a prompt pass: only the output rows go on */
-    if (skip > 0) {
-        memmove(s->m2_y, s->m2_y + (size_t)skip * d->d_inner, (size_t)(n - skip) * d->d_inner * sizeof(float));
-        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
-        n -= skip;
-        if (n == 0) return;
-    }
-    ember_mm_act_dirty(s);
-    ember_mm(s, &x->out, s->xn, s->m2_y, n);
-    ember_fw_residual(s, n, NULL, NULL);
+    ember_fw_block_out(s, &x->out, s->m2_y, d->d_inner, n, skip);
 }
 
 /* ---- binding: the layer kind's tensors from the file ---- */

@@ -72,16 +72,7 @@ void ember_sc_block(ember_session *s, int l, int n, int skip)
     sc_args a = {x, st};
     ember_fw_tokens(s, n, conv_tokens, &a);
     ember_rec_conv_shift(st, s->sc_bx, n, m->sc_lcache - 1, E);
-    /* the last layer of a prompt pass: only the output rows go on */
-    if (skip > 0) {
-        memmove(s->sc_y, s->sc_y + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
-        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof(float));
-        n -= skip;
-        if (n == 0) return;
-    }
-    ember_mm_act_dirty(s);
-    ember_mm(s, &x->out, s->xn, s->sc_y, n);
-    ember_fw_residual(s, n, NULL, NULL);
+    ember_fw_block_out(s, &x->out, s->sc_y, E, n, skip);
 }
 
 /* ---- binding: the layer kind's tensors from the file ---- */
