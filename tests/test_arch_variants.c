@@ -26,7 +26,8 @@
    starcoder2 and lfm2 / lfm2moe (LFM2's short convolutions beside attention, their
    state carried across passes of 2; LFM2-8B-A1B's experts), granitehybrid (Granite
    4.0-H's Mamba-2 layers beside attention without rope, dense and with experts),
-   nemotron_h (layers of one block: Mamba-2, attention or an ungated FFN)
+   nemotron_h (layers of one block: Mamba-2, attention or an ungated FFN) and
+   falcon-h1 (Mamba-2 beside attention in every layer)
    against f64 numpy readings of llama.cpp's graphs (tests/ref/, as the reference
    has none of them),
    and deepseek2's latent attention in both
@@ -184,6 +185,9 @@ static const vcase cases[] = {
     {"nemotron_h_moe", "nemotron_h_moe",
      "nemotron_h_moe (Nemotron 3 Nano's form): those layers, the FFNs 8 ungated experts (3 a token by sigmoid plus "
      "exp_probs_b, renormalised, x2.5) and an ungated shared expert", 7, 0},
+    {"falcon-h1", "falcon-h1",
+     "falcon-h1 (Falcon-H1): 3 layers of Mamba-2 beside attention (NEOX rope) on one norm, summed, then the FFN; "
+     "layer 1 without the grouped norm and its ffn_norm named without .weight", 3, 0},
 };
 
 /* Each row's cosine to the reference at least.  22 layers of Gemma 3n's
@@ -568,7 +572,7 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
    dt's bias, A < 0 and D per head; the norm of 2 groups; ssm_out) or
    attention, then the FFN under its norm: dense, or 8 experts of 40 and a
    shared one of 56 */
-static void gh_mamba2(gguf_writer *w, int l)
+static void gh_mamba2(gguf_writer *w, int l, bool norm)
 {
     enum { DI = 64, NS = 16, NG = 2, SH = 4, CD = DI + 2 * NG * NS };
     char t[96];
@@ -588,7 +592,7 @@ static void gh_mamba2(gguf_writer *w, int l)
         int64_t ha[2] = {1, SH}, gn[2] = {g_gh_bad == 4 ? DI : DI / NG, g_gh_bad == 4 ? 1 : NG};
         gguf_w_tensor(w, T("ssm_a"), EMBER_F32, 2, ha, a, sizeof a);
         gguf_w_tensor(w, T("ssm_d"), EMBER_F32, 2, ha, dd, sizeof dd);
-        gguf_w_tensor(w, T("ssm_norm.weight"), EMBER_F32, 2, gn, nw, sizeof nw);
+        if (norm) gguf_w_tensor(w, T("ssm_norm.weight"), EMBER_F32, 2, gn, nw, sizeof nw);
         mat(w, T("ssm_out.weight"), DI, E);
     }
 #undef T
@@ -599,7 +603,7 @@ static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, 
     char t[96];
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
     if (ssm) {
-        gh_mamba2(w, l);
+        gh_mamba2(w, l, true);
     } else {
         vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
         mat(w, T("attn_q.weight"), E, H * d);
@@ -631,7 +635,7 @@ static void nh_layer(gguf_writer *w, int l, char kind, bool moe, int H, int HKV,
     char t[96];
 #define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
     if (kind == 'M') {
-        gh_mamba2(w, l);
+        gh_mamba2(w, l, true);
     } else if (kind == 'A') {
         vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
         mat(w, T("attn_q.weight"), E, H * d);
@@ -651,6 +655,25 @@ static void nh_layer(gguf_writer *w, int l, char kind, bool moe, int H, int HKV,
         mat(w, T("ffn_up.weight"), E, FF);
         mat(w, T("ffn_down.weight"), FF, E);
     }
+#undef T
+}
+
+/* One falcon-h1 layer: gh_mamba2's Mamba-2 (its grouped norm but in
+   layer 1) beside attention, then the FFN under ffn_norm (layer 1's named
+   without .weight, as the reference asks for it) */
+static void fh1_layer(gguf_writer *w, int l, int H, int HKV, int d, int FF)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    gh_mamba2(w, l, l != 1);
+    mat(w, T("attn_q.weight"), E, H * d);
+    mat(w, T("attn_k.weight"), E, HKV * d);
+    mat(w, T("attn_v.weight"), E, HKV * d);
+    mat(w, T("attn_output.weight"), H * d, E);
+    vec(w, l == 1 ? T("ffn_norm") : T("ffn_norm.weight"), E, 1.0f, 0.1f);
+    mat(w, T("ffn_gate.weight"), E, FF);
+    mat(w, T("ffn_up.weight"), E, FF);
+    mat(w, T("ffn_down.weight"), FF, E);
 #undef T
 }
 
@@ -718,7 +741,7 @@ static int write_model(const vcase *c, const char *path)
     const bool lfm = !strncmp(a, "lfm2", 4), lfm_moe = !strcmp(a, "lfm2moe");
     const bool sc2 = !strcmp(a, "starcoder2"), g3n = !strcmp(a, "gemma3n");
     const bool gh = !strcmp(a, "granitehybrid"), gh_moe = gh && !strcmp(c->name, "granitehybrid-moe");
-    const bool nh = !strncmp(a, "nemotron_h", 10), nh_moe = !strcmp(a, "nemotron_h_moe");
+    const bool nh = !strncmp(a, "nemotron_h", 10), nh_moe = !strcmp(a, "nemotron_h_moe"), fh1 = !strcmp(a, "falcon-h1");
     static const char nh_blocks[] = "MFAFMFM";
     const bool moe = !strcmp(a, "qwen3moe") || !strcmp(a, "qwen3vlmoe") || emoe || q2moe || oss || q35moe || sig, q2vl = !strcmp(a, "qwen2vl");
     const bool vl = q2vl || !strncmp(a, "qwen3vl", 7);
@@ -748,7 +771,14 @@ static int write_model(const vcase *c, const char *path)
     } else
         gguf_w_u32(w, KEY("feed_forward_length"), FF);
     gguf_w_u32(w, KEY("attention.head_count"), (uint32_t)H);
-    if (nh) {   /* one KV head count a layer: 0 but for attention; Mamba-2 as granitehybrid's */
+    if (fh1) {   /* Mamba-2 as granitehybrid's, beside attention in every layer */
+        gguf_w_u32(w, KEY("attention.head_count_kv"), (uint32_t)HKV);
+        gguf_w_u32(w, KEY("ssm.conv_kernel"), 4);
+        gguf_w_u32(w, KEY("ssm.inner_size"), 64);
+        gguf_w_u32(w, KEY("ssm.state_size"), 16);
+        gguf_w_u32(w, KEY("ssm.time_step_rank"), 4);
+        gguf_w_u32(w, KEY("ssm.group_count"), 2);
+    } else if (nh) {   /* one KV head count a layer: 0 but for attention; Mamba-2 as granitehybrid's */
         int32_t kv[7];
         for (int i = 0; i < 7; i++) kv[i] = nh_blocks[i] == 'A' ? HKV : 0;
         gguf_w_arr(w, KEY("attention.head_count_kv"), GGUF_T_I32, kv, 7);
@@ -1036,6 +1066,10 @@ static int write_model(const vcase *c, const char *path)
         }
         if (nh) {
             nh_layer(w, l, nh_blocks[l], nh_moe, H, HKV, d, FF);
+            continue;
+        }
+        if (fh1) {
+            fh1_layer(w, l, H, HKV, d, FF);
             continue;
         }
         if (g3n) {
@@ -1545,7 +1579,7 @@ int main(void)
             {EMBER_STRATEGY_COMPRESSED, 2, "compressed, passes of 2"}};
         const int np = strstr(cases[c].arch, "moe") || !strncmp(cases[c].arch, "qwen3", 5) ||
                                !strcmp(cases[c].arch, "deepseek2") || !strcmp(cases[c].arch, "mistral4") ||
-                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") || !strncmp(cases[c].arch, "nemotron_h", 10) ||
+                               !strncmp(cases[c].arch, "lfm2", 4) || !strcmp(cases[c].arch, "granitehybrid") || !strncmp(cases[c].arch, "nemotron_h", 10) || !strcmp(cases[c].arch, "falcon-h1") ||
                                strstr(cases[c].name, "moe") ? 3 : 2;
         for (int pi = 0; pi < np; pi++) {
             ember_err err = {{0}};

@@ -54,7 +54,7 @@ int main(void)
                                    "tiny-phi3", "tiny-mistral3", "tiny-qwen3moe", "tiny-qwen35",
                                    "tiny-qwen35-dn", "tiny-deepseek2", "tiny-lfm2", "tiny-gemma4moe", "tiny-gemma3n",
                                    "tiny-granitehybrid", "tiny-granitehybrid-moe", "tiny-nemotron-h",
-                                   "tiny-nemotron-h-moe"};
+                                   "tiny-nemotron-h-moe", "tiny-falcon-h1"};
     static const struct {
         ember_strategy st;
         const char *name;

@@ -294,6 +294,9 @@ int main(int argc, char **argv)
            an ungated FFN of squared ReLU), the last an FFN alone */
         {"tiny-nemotron-h", "Q8_0", {EMBER_Q8_0}, 17, 0},
         {"tiny-nemotron-h", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 17, 0},
+        /* falcon-h1: Mamba-2 beside attention in every layer */
+        {"tiny-falcon-h1", "Q8_0", {EMBER_Q8_0}, 37, 0},
+        {"tiny-falcon-h1", "Q4_K_M", {EMBER_Q4_K, EMBER_Q6_K}, 37, 0},
         /* with ungated experts (up and down alone) and a shared one */
         {"tiny-nemotron-h-moe", "Q8_0", {EMBER_Q8_0, EMBER_F32}, 26, 0},
         {"tiny-nemotron-h-moe", "Q4_K_M", {EMBER_Q4_K, EMBER_F32}, 26, 0},

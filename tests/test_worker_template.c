@@ -201,5 +201,6 @@ int main(void)
     recurrent("tiny-lfm2");     /* the short convolutions' */
     recurrent("tiny-granitehybrid");   /* Mamba-2's */
     recurrent("tiny-nemotron-h");      /* Mamba-2's, beside layers without an FFN */
+    recurrent("tiny-falcon-h1");       /* Mamba-2's beside attention's KV */
     return tap_done();
 }

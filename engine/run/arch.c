@@ -69,6 +69,11 @@ static const ember_arch_desc archs[] = {
        ungated shared expert */
     {"nemotron_h_moe", ARCH_MAMBA2 | ARCH_ONE_BLOCK | ARCH_FREE_HEAD_DIM | ARCH_MOE | ARCH_ROUTING_KEYS, ROPE_NORM, FFN_RELU2,
      ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
+    /* TII Falcon-H1 (0.5B to 34B): in every layer Mamba-2 beside attention
+       (NEOX rope), on the same norm, then the FFN; the model's multipliers
+       are in its weights (the converter folds them in) */
+    {"falcon-h1", ARCH_MAMBA2 | ARCH_PARALLEL_SSM | ARCH_FREE_HEAD_DIM, ROPE_NEOX, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0,
+     0, 0},
     /* Baidu ERNIE 4.5 (dense, 0.3B): the llama layout, head dim from the
        file (Q/K/V biases where the file has them) */
     {"ernie4_5", ARCH_FREE_HEAD_DIM, ROPE_NORM, FFN_SWIGLU, ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},

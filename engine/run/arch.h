@@ -103,6 +103,10 @@ enum {
    attention (no rope, no FFN) where only feed_forward_length is, else an
    FFN alone (NVIDIA Nemotron-H) */
 #define ARCH_ONE_BLOCK (1ull << 42)
+/* with ARCH_MAMBA2: every layer runs Mamba-2 and attention side by side on
+   the same normed rows, their outputs summed into the stream, then the
+   FFN (TII Falcon-H1) */
+#define ARCH_PARALLEL_SSM (1ull << 43)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

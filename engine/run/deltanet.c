@@ -196,7 +196,7 @@ void ember_dn_block(ember_session *s, int l, int n, int skip)
     rec_job rj = {s, x, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
     ember_pool_run(s->pool, rec_run, &rj);
     ember_fw_tokens(s, n, out_tokens, x);
-    ember_fw_block_out(s, &x->out, s->dn_o, d->value_dim, n, skip);
+    ember_fw_block_out(s, &x->out, s->dn_o, d->value_dim, n, skip, NULL);
 }
 
 /* ---- binding: the layer kind's tensors from the file ---- */

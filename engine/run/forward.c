@@ -526,6 +526,8 @@ static void resid_tokens(ember_session *s, const void *ctx, int t0, int t1, int 
         float *x = s->x + (size_t)t * E, *y = s->xn + (size_t)t * E;
         if (a->mult != 0)
             for (int i = 0; i < E; i++) y[i] *= a->mult;
+        if (s->side)   /* the branch beside's output (Falcon-H1's Mamba-2), added first */
+            for (int i = 0; i < E; i++) y[i] += s->side[(size_t)t * E + i];
         for (int i = 0; i < E; i++) x[i] += y[i];
         if (a->scale)
             for (int i = 0; i < E; i++) x[i] *= *a->scale;
@@ -721,18 +723,18 @@ void ember_fw_drop_rows(ember_session *s, int HQ, int n, int skip)
     if (W) memmove(s->pl, s->pl + (size_t)skip * W, k * W * sizeof *s->pl);
 }
 
-void ember_fw_block_out(ember_session *s, const ember_weight *out, float *y, int w, int n, int skip)
+void ember_fw_block_out(ember_session *s, const ember_weight *out, float *y, int w, int n, int skip, float *side)
 {
     const size_t E = (size_t)s->m->info.n_embd;
     if (skip > 0) {   /* the last layer of a prompt pass: only the output rows go on */
         memmove(y, y + (size_t)skip * w, (size_t)(n - skip) * w * sizeof *y);
-        memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof *s->x);
+        if (!side) memmove(s->x, s->x + (size_t)skip * E, (size_t)(n - skip) * E * sizeof *s->x);
         n -= skip;
         if (n == 0) return;
     }
     ember_mm_act_dirty(s);
-    ember_mm(s, out, s->xn, y, n);
-    ember_fw_residual(s, n, NULL, NULL);
+    ember_mm(s, out, side ? side : s->xn, y, n);
+    if (!side) ember_fw_residual(s, n, NULL, NULL);
 }
 
 /* The attention block of layer l for n tokens at pos0: s->x += attention(s->x).
@@ -853,8 +855,13 @@ int ember_forward(ember_session *s, const int32_t *tok, int n, int out, ember_er
             ember_mla_block(s, l, nr, pos0, skip);
         else if (m->layers[l].sc)
             ember_sc_block(s, l, nr, skip);
-        else if (m->layers[l].m2)
-            ember_m2_block(s, l, nr, skip);
+        else if (m->layers[l].m2 && m->layers[l].wo.t) {   /* Falcon-H1: Mamba-2 beside attention */
+            ember_m2_block(s, l, nr, skip, s->m2_side);
+            s->side = s->m2_side;
+            ember_fw_attention(s, l, nr, pos0, skip);
+            s->side = NULL;
+        } else if (m->layers[l].m2)
+            ember_m2_block(s, l, nr, skip, NULL);
         else if (m->layers[l].wo.t)
             ember_fw_attention(s, l, nr, pos0, skip);
         else if (skip > 0)   /* an FFN alone (Nemotron-H): its output rows only from here */

@@ -34,8 +34,10 @@ void ember_fw_glu(ember_session *s, float *g, const float *u, int width, size_t 
 /* The end of a block whose output projection reads rows y of width w
    (the recurrent layers: deltanet.c, shortconv.c, mamba2.c): y's and the
    stream's rows from skip on moved to row 0 (the last layer's unread
-   rows), then s->x += out y over the rows left */
-void ember_fw_block_out(ember_session *s, const ember_weight *out, float *y, int w, int n, int skip);
+   rows), then s->x += out y over the rows left; with side, out y goes
+   there instead and the stream is not touched (Falcon-H1: s->side, which
+   the attention beside adds to its own output before the residual add) */
+void ember_fw_block_out(ember_session *s, const ember_weight *out, float *y, int w, int n, int skip, float *side);
 
 /* The attention steps of a layer whose projections are its own (mla.c):
    the rope tables of a setting for n tokens at pos0 (cos and sin

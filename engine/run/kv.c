@@ -79,7 +79,7 @@ int ember_kv_cap(const ember_model *m, int l, int ring, int n_ctx)
     const ember_layer *L = &m->layers[l];
     /* a layer that shares another's KV keeps none, nor a recurrent layer or
        an FFN alone (Nemotron-H) */
-    return L->kv_src != l || L->dn || L->sc || L->m2 || !L->n_head_kv ? 0 : L->swa && ring ? 2 * ring : n_ctx;
+    return L->kv_src != l || L->dn || L->sc || (L->m2 && !L->wo.t) || !L->n_head_kv ? 0 : L->swa && ring ? 2 * ring : n_ctx;
 }
 
 int ember_ubatch(int requested)

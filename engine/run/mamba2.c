@@ -132,6 +132,10 @@ static void out_tokens(ember_session *s, const void *ctx, int t0, int t1, int it
         const float *xi = s->m2_conv + (size_t)t * d->conv_dim;
         for (int i = 0; i < d->d_inner; i++) y[i] += xi[i] * x->d[i / P];
         ember_ref_silu_mul(z, y, d->d_inner);
+        if (!x->norm) {   /* no grouped norm (Falcon-H1 without one) */
+            memcpy(y, z, (size_t)d->d_inner * sizeof *y);
+            continue;
+        }
         for (int g = 0; g < d->n_group; g++)
             ember_fw_rmsnorm_rows(y + (size_t)g * gw, z + (size_t)g * gw, x->norm + (size_t)g * gw, gw, 0, 1,
                                   s->m->rms_eps);
@@ -140,7 +144,7 @@ static void out_tokens(ember_session *s, const void *ctx, int t0, int t1, int it
 
 /* ---- the block ------------------------------------------------------------ */
 
-void ember_m2_block(ember_session *s, int l, int n, int skip)
+void ember_m2_block(ember_session *s, int l, int n, int skip, float *side)
 {
     const ember_model *m = s->m;
     const ember_layer *L = &m->layers[l];
@@ -158,7 +162,7 @@ void ember_m2_block(ember_session *s, int l, int n, int skip)
     scan_job sj = {s, st + (size_t)(d->d_conv - 1) * (size_t)d->conv_dim, n};
     ember_pool_run(s->pool, scan_run, &sj);
     ember_fw_tokens(s, n, out_tokens, x);
-    ember_fw_block_out(s, &x->out, s->m2_y, d->d_inner, n, skip);
+    ember_fw_block_out(s, &x->out, s->m2_y, d->d_inner, n, skip, side);
 }
 
 /* ---- binding: the layer kind's tensors from the file ---- */
@@ -189,7 +193,10 @@ int ember_m2_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
     if (!rc) x->dt_b = ember_load_vec(m, M2("ssm_dt.bias"), H, true, err, &rc);
     if (!rc) x->a = ember_load_f32(m, M2("ssm_a"), 1, H, true, err, &rc);
     if (!rc) x->d = ember_load_f32(m, M2("ssm_d"), 1, H, true, err, &rc);
-    if (!rc) x->norm = ember_load_f32(m, M2("ssm_norm.weight"), d->d_inner / d->n_group, d->n_group, true, err, &rc);
+    /* Falcon-H1's files may have none (its mamba_rms_norm off) */
+    if (!rc)
+        x->norm = ember_load_f32(m, M2("ssm_norm.weight"), d->d_inner / d->n_group, d->n_group,
+                                 !(m->arch->flags & ARCH_PARALLEL_SSM), err, &rc);
 #undef M2
     if (!rc) rc = ember_plan_weight(m, &x->in, err);
     if (!rc) rc = ember_plan_weight(m, &x->out, err);

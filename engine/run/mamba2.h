@@ -7,8 +7,10 @@
 
 /* Layer l (a Mamba-2 layer) for n tokens at the session's position: s->x
    += the block's output, its state advanced by the n tokens.  skip: as
-   forward.c's attention (the last layer keeps rows [skip, n) only). */
-void ember_m2_block(ember_session *s, int l, int n, int skip);
+   forward.c's attention (the last layer keeps rows [skip, n) only).  With
+   side, the output's rows [skip, n) go there, s->x untouched (Falcon-H1's
+   attention beside adds them: forward.h, ember_fw_block_out). */
+void ember_m2_block(ember_session *s, int l, int n, int skip, float *side);
 
 /* Layer l's Mamba-2 tensors into L->m2, its state's place in the
    recurrent state reserved; ember_m2_free releases them. */

@@ -247,18 +247,23 @@ static int bind_layers(ember_model *m, ember_err *err)
         const bool dn = fl & ARCH_DELTANET && (l + 1) % m->dn.interval != 0;
         const bool sc = fl & ARCH_SHORTCONV && L->n_head_kv == 0;   /* a short convolution (LFM2) */
         /* a Mamba-2 layer (Granite 4.0-H; Nemotron-H's have no FFN either) */
-        const bool m2 = fl & ARCH_MAMBA2 && L->n_head_kv == 0 && (!(fl & ARCH_ONE_BLOCK) || L->n_ff == 0);
+        const bool par_ssm = fl & ARCH_PARALLEL_SSM;   /* Falcon-H1: Mamba-2 beside attention in every layer */
+        const bool m2 = fl & ARCH_MAMBA2 && (par_ssm || (L->n_head_kv == 0 && (!(fl & ARCH_ONE_BLOCK) || L->n_ff == 0)));
         /* Nemotron-H: an FFN alone, on the layer's one norm */
         const bool ffn_only = fl & ARCH_ONE_BLOCK && L->n_ff > 0;
-        const bool rec = dn || sc || m2 || ffn_only;               /* no attention */
+        const bool rec = dn || sc || (m2 && !par_ssm) || ffn_only;   /* no attention */
         int64_t E = I->n_embd, HQ = (int64_t)I->n_head * L->head_dim, HK = (int64_t)L->n_head_kv * L->head_dim;
         int64_t F = L->n_ff;
         if (!rc) rc = layer_rope(m, L, err);
+        if (!rc && par_ssm) rc = ember_m2_bind(m, L, l, err);
         if (!rc && !(fl & ARCH_NO_PRE_NORMS)) L->attn_norm = ember_load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
         if (!rc && ffn_only)
             L->ffn_norm = ember_load_vec(m, NAME("attn_norm.weight"), E, true, err, &rc);
         else if (!rc && !m->parallel && !(fl & ARCH_NO_PRE_NORMS) && !(fl & ARCH_ONE_BLOCK))   /* parallel: the FFN reads the attention norm's rows */
-            L->ffn_norm = ember_load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight") : NAME("ffn_norm.weight"),
+            L->ffn_norm = ember_load_vec(m, fl & ARCH_FFN_NORM_POST ? NAME("post_attention_norm.weight")
+                                            : par_ssm && !gguf_find_tensor(m->f, NAME("ffn_norm.weight"))
+                                            ? NAME("ffn_norm")   /* as the reference names Falcon-H1's */
+                                            : NAME("ffn_norm.weight"),
                                    E, true, err, &rc);
         if (!rc && fl & ARCH_LAYERNORM) L->attn_norm_b = ember_load_vec(m, NAME("attn_norm.bias"), E, false, err, &rc);
         if (!rc && fl & ARCH_LAYERNORM && !m->parallel) L->ffn_norm_b = ember_load_vec(m, NAME("ffn_norm.bias"), E, false, err, &rc);
@@ -266,7 +271,7 @@ static int bind_layers(ember_model *m, ember_err *err)
             rc = ember_dn_bind(m, L, l, err);
         } else if (!rc && sc) {
             rc = ember_sc_bind(m, L, l, err);
-        } else if (!rc && m2) {
+        } else if (!rc && m2 && !par_ssm) {
             rc = ember_m2_bind(m, L, l, err);
         } else if (!rc && fl & ARCH_MLA) {
             rc = ember_mla_bind(m, L, l, err);

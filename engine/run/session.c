@@ -131,6 +131,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->m2_y = resident(B * (size_t)d->d_inner * 4, &ok);
         s->m2_dt = resident(B * (size_t)d->n_head * 4, &ok);
         s->m2_da = resident(B * (size_t)d->n_head * 4, &ok);
+        if (m->arch->flags & ARCH_PARALLEL_SSM) s->m2_side = resident(B * E * 4, &ok);
     }
     if (m->arch->flags & ARCH_MLA) {
         const ember_mla_shape *d = &m->mla;
@@ -246,7 +247,7 @@ void ember_session_free(ember_session *s)
     free(s->alt_s); free(s->alt_p); free(s->alt_lo); free(s->alt_lr); free(s->alt_mod);
     free(s->dn_in); free(s->dn_ba);
     free(s->sc_bcx); free(s->sc_bx); free(s->sc_y);
-    free(s->m2_in); free(s->m2_xbc); free(s->m2_conv); free(s->m2_y); free(s->m2_dt); free(s->m2_da);
+    free(s->m2_in); free(s->m2_xbc); free(s->m2_conv); free(s->m2_y); free(s->m2_dt); free(s->m2_da); free(s->m2_side);
     free(s->mla_q); free(s->mla_qa); free(s->mla_kv); free(s->mla_hx); free(s->mla_hy); free(s->mla_o);
     free(s->rec_state); free(s->dn_qkv); free(s->dn_conv); free(s->dn_z); free(s->dn_o); free(s->dn_b); free(s->dn_a);
     for (int i = 0; i < EMBER_REC_CKPTS; i++) free(s->rec_ck[i]);

@@ -92,6 +92,8 @@ struct ember_session {
        and output rows, and y */
     float *m2_in, *m2_xbc, *m2_conv, *m2_y;
     float *m2_dt, *m2_da;       /* per token and head: the step and the decay */
+    float *m2_side;             /* Falcon-H1: the Mamba-2 block's output beside attention */
+    const float *side;          /* rows the residual add adds to a branch's output first (NULL: none) */
     ember_act_cache act[EMBER_ACT_TYPES];
     uint8_t *embd_row;          /* one embedding row read with pread (model.h, embd_released) */
     float *scratch;             /* per thread, for the q heads of one KV head: scores, lane sums, queries (fp16 or q8_0) */

@@ -72,7 +72,7 @@ void ember_sc_block(ember_session *s, int l, int n, int skip)
     sc_args a = {x, st};
     ember_fw_tokens(s, n, conv_tokens, &a);
     ember_rec_conv_shift(st, s->sc_bx, n, m->sc_lcache - 1, E);
-    ember_fw_block_out(s, &x->out, s->sc_y, E, n, skip);
+    ember_fw_block_out(s, &x->out, s->sc_y, E, n, skip, NULL);
 }
 
 /* ---- binding: the layer kind's tensors from the file ---- */

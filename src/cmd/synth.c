@@ -43,6 +43,7 @@ static void usage(FILE *out)
         "                    tiny-gemma3n and gemma-3n-e2b (four residual streams),\n"
         "                    tiny-granitehybrid, tiny-granitehybrid-moe and\n"
         "                    granite-4.0-h-micro (Mamba-2 layers beside attention),\n"
+        "                    tiny-falcon-h1 (Mamba-2 and attention in each layer),\n"
         "                    tiny-nemotron-h and tiny-nemotron-h-moe (Mamba-2,\n"
         "                    attention and FFN layers)\n"
         "  --dtype DTYPE     F16, Q8_0 (default), Q4_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M,\n"

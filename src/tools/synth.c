@@ -166,6 +166,10 @@ static const shape shapes[] = {
        approximate the published model */
     {"granite-4.0-h-micro", "granitehybrid", 2048, 40, 32, 8, 8192, 100352, 131072, 10000.0, 1e-5, true, false, false,
      0, 0, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, false},
+    /* falcon-h1 at tiny size: 4 layers of Mamba-2 beside attention (4 heads
+       of 64 over 2 KV heads, NEOX rope) then the FFN; m2_shapes below */
+    {"tiny-falcon-h1", "falcon-h1", 256, 4, 4, 2, 512, 0, 2048, 10000.0, 1e-5, true, false, false, 0, 0, 0, false,
+     false, 0, 0, 0, 0, 0, 0, 0, 0, false},
     /* nemotron_h at tiny size: 7 layers of one block each (Mamba-2, FFN,
        attention with 4 heads of 64 over 2 KV heads, ...; nh_shapes), the
        FFN 512 of squared ReLU, untied */
@@ -206,15 +210,17 @@ static const struct {
 /* The granitehybrid shapes' Mamba-2 layers: which layers attend (a bit a
    layer; the rest are Mamba-2), the heads, their width, the state, the
    groups of B and C, the convolution's width, and the shared expert's FFN
-   (MoE shapes) */
+   (MoE shapes); falcon-h1's every layer both (parallel) */
 static const struct {
     const char *like;
     uint64_t attn;
     int n_head, head_dim, d_state, n_group, d_conv, ff_shared;
+    bool parallel;
 } m2_shapes[] = {
-    {"tiny-granitehybrid", 1u << 2, 8, 64, 32, 2, 4, 0},
-    {"tiny-granitehybrid-moe", 1u << 2, 8, 64, 32, 2, 4, 256},
-    {"granite-4.0-h-micro", 1ull << 9 | 1ull << 17 | 1ull << 27 | 1ull << 35, 64, 64, 128, 1, 4, 0},
+    {"tiny-granitehybrid", 1u << 2, 8, 64, 32, 2, 4, 0, false},
+    {"tiny-granitehybrid-moe", 1u << 2, 8, 64, 32, 2, 4, 256, false},
+    {"granite-4.0-h-micro", 1ull << 9 | 1ull << 17 | 1ull << 27 | 1ull << 35, 64, 64, 128, 1, 4, 0, false},
+    {"tiny-falcon-h1", ~0ull, 8, 32, 16, 1, 4, 0, true},
 };
 
 /* The nemotron_h shapes: each layer's block (M Mamba-2, A attention, F
@@ -694,7 +700,7 @@ static int build_granitehybrid(tlist *l, synth_ctx *sc, const char *fdt, int n_v
             sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err))
         return -1;
     for (int i = 0; i < L; i++) {
-        const bool attn = m2_shapes[mi].attn >> i & 1;
+        const bool attn = m2_shapes[mi].attn >> i & 1, ssm = !attn || m2_shapes[mi].parallel;
         /* need: 0 every layer, 1 Mamba-2, 2 attention, 3 dense FFN, 4 experts */
         struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; int need; } parts[] = {
             {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
@@ -724,7 +730,7 @@ static int build_granitehybrid(tlist *l, synth_ctx *sc, const char *fdt, int n_v
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             const int need = parts[p].need;
-            if ((need == 1 && attn) || (need == 2 && !attn) || (need == 3 && X) || (need == 4 && !X)) continue;
+            if ((need == 1 && !ssm) || (need == 2 && !attn) || (need == 3 && X) || (need == 4 && !X)) continue;
             snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
             /* the norms, the convolution, A, D and the router stay F32, as the converter keeps them */
             const bool f32 = !parts[p].out || parts[p].in == 1 || parts[p].out == G || !strcmp(parts[p].n, "ssm_conv1d.weight") ||
@@ -1119,7 +1125,7 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
     } else {
         gguf_w_u32(w, AK("feed_forward_length"), (uint32_t)sh->n_ff);
         const int li = lfm2_shape_of(sh), mi = m2_shape_of(sh);
-        if (li >= 0 || mi >= 0) {   /* one KV head count a layer: 0 for the short convolutions or Mamba-2 */
+        if (li >= 0 || (mi >= 0 && !m2_shapes[mi].parallel)) {   /* one KV head count a layer: 0 for the short convolutions or Mamba-2 */
             const uint64_t attn = li >= 0 ? lfm2_shapes[li].attn : m2_shapes[mi].attn;
             int32_t kv[64];
             for (int i = 0; i < sh->n_layer && i < 64; i++) kv[i] = attn >> i & 1 ? sh->n_head_kv : 0;
@@ -1217,7 +1223,14 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         }
     }
     const int m2i = m2_shape_of(sh);
-    if (m2i >= 0) {   /* Granite 4.0-H, as the converter writes it (its multipliers, no rope) */
+    if (m2i >= 0 && m2_shapes[m2i].parallel) {   /* Falcon-H1: one KV head count, the multipliers in the weights, rope */
+        const int DI = m2_shapes[m2i].n_head * m2_shapes[m2i].head_dim;
+        gguf_w_u32(w, AK("ssm.conv_kernel"), (uint32_t)m2_shapes[m2i].d_conv);
+        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)DI);
+        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)m2_shapes[m2i].d_state);
+        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)m2_shapes[m2i].n_head);
+        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)m2_shapes[m2i].n_group);
+    } else if (m2i >= 0) {   /* Granite 4.0-H, as the converter writes it (its multipliers, no rope) */
         const int DI = m2_shapes[m2i].n_head * m2_shapes[m2i].head_dim;
         gguf_w_u32(w, AK("ssm.conv_kernel"), (uint32_t)m2_shapes[m2i].d_conv);
         gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)DI);
