@@ -68,11 +68,16 @@ ok $? "/chats in window two marks it open in another Ember" || screen two
 # /load of its own conversation is no conflict with itself; /load of the
 # one open elsewhere is a copy again
 gid=$(basename "$g" .json)
+# (each wait is for a note only this command prints: the start's notes are
+# still on the screen, and a match on them let window one quit while the
+# second /load was still on its way, which then found the conversation
+# free and took it)
 $T send-keys -t two "/load $gid" Enter
-wait_for "reopened conversation $gid" 5 two && ! screen two | grep -q "conversation $gid is open"
+wait_for "reopened conversation $gid \\(2 turns" 5 two && ! screen two | grep -q "conversation $gid is open"
 ok $? "/load of the conversation this process has is not a conflict"
+reopened_copy() { screen two | grep -o 'reopened conversation [0-9a-f-]* (3 turns' | grep -qv "$gid"; }
 $T send-keys -t two "/load $id" Enter
-wait_for "conversation $id is open in another Ember" 5 two && wait_for 'reopened conversation' 5 two
+wait_until reopened_copy && screen two | grep -q "conversation $id is open in another Ember"
 ok $? "/load of a conversation open elsewhere continues in a copy, saying so" || screen two
 
 $T send-keys -t one C-d
