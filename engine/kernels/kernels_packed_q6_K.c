@@ -244,6 +244,14 @@ INL512 void xu_prep(const block_q8_K *x, int64_t nb, int32_t *xu)
                                 _mm512_xor_si512(_mm512_loadu_si512((const void *)(x[b].qs + 64 * c)), flip));
 }
 
+/* Group i's two scale vectors as (sc, sc) words. */
+INL512 void scales_group(const uint8_t *ri, int i, __m512i *s_lo, __m512i *s_hi)
+{
+    __m512i sw = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(ri + SC + 32 * i)));
+    *s_lo = _mm512_unpacklo_epi16(sw, sw);
+    *s_hi = _mm512_unpackhi_epi16(sw, sw);
+}
+
 /* Group i of a record's 8 lane vectors, q (0..63) or, signed, q - 32, and
    its two scale vectors as (sc, sc) words. */
 INL512 void decode_group(const uint8_t *ri, int i, const int sub32, __m512i q[8], __m512i *s_lo, __m512i *s_hi,
@@ -251,9 +259,7 @@ INL512 void decode_group(const uint8_t *ri, int i, const int sub32, __m512i q[8]
 {
     const __m512i low4 = _mm512_set1_epi8(0x0f), low6 = _mm512_set1_epi8(0x3f), hi2 = _mm512_set1_epi8(0x30);
     const __m512i m32 = _mm512_set1_epi8(32);
-    __m512i sw = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(ri + SC + 32 * i)));
-    *s_lo = _mm512_unpacklo_epi16(sw, sw);
-    *s_hi = _mm512_unpackhi_epi16(sw, sw);
+    scales_group(ri, i, s_lo, s_hi);
     const uint8_t *bc = ri + BQ + 2 * i * 64;
     if (pf) {
         _mm_prefetch((const char *)bc + PF_L1, _MM_HINT_T0);
@@ -286,8 +292,13 @@ INL512 void decode_group(const uint8_t *ri, int i, const int sub32, __m512i q[8]
    (|.| <= 2 * 255 * 32 < 2^15) and the lane holds the reference's integer
    plus 128 sum sc (q - 32), which depends on the row only: its negation,
    made once per tile for all the tokens of a chunk, is added to each
-   lane. */
-INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc)
+   lane.  The chunk's decoded weights (q - 32, 64 vectors a super-block,
+   32 KiB for KCK super-blocks) are kept in dq for the token pairs: a
+   pair then loads each vector instead of rebuilding it from its low and
+   high bits (~4.6 vector operations a vector, against 4 multiplies for
+   the pair's two tokens).  Xeon VM (AMX-era, 2 threads), llama-3.2-1b
+   Q6_K pp128: 150 -> 190 tok/s, 4 alternating pairs, the same tokens. */
+INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc, __m512i *dq)
 {
     const __m512i u128 = _mm512_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nb; b++, rec += REC) {
@@ -296,8 +307,10 @@ INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc)
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
             __m512i q[8], s_lo, s_hi;
             decode_group(rec, i, 1, q, &s_lo, &s_hi, 0);
-            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
                 c[l] = _mm512_dpwssd_epi32(c[l], _mm512_maddubs_epi16(u128, q[l]), l < 4 ? s_lo : s_hi);
+                _mm512_store_si512((void *)(dq + (b * 8 + i) * 8 + l), q[l]);
+            }
         }
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
             wc[b * 8 + l] = _mm512_sub_epi32(_mm512_setzero_si512(), c[l]);
@@ -313,7 +326,8 @@ INL512 void wc_prep(const uint8_t *rec, int64_t nb, __m512i *wc)
    no subtraction (subtracting the activations' corrections per token, as
    decode does, measured 79 against 89 GMAC/s at 2048 x 2048, 128 tokens). */
 INL512 void tile_pass(const uint8_t *rec, int64_t b0, int64_t nb,
-                      const block_q8_K *const x[TB], const int32_t *const cr[TB], const __m512i *wc, const int tb,
+                      const block_q8_K *const x[TB], const int32_t *const cr[TB], const __m512i *wc,
+                      const __m512i *dq, const int tb,
                       float *y, size_t y_stride, const __mmask16 m, const int pf, __m512 (*carry)[8],
                       const int first, const int last)
 {
@@ -330,7 +344,13 @@ INL512 void tile_pass(const uint8_t *rec, int64_t b0, int64_t nb,
                 is[t][l] = _mm512_setzero_si512();
         _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
             __m512i q[8], s_lo, s_hi;
-            decode_group(rec, i, us, q, &s_lo, &s_hi, pf);
+            if (dq) {
+                scales_group(rec, i, &s_lo, &s_hi);
+                _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
+                    q[l] = _mm512_load_si512((const void *)(dq + ((b - b0) * 8 + i) * 8 + l));
+            } else {
+                decode_group(rec, i, us, q, &s_lo, &s_hi, pf);
+            }
             _Pragma("GCC unroll 4") for (int h = 0; h < 4; h++)
                 _Pragma("GCC unroll 4") for (int t = 0; t < tb; t++) {
                     const int32_t *cv = cr[t] + b * 64 + 8 * i + h;
@@ -405,11 +425,11 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
            ~78 -> ~100 GMAC/s, two threads from memory (16384 x 8192):
            50-60 -> 61-72 */
         for (int r = r0 - r0 % ROWS; r < r1; r += ROWS)
-            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, 0, nb, x, cr, NULL, 1, y + r, y_stride,
+            tile_pass((const uint8_t *)packed + (size_t)(r / ROWS) * tile_bytes, 0, nb, x, cr, NULL, NULL, 1, y + r, y_stride,
                       ember_tile_mask(r, r0, r1), 1, NULL, 1, 1);
         return;
     }
-    static _Thread_local __m512i wc[KCK * 8];
+    static _Thread_local __m512i wc[KCK * 8], dq[KCK * 64];
     static _Thread_local __m512 carry[CARRY_PAIRS][TB][8];
     const int us = nb <= WC_BLOCKS;
     int chunk = (int)(ACT_CHUNK / ((size_t)nb * sizeof(block_q8_K)));
@@ -434,7 +454,7 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
                 const int64_t nbc = nb - k0 < KCK ? nb - k0 : KCK;
                 const int first = k0 == 0, last = k0 + nbc == nb;
                 const uint8_t *rec = tile + (size_t)k0 * REC;
-                if (us) wc_prep(rec, nbc, wc);
+                if (us) wc_prep(rec, nbc, wc, dq);
                 const ember_chunk_pf next = ember_chunk_pf_next(tile, tile_bytes, REC, nb, KCK, k0, nbc, npairs);
                 for (int p = 0, t0 = c0; t0 < c1; t0 += TB, p++) {
                     ember_chunk_pf_share(&next, p);
@@ -448,10 +468,10 @@ EMBER_TARGET_AVX512 void ember_packed_q6_K_matmul_avx512(const void *packed, siz
                     }
                     float *yt = y + (size_t)t0 * y_stride + r;
                     __m512 (*cp)[8] = carry[p];
-                    if (us && tb == TB) tile_pass(rec, k0, nbc, x, cr, wc, TB, yt, y_stride, m, 0, cp, first, last);
-                    else if (us) tile_pass(rec, k0, nbc, x, cr, wc, 1, yt, y_stride, m, 0, cp, first, last);
-                    else if (tb == TB) tile_pass(rec, k0, nbc, x, cr, NULL, TB, yt, y_stride, m, 0, cp, first, last);
-                    else tile_pass(rec, k0, nbc, x, cr, NULL, 1, yt, y_stride, m, 0, cp, first, last);
+                    if (us && tb == TB) tile_pass(rec, k0, nbc, x, cr, wc, dq, TB, yt, y_stride, m, 0, cp, first, last);
+                    else if (us) tile_pass(rec, k0, nbc, x, cr, wc, dq, 1, yt, y_stride, m, 0, cp, first, last);
+                    else if (tb == TB) tile_pass(rec, k0, nbc, x, cr, NULL, NULL, TB, yt, y_stride, m, 0, cp, first, last);
+                    else tile_pass(rec, k0, nbc, x, cr, NULL, NULL, 1, yt, y_stride, m, 0, cp, first, last);
                 }
             }
         }
