@@ -341,6 +341,9 @@ void ember_packed_iq4_xs_matmul_ref(const void *packed, size_t tile_bytes, int64
    one vpdpwssd: 3 multiplies for 2 groups) measured slower, 98 against
    109 GMAC/s for the integer part alone: the shifts share those pipes. */
 #define TB 2
+/* (the prefill loops pass a last odd token as tb 1: a TB of 3 or more
+   would need the leftover count passed on) */
+_Static_assert(TB == 2, "the prefill passes' leftover tokens assume pairs");
 
 /* nti (1 or 2) tiles, tile_bytes apart, against tb (1..TB) tokens over
    all nb super-blocks; accumulator u = i * tb + t is tile i's with token t.

@@ -213,6 +213,9 @@ void ember_packed_q6_K_matmul_ref(const void *packed, size_t tile_bytes, int64_t
 /* Tokens per pass over a tile's super-block (the Q4_K tiles' measure: 3 or
    4 spill the lane sums). */
 #define TB 2
+/* (the prefill loops pass a last odd token as tb 1: a TB of 3 or more
+   would need the leftover count passed on) */
+_Static_assert(TB == 2, "the prefill passes' leftover tokens assume pairs");
 
 /* The activations' corrections 32 (x0 + x1), 32 (x2 + x3) as the word pair
    of dword 8i + l of each (token, super-block) slot, made once per call
