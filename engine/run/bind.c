@@ -64,6 +64,18 @@ float *ember_load_vec(ember_model *m, const char *name, int64_t n, bool required
     return ember_load_f32(m, name, n, 0, required, err, rc);
 }
 
+float *ember_load_taps(ember_model *m, const char *name, int64_t K, int64_t C, ember_err *err, int *rc)
+{
+    float *taps = ember_load_f32(m, name, K, C, true, err, rc);
+    if (!taps) return NULL;
+    float *tm = malloc((size_t)K * (size_t)C * sizeof *tm);
+    if (!tm) *rc = ember_seterr(err, "out of memory");
+    for (int64_t c = 0; c < C && tm; c++)
+        for (int64_t i = 0; i < K; i++) tm[i * C + c] = taps[c * K + i];
+    free(taps);
+    return tm;
+}
+
 void ember_bind_weight(ember_model *m, ember_weight *w, const char *name, int64_t in, int64_t out,
                        int proj, ember_err *err, int *rc)
 {

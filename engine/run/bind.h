@@ -21,6 +21,12 @@ float *ember_load_f32(ember_model *m, const char *name, int64_t ne0, int64_t ne1
                       int *rc);
 float *ember_load_vec(ember_model *m, const char *name, int64_t n, bool required, ember_err *err, int *rc);
 
+/* A depthwise convolution's taps, stored as C rows of K (a channel's taps
+   in order), turned tap-major, K rows of C: a tap then runs along a
+   token's row of channels, as the convolutions read it
+   (kernels/conv1d.h, the delta-net's). Required. */
+float *ember_load_taps(ember_model *m, const char *name, int64_t K, int64_t C, ember_err *err, int *rc);
+
 /* w as the file's matrix name of out rows x in (not yet planned); proj:
    the EMBER_PROJ_* bits a profile names it by. */
 void ember_bind_weight(ember_model *m, ember_weight *w, const char *name, int64_t in, int64_t out, int proj,

@@ -242,15 +242,7 @@ int ember_dn_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
         if (!rc) ember_bind_weight(m, &x->alpha, DN("ssm_alpha.weight"), E, d->n_v, 0, err, &rc);
     }
     if (!rc) ember_bind_weight(m, &x->out, DN("ssm_out.weight"), d->value_dim, E, EMBER_PROJ_O, err, &rc);
-    if (!rc) x->conv = ember_load_f32(m, DN("ssm_conv1d.weight"), d->d_conv, d->conv_dim, true, err, &rc);
-    if (!rc) {   /* tap-major, so a tap runs along a token's row of channels */
-        float *tm = malloc((size_t)d->d_conv * (size_t)d->conv_dim * sizeof *tm);
-        if (!tm) return ember_seterr(err, "out of memory");
-        for (int c = 0; c < d->conv_dim; c++)
-            for (int i = 0; i < d->d_conv; i++) tm[(size_t)i * d->conv_dim + c] = x->conv[(size_t)c * d->d_conv + i];
-        free(x->conv);
-        x->conv = tm;
-    }
+    if (!rc) x->conv = ember_load_taps(m, DN("ssm_conv1d.weight"), d->d_conv, d->conv_dim, err, &rc);
     if (!rc) x->dt_bias = ember_load_vec(m, DN("ssm_dt.bias"), d->n_v, true, err, &rc);
     if (!rc) x->a = ember_load_vec(m, DN("ssm_a"), d->n_v, true, err, &rc);
     if (!rc) x->norm = ember_load_vec(m, DN("ssm_norm.weight"), d->hd, true, err, &rc);

@@ -182,13 +182,7 @@ int ember_m2_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
 #define M2(fmt) (snprintf(nm, sizeof nm, "blk.%d." fmt, l), nm)
     ember_bind_weight(m, &x->in, M2("ssm_in.weight"), E, d->in_dim, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
     if (!rc) ember_bind_weight(m, &x->out, M2("ssm_out.weight"), d->d_inner, E, EMBER_PROJ_O, err, &rc);
-    float *taps = rc ? NULL : ember_load_f32(m, M2("ssm_conv1d.weight"), K, C, true, err, &rc);
-    if (taps) {   /* tap-major, so a tap runs along a token's row of channels */
-        if (!(x->conv = malloc((size_t)K * (size_t)C * sizeof *x->conv))) rc = ember_seterr(err, "out of memory");
-        for (int64_t c = 0; c < C && x->conv; c++)
-            for (int64_t i = 0; i < K; i++) x->conv[i * C + c] = taps[c * K + i];
-        free(taps);
-    }
+    if (!rc) x->conv = ember_load_taps(m, M2("ssm_conv1d.weight"), K, C, err, &rc);
     if (!rc) x->conv_b = ember_load_vec(m, M2("ssm_conv1d.bias"), C, false, err, &rc);
     if (!rc) x->dt_b = ember_load_vec(m, M2("ssm_dt.bias"), H, true, err, &rc);
     if (!rc) x->a = ember_load_f32(m, M2("ssm_a"), 1, H, true, err, &rc);

@@ -90,14 +90,8 @@ int ember_sc_bind(ember_model *m, ember_layer *L, int l, ember_err *err)
 #define SC(fmt) (snprintf(nm, sizeof nm, "blk.%d.shortconv." fmt, l), nm)
     ember_bind_weight(m, &x->in, SC("in_proj.weight"), E, 3 * E, EMBER_PROJ_Q | EMBER_PROJ_K | EMBER_PROJ_V, err, &rc);
     if (!rc) ember_bind_weight(m, &x->out, SC("out_proj.weight"), E, E, EMBER_PROJ_O, err, &rc);
-    float *taps = rc ? NULL : ember_load_f32(m, SC("conv.weight"), K, E, true, err, &rc);
+    if (!rc) x->conv = ember_load_taps(m, SC("conv.weight"), K, E, err, &rc);
 #undef SC
-    if (taps) {   /* tap-major, so a tap runs along a token's row of channels */
-        if (!(x->conv = malloc((size_t)K * (size_t)E * sizeof *x->conv))) rc = ember_seterr(err, "out of memory");
-        for (int64_t c = 0; c < E && x->conv; c++)
-            for (int64_t i = 0; i < K; i++) x->conv[i * E + c] = taps[c * K + i];
-        free(taps);
-    }
     if (!rc) rc = ember_plan_weight(m, &x->in, err);
     if (!rc) rc = ember_plan_weight(m, &x->out, err);
     return rc;
