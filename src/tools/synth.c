@@ -558,6 +558,38 @@ static int add3(tlist *l, synth_ctx *sc, const char *name, int dtype, int64_t ne
 static bool g4_swa(const shape *sh, int l) { return l % sh->g4_period != sh->g4_period - 1; }
 static int g4_ff(const shape *sh, int l) { return l >= sh->n_layer - sh->g4_shared ? sh->g4_ff_shared : sh->n_ff; }
 
+/* One tensor of a layer's table: its name after "blk.N.", role, columns
+   (in) and rows (out, 0: a vector), n3 matrices of a 3-D slab (0: none),
+   and how its values are drawn. */
+typedef struct {
+    const char *n;
+    role r;
+    int64_t in, out, n3;
+    gen_kind k;
+    float s;
+} layer_part;
+
+/* Layer i's tensor p, F32 where the converter keeps it so: a vector, a
+   row of one value per head (A, D), or one of the names in f32
+   (NULL-ended); else the file's dtype for its role. */
+static int add_layer_part(tlist *l, synth_ctx *sc, const char *fdt, int i, bool tied, int gqa, const layer_part *p,
+                          const char *const *f32, ember_err *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "blk.%d.%s", i, p->n);
+    bool keep = !p->out || p->in == 1;
+    for (const char *const *f = f32; *f && !keep; f++) keep = !strcmp(p->n, *f);
+    const int dt = keep ? EMBER_F32 : pick_dtype(fdt, p->r, i, sc->sh->n_layer, tied, gqa, p->in);
+    return p->n3 ? add3(l, sc, name, dt, p->in, p->out, p->n3, p->s, err)
+                 : add(l, sc, name, dt, p->in, p->out, p->k, p->s, err);
+}
+
+/* The matrices the converter keeps in F32: an MoE router's, and in the
+   Mamba-2 layers (granitehybrid, nemotron_h, falcon-h1) also the
+   convolution's taps and the grouped norm */
+static const char *const router_f32[] = {"ffn_gate_inp.weight", NULL};
+static const char *const m2_f32[] = {"ssm_conv1d.weight", "ssm_norm.weight", "ffn_gate_inp.weight", NULL};
+
 /* gemma4's tensors: its layers differ in head dim, FFN width and whether
    they have K/V, so they are not the table of build_tensors. */
 static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, ember_err *err)
@@ -565,7 +597,6 @@ static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, e
     const shape *sh = sc->sh;
     const int E = sh->n_embd, L = sh->n_layer, NP = sh->g4_pl * L, gqa = sh->n_head / sh->n_head_kv;
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
-    char name[64];
     const bool pl = sh->g4_pl > 0;
     const int X = sh->n_expert, FX = sh->n_ff_exp;
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
@@ -582,42 +613,38 @@ static int build_gemma4(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, e
         const int hd = g4_swa(sh, i) ? sh->head_dim_swa : sh->head_dim, F = g4_ff(sh, i);
         const bool kv = i < L - sh->g4_shared;
         /* need: 1 a layer with its own KV, 2 per-layer inputs, 3 experts */
-        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; int need; } parts[] = {
-            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"attn_q.weight", R_OTHER, E, sh->n_head * hd, 0, GEN_NORMAL, std, 0},
-            {"attn_k.weight", R_OTHER, E, sh->n_head_kv * hd, 0, GEN_NORMAL, std, 1},
-            {"attn_v.weight", R_ATTN_V, E, sh->n_head_kv * hd, 0, GEN_NORMAL, std, 1},
-            {"attn_q_norm.weight", R_OTHER, hd, 0, 0, GEN_NORM, 0.02f, 0},
-            {"attn_k_norm.weight", R_OTHER, hd, 0, 0, GEN_NORM, 0.02f, 1},
-            {"attn_output.weight", R_ATTN_O, sh->n_head * hd, E, 0, GEN_NORMAL, res_std, 0},
-            {"post_attention_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"ffn_gate.weight", R_OTHER, E, F, 0, GEN_NORMAL, std, 0},
-            {"ffn_up.weight", R_OTHER, E, F, 0, GEN_NORMAL, std, 0},
-            {"ffn_down.weight", R_FFN_DOWN, F, E, 0, GEN_NORMAL, res_std, 0},
-            {"post_ffw_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, 1.0f, 3},
-            {"ffn_gate_inp.scale", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
-            {"ffn_gate_up_exps.weight", R_OTHER, E, 2 * (int64_t)FX, X, GEN_NORMAL, std, 3},
-            {"ffn_down_exps.weight", R_FFN_DOWN, FX, E, X, GEN_NORMAL, res_std, 3},
-            {"ffn_down_exps.scale", R_OTHER, X, 0, 0, GEN_NORM, 0.02f, 3},
-            {"pre_ffw_norm_2.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
-            {"post_ffw_norm_1.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
-            {"post_ffw_norm_2.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 3},
-            {"inp_gate.weight", R_OTHER, E, sh->g4_pl, 0, GEN_NORMAL, std, 2},
-            {"proj.weight", R_OTHER, sh->g4_pl, E, 0, GEN_NORMAL, res_std, 2},
-            {"post_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 2},
-            {"layer_output_scale.weight", R_OTHER, 1, 0, 0, GEN_NORM, 0.02f, 0},
+        struct { layer_part p; int need; } parts[] = {
+            {{"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"attn_q.weight", R_OTHER, E, sh->n_head * hd, 0, GEN_NORMAL, std}, 0},
+            {{"attn_k.weight", R_OTHER, E, sh->n_head_kv * hd, 0, GEN_NORMAL, std}, 1},
+            {{"attn_v.weight", R_ATTN_V, E, sh->n_head_kv * hd, 0, GEN_NORMAL, std}, 1},
+            {{"attn_q_norm.weight", R_OTHER, hd, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"attn_k_norm.weight", R_OTHER, hd, 0, 0, GEN_NORM, 0.02f}, 1},
+            {{"attn_output.weight", R_ATTN_O, sh->n_head * hd, E, 0, GEN_NORMAL, res_std}, 0},
+            {{"post_attention_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"ffn_gate.weight", R_OTHER, E, F, 0, GEN_NORMAL, std}, 0},
+            {{"ffn_up.weight", R_OTHER, E, F, 0, GEN_NORMAL, std}, 0},
+            {{"ffn_down.weight", R_FFN_DOWN, F, E, 0, GEN_NORMAL, res_std}, 0},
+            {{"post_ffw_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, 1.0f}, 3},
+            {{"ffn_gate_inp.scale", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 3},
+            {{"ffn_gate_up_exps.weight", R_OTHER, E, 2 * (int64_t)FX, X, GEN_NORMAL, std}, 3},
+            {{"ffn_down_exps.weight", R_FFN_DOWN, FX, E, X, GEN_NORMAL, res_std}, 3},
+            {{"ffn_down_exps.scale", R_OTHER, X, 0, 0, GEN_NORM, 0.02f}, 3},
+            {{"pre_ffw_norm_2.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 3},
+            {{"post_ffw_norm_1.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 3},
+            {{"post_ffw_norm_2.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 3},
+            {{"inp_gate.weight", R_OTHER, E, sh->g4_pl, 0, GEN_NORMAL, std}, 2},
+            {{"proj.weight", R_OTHER, sh->g4_pl, E, 0, GEN_NORMAL, res_std}, 2},
+            {{"post_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 2},
+            {{"layer_output_scale.weight", R_OTHER, 1, 0, 0, GEN_NORM, 0.02f}, 0},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             const int need = parts[p].need;
             if ((need == 1 && !kv) || (need == 2 && !pl) || (need == 3 && !X)) continue;
-            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            /* the norms, scales and the router stay F32, as the converter keeps them */
-            const bool f32 = !parts[p].out || !strcmp(parts[p].n, "ffn_gate_inp.weight");
-            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
-            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
-                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
+            /* the norms, scales and the router stay F32 */
+            if (add_layer_part(l, sc, fdt, i, true, gqa, &parts[p].p, router_f32, err))
                 return -1;
         }
     }
@@ -695,50 +722,43 @@ static int build_granitehybrid(tlist *l, synth_ctx *sc, const char *fdt, int n_v
     const int H = m2_shapes[mi].n_head, DI = H * m2_shapes[mi].head_dim, N = m2_shapes[mi].d_state, G = m2_shapes[mi].n_group;
     const int CD = DI + 2 * G * N, X = sh->n_expert, FS = m2_shapes[mi].ff_shared;
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
-    char name[64];
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, true, gqa, E), E, n_vocab,
             sc->toy_words ? GEN_TOY_EMBD : GEN_NORMAL, std, err))
         return -1;
     for (int i = 0; i < L; i++) {
         const bool attn = m2_shapes[mi].attn >> i & 1, ssm = !attn || m2_shapes[mi].parallel;
         /* need: 0 every layer, 1 Mamba-2, 2 attention, 3 dense FFN, 4 experts */
-        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; int need; } parts[] = {
-            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, 0, GEN_NORMAL, std, 1},
-            {"ssm_conv1d.weight", R_OTHER, m2_shapes[mi].d_conv, CD, 0, GEN_NORMAL, 0.3f, 1},
-            {"ssm_conv1d.bias", R_OTHER, CD, 0, 0, GEN_NORMAL, 0.1f, 1},
-            {"ssm_dt.bias", R_OTHER, H, 0, 0, GEN_NORMAL, 0.5f, 1},
-            {"ssm_a", R_OTHER, 1, H, 0, GEN_DECAY, 0.3f, 1},
-            {"ssm_d", R_OTHER, 1, H, 0, GEN_NORM, 0.3f, 1},
-            {"ssm_norm.weight", R_OTHER, DI / G, G, 0, GEN_NORM, 0.02f, 1},
-            {"ssm_out.weight", R_ATTN_O, DI, E, 0, GEN_NORMAL, res_std, 1},
-            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, 0, GEN_NORMAL, std, 2},
-            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 2},
-            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 2},
-            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, 0, GEN_NORMAL, res_std, 2},
-            {"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, 3},
-            {"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, 3},
-            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std, 3},
-            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std, 4},
-            {"ffn_gate_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std, 4},
-            {"ffn_up_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std, 4},
-            {"ffn_down_exps.weight", R_FFN_DOWN, sh->n_ff_exp, E, X, GEN_NORMAL, res_std, 4},
-            {"ffn_gate_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, 4},
-            {"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, 4},
-            {"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std, 4},
+        struct { layer_part p; int need; } parts[] = {
+            {{"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, 0, GEN_NORMAL, std}, 1},
+            {{"ssm_conv1d.weight", R_OTHER, m2_shapes[mi].d_conv, CD, 0, GEN_NORMAL, 0.3f}, 1},
+            {{"ssm_conv1d.bias", R_OTHER, CD, 0, 0, GEN_NORMAL, 0.1f}, 1},
+            {{"ssm_dt.bias", R_OTHER, H, 0, 0, GEN_NORMAL, 0.5f}, 1},
+            {{"ssm_a", R_OTHER, 1, H, 0, GEN_DECAY, 0.3f}, 1},
+            {{"ssm_d", R_OTHER, 1, H, 0, GEN_NORM, 0.3f}, 1},
+            {{"ssm_norm.weight", R_OTHER, DI / G, G, 0, GEN_NORM, 0.02f}, 1},
+            {{"ssm_out.weight", R_ATTN_O, DI, E, 0, GEN_NORMAL, res_std}, 1},
+            {{"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, 0, GEN_NORMAL, std}, 2},
+            {{"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std}, 2},
+            {{"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std}, 2},
+            {{"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, 0, GEN_NORMAL, res_std}, 2},
+            {{"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"ffn_gate.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std}, 3},
+            {{"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std}, 3},
+            {{"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std}, 3},
+            {{"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std}, 4},
+            {{"ffn_gate_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std}, 4},
+            {{"ffn_up_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std}, 4},
+            {{"ffn_down_exps.weight", R_FFN_DOWN, sh->n_ff_exp, E, X, GEN_NORMAL, res_std}, 4},
+            {{"ffn_gate_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std}, 4},
+            {{"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std}, 4},
+            {{"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std}, 4},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             const int need = parts[p].need;
             if ((need == 1 && !ssm) || (need == 2 && !attn) || (need == 3 && X) || (need == 4 && !X)) continue;
-            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            /* the norms, the convolution, A, D and the router stay F32, as the converter keeps them */
-            const bool f32 = !parts[p].out || parts[p].in == 1 || parts[p].out == G || !strcmp(parts[p].n, "ssm_conv1d.weight") ||
-                             !strcmp(parts[p].n, "ffn_gate_inp.weight");
-            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, true, gqa, parts[p].in);
-            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
-                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
-                return -1;
+            /* the norms, the convolution, A, D and the router stay F32 */
+            if (add_layer_part(l, sc, fdt, i, true, gqa, &parts[p].p, m2_f32, err)) return -1;
         }
     }
     return add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err);
@@ -757,45 +777,38 @@ static int build_nemotron_h(tlist *l, synth_ctx *sc, const char *fdt, int n_voca
     const int H = nh_shapes[ni].n_head, DI = H * nh_shapes[ni].head_dim, N = nh_shapes[ni].d_state, G = nh_shapes[ni].n_group;
     const int CD = DI + 2 * G * N, X = sh->n_expert, FS = nh_shapes[ni].ff_shared;
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
-    char name[64];
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err))
         return -1;
     for (int i = 0; i < L; i++) {
         /* X: the FFN layers' experts instead of the dense FFN */
         const char b = nh_shapes[ni].blocks[i] == 'F' && X ? 'X' : nh_shapes[ni].blocks[i];
-        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; char block; } parts[] = {
-            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, 0},
-            {"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, 0, GEN_NORMAL, std, 'M'},
-            {"ssm_conv1d.weight", R_OTHER, 4, CD, 0, GEN_NORMAL, 0.3f, 'M'},
-            {"ssm_conv1d.bias", R_OTHER, CD, 0, 0, GEN_NORMAL, 0.1f, 'M'},
-            {"ssm_dt.bias", R_OTHER, H, 0, 0, GEN_NORMAL, 0.5f, 'M'},
-            {"ssm_a", R_OTHER, 1, H, 0, GEN_DECAY, 0.3f, 'M'},
-            {"ssm_d", R_OTHER, 1, H, 0, GEN_NORM, 0.3f, 'M'},
-            {"ssm_norm.weight", R_OTHER, DI / G, G, 0, GEN_NORM, 0.02f, 'M'},
-            {"ssm_out.weight", R_ATTN_O, DI, E, 0, GEN_NORMAL, res_std, 'M'},
-            {"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, 0, GEN_NORMAL, std, 'A'},
-            {"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 'A'},
-            {"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std, 'A'},
-            {"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, 0, GEN_NORMAL, res_std, 'A'},
-            {"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, 'F'},
-            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std, 'F'},
-            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std, 'X'},
-            {"exp_probs_b.bias", R_OTHER, X, 0, 0, GEN_NORMAL, 0.1f, 'X'},
-            {"ffn_up_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std, 'X'},
-            {"ffn_down_exps.weight", R_FFN_DOWN, sh->n_ff_exp, E, X, GEN_NORMAL, res_std, 'X'},
-            {"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, 'X'},
-            {"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std, 'X'},
+        struct { layer_part p; char block; } parts[] = {
+            {{"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, 0},
+            {{"ssm_in.weight", R_OTHER, E, 2 * DI + 2 * G * N + H, 0, GEN_NORMAL, std}, 'M'},
+            {{"ssm_conv1d.weight", R_OTHER, 4, CD, 0, GEN_NORMAL, 0.3f}, 'M'},
+            {{"ssm_conv1d.bias", R_OTHER, CD, 0, 0, GEN_NORMAL, 0.1f}, 'M'},
+            {{"ssm_dt.bias", R_OTHER, H, 0, 0, GEN_NORMAL, 0.5f}, 'M'},
+            {{"ssm_a", R_OTHER, 1, H, 0, GEN_DECAY, 0.3f}, 'M'},
+            {{"ssm_d", R_OTHER, 1, H, 0, GEN_NORM, 0.3f}, 'M'},
+            {{"ssm_norm.weight", R_OTHER, DI / G, G, 0, GEN_NORM, 0.02f}, 'M'},
+            {{"ssm_out.weight", R_ATTN_O, DI, E, 0, GEN_NORMAL, res_std}, 'M'},
+            {{"attn_q.weight", R_OTHER, E, (int64_t)sh->n_head * hd, 0, GEN_NORMAL, std}, 'A'},
+            {{"attn_k.weight", R_OTHER, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std}, 'A'},
+            {{"attn_v.weight", R_ATTN_V, E, (int64_t)sh->n_head_kv * hd, 0, GEN_NORMAL, std}, 'A'},
+            {{"attn_output.weight", R_ATTN_O, (int64_t)sh->n_head * hd, E, 0, GEN_NORMAL, res_std}, 'A'},
+            {{"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std}, 'F'},
+            {{"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std}, 'F'},
+            {{"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std}, 'X'},
+            {{"exp_probs_b.bias", R_OTHER, X, 0, 0, GEN_NORMAL, 0.1f}, 'X'},
+            {{"ffn_up_exps.weight", R_OTHER, E, sh->n_ff_exp, X, GEN_NORMAL, std}, 'X'},
+            {{"ffn_down_exps.weight", R_FFN_DOWN, sh->n_ff_exp, E, X, GEN_NORMAL, res_std}, 'X'},
+            {{"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std}, 'X'},
+            {{"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std}, 'X'},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             if (parts[p].block && parts[p].block != b) continue;
-            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            /* the norms, the convolution, A, D and the router stay F32, as the converter keeps them */
-            const bool f32 = !parts[p].out || parts[p].in == 1 || !strcmp(parts[p].n, "ssm_norm.weight") ||
-                             !strcmp(parts[p].n, "ssm_conv1d.weight") || !strcmp(parts[p].n, "ffn_gate_inp.weight");
-            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, false, gqa, parts[p].in);
-            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
-                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
-                return -1;
+            /* the norms, the convolution, A, D and the router stay F32 */
+            if (add_layer_part(l, sc, fdt, i, false, gqa, &parts[p].p, m2_f32, err)) return -1;
         }
     }
     if (add(l, sc, "output_norm.weight", EMBER_F32, E, 0, GEN_NORM, 0.02f, err)) return -1;
@@ -877,42 +890,37 @@ static int build_deepseek2(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab
     const int QL = mla_shapes[mi].q_lora, KL = mla_shapes[mi].kv_lora, NO = mla_shapes[mi].nope, VD = mla_shapes[mi].v;
     const int X = sh->n_expert, F = sh->n_ff_exp, FS = F * mla_shapes[mi].shared;
     const float std = 0.02f, res_std = 0.02f / sqrtf(2.0f * (float)L);
-    char name[64];
     if (add(l, sc, "token_embd.weight", pick_dtype(fdt, R_EMBD, 0, L, false, gqa, E), E, n_vocab, GEN_NORMAL, std, err))
         return -1;
     for (int i = 0; i < L; i++) {
         const bool dense = i < mla_shapes[mi].lead;
-        struct { const char *n; role r; int64_t in, out, n3; gen_kind k; float s; bool on; } parts[] = {
-            {"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, true},
-            {"attn_q.weight", R_OTHER, E, (int64_t)H * (NO + R), 0, GEN_NORMAL, std, !QL},
-            {"attn_q_a.weight", R_OTHER, E, QL, 0, GEN_NORMAL, std, QL > 0},
-            {"attn_q_a_norm.weight", R_OTHER, QL, 0, 0, GEN_NORM, 0.02f, QL > 0},
-            {"attn_q_b.weight", R_OTHER, QL, (int64_t)H * (NO + R), 0, GEN_NORMAL, std, QL > 0},
-            {"attn_kv_a_mqa.weight", R_OTHER, E, KL + R, 0, GEN_NORMAL, std, true},
-            {"attn_kv_a_norm.weight", R_OTHER, KL, 0, 0, GEN_NORM, 0.02f, true},
-            {"attn_k_b.weight", R_OTHER, NO, KL, H, GEN_NORMAL, std, true},
-            {"attn_v_b.weight", R_ATTN_V, KL, VD, H, GEN_NORMAL, std, true},
-            {"attn_output.weight", R_ATTN_O, (int64_t)H * VD, E, 0, GEN_NORMAL, res_std, true},
-            {"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f, true},
-            {"ffn_gate.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, dense},
-            {"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std, dense},
-            {"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std, dense},
-            {"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std, !dense},
-            {"ffn_gate_exps.weight", R_OTHER, E, F, X, GEN_NORMAL, std, !dense},
-            {"ffn_up_exps.weight", R_OTHER, E, F, X, GEN_NORMAL, std, !dense},
-            {"ffn_down_exps.weight", R_FFN_DOWN, F, E, X, GEN_NORMAL, res_std, !dense},
-            {"ffn_gate_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, !dense},
-            {"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std, !dense},
-            {"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std, !dense},
+        struct { layer_part p; bool on; } parts[] = {
+            {{"attn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, true},
+            {{"attn_q.weight", R_OTHER, E, (int64_t)H * (NO + R), 0, GEN_NORMAL, std}, !QL},
+            {{"attn_q_a.weight", R_OTHER, E, QL, 0, GEN_NORMAL, std}, QL > 0},
+            {{"attn_q_a_norm.weight", R_OTHER, QL, 0, 0, GEN_NORM, 0.02f}, QL > 0},
+            {{"attn_q_b.weight", R_OTHER, QL, (int64_t)H * (NO + R), 0, GEN_NORMAL, std}, QL > 0},
+            {{"attn_kv_a_mqa.weight", R_OTHER, E, KL + R, 0, GEN_NORMAL, std}, true},
+            {{"attn_kv_a_norm.weight", R_OTHER, KL, 0, 0, GEN_NORM, 0.02f}, true},
+            {{"attn_k_b.weight", R_OTHER, NO, KL, H, GEN_NORMAL, std}, true},
+            {{"attn_v_b.weight", R_ATTN_V, KL, VD, H, GEN_NORMAL, std}, true},
+            {{"attn_output.weight", R_ATTN_O, (int64_t)H * VD, E, 0, GEN_NORMAL, res_std}, true},
+            {{"ffn_norm.weight", R_OTHER, E, 0, 0, GEN_NORM, 0.02f}, true},
+            {{"ffn_gate.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std}, dense},
+            {{"ffn_up.weight", R_OTHER, E, sh->n_ff, 0, GEN_NORMAL, std}, dense},
+            {{"ffn_down.weight", R_FFN_DOWN, sh->n_ff, E, 0, GEN_NORMAL, res_std}, dense},
+            {{"ffn_gate_inp.weight", R_OTHER, E, X, 0, GEN_NORMAL, std}, !dense},
+            {{"ffn_gate_exps.weight", R_OTHER, E, F, X, GEN_NORMAL, std}, !dense},
+            {{"ffn_up_exps.weight", R_OTHER, E, F, X, GEN_NORMAL, std}, !dense},
+            {{"ffn_down_exps.weight", R_FFN_DOWN, F, E, X, GEN_NORMAL, res_std}, !dense},
+            {{"ffn_gate_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std}, !dense},
+            {{"ffn_up_shexp.weight", R_OTHER, E, FS, 0, GEN_NORMAL, std}, !dense},
+            {{"ffn_down_shexp.weight", R_FFN_DOWN, FS, E, 0, GEN_NORMAL, res_std}, !dense},
         };
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             if (!parts[p].on) continue;
-            snprintf(name, sizeof name, "blk.%d.%s", i, parts[p].n);
-            /* the norms and the router stay F32, as the converter keeps them */
-            const bool f32 = !parts[p].out || !strcmp(parts[p].n, "ffn_gate_inp.weight");
-            const int dt = f32 ? EMBER_F32 : pick_dtype(fdt, parts[p].r, i, L, false, gqa, parts[p].in);
-            if (parts[p].n3 ? add3(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].n3, parts[p].s, err)
-                            : add(l, sc, name, dt, parts[p].in, parts[p].out, parts[p].k, parts[p].s, err))
+            /* the norms and the router stay F32 */
+            if (add_layer_part(l, sc, fdt, i, false, gqa, &parts[p].p, router_f32, err))
                 return -1;
         }
     }
