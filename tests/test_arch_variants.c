@@ -348,6 +348,30 @@ static void router8(gguf_writer *w, const char *name)
     gguf_w_tensor(w, name, EMBER_F32, 2, ne, r, sizeof r);
 }
 
+/* Layer l's F32 router and 8 experts of 40 (gated: with ffn_gate_exps),
+   in the order the cases write them */
+static void experts8(gguf_writer *w, int l, bool gated)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    router8(w, T("ffn_gate_inp.weight"));
+    if (gated) mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
+    mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
+    mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+#undef T
+}
+
+/* Layer l's shared expert of 56 (gated: with ffn_gate_shexp) */
+static void shexp56(gguf_writer *w, int l, bool gated)
+{
+    char t[96];
+#define T(fmt) (snprintf(t, sizeof t, "blk.%d." fmt, l), t)
+    if (gated) mat(w, T("ffn_gate_shexp.weight"), E, 56);
+    mat(w, T("ffn_up_shexp.weight"), E, 56);
+    mat(w, T("ffn_down_shexp.weight"), 56, E);
+#undef T
+}
+
 /* One qwen35 layer: a delta-net or a gated attention block, then a
    dense FFN or experts with a gated shared expert, its norm named
    post_attention_norm */
@@ -389,13 +413,8 @@ static void q35_layer(gguf_writer *w, int l, bool delta, int H, int HKV, int d, 
         mat(w, T("ffn_up.weight"), E, FF);
         mat(w, T("ffn_down.weight"), FF, E);
     } else {
-        router8(w, T("ffn_gate_inp.weight"));
-        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
-        mat(w, T("ffn_gate_shexp.weight"), E, 56);
-        mat(w, T("ffn_up_shexp.weight"), E, 56);
-        mat(w, T("ffn_down_shexp.weight"), 56, E);
+        experts8(w, l, true);
+        shexp56(w, l, true);
         vec(w, T("ffn_gate_inp_shexp.weight"), E, 0.0f, 0.3f);
     }
 #undef T
@@ -554,10 +573,7 @@ static void lfm2_layer(gguf_writer *w, int l, bool conv, bool moe, int H, int HK
     }
     vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
     if (moe) {   /* an F32 router, 8 experts of 40, a selection bias */
-        router8(w, T("ffn_gate_inp.weight"));
-        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        experts8(w, l, true);
         vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);
     } else {
         mat(w, T("ffn_gate.weight"), E, FF);
@@ -613,13 +629,8 @@ static void gh_layer(gguf_writer *w, int l, bool ssm, bool moe, int H, int HKV, 
     }
     vec(w, T("ffn_norm.weight"), E, 1.0f, 0.1f);
     if (moe) {   /* an F32 router */
-        router8(w, T("ffn_gate_inp.weight"));
-        mat3(w, T("ffn_gate_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
-        mat(w, T("ffn_gate_shexp.weight"), E, 56);
-        mat(w, T("ffn_up_shexp.weight"), E, 56);
-        mat(w, T("ffn_down_shexp.weight"), 56, E);
+        experts8(w, l, true);
+        shexp56(w, l, true);
     } else {
         mat(w, T("ffn_gate.weight"), E, FF);
         mat(w, T("ffn_up.weight"), E, FF);
@@ -644,12 +655,9 @@ static void nh_layer(gguf_writer *w, int l, char kind, bool moe, int H, int HKV,
         mat(w, T("attn_output.weight"), H * d, E);
     } else if (moe) {   /* an F32 router, 8 ungated experts of 40, a selection bias, a shared expert of 56 */
         vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
-        router8(w, T("ffn_gate_inp.weight"));
-        mat3(w, T("ffn_up_exps.weight"), E, 40, 8);
-        mat3(w, T("ffn_down_exps.weight"), 40, E, 8);
+        experts8(w, l, false);
         vec(w, T("exp_probs_b.bias"), 8, 0.0f, 0.3f);
-        mat(w, T("ffn_up_shexp.weight"), E, 56);
-        mat(w, T("ffn_down_shexp.weight"), 56, E);
+        shexp56(w, l, false);
     } else {
         vec(w, T("attn_norm.weight"), E, 1.0f, 0.1f);
         mat(w, T("ffn_up.weight"), E, FF);
