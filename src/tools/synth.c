@@ -1093,6 +1093,22 @@ static int build_tensors(tlist *l, synth_ctx *sc, const char *fdt, int n_vocab, 
 
 /* ---- metadata ------------------------------------------------------------- */
 
+/* A Mamba-2 model's ssm.* keys, as the converter writes them (granitehybrid,
+   falcon-h1, nemotron_h): the convolution's width, the inner width (heads
+   x head width), the state, one step per head, the groups of B and C */
+static void write_ssm_keys(gguf_writer *w, const char *arch, int d_conv, int n_head, int head_dim, int d_state,
+                           int n_group)
+{
+    char key[128];
+#define SK(suffix) (snprintf(key, sizeof key, "%s.ssm.%s", arch, suffix), key)
+    gguf_w_u32(w, SK("conv_kernel"), (uint32_t)d_conv);
+    gguf_w_u32(w, SK("inner_size"), (uint32_t)(n_head * head_dim));
+    gguf_w_u32(w, SK("state_size"), (uint32_t)d_state);
+    gguf_w_u32(w, SK("time_step_rank"), (uint32_t)n_head);
+    gguf_w_u32(w, SK("group_count"), (uint32_t)n_group);
+#undef SK
+}
+
 static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const file_dtype *fd,
                           const char *like)
 {
@@ -1219,11 +1235,8 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
     }
     const int nhi = nh_shape_of(sh);
     if (nhi >= 0) {   /* Nemotron-H's Mamba-2, as the converter writes it */
-        gguf_w_u32(w, AK("ssm.conv_kernel"), 4);
-        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)(nh_shapes[nhi].n_head * nh_shapes[nhi].head_dim));
-        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)nh_shapes[nhi].d_state);
-        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)nh_shapes[nhi].n_head);
-        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)nh_shapes[nhi].n_group);
+        write_ssm_keys(w, sh->arch, 4, nh_shapes[nhi].n_head, nh_shapes[nhi].head_dim, nh_shapes[nhi].d_state,
+                       nh_shapes[nhi].n_group);
         if (nh_shapes[nhi].ff_shared) {
             gguf_w_u32(w, AK("expert_shared_feed_forward_length"), (uint32_t)nh_shapes[nhi].ff_shared);
             gguf_w_bool(w, AK("expert_weights_norm"), true);
@@ -1231,20 +1244,12 @@ static void write_hparams(gguf_writer *w, const shape *sh, int n_vocab, const fi
         }
     }
     const int m2i = m2_shape_of(sh);
-    if (m2i >= 0 && m2_shapes[m2i].parallel) {   /* Falcon-H1: one KV head count, the multipliers in the weights, rope */
-        const int DI = m2_shapes[m2i].n_head * m2_shapes[m2i].head_dim;
-        gguf_w_u32(w, AK("ssm.conv_kernel"), (uint32_t)m2_shapes[m2i].d_conv);
-        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)DI);
-        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)m2_shapes[m2i].d_state);
-        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)m2_shapes[m2i].n_head);
-        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)m2_shapes[m2i].n_group);
-    } else if (m2i >= 0) {   /* Granite 4.0-H, as the converter writes it (its multipliers, no rope) */
-        const int DI = m2_shapes[m2i].n_head * m2_shapes[m2i].head_dim;
-        gguf_w_u32(w, AK("ssm.conv_kernel"), (uint32_t)m2_shapes[m2i].d_conv);
-        gguf_w_u32(w, AK("ssm.inner_size"), (uint32_t)DI);
-        gguf_w_u32(w, AK("ssm.state_size"), (uint32_t)m2_shapes[m2i].d_state);
-        gguf_w_u32(w, AK("ssm.time_step_rank"), (uint32_t)m2_shapes[m2i].n_head);
-        gguf_w_u32(w, AK("ssm.group_count"), (uint32_t)m2_shapes[m2i].n_group);
+    if (m2i >= 0)
+        write_ssm_keys(w, sh->arch, m2_shapes[m2i].d_conv, m2_shapes[m2i].n_head, m2_shapes[m2i].head_dim,
+                       m2_shapes[m2i].d_state, m2_shapes[m2i].n_group);
+    /* Granite 4.0-H, as the converter writes it: its multipliers, no rope
+       (Falcon-H1: one KV head count, the multipliers in the weights, rope) */
+    if (m2i >= 0 && !m2_shapes[m2i].parallel) {
         gguf_w_bool(w, AK("rope.scaling.finetuned"), false);
         gguf_w_f32(w, AK("embedding_scale"), 12.0f);
         gguf_w_f32(w, AK("residual_scale"), 0.22f);
