@@ -272,7 +272,7 @@ static void fill_row(int type, uint8_t *row, int nb, int quantized)
 static void test_kernels(void)
 {
     static const struct { int rows, k, nt; } cases[] = {
-        {1, 256, 1}, {3, 512, 2}, {5, 1024, 7}, {4, 2048, 8}, {2, 4096, 9}, {7, 256, 17}, {1, 8192, 1}, {3, 768, 3},
+        {1, 256, 1}, {3, 512, 2}, {5, 1024, 7}, {4, 2048, 8}, {2, 4096, 9}, {7, 256, 17}, {1, 8192, 1}, {3, 768, 3}, {2, 16384, 17},
     };
     for (int t = 0; t < NTYPES; t++) {
         int type = TYPES[t];

@@ -466,6 +466,130 @@ INL5 void matmul_avx512(int type, EMBER_KQ_MATMUL_ARGS)
     }
 }
 
+/* ---- AVX-512 prefill by vpdpbusd --------------------------------------
+ * For the types without IQ1's extra sums.  The signs go onto the weights
+ * once per super-block and block of tokens (w = +-magnitude, -62..62), and
+ * the activations enter vpdpbusd unsigned, x + 128 (made once per block of
+ * tokens, iq_xu), so each 4-element lane of a token is sum w (x + 128) =
+ * sum w x + 128 * sum w: its accumulator starts from -128 * (the 4
+ * weights' sum), made with the weights.  Then per 64 elements and token two
+ * instructions, not three (the old path negates the activations per token
+ * and row): vpdpbusd, and vpdpwssd of the exact sum w x (|.| <= 4 * 62 *
+ * 128 < 2^15, so its low word is itself and its high word its sign) by the
+ * scale word in the low half of each dword.  Two tokens' 16 lanes fold
+ * into one register, so the convert and the fma serve two tokens.  A block
+ * of tokens' activations (16 x k bytes) stays in L1/L2 while every row of
+ * the call walks them; the rows' blocks are read once a block of tokens.
+ * The integer lanes are exact, and each token's float steps are the
+ * reference's in block order: bit for bit the old path (test_iq). */
+#define IQ_XU_BYTES (256 * 1024)
+
+static _Thread_local uint8_t iq_xu[IQ_XU_BYTES] __attribute__((aligned(64)));
+static _Thread_local float iq_dx2[IQ_XU_BYTES / 32] __attribute__((aligned(64)));
+
+/* A super-block's pairs q = 0..3 as signed weights, their corrections
+   (-128 * each 4 weights' sum) and scale dwords (2s + 1 in the low word,
+   0 in the high) */
+INL5 void vnni_decode(int type, const uint8_t *blk, const iq_ctx *cx, __m512i w[4], __m512i corr[4], __m512i sc[4])
+{
+    const __m512i ones = _mm512_set1_epi8(1), lo16 = _mm512_set1_epi32(0xffff), zero = _mm512_setzero_si512();
+    for (int q = 0; q < 4; q++) {
+        __m512i s;
+        if (type == EMBER_IQ2_S || type == EMBER_IQ3_S) {
+            __mmask64 neg;
+            const __m512i mag = pair_decode(type, blk, q, cx->P, &s, &neg);
+            w[q] = _mm512_mask_sub_epi8(mag, neg, zero, mag);
+        } else {
+            iq_sub a, b;
+            sub_decode(type, blk, 2 * q, cx, &a);
+            sub_decode(type, blk, 2 * q + 1, cx, &b);
+            w[q] = join(_mm256_sign_epi8(a.mag, a.sgn), _mm256_sign_epi8(b.mag, b.sgn));
+            s = join(a.sc, b.sc);
+        }
+        corr[q] = _mm512_slli_epi32(_mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, ones, w[q])), 7);
+        sc[q] = _mm512_and_si512(s, lo16);
+    }
+}
+
+/* One token's 16 int32 lanes of a super-block (pairs 0-3) */
+INL5 __m512i vnni_lanes(const __m512i w[4], const __m512i corr[4], const __m512i sc[4], const uint8_t *xu)
+{
+    __m512i l = _mm512_setzero_si512();
+    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {
+        const __m512i dp = _mm512_dpbusd_epi32(corr[q], _mm512_load_si512((const void *)(xu + 64 * q)), w[q]);
+        l = _mm512_dpwssd_epi32(l, dp, sc[q]);
+    }
+    return l;
+}
+
+/* Rows r0..r1 against a block of tn tokens (np pairs) in iq_xu / iq_dx2 */
+INL5 void vnni_rows(int type, const iq_ctx *cx, const void *w, size_t row_bytes, int r0, int r1, const int np, int tn,
+                    int t0, float *y, size_t y_stride)
+{
+    const int nb = cx->nb;
+    const size_t bb = cx->bb, k = (size_t)nb * QK_K;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        __m512 acc[TOK5 / 2];
+        _Pragma("GCC unroll 8") for (int p = 0; p < TOK5 / 2; p++) acc[p] = _mm512_setzero_ps();
+        for (int i = 0; i < nb; i++) {
+            const uint8_t *blk = row + (size_t)i * bb;
+            __m512i wq[4], corr[4], sc[4];
+            vnni_decode(type, blk, cx, wq, corr, sc);
+            const __m512 dw = _mm512_set1_ps(block_d(type, blk));
+            _Pragma("GCC unroll 8") for (int p = 0; p < np; p++) {
+                const uint8_t *ua = iq_xu + (size_t)(2 * p) * k + 256 * (size_t)i;
+                const __m512i la = vnni_lanes(wq, corr, sc, ua), lb = vnni_lanes(wq, corr, sc, ua + k);
+                /* [a's lanes 0-7 | b's] + [a's 8-15 | b's]: each token's 8 */
+                const __m512i l = _mm512_add_epi32(_mm512_shuffle_i64x2(la, lb, _MM_SHUFFLE(1, 0, 1, 0)),
+                                                   _mm512_shuffle_i64x2(la, lb, _MM_SHUFFLE(3, 2, 3, 2)));
+                const __m512 d = _mm512_mul_ps(dw, _mm512_load_ps(iq_dx2 + ((size_t)p * (size_t)nb + (size_t)i) * 16));
+                acc[p] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(l), acc[p]);
+            }
+        }
+        for (int t = 0; t < tn; t++) {
+            float a[16];
+            _mm512_storeu_ps(a, acc[t / 2]);
+            y[(size_t)(t0 + t) * y_stride + (size_t)r] = cx->c * ember_sum8(a + 8 * (t % 2));
+        }
+    }
+}
+
+INL5 void matmul_vnni(int type, EMBER_KQ_MATMUL_ARGS)
+{
+    iq_ctx cx;
+    iq_ctx_init(type, k, row_bytes, &cx);
+    const int nb = cx.nb;
+    /* tokens a block: 16, or as many (even) as iq_xu holds */
+    int tb = (int)(IQ_XU_BYTES / k) & ~1;
+    if (tb > TOK5) tb = TOK5;
+    if (tb < 2) {   /* rows past 128K elements: the old path */
+        matmul_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
+        return;
+    }
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int t0 = 0; t0 < nt; t0 += tb) {
+        const int tn = nt - t0 < tb ? nt - t0 : tb, np = (tn + 1) / 2;
+        /* the block's activations + 128, and its pairs' two scales side by
+           side (an odd count's last token twice) */
+        for (int t = 0; t < 2 * np; t++) {
+            const int ts = t < tn ? t : tn - 1;
+            const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(t0 + ts) * xq_stride);
+            uint8_t *u = iq_xu + (size_t)t * (size_t)k;
+            for (int i = 0; i < nb; i++) {
+                for (int q = 0; q < 4; q++)
+                    _mm512_store_si512((void *)(u + 256 * i + 64 * q),
+                                       _mm512_xor_si512(_mm512_loadu_si512((const void *)(x[i].qs + 64 * q)), flip));
+                _mm256_store_ps(iq_dx2 + ((size_t)(t / 2) * (size_t)nb + (size_t)i) * 16 + 8 * (t % 2), _mm256_set1_ps(x[i].d));
+            }
+        }
+        /* a whole block's 8 pairs with a constant count, so that their
+           sums stay in registers */
+        if (np == TOK5 / 2) vnni_rows(type, &cx, w, row_bytes, r0, r1, TOK5 / 2, tn, t0, y, y_stride);
+        else vnni_rows(type, &cx, w, row_bytes, r0, r1, np, tn, t0, y, y_stride);
+    }
+}
+
 /* ---- AVX-512 decode ------------------------------------------------------
  * One token, for the types whose blocks hold their sign bytes whole (IQ2_S,
  * IQ3_S): two sub-blocks a zmm by pair_decode (its gathers), the sign bytes
@@ -547,7 +671,9 @@ INL5 void decode_avx512(int type, EMBER_KQ_MATMUL_ARGS)
     static T5 void name(EMBER_KQ_MATMUL_ARGS)                                                            \
     {                                                                                                    \
         if (nt == 1) dec(w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);                       \
-        else matmul_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);               \
+        else if (type == EMBER_IQ1_S || type == EMBER_IQ1_M)                                              \
+            matmul_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);                \
+        else matmul_vnni(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);                 \
     }
 #define DEC512(name, type) \
     static T5 void name(EMBER_KQ_MATMUL_ARGS) { decode_avx512(type, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride); }
