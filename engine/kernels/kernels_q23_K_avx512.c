@@ -115,6 +115,152 @@ INL __m256 q23_step(const int three, const q23_dec *o, const block_q8_K *x, cons
     return _mm256_fmadd_ps(_mm256_set1_ps(x->d * o->d), lanes8(a), acc);
 }
 
+/* ---- prefill by vpdpbusd ----------------------------------------------
+ * A super-block's scale goes into its weights once per 16 tokens: each
+ * 128-bit lane of a chunk is one 16-element group, so vpshufb spreads the
+ * group's scale over its bytes, and three masked adds by the quant's bits
+ * make the byte q * s (Q2_K: 0..45), or for Q3_K 124 + (q - 4) * s (0..252:
+ * (q - 4) * s alone reaches 128, past a signed byte).  Then a token's chunk
+ * is one vpdpbusd of those unsigned bytes and its signed activations, as
+ * they lie in its Q8_K row, into the lanes: sum over the lane's groups of
+ * s * (sum q x), the integer the reference forms, exactly; Q3_K's lanes
+ * start from -124 * (the lane's activations' sum), made once per token
+ * block.  Two tokens' 16 lanes fold into one register, so their converts,
+ * fmas and (Q2_K) min terms go two at a time.  Each token's float steps
+ * are the reference's in block order: bit for bit (test_kernels_kquant). */
+#define Q23_TB 16
+#define Q23_MAXNB 128   /* super-blocks a row the token block's buffers hold */
+
+typedef struct {
+    int32_t c124[Q23_TB][Q23_MAXNB][16];   /* Q3_K: -124 x each lane's activations */
+    float dx2[Q23_TB / 2][Q23_MAXNB][16];  /* a pair's two d, 8 lanes each */
+    int16_t bs2[Q23_TB / 2][Q23_MAXNB][32];/* Q2_K: a pair's two bsums */
+} q23_tok;
+
+static _Thread_local q23_tok q23_tb __attribute__((aligned(64)));
+
+/* lane L of chunk c: 16 bytes of index 4c + L (vpshufb within the lane) */
+INL __m512i lane_sel(int c)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(_mm_set1_epi8((char)(4 * c + 1)), _mm_set1_epi8((char)(4 * c)))),
+                              _mm256_set_m128i(_mm_set1_epi8((char)(4 * c + 3)), _mm_set1_epi8((char)(4 * c + 2))), 1);
+}
+
+/* The super-block's chunks as unsigned bytes of q * s (+ Q3_K's offset) */
+INL void q23_weights(const int three, const uint8_t *blk, const q23_const *k, const __m512i sel[4], __m512i wq[4],
+                     __m256i *mn, float *d, float *dmin)
+{
+    const __m512i one = _mm512_set1_epi8(1), two = _mm512_set1_epi8(2);
+    __m512i sb, hm = _mm512_setzero_si512();
+    const uint8_t *qs;
+    if (three) {
+        const block_q3_K *b = (const block_q3_K *)(const void *)blk;
+        sb = _mm512_broadcast_i32x4(_mm256_cvtepi16_epi8(q3_scale_words(b->scales)));
+        hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)b->hmask));
+        qs = b->qs;
+        *d = _cvtsh_ss(b->d);
+        *dmin = 0.0f;
+    } else {
+        const block_q2_K *b = (const block_q2_K *)(const void *)blk;
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)b->scales);
+        sb = _mm512_broadcast_i32x4(_mm_and_si128(v, _mm_set1_epi8(0x0f)));
+        *mn = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(0x0f)));
+        qs = b->qs;
+        *d = _cvtsh_ss(b->d);
+        *dmin = _cvtsh_ss(b->dmin);
+    }
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+        const __m512i bits = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(qs + 32 * (c / 2))));
+        const __m512i q = _mm512_and_si512(_mm512_srlv_epi64(bits, k->cnt[c % 2]), k->m3);
+        const __m512i sc = _mm512_shuffle_epi8(sb, sel[c]), s2 = _mm512_add_epi8(sc, sc);
+        __m512i w;
+        if (three) {   /* 124 - 4s, + 4s where the high bit is set, + low bits x s */
+            const __m512i s4 = _mm512_add_epi8(s2, s2);
+            w = _mm512_sub_epi8(_mm512_set1_epi8(124), s4);
+            w = _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(hm, k->hb[c]), w, s4);
+        } else {
+            w = _mm512_setzero_si512();
+        }
+        w = _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(q, one), w, sc);
+        wq[c] = _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(q, two), w, s2);
+    }
+}
+
+INL __m512i q23_lanes(const __m512i wq[4], const int8_t *xqs, __m512i start)
+{
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++)
+        start = _mm512_dpbusd_epi32(start, wq[c], _mm512_loadu_si512((const void *)(xqs + 64 * c)));
+    return start;
+}
+
+INL void q23_rows(const int three, const void *w, size_t row_bytes, int nb, int r0, int r1, const block_q8_K *const *x,
+                  const int np, int tn, int t0, float *y, size_t y_stride)
+{
+    const size_t bb = three ? sizeof(block_q3_K) : sizeof(block_q2_K);
+    q23_const kc;
+    q23_consts(&kc);
+    const __m512i sel[4] = {lane_sel(0), lane_sel(1), lane_sel(2), lane_sel(3)};
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + (size_t)r * row_bytes;
+        __m512 acc[Q23_TB / 2];
+        _Pragma("GCC unroll 8") for (int p = 0; p < Q23_TB / 2; p++) acc[p] = _mm512_setzero_ps();
+        for (int i = 0; i < nb; i++) {
+            __m512i wq[4];
+            __m256i mn = _mm256_setzero_si256();
+            float d, dmin;
+            q23_weights(three, row + (size_t)i * bb, &kc, sel, wq, &mn, &d, &dmin);
+            const __m512 dv = _mm512_set1_ps(d), dmv = _mm512_set1_ps(dmin);
+            const __m512i mn2 = _mm512_broadcast_i64x4(mn);
+            _Pragma("GCC unroll 8") for (int p = 0; p < np; p++) {
+                const int ta = 2 * p, tb = ta + 1 < tn ? ta + 1 : ta;
+                const __m512i za = three ? _mm512_load_si512((const void *)q23_tb.c124[ta][i]) : _mm512_setzero_si512();
+                const __m512i zb = three ? _mm512_load_si512((const void *)q23_tb.c124[tb][i]) : _mm512_setzero_si512();
+                const __m512i la = q23_lanes(wq, x[ta][i].qs, za), lb = q23_lanes(wq, x[tb][i].qs, zb);
+                /* [a's lanes 0-7 | b's] + [a's 8-15 | b's]: each token's 8 */
+                const __m512i l = _mm512_add_epi32(_mm512_shuffle_i64x2(la, lb, _MM_SHUFFLE(1, 0, 1, 0)),
+                                                   _mm512_shuffle_i64x2(la, lb, _MM_SHUFFLE(3, 2, 3, 2)));
+                const __m512 dx = _mm512_load_ps(q23_tb.dx2[p][i]);
+                if (!three) {   /* the mins first: fma(-(dx dmin), mins . bsums, acc) */
+                    const __m512i pm = _mm512_madd_epi16(mn2, _mm512_load_si512((const void *)q23_tb.bs2[p][i]));
+                    acc[p] = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmv), _mm512_cvtepi32_ps(pm), acc[p]);
+                }
+                acc[p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, dv), _mm512_cvtepi32_ps(l), acc[p]);
+            }
+        }
+        for (int t = 0; t < tn; t++) {
+            float a[16];
+            _mm512_storeu_ps(a, acc[t / 2]);
+            y[(size_t)(t0 + t) * y_stride + (size_t)r] = ember_sum8(a + 8 * (t % 2));
+        }
+    }
+}
+
+INL void q23_prefill(const int three, EMBER_KQ_MATMUL_ARGS)
+{
+    const int nb = (int)(k / QK_K);
+    const __m512i c124 = _mm512_set1_epi8(124);
+    for (int t0 = 0; t0 < nt; t0 += Q23_TB) {
+        const int tn = nt - t0 < Q23_TB ? nt - t0 : Q23_TB, np = (tn + 1) / 2;
+        const block_q8_K *x[Q23_TB];
+        for (int t = 0; t < Q23_TB; t++) x[t] = act(xq, xq_stride, t0 + (t < tn ? t : tn - 1));
+        for (int t = 0; t < 2 * np; t++)
+            for (int i = 0; i < nb; i++) {
+                _mm256_store_ps(&q23_tb.dx2[t / 2][i][8 * (t % 2)], _mm256_set1_ps(x[t][i].d));
+                if (three) {
+                    __m512i s = _mm512_setzero_si512();
+                    for (int c = 0; c < 4; c++) s = _mm512_dpbusd_epi32(s, c124, _mm512_loadu_si512((const void *)(x[t][i].qs + 64 * c)));
+                    _mm512_store_si512((void *)q23_tb.c124[t][i], _mm512_sub_epi32(_mm512_setzero_si512(), s));
+                } else {
+                    _mm256_store_si256((__m256i *)(void *)&q23_tb.bs2[t / 2][i][16 * (t % 2)],
+                                       _mm256_loadu_si256((const __m256i *)(const void *)x[t][i].bsums));
+                }
+            }
+        /* a whole block's 8 pairs with a constant count: their sums stay in registers */
+        if (np == Q23_TB / 2) q23_rows(three, w, row_bytes, nb, r0, r1, x, Q23_TB / 2, tn, t0, y, y_stride);
+        else q23_rows(three, w, row_bytes, nb, r0, r1, x, np, tn, t0, y, y_stride);
+    }
+}
+
 INL void q23_matmul(const int three, EMBER_KQ_MATMUL_ARGS)
 {
     const size_t bb = three ? sizeof(block_q3_K) : sizeof(block_q2_K);
@@ -141,6 +287,10 @@ INL void q23_matmul(const int three, EMBER_KQ_MATMUL_ARGS)
             }
             y[r] = sum8(acc);
         }
+        return;
+    }
+    if (nb <= Q23_MAXNB) {
+        q23_prefill(three, w, row_bytes, k, r0, r1, xq, xq_stride, nt, y, y_stride);
         return;
     }
     /* Rows go in blocks whose weights stay in L2 while each group of up to
