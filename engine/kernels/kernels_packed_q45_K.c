@@ -402,8 +402,10 @@ INL512 void dq_prep(const int kind, const uint8_t *rec, int64_t nbc, dq_buf *dq)
                 const size_t e = (size_t)((b * 8 + j) * 4 + h) * 2;
                 __mmask64 nl = 0, nh = 0;
                 decode_h(kind, rec, j, h, qh, 0, &dq->w[e], &dq->w[e + 1], &nl, &nh);
-                dq->neg[e] = nl;
-                dq->neg[e + 1] = nh;
+                if (kind == KI) {   /* the sign masks are IQ4_XS's alone */
+                    dq->neg[e] = nl;
+                    dq->neg[e + 1] = nh;
+                }
             }
         }
 }
