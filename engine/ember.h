@@ -124,6 +124,8 @@ typedef enum {
 } ember_rep;
 
 const char *ember_rep_name(ember_rep r);   /* "eager-f32", "compressed", "packed" */
+/* The CPU's maker: "intel", "amd" or "other" (a profile rule's cpu:). */
+const char *ember_cpu_vendor(void);
 
 typedef struct ember_plan_entry {
     char name[96];

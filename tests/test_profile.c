@@ -176,7 +176,8 @@ static void test_shipped(void)
         const profile_rule *r2 = &p->rules[1];
         const profile_rule *r3 = &p->rules[2];
         const profile_rule *r4 = &p->rules[3];
-        tap_ok(p->n_rules == 5 && r->strategy == EMBER_STRATEGY_PACKED &&
+        const profile_rule *r5 = &p->rules[4];
+        tap_ok(p->n_rules == 6 && r->strategy == EMBER_STRATEGY_PACKED &&
                r->projections == EMBER_PROJ_ALL && r->when == EMBER_PACK_BEFORE_PREFILL &&
                r->evict_source && r->reevict_after_prefill && !r->arch && !strcmp(r->dtype, "Q8_0") &&
                r2->strategy == EMBER_STRATEGY_PACKED && r2->projections == (EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT) &&
@@ -185,9 +186,11 @@ static void test_shipped(void)
                r3->projections == (EMBER_PROJ_ALL | EMBER_PROJ_OUTPUT) && !strcmp(r3->dtype, "IQ4_XS") &&
                r4->strategy == EMBER_STRATEGY_PACKED && r4->projections == EMBER_PROJ_ALL &&
                !strcmp(r4->dtype, "MXFP4*") &&
-               p->rules[4].strategy == EMBER_STRATEGY_COMPRESSED && !p->rules[4].arch && !p->rules[4].dtype,
+               r5->strategy == EMBER_STRATEGY_PACKED && r5->projections == EMBER_PROJ_ALL && !strcmp(r5->dtype, "Q4_0") &&
+               r5->cpu && !strcmp(r5->cpu, "intel") && !r->cpu && !r2->cpu &&
+               p->rules[5].strategy == EMBER_STRATEGY_COMPRESSED && !p->rules[5].arch && !p->rules[5].dtype,
                "auto: Q8_0, Q[3456]_K*, IQ4_XS and MXFP4* (any arch) -> packed projections before-prefill (the K-quant and "
-               "IQ4_XS files' LM head too), else compressed");
+               "IQ4_XS files' LM head too), Q4_0 on Intel, else compressed");
     }
     profile_free(p);
     p = load_shipped("packed");
@@ -262,6 +265,40 @@ static void test_match(void)
     t = tgt("LLaMA", "q8_0", "", "x", 1, "a.gguf");
     rc = profile_match(p, &t, &o, &ri, &err);
     tap_ok(rc == 0 && ri == 0, "arch and dtype compare case-insensitively");
+
+    /* cpu: the maker as the target carries it */
+    {
+        static const char cpu_doc[] = "name: c\nrules:\n  - match: {dtype: Q4_0, cpu: Intel}\n    strategy: packed\n"
+                                      "  - match: {cpu: amd}\n    strategy: eager\n  - match: {}\n    strategy: compressed\n";
+        profile *pc = profile_load_mem("c.yaml", cpu_doc, strlen(cpu_doc), &err);
+        int ok = pc != NULL;
+        static const struct { const char *cpu, *dtype; int rule; } cc[] = {
+            {"intel", "Q4_0", 0}, {"amd", "Q4_0", 1}, {"other", "Q4_0", 2}, {"intel", "Q8_0", 2}, {"amd", "Q8_0", 1},
+        };
+        for (size_t i = 0; ok && i < sizeof cc / sizeof cc[0]; i++) {
+            profile_target tc = tgt("llama", cc[i].dtype, "", "x", 1, "a.gguf");
+            snprintf(tc.cpu, sizeof tc.cpu, "%s", cc[i].cpu);
+            const char *why = NULL;
+            int rci = -1;
+            ok = profile_match(pc, &tc, NULL, &rci, &err) == 0 && rci == cc[i].rule &&
+                 (cc[i].rule != 2 || (profile_rule_matches(&pc->rules[0], &tc, &why), why && (!strcmp(why, "cpu") || !strcmp(why, "dtype"))));
+        }
+        tap_ok(ok, "cpu: rules fit the target's maker (intel, amd, other), case-insensitively");
+        profile_free(pc);
+        profile_target th;
+        memset(&th, 0, sizeof th);
+        ember_model_info info;
+        memset(&info, 0, sizeof info);
+        profile_target_from_info(&th, &info, NULL);
+        tap_ok(!strcmp(th.cpu, ember_cpu_vendor()) && (!strcmp(th.cpu, "intel") || !strcmp(th.cpu, "amd") || !strcmp(th.cpu, "other")),
+               "a model's target carries this CPU's maker (%s)", th.cpu);
+        static const char bad_doc[] = "name: b\nrules:\n  - match: {cpu: intell}\n    strategy: packed\n";
+        profile *pb = profile_load_mem("b.yaml", bad_doc, strlen(bad_doc), &err);
+        tap_ok(!pb && err.code == PROFILE_E_ENUM && strstr(err.msg, "unknown cpu 'intell'") && strstr(err.msg, "intel") &&
+                   err.line == 3,
+               "cpu: a misspelt maker is an error at its line (%s)", pb ? "loaded" : err.msg);
+        profile_free(pb);
+    }
 
     t = tgt("qwen2", "Q8_0", "Q8_0", "Qwen2 Instruct", 2000000000ull, "q.gguf");
     rc = profile_match(p, &t, &o, &ri, &err);
@@ -355,7 +392,7 @@ static void test_match(void)
         tap_ok(rc == 0 && ri == 1 && o.strategy == EMBER_STRATEGY_PACKED, "auto: llama Q3_K info -> packed (rule 2)");
         info.dominant_dtype = 10; /* Q2_K */
         rc = profile_match_info(p, &info, "/m/llama-q2k.gguf", &o, &ri, &err);
-        tap_ok(rc == 0 && ri == 4 && o.strategy == EMBER_STRATEGY_COMPRESSED, "auto: llama Q2_K info -> compressed");
+        tap_ok(rc == 0 && ri == 5 && o.strategy == EMBER_STRATEGY_COMPRESSED, "auto: llama Q2_K info -> compressed");
     }
     profile_free(p);
 
@@ -389,7 +426,7 @@ static void test_fixtures(void)
        packs its Q4_K / Q5_K / Q6_K tensors, a Q2_K file stays compressed
        (packing its few K-quant tensors measured no faster) */
     static const struct { const char *dtype, *ftype; int rule; } by_type[] = {
-        {"Q3_K", "Q3_K_M", 1}, {"Q3_K", "Q3_K_L", 1}, {"Q2_K", "Q2_K", 4}, {"Q2_K", "Q2_K_S", 4},
+        {"Q3_K", "Q3_K_M", 1}, {"Q3_K", "Q3_K_L", 1}, {"Q2_K", "Q2_K", 5}, {"Q2_K", "Q2_K_S", 5},
     };
     for (size_t i = 0; i < sizeof by_type / sizeof by_type[0]; i++) {
         profile_target t = {.arch = "llama", .n_params = 1};
@@ -403,16 +440,16 @@ static void test_fixtures(void)
     /* the rule of auto, then of low-memory (Q8_0 or not) */
     static const struct { const char *file; const char *arch, *dtype, *ftype; int rule, lm_rule; } fx[] = {
         {"llama-mini-Q8_0.gguf", "llama", "Q8_0", "Q8_0", 0, 0},
-        {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", 4, 1},
+        {"llama-mini-Q4_0.gguf", "llama", "Q4_0", "Q4_0", -4, 1},   /* -4: 4 on Intel, else 5 */
         /* dominant dtype Q6_K in so small a model (its embedding): the
            file type Q4_K_M matches Q[3456]_K* */
         {"llama-mini-Q4_K_M.gguf", "llama", NULL, "Q4_K_M", 1, 1},
         {"llama-mini-Q5_K_M.gguf", "llama", NULL, "Q5_K_M", 1, 1},
         {"llama-mini-Q6_K.gguf", "llama", "Q6_K", "Q6_K", 1, 1},
-        {"llama-mini-f16.gguf", "llama", "F16", "F16", 4, 1},
+        {"llama-mini-f16.gguf", "llama", "F16", "F16", 5, 1},
         {"qwen2-mini-Q8_0.gguf", "qwen2", "Q8_0", "Q8_0", 0, 0},
         {"qwen2-mini-Q4_K_M.gguf", "qwen2", NULL, "Q4_K_M", 1, 1},
-        {"qwen3-mini-f16.gguf", "qwen3", "F16", "F16", 4, 1},
+        {"qwen3-mini-f16.gguf", "qwen3", "F16", "F16", 5, 1},
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
         char rel[128];
@@ -431,7 +468,8 @@ static void test_fixtures(void)
         int ri = -1, ri2 = -1;
         int rc = profile_match(p, &t, &o, &ri, &err);
         int rc2 = profile_match(lm, &t, NULL, &ri2, &err);
-        tap_ok(rc == 0 && rc2 == 0 && ri == fx[i].rule && ri2 == fx[i].lm_rule &&
+        const int want = fx[i].rule >= 0 ? fx[i].rule : strcmp(ember_cpu_vendor(), "intel") ? 5 : 4;
+        tap_ok(rc == 0 && rc2 == 0 && ri == want && ri2 == fx[i].lm_rule &&
                !strcmp(t.arch, fx[i].arch) && (!fx[i].dtype || !strcmp(t.dtype, fx[i].dtype)) &&
                !strcmp(t.file_type, fx[i].ftype) && t.n_params > 0 && !strcmp(t.file, fx[i].file),
                "%s: arch %s dtype %s ftype %s, %llu params -> auto rule %d", fx[i].file, t.arch,

@@ -7,8 +7,11 @@
 #include "dtype.h"
 #include "kernels.h"
 
-#if defined(EMBER_SIMD) && defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+
+#if defined(EMBER_SIMD) && defined(__x86_64__)
 
 static int xgetbv_ok(uint64_t mask)
 {
@@ -52,6 +55,23 @@ static void init(void)
         if (want < EMBER_ISA_AVX512) cached_vnni = 0;
     }
     cached = isa;
+}
+
+/* The CPU's maker as profiles name it (cpuid leaf 0): where a layout's
+   speed differs by maker, a profile rule can say so (`cpu:`). */
+const char *ember_cpu_vendor(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    /* asked afresh each time (once per model a profile is matched for):
+       nothing shared between threads */
+    char v[13] = {0};
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return "other";
+    memcpy(v, &b, 4), memcpy(v + 4, &d, 4), memcpy(v + 8, &c, 4);
+    return !strcmp(v, "GenuineIntel") ? "intel" : !strcmp(v, "AuthenticAMD") ? "amd" : "other";
+#else
+    return "other";
+#endif
 }
 
 ember_isa ember_cpu_isa(void)

@@ -197,9 +197,21 @@ static int check_dtype_word(ctx *c, const ynode *v, const char *s)
                           s, profile_dym(hint, sizeof hint, s, words, n));
 }
 
+/* cpu: one of the makers ember_cpu_vendor() names (a misspelt one would
+   silently never match) */
+static int check_cpu_word(ctx *c, const ynode *v, const char *s)
+{
+    static const char *const words[] = {"intel", "amd", "other"};
+    for (size_t i = 0; i < NKEYS(words); i++)
+        if (!strcasecmp(s, words[i])) return 0;
+    char hint[96];
+    return profile_seterr(c->err, PROFILE_E_ENUM, c->label, v->line, v->col, "unknown cpu '%s'%s; use intel, amd or other",
+                          s, profile_dym(hint, sizeof hint, s, words, (int)NKEYS(words)));
+}
+
 static int parse_match(ctx *c, const ynode *m, profile_rule *r)
 {
-    static const char *const keys[] = {"arch", "dtype", "name", "file", "min_params", "max_params"};
+    static const char *const keys[] = {"arch", "dtype", "name", "file", "min_params", "max_params", "cpu"};
     int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
     if (m->kind == YN_SCALAR && m->null) return 0;        /* `match:` alone = anything */
     if (want_map(c, m, "match")) return -1;
@@ -219,6 +231,10 @@ static int parse_match(ctx *c, const ynode *m, profile_rule *r)
         case 3: rc = want_string(c, v, keys[k], &r->file_glob); break;
         case 4: rc = want_params(c, v, keys[k], &r->min_params); r->has_min = true; break;
         case 5: rc = want_params(c, v, keys[k], &r->max_params); r->has_max = true; maxv = v; break;
+        case 6:
+            rc = want_string(c, v, keys[k], &r->cpu);
+            if (!rc) rc = check_cpu_word(c, v, r->cpu);
+            break;
         }
         if (rc) return -1;
     }
@@ -491,6 +507,7 @@ void profile_free(profile *p)
         free(p->rules[i].dtype);
         free(p->rules[i].name_glob);
         free(p->rules[i].file_glob);
+        free(p->rules[i].cpu);
     }
     free(p->rules);
     free(p->name);

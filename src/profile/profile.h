@@ -52,7 +52,7 @@ typedef enum { PROFILE_PREFILL_GENERIC = 0, PROFILE_PREFILL_PACKED = 1 } profile
 
 typedef struct profile_rule {
     /* match; NULL / 0 means "any" */
-    char *arch, *dtype, *name_glob, *file_glob;
+    char *arch, *dtype, *name_glob, *file_glob, *cpu;
     uint64_t min_params, max_params;   /* max 0 = no bound */
     bool has_min, has_max;
     /* action */
@@ -98,6 +98,7 @@ typedef struct profile_target {
     char file_type[16];      /* general.file_type as a name ("Q4_K_M"), "" if unknown */
     uint64_t n_params;
     char file[256];          /* basename of the model file, "" if unknown */
+    char cpu[8];             /* this CPU's maker: "intel", "amd", "other" */
 } profile_target;
 
 void profile_target_from_info(profile_target *t, const ember_model_info *info,

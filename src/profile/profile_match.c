@@ -32,6 +32,7 @@ void profile_target_from_info(profile_target *t, const ember_model_info *info,
     copy_str(t->file_type, sizeof t->file_type, info->file_type);
     t->n_params = info->n_params;
     if (file_path) copy_str(t->file, sizeof t->file, base_name(file_path));
+    copy_str(t->cpu, sizeof t->cpu, ember_cpu_vendor());
 }
 
 int profile_target_from_file(profile_target *t, const char *path, profile_err *err)
@@ -65,6 +66,7 @@ bool profile_rule_matches(const profile_rule *r, const profile_target *t, const 
         w = "dtype";
     else if (r->name_glob && !glob_ci(r->name_glob, t->name)) w = "name";
     else if (r->file_glob && !glob_ci(r->file_glob, t->file)) w = "file";
+    else if (r->cpu && !glob_ci(r->cpu, t->cpu)) w = "cpu";
     else if (r->has_min && t->n_params < r->min_params) w = "min_params";
     else if (r->has_max && t->n_params > r->max_params) w = "max_params";
     if (why) *why = w;

@@ -35,6 +35,7 @@ void profile_print(const profile *p, FILE *out)
         if (r->dtype) { fprintf(out, "%sdtype: ", n++ ? ", " : ""); print_str(out, r->dtype); }
         if (r->name_glob) { fprintf(out, "%sname: ", n++ ? ", " : ""); print_str(out, r->name_glob); }
         if (r->file_glob) { fprintf(out, "%sfile: ", n++ ? ", " : ""); print_str(out, r->file_glob); }
+        if (r->cpu) { fprintf(out, "%scpu: ", n++ ? ", " : ""); print_str(out, r->cpu); }
         if (r->has_min) fprintf(out, "%smin_params: %llu", n++ ? ", " : "", (unsigned long long)r->min_params);
         if (r->has_max) fprintf(out, "%smax_params: %llu", n++ ? ", " : "", (unsigned long long)r->max_params);
         fprintf(out, "}    # rule %d, line %d\n", i + 1, r->line);
