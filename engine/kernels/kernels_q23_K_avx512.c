@@ -125,16 +125,22 @@ INL __m256 q23_step(const int three, const q23_dec *o, const block_q8_K *x, cons
  * they lie in its Q8_K row, into the lanes: sum over the lane's groups of
  * s * (sum q x), the integer the reference forms, exactly; Q3_K's lanes
  * start from -124 * (the lane's activations' sum), made once per token
- * block.  Two tokens' 16 lanes fold into one register, so their converts,
- * fmas and (Q2_K) min terms go two at a time.  Each token's float steps
- * are the reference's in block order: bit for bit (test_kernels_kquant). */
+ * block.  The block's activations are laid out once in pairs of tokens,
+ * each 32-element piece as [token a's | token b's] (q23_tb.xp), against
+ * the piece's weights in both halves: one vpdpbusd then serves two tokens
+ * and leaves token a's 8 lanes below token b's, so a pair's convert, fma
+ * and (Q2_K) min term are one each, with no fold of two tokens' lanes
+ * (which this replaced: Xeon VM pp128, Q2_K 1.17-1.27x, Q3_K_M 1.10-1.14x).
+ * Each token's float steps are the reference's in block order: bit for
+ * bit (test_kernels_kquant). */
 #define Q23_TB 16
 #define Q23_MAXNB 128   /* super-blocks a row the token block's buffers hold */
 
 typedef struct {
-    int32_t c124[Q23_TB][Q23_MAXNB][16];   /* Q3_K: -124 x each lane's activations */
-    float dx2[Q23_TB / 2][Q23_MAXNB][16];  /* a pair's two d, 8 lanes each */
-    int16_t bs2[Q23_TB / 2][Q23_MAXNB][32];/* Q2_K: a pair's two bsums */
+    int8_t xp[Q23_TB / 2][Q23_MAXNB][8][64]; /* a pair's activations, piece by piece */
+    int32_t c124[Q23_TB / 2][Q23_MAXNB][16]; /* Q3_K: -124 x each lane's activations */
+    float dx2[Q23_TB / 2][Q23_MAXNB][16];    /* a pair's two d, 8 lanes each */
+    int16_t bs2[Q23_TB / 2][Q23_MAXNB][32];  /* Q2_K: a pair's two bsums */
 } q23_tok;
 
 static _Thread_local q23_tok q23_tb __attribute__((aligned(64)));
@@ -186,15 +192,8 @@ INL void q23_weights(const int three, const uint8_t *blk, const q23_const *k, co
     }
 }
 
-INL __m512i q23_lanes(const __m512i wq[4], const int8_t *xqs, __m512i start)
-{
-    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++)
-        start = _mm512_dpbusd_epi32(start, wq[c], _mm512_loadu_si512((const void *)(xqs + 64 * c)));
-    return start;
-}
-
-INL void q23_rows(const int three, const void *w, size_t row_bytes, int nb, int r0, int r1, const block_q8_K *const *x,
-                  const int np, int tn, int t0, float *y, size_t y_stride)
+INL void q23_rows(const int three, const void *w, size_t row_bytes, int nb, int r0, int r1, const int np, int tn,
+                  int t0, float *y, size_t y_stride)
 {
     const size_t bb = three ? sizeof(block_q3_K) : sizeof(block_q2_K);
     q23_const kc;
@@ -211,14 +210,15 @@ INL void q23_rows(const int three, const void *w, size_t row_bytes, int nb, int 
             q23_weights(three, row + (size_t)i * bb, &kc, sel, wq, &mn, &d, &dmin);
             const __m512 dv = _mm512_set1_ps(d), dmv = _mm512_set1_ps(dmin);
             const __m512i mn2 = _mm512_broadcast_i64x4(mn);
+            __m512i wd[8];   /* piece 2c + h of chunk c in both halves */
+            _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+                wd[2 * c] = _mm512_shuffle_i64x2(wq[c], wq[c], _MM_SHUFFLE(1, 0, 1, 0));
+                wd[2 * c + 1] = _mm512_shuffle_i64x2(wq[c], wq[c], _MM_SHUFFLE(3, 2, 3, 2));
+            }
             _Pragma("GCC unroll 8") for (int p = 0; p < np; p++) {
-                const int ta = 2 * p, tb = ta + 1 < tn ? ta + 1 : ta;
-                const __m512i za = three ? _mm512_load_si512((const void *)q23_tb.c124[ta][i]) : _mm512_setzero_si512();
-                const __m512i zb = three ? _mm512_load_si512((const void *)q23_tb.c124[tb][i]) : _mm512_setzero_si512();
-                const __m512i la = q23_lanes(wq, x[ta][i].qs, za), lb = q23_lanes(wq, x[tb][i].qs, zb);
-                /* [a's lanes 0-7 | b's] + [a's 8-15 | b's]: each token's 8 */
-                const __m512i l = _mm512_add_epi32(_mm512_shuffle_i64x2(la, lb, _MM_SHUFFLE(1, 0, 1, 0)),
-                                                   _mm512_shuffle_i64x2(la, lb, _MM_SHUFFLE(3, 2, 3, 2)));
+                __m512i l = three ? _mm512_load_si512((const void *)q23_tb.c124[p][i]) : _mm512_setzero_si512();
+                _Pragma("GCC unroll 8") for (int m = 0; m < 8; m++)
+                    l = _mm512_dpbusd_epi32(l, wd[m], _mm512_load_si512((const void *)q23_tb.xp[p][i][m]));
                 const __m512 dx = _mm512_load_ps(q23_tb.dx2[p][i]);
                 if (!three) {   /* the mins first: fma(-(dx dmin), mins . bsums, acc) */
                     const __m512i pm = _mm512_madd_epi16(mn2, _mm512_load_si512((const void *)q23_tb.bs2[p][i]));
@@ -246,18 +246,23 @@ INL void q23_prefill(const int three, EMBER_KQ_MATMUL_ARGS)
         for (int t = 0; t < 2 * np; t++)
             for (int i = 0; i < nb; i++) {
                 _mm256_store_ps(&q23_tb.dx2[t / 2][i][8 * (t % 2)], _mm256_set1_ps(x[t][i].d));
-                if (three) {
-                    __m512i s = _mm512_setzero_si512();
-                    for (int c = 0; c < 4; c++) s = _mm512_dpbusd_epi32(s, c124, _mm512_loadu_si512((const void *)(x[t][i].qs + 64 * c)));
-                    _mm512_store_si512((void *)q23_tb.c124[t][i], _mm512_sub_epi32(_mm512_setzero_si512(), s));
-                } else {
+                for (int m = 0; m < 8; m++)
+                    _mm256_store_si256((__m256i *)(void *)&q23_tb.xp[t / 2][i][m][32 * (t % 2)],
+                                       _mm256_loadu_si256((const __m256i *)(const void *)(x[t][i].qs + 32 * m)));
+                if (!three)
                     _mm256_store_si256((__m256i *)(void *)&q23_tb.bs2[t / 2][i][16 * (t % 2)],
                                        _mm256_loadu_si256((const __m256i *)(const void *)x[t][i].bsums));
-                }
             }
+        if (three)   /* each pair's -124 x its lanes' activations, as the lanes lie */
+            for (int p = 0; p < np; p++)
+                for (int i = 0; i < nb; i++) {
+                    __m512i s = _mm512_setzero_si512();
+                    for (int m = 0; m < 8; m++) s = _mm512_dpbusd_epi32(s, c124, _mm512_load_si512((const void *)q23_tb.xp[p][i][m]));
+                    _mm512_store_si512((void *)q23_tb.c124[p][i], _mm512_sub_epi32(_mm512_setzero_si512(), s));
+                }
         /* a whole block's 8 pairs with a constant count: their sums stay in registers */
-        if (np == Q23_TB / 2) q23_rows(three, w, row_bytes, nb, r0, r1, x, Q23_TB / 2, tn, t0, y, y_stride);
-        else q23_rows(three, w, row_bytes, nb, r0, r1, x, np, tn, t0, y, y_stride);
+        if (np == Q23_TB / 2) q23_rows(three, w, row_bytes, nb, r0, r1, Q23_TB / 2, tn, t0, y, y_stride);
+        else q23_rows(three, w, row_bytes, nb, r0, r1, np, tn, t0, y, y_stride);
     }
 }
 
