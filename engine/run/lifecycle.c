@@ -263,7 +263,19 @@ static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int 
        never read */
     if (ember_pack_cache_load(m, key, todo, k)) {
         ember_pack_key_free(key);
-        for (int i = 0; i < k; i++) use_tiles(m, todo[i]);
+        for (int i = 0; i < k; i++) {
+            use_tiles(m, todo[i]);
+            /* a packed LM head's embedding rows read with pread, as after
+               a release (evict_upto): through the mapping each lookup maps
+               the page-cache folio around its row */
+            if (m->tok_embd.t == todo[i]->t) m->embd_released = true;
+        }
+        /* what the load mapped around the norms it read, let go as a miss
+           lets it go below (the next read maps it again).  (Blocks that a
+           packed tensor shares with a compressed one stay mapped whole:
+           with 2 MiB page-cache folios a read maps its whole folio even 4
+           KiB at a time, so MADV_NOHUGEPAGE on them saved nothing.) */
+        if (m->opts.evict_source) madvise((void *)(uintptr_t)m->f->map, m->f->size, MADV_DONTNEED);
         m->pack_cache = EMBER_PACK_CACHE_HIT;
         m->pack_ms = ember_now_ms() - t0;
         m->packed_done = true;
