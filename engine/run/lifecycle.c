@@ -259,6 +259,16 @@ static int pack_weights(ember_model *m, ember_pool *pool, ember_err *err)
 static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int k, double t0, ember_err *err)
 {
     ember_pack_key *key = m->opts.pack_cache && k ? ember_pack_cache_key(m, todo, k) : NULL;
+    /* The file pages mapped so far are the 2 MiB blocks around what the
+       load read (the norms sit between the big tensors: ~70 MiB of a 1B
+       file mapped 2 MiB at a time).  They would stay mapped beside every
+       tile, so they are let go before the tiles are mapped or faulted in:
+       the page cache keeps them, and a read maps them again (the mapping
+       is read-only).  (Blocks that a packed tensor shares with a
+       compressed one are mapped whole again by that one's reads: with 2
+       MiB page-cache folios a read maps its whole folio even 4 KiB at a
+       time, so MADV_NOHUGEPAGE on them saved nothing.) */
+    if (m->opts.evict_source) madvise((void *)(uintptr_t)m->f->map, m->f->size, MADV_DONTNEED);
     /* a cache hit: the tiles are the file's pages, and the sources are
        never read */
     if (ember_pack_cache_load(m, key, todo, k)) {
@@ -270,12 +280,6 @@ static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int 
                the page-cache folio around its row */
             if (m->tok_embd.t == todo[i]->t) m->embd_released = true;
         }
-        /* what the load mapped around the norms it read, let go as a miss
-           lets it go below (the next read maps it again).  (Blocks that a
-           packed tensor shares with a compressed one stay mapped whole:
-           with 2 MiB page-cache folios a read maps its whole folio even 4
-           KiB at a time, so MADV_NOHUGEPAGE on them saved nothing.) */
-        if (m->opts.evict_source) madvise((void *)(uintptr_t)m->f->map, m->f->size, MADV_DONTNEED);
         m->pack_cache = EMBER_PACK_CACHE_HIT;
         m->pack_ms = ember_now_ms() - t0;
         m->packed_done = true;
@@ -285,13 +289,6 @@ static int pack_todo(ember_model *m, ember_pool *pool, ember_weight **todo, int 
         ember_pack_key_free(key);
         return -1;
     }
-    /* The file pages mapped so far are the 2 MiB blocks around what the
-       load read (the norms sit between the big tensors: ~70 MiB of a 1B
-       file mapped 2 MiB at a time).  They would stay mapped beside every
-       tile until the sources are released, so they are let go before the
-       tiles are faulted in: the page cache keeps them, and a read maps
-       them again (the mapping is read-only). */
-    if (m->opts.evict_source) madvise((void *)(uintptr_t)m->f->map, m->f->size, MADV_DONTNEED);
     pack_job j = {todo, k, 0, INT_MAX};
     ember_pool_run(pool, prefault_run, &j);
     m->prefault_ms = ember_now_ms() - t0;
