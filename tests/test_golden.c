@@ -114,7 +114,7 @@ static void compare(const char *what, const float *a, const float *b, int rows, 
     double med = cs[(rows < 4096 ? rows : 4096) / 2];
     if (worst < min_cos) tap_diag("%s: worst row %d of %d", what, wr, rows);
     tap_ok(worst >= min_cos && med >= med_cos && top1 >= min_top1,
-           "%s: min cos %.7f (>= %g), median %.7f (>= %g), top-1 %.1f%% (>= %.0f%%)",
+           "%s: min cos %.7f (>= %.7g), median %.7f (>= %.7g), top-1 %.1f%% (>= %.0f%%)",
            what, worst, min_cos, med, med_cos, 100 * top1, 100 * min_top1);
 }
 
@@ -164,6 +164,11 @@ int main(void)
         }
         int rows = np + ng;
         char what[128];
+        /* An F16 file against ik's goldens: its flash attention keeps Q
+           and the softmax weights in f32, as these architectures' attention
+           does here (att_f32.h); with the mainline fp16 rounding of both,
+           gemma4-mini-f16 reached only 0.9999985 */
+        const double f16_cos = fx[i].ik ? 0.9999999 : 0.99999;
         ember_plan_opts po;
         ember_plan_opts_default(&po);
         po.strategy = EMBER_STRATEGY_EAGER;
@@ -171,7 +176,7 @@ int main(void)
         tap_ok(eager && nref == (size_t)rows * V, "%s eager: ran, %d rows of %d", fx[i].model, rows, V);
         if (eager && nref == (size_t)rows * V) {
             snprintf(what, sizeof what, "%s eager vs golden", fx[i].model);
-            compare(what, eager, ref, rows, V, fx[i].f16 ? 0.99999 : fx[i].ik ? 0.995 : 0.999, 0,
+            compare(what, eager, ref, rows, V, fx[i].f16 ? f16_cos : fx[i].ik ? 0.995 : 0.999, 0,
                     fx[i].f16 ? 0.98 : fx[i].ik ? 0.85 : 0.90);
         }
         po.strategy = EMBER_STRATEGY_COMPRESSED;
@@ -189,7 +194,7 @@ int main(void)
                 tap_ok(!memcmp(comp, ref, (size_t)rows * V * 4),
                        "%s compressed == golden bit for bit (all %d rows)", fx[i].model, rows);
             if (fx[i].f16)
-                compare(what, comp, ref, rows, V, 0.99999, 0.99999, 0.98);
+                compare(what, comp, ref, rows, V, f16_cos, 0.99999, 0.98);
             else if (fx[i].ik)
                 compare(what, comp, ref, rows, V, fx[i].qcos ? fx[i].qcos : 0.995, fx[i].qcos ? 0.998 : 0, 0.85);
             else

