@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ember.h"
+#include "channel.h"
 #include "harmony.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -25,6 +26,8 @@ typedef struct eng {
     ember_detok dt;
     bool harmony;                  /* replies in channels (gpt-oss): shown in the <think> form */
     ember_harmony hm;
+    bool channel;                  /* a thought channel (Gemma 4): shown in the <think> form too */
+    ember_channel ch;
     char path[1024];
 } eng;
 
@@ -59,6 +62,8 @@ static void *e_open(const ember_worker_load *l, ember_err *err)
     }
     e->harmony = ember_harmony_vocab(e->tok);
     ember_harmony_init(&e->hm);
+    e->channel = !e->harmony && ember_channel_vocab(e->tok);
+    ember_channel_init(&e->ch);
     ember_chat_template_opts to = {.jinja = ember_model_chat_template(e->m), .tok = e->tok};
     if (!(e->tmpl = ember_chat_template_new(&to))) {
         ember_seterr(err, "out of memory");
@@ -196,6 +201,12 @@ static int e_piece(void *h, int32_t t, char *out, int cap)
 {
     eng *e = h;
     if (t < 0) return ember_detok_flush(&e->dt, out, cap);
+    if (e->channel) {
+        const char *tt = ember_token_text(e->tok, t);
+        if (ember_channel_marker(tt)) return ember_channel_step(&e->ch, tt, NULL, 0, out, cap);
+        int n = ember_detok_push(&e->dt, e->tok, t, out, cap);   /* in place, as below */
+        return ember_channel_step(&e->ch, NULL, out, n, out, cap);
+    }
     if (!e->harmony) return ember_detok_push(&e->dt, e->tok, t, out, cap);
     const char *tt = ember_token_text(e->tok, t);
     if (ember_tok_is_control(e->tok, t) || ember_harmony_marker(tt)) return ember_harmony_step(&e->hm, tt, NULL, 0, out, cap);
@@ -208,6 +219,7 @@ static void e_piece_reset(void *h)
     eng *e = h;
     ember_detok_init(&e->dt);
     ember_harmony_init(&e->hm);
+    ember_channel_init(&e->ch);
 }
 
 static void e_stats(void *h, ember_stats *st) { ember_stats_get(((eng *)h)->s, st); }
