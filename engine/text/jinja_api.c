@@ -265,6 +265,7 @@ static char *render_c(const jinja_template *t, const jinja_vars *vars, const jin
     a->charge = &c->steps;
     a->max = lim.max_memory ? lim.max_memory : DEFAULT_MEMORY;
     c->max_steps = lim.max_steps ? lim.max_steps : DEFAULT_STEPS;
+    jx_work = 0;                  /* nothing a failed render left over */
     c->out_max = lim.max_output ? lim.max_output : DEFAULT_OUTPUT;
     c->max_depth = lim.max_depth > 0 ? lim.max_depth : DEFAULT_DEPTH;
     if (opts && opts->now) c->now = *opts->now;
@@ -281,13 +282,14 @@ static char *render_c(const jinja_template *t, const jinja_vars *vars, const jin
     }
     jx_dict *copy = NULL;
     if (vars) {
-        /* the render may change lists and dicts (append, namespace
-           attributes): it works on its own copy */
+        /* the render works on its own copy: nothing it does (namespace
+           attributes) can reach the caller's variables */
         copy = jx_alloc(a, sizeof *copy);
         for (size_t i = 0; i < vars->vars.n; i++)
             jx_dict_set(a, copy, vars->vars.k[i], jx_deep_copy(a, vars->vars.v[i], 0, &c->fail));
     }
     jx_render_body(c, t->body, copy);
+    jx_step(c, 0);                /* bills the last helper's work (a comparison that gave up) */
     char *out = realloc(c->out, c->out_len + 1);
     if (!out) jx_fail(&c->fail, JINJA_ERR_LIMIT, "out of memory");
     c->out = out;

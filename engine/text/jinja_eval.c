@@ -7,6 +7,7 @@
 
 #include "jinja_impl.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,9 +35,12 @@ void jx_need_defined(jx_ctx *c, jx_val v)
         jx_rt_fail(c, "%s", v.u.s ? v.u.s->s : "value is undefined");
 }
 
+_Thread_local uint64_t jx_work;
+
 void jx_step(jx_ctx *c, uint64_t n)
 {
-    c->steps += n;
+    c->steps += n + jx_work;
+    jx_work = 0;
     if (c->steps > c->max_steps)
         jx_fail(&c->fail, JINJA_ERR_LIMIT, "template exceeded its step budget (%llu steps): an endless loop?",
                 (unsigned long long)c->max_steps);
@@ -143,8 +147,8 @@ jx_val jx_getattr(jx_ctx *c, jx_val obj, const jx_str *name)
     jx_need_defined(c, obj);
     switch (obj.t) {
     case JT_DICT: {
-        jx_builtin m = jx_find_method(obj, name->s);
-        if (m) return jx_builtin_fn(c, name->s, m, obj);
+        jx_val m;
+        if (jx_method(c, obj, name->s, &m)) return m;
         jx_val *v = jx_dict_finds(obj.u.d, name->s, name->len);
         return v ? *v : no_attr(c, obj, name);
     }
@@ -159,11 +163,29 @@ jx_val jx_getattr(jx_ctx *c, jx_val obj, const jx_str *name)
         }
         /* fall through */
     case JT_STR: {
-        jx_builtin m = jx_find_method(obj, name->s);
-        if (m) return jx_builtin_fn(c, name->s, m, obj);
+        jx_val m;
+        if (jx_method(c, obj, name->s, &m)) return m;
         return no_attr(c, obj, name);
     }
     case JT_LOOP: return loop_attr(c, obj.u.loop, name, obj);
+    case JT_FUNC: {
+        /* a macro's (or call block's) name, parameters and what it catches */
+        const jx_func *fn = obj.u.fn;
+        if (fn->kind == FN_BUILTIN) return no_attr(c, obj, name);
+        const jx_node *m = fn->node;
+        if (!strcmp(name->s, "name")) return fn->kind == FN_CALLER ? jv_none() : jv_cstr(c->a, fn->name);
+        if (!strcmp(name->s, "arguments")) {
+            jx_val t = jv_list(c->a, (size_t)m->args.n);
+            t.u.l->tuple = true;
+            for (int i = 0; i < m->args.n; i++) t.u.l->v[i] = jv_strv(m->args.v[i]->name);
+            t.u.l->n = (size_t)m->args.n;
+            return t;
+        }
+        if (!strcmp(name->s, "caller")) return jv_bool(m->uses & USES_CALLER);
+        if (!strcmp(name->s, "catch_kwargs")) return jv_bool(m->uses & USES_KWARGS);
+        if (!strcmp(name->s, "catch_varargs")) return jv_bool(m->uses & USES_VARARGS);
+        return no_attr(c, obj, name);
+    }
     default: return no_attr(c, obj, name);
     }
 }
@@ -204,8 +226,8 @@ jx_val jx_getitem(jx_ctx *c, jx_val obj, jx_val key)
     }
     if (key.t == JT_STR && obj.t != JT_DICT) return jx_getattr(c, obj, key.u.s);
     if (key.t == JT_STR) {
-        jx_builtin m = jx_find_method(obj, key.u.s->s);
-        if (m) return jx_builtin_fn(c, key.u.s->s, m, obj);
+        jx_val m;
+        if (jx_method(c, obj, key.u.s->s, &m)) return m;
         return no_attr(c, obj, key.u.s);
     }
     jx_sb b;
@@ -223,14 +245,17 @@ jx_val *jx_iterate(jx_ctx *c, jx_val v, size_t *n)
         return NULL;
     case JT_LIST:
         *n = v.u.l->n;
+        jx_step(c, *n >> 4);          /* sum, join, select ... walk it all */
         return v.u.l->v;
     case JT_ITER: {
         jx_val *items = v.u.l->v;
         *n = v.u.l->n;
+        jx_step(c, *n >> 4);
         jx_iter_drop(v, *n);          /* a second loop over a generator sees nothing */
         return items;
     }
     case JT_DICT: {
+        jx_step(c, v.u.d->n >> 4);
         jx_val *k = v.u.d->n ? jx_alloc(c->a, v.u.d->n * sizeof *k) : NULL;
         if (v.u.d->n) memcpy(k, v.u.d->k, v.u.d->n * sizeof *k);
         *n = v.u.d->n;
@@ -365,44 +390,67 @@ static const jx_str *capture(jx_ctx *c, jx_scope *s, jx_nodes body)
     return r;
 }
 
+/* jinja2's Macro.__call__: positional arguments fill the parameters in
+   order, keywords the ones left; what remains goes to varargs / kwargs
+   when the body reads them (jx_node.uses) and is an error otherwise, and
+   caller is the call block's body, or undefined when there is none. */
 static jx_val invoke(jx_ctx *c, const jx_func *fn, const jx_args *a)
 {
     const jx_node *m = fn->node;
     jx_scope *s = scope_new(c, fn->closure);
-    int np = m->args.n;
-    jx_val vargs = jv_list(c->a, 0), kwargs = jv_dict(c->a);
-    vargs.u.l->tuple = true;
+    int np = m->args.n, npos = a->npos < np ? a->npos : np;
+    bool explicit_caller = false;
+    for (int i = 0; i < np; i++) explicit_caller |= !strcmp(m->args.v[i]->name->s, "caller");
     bool *set = np ? jx_alloc(c->a, (size_t)np) : NULL;
-    for (int i = 0; i < a->npos; i++) {
-        if (i < np) {
-            scope_set(c, s, m->args.v[i]->name, a->pos[i]);
-            set[i] = true;
-        } else {
-            jx_list_push(c->a, vargs.u.l, a->pos[i]);
-        }
+    for (int i = 0; i < npos; i++) {
+        scope_set(c, s, m->args.v[i]->name, a->pos[i]);
+        set[i] = true;
     }
+    jx_val kwargs = jv_dict(c->a), caller = jv_absent();
+    const jx_str *stray = NULL;
+    bool stray_caller = false;
     for (int k = 0; k < a->nkw; k++) {
-        int i;
-        for (i = 0; i < np; i++)
-            if (!strcmp(m->args.v[i]->name->s, a->kwname[k]->s)) break;
-        if (i < np) {
-            if (set[i]) jx_rt_fail(c, "macro '%s' got multiple values for argument '%s'", fn->name, a->kwname[k]->s);
+        const jx_str *name = a->kwname[k];
+        int i = npos;
+        while (i < np && strcmp(m->args.v[i]->name->s, name->s)) i++;
+        if (i < np && !set[i]) {
             scope_set(c, s, m->args.v[i]->name, a->kw[k]);
             set[i] = true;
-        } else if (!strcmp(a->kwname[k]->s, "caller")) {
-            scope_set(c, s, a->kwname[k], a->kw[k]);
+        } else if ((m->uses & USES_CALLER) && !explicit_caller && !strcmp(name->s, "caller") && caller.t == JT_ABSENT) {
+            caller = a->kw[k];
         } else {
-            jx_dict_set(c->a, kwargs.u.d, jv_strv(a->kwname[k]), a->kw[k]);
+            /* a keyword for a parameter that a positional argument filled
+               also lands here, as in jinja2 */
+            jx_dict_set(c->a, kwargs.u.d, jv_strv(name), a->kw[k]);
+            if (!stray) stray = name;
+            stray_caller |= !strcmp(name->s, "caller");
         }
     }
+    /* jinja2 names the macro with repr(): a call block's has no name */
+    char who[140];
+    if (fn->kind == FN_CALLER) snprintf(who, sizeof who, "None");
+    else snprintf(who, sizeof who, "'%.100s'", fn->name);
+    if (stray && !(m->uses & USES_KWARGS)) {
+        if (stray_caller)
+            jx_rt_fail(c, "macro %s was invoked with two values for the special caller argument. This is most likely a bug.", who);
+        jx_rt_fail(c, "macro %s takes no keyword argument '%.100s'", who, stray->s);
+    }
+    if (a->npos > np && !(m->uses & USES_VARARGS)) jx_rt_fail(c, "macro %s takes not more than %d argument(s)", who, np);
     for (int i = 0; i < np; i++) {
         if (set[i]) continue;
         jx_val v = m->kwargs.v[i] ? eval(c, s, m->kwargs.v[i])
                                   : jv_undef_hint(c->a, "parameter '%s' was not provided", m->args.v[i]->name->s);
         scope_set(c, s, m->args.v[i]->name, v);
     }
-    scope_set(c, s, jx_str_c(c->a, "varargs"), vargs);
-    scope_set(c, s, jx_str_c(c->a, "kwargs"), kwargs);
+    if ((m->uses & USES_CALLER) && !explicit_caller)
+        scope_set(c, s, jx_str_c(c->a, "caller"), caller.t != JT_ABSENT ? caller : jv_undef_hint(c->a, "No caller defined"));
+    if (m->uses & USES_VARARGS) {
+        jx_val vargs = jv_list(c->a, 0);
+        vargs.u.l->tuple = true;
+        for (int i = np; i < a->npos; i++) jx_list_push(c->a, vargs.u.l, a->pos[i]);
+        scope_set(c, s, jx_str_c(c->a, "varargs"), vargs);
+    }
+    if (m->uses & USES_KWARGS) scope_set(c, s, jx_str_c(c->a, "kwargs"), kwargs);
     enter(c);
     const jx_str *out = capture(c, s, m->body);
     c->depth--;
@@ -420,16 +468,39 @@ jx_val jx_call(jx_ctx *c, jx_val fn, const jx_args *a)
 
 static void eval_args(jx_ctx *c, jx_scope *s, const jx_node *x, jx_args *a, jx_val extra_kw, const jx_str *extra_name)
 {
-    int nkw = x->kwargs.n + (extra_name ? 1 : 0);
-    a->npos = x->args.n;
+    /* f(*seq) and f(**map) (x->y, x->z) add to the call's own arguments,
+       so the counts are known only once they are evaluated */
+    size_t nstar = 0, nmap = 0;
+    jx_val *star = NULL;
+    jx_val map = jv_none();
+    if (x->y) star = jx_iterate(c, eval(c, s, x->y), &nstar);
+    if (x->z) {
+        map = eval(c, s, x->z);
+        if (map.t != JT_DICT) jx_rt_fail(c, "argument after ** must be a mapping, not %s", jx_type_name(map));
+        nmap = map.u.d->n;
+    }
+    if (nstar > (size_t)INT_MAX - (size_t)x->args.n || nmap > (size_t)INT_MAX - (size_t)x->kwargs.n - 1)
+        jx_rt_fail(c, "too many arguments");
+    int nkw = x->kwargs.n + (int)nmap + (extra_name ? 1 : 0);
+    a->npos = x->args.n + (int)nstar;
     a->nkw = nkw;
     a->pos = a->npos ? jx_alloc(c->a, (size_t)a->npos * sizeof(jx_val)) : NULL;
     a->kw = nkw ? jx_alloc(c->a, (size_t)nkw * sizeof(jx_val)) : NULL;
     a->kwname = nkw ? jx_alloc(c->a, (size_t)nkw * sizeof(jx_str *)) : NULL;
     for (int i = 0; i < x->args.n; i++) a->pos[i] = eval(c, s, x->args.v[i]);
+    for (size_t i = 0; i < nstar; i++) a->pos[x->args.n + (int)i] = star[i];
     for (int i = 0; i < x->kwargs.n; i++) {
         a->kw[i] = eval(c, s, x->kwargs.v[i]);
         a->kwname[i] = x->kwnames[i];
+    }
+    for (size_t i = 0; i < nmap; i++) {
+        jx_val k = map.u.d->k[i];
+        if (k.t != JT_STR) jx_rt_fail(c, "keywords must be strings");
+        for (int j = 0; j < x->kwargs.n; j++)
+            if (!strcmp(x->kwnames[j]->s, k.u.s->s))
+                jx_rt_fail(c, "got multiple values for keyword argument '%.100s'", k.u.s->s);
+        a->kw[x->kwargs.n + (int)i] = map.u.d->v[i];
+        a->kwname[x->kwargs.n + (int)i] = k.u.s;
     }
     if (extra_name) {
         a->kw[nkw - 1] = extra_kw;

@@ -54,8 +54,11 @@ static jx_val lower_key(jx_ctx *c, jx_val v)
 }
 
 /* Stable merge sort of items by keys (Python's sorted(); reverse keeps
-   equal items in their order, as Python does). */
-static void sort_by(jx_ctx *c, jx_val *items, jx_val *keys, size_t n, bool reverse)
+   equal items in their order, as Python does).  eq_first: the sort
+   filter's keys are one-item lists in jinja2 (make_multi_attrgetter), and
+   Python compares lists with == before <, so equal keys never meet <:
+   [none, none]|sort works where dictsort and groupby raise TypeError. */
+static void sort_by(jx_ctx *c, jx_val *items, jx_val *keys, size_t n, bool reverse, bool eq_first)
 {
     if (n < 2) return;
     jx_val *ti = jx_alloc(c->a, n * sizeof *ti), *tk = jx_alloc(c->a, n * sizeof *tk);
@@ -65,7 +68,7 @@ static void sort_by(jx_ctx *c, jx_val *items, jx_val *keys, size_t n, bool rever
             size_t i = lo, j = mid, o = lo;
             while (i < mid && j < hi) {
                 jx_step(c, 1);
-                int r = jx_compare(c, keys[j], keys[i]);
+                int r = eq_first && jx_equal(keys[j], keys[i]) ? 0 : jx_compare(c, keys[j], keys[i]);
                 bool take_right = reverse ? r > 0 : r < 0;
                 if (take_right) { ti[o] = items[j]; tk[o++] = keys[j++]; }
                 else { ti[o] = items[i]; tk[o++] = keys[i++]; }
@@ -125,8 +128,8 @@ static jx_val f_attr(jx_ctx *c, jx_val in, const jx_args *a)
     const jx_str *name = jx_arg_str(c, "attr", p[0]);
     if (in.t == JT_DICT) {
         /* attr() reads attributes only, never dict items */
-        jx_builtin m = jx_find_method(in, name->s);
-        return m ? jx_builtin_fn(c, name->s, m, in) : jv_undef_hint(c->a, "'dict object' has no attribute '%.200s'", name->s);
+        jx_val m;
+        return jx_method(c, in, name->s, &m) ? m : jv_undef_hint(c->a, "'dict object' has no attribute '%.200s'", name->s);
     }
     return jx_getattr(c, in, name);
 }
@@ -212,7 +215,7 @@ static jx_val f_dictsort(jx_ctx *c, jx_val in, const jx_args *a)
         jx_val k = by_value ? in.u.d->v[i] : in.u.d->k[i];
         keys[i] = flag(p[0], false) ? k : lower_key(c, k);
     }
-    sort_by(c, items, keys, n, flag(p[2], false));
+    sort_by(c, items, keys, n, flag(p[2], false), false);
     jx_val r = jv_list(c->a, 0);
     r.u.l->v = items;
     r.u.l->n = r.u.l->cap = n;
@@ -326,7 +329,7 @@ static jx_val f_groupby(jx_ctx *c, jx_val in, const jx_args *a)
         jx_val k = attr_path(c, l.u.l->v[i], attr, p[1]);
         keys[i] = cs ? k : lower_key(c, k);
     }
-    sort_by(c, l.u.l->v, keys, n, false);
+    sort_by(c, l.u.l->v, keys, n, false, false);
     jx_val r = jv_list(c->a, 0);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
@@ -614,7 +617,7 @@ static jx_val f_sort(jx_ctx *c, jx_val in, const jx_args *a)
     BIND("sort", "reverse", "case_sensitive", "attribute");
     jx_val l = list_of(c, in);
     jx_val *keys = sort_keys(c, l.u.l->v, l.u.l->n, p[2], flag(p[1], false));
-    sort_by(c, l.u.l->v, keys, l.u.l->n, flag(p[0], false));
+    sort_by(c, l.u.l->v, keys, l.u.l->n, flag(p[0], false), true);
     return l;
 }
 
@@ -684,22 +687,26 @@ static jx_val f_title(jx_ctx *c, jx_val in, const jx_args *a)
     return jx_sb_val(&b);
 }
 
+/* Hugging Face replaces jinja2's tojson with
+   tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
+   calling json.dumps, so a positional argument is ensure_ascii, not
+   jinja2's indent: x|tojson(4) escapes non-ASCII and does not indent. */
 static jx_val f_tojson(jx_ctx *c, jx_val in, const jx_args *a)
 {
-    BIND("tojson", "indent", "separators", "sort_keys", "ensure_ascii");
-    jx_json_fmt fmt = {-1, NULL, ", ", ": ", flag(p[2], false), flag(p[3], false)};
-    if (given(p[0]) && p[0].t != JT_NONE) {
-        if (p[0].t == JT_STR) fmt.indent_str = p[0].u.s->s, fmt.indent = 0;
+    BIND("tojson", "ensure_ascii", "indent", "separators", "sort_keys");
+    jx_json_fmt fmt = {-1, NULL, ", ", ": ", flag(p[3], false), flag(p[0], false)};
+    if (given(p[1]) && p[1].t != JT_NONE) {
+        if (p[1].t == JT_STR) fmt.indent_str = p[1].u.s->s, fmt.indent = 0;
         else {
-            int64_t ind = jx_arg_int(c, "tojson", p[0]);
+            int64_t ind = jx_arg_int(c, "tojson", p[1]);
             fmt.indent = ind < 0 ? 0 : ind > 64 ? 64 : (int)ind;
         }
         fmt.item_sep = ",";
     }
-    if (given(p[1]) && p[1].t != JT_NONE) {
-        if (p[1].t != JT_LIST || p[1].u.l->n != 2) jx_rt_fail(c, "tojson(): separators must be a pair of strings");
-        fmt.item_sep = jx_arg_str(c, "tojson", p[1].u.l->v[0])->s;
-        fmt.key_sep = jx_arg_str(c, "tojson", p[1].u.l->v[1])->s;
+    if (given(p[2]) && p[2].t != JT_NONE) {
+        if (p[2].t != JT_LIST || p[2].u.l->n != 2) jx_rt_fail(c, "tojson(): separators must be a pair of strings");
+        fmt.item_sep = jx_arg_str(c, "tojson", p[2].u.l->v[0])->s;
+        fmt.key_sep = jx_arg_str(c, "tojson", p[2].u.l->v[1])->s;
     }
     jx_sb b;
     jx_sb_init(&b, c->a);
@@ -765,6 +772,7 @@ static jx_val f_wordcount(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("wordcount");
     const jx_str *s = jx_to_str(c, in);
+    jx_step(c, s->len >> 4);          /* a class lookup per character */
     int64_t words = 0;
     bool inword = false;
     for (size_t i = 0; i < s->len;) {

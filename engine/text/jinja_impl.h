@@ -101,6 +101,13 @@ struct jx_list {
 struct jx_dict {
     size_t n, cap;
     jx_val *k, *v;
+    /* From DICT_INDEX_MIN keys on, a hash table of positions + 1 (0: free
+       slot), so a template that grows a dict or its variables to 100k
+       entries is not quadratic.  Entries may be stale (the dict was cut
+       short: a loop resets its scope): a lookup checks the key at the
+       position, and the table is rebuilt when half full. */
+    uint32_t *ix;
+    size_t ixcap, ixused;
 };
 
 /* Argument lists: positional, then keyword. */
@@ -167,7 +174,6 @@ void jx_list_push(jx_arena *a, jx_list *l, jx_val v);
 jx_val *jx_dict_find(jx_dict *d, jx_val key);
 jx_val *jx_dict_finds(jx_dict *d, const char *key, size_t n);
 void jx_dict_set(jx_arena *a, jx_dict *d, jx_val key, jx_val v);
-bool jx_dict_del(jx_dict *d, jx_val key);
 /* A copy of the whole tree in another arena (render inputs). */
 jx_val jx_deep_copy(jx_arena *a, jx_val v, int depth, jx_fail_ctx *f);
 
@@ -261,10 +267,14 @@ typedef struct jx_nodes {
     int n;
 } jx_nodes;
 
+/* jx_node.uses: the special names a macro or call block body reads */
+enum { USES_CALLER = 1, USES_KWARGS = 2, USES_VARARGS = 4 };
+
 struct jx_node {
     jx_nkind kind;
     int line;
     jx_op op;                 /* N_UNARY, N_BIN; N_TEST: 1 when negated */
+    unsigned char uses;       /* S_MACRO, S_CALLBLOCK: USES_* */
     jx_val lit;               /* N_LIT, S_TEXT */
     const jx_str *name;       /* names, attributes, filters, tests, macros */
     jx_node *x, *y, *z, *w;   /* operands; see jinja_parse.c per kind */
@@ -306,6 +316,12 @@ struct jx_ctx {
 };
 
 JX_NORETURN void jx_rt_fail(jx_ctx *c, const char *fmt, ...) JX_PRINTF(2, 3);
+/* Work done by helpers that have no context (UTF-8 counts, equality,
+   number parsing: one unit per 64 bytes or 16 items), billed to the
+   render's step budget at its next jx_step.  Without it a loop of 100k
+   `s|length` or `l.index(x)` over big values ran for minutes: each
+   costs one step but scans the whole value. */
+extern _Thread_local uint64_t jx_work;
 /* Fails unless v is defined: Python's operations on jinja2's Undefined. */
 void jx_need_defined(jx_ctx *c, jx_val v);
 void jx_step(jx_ctx *c, uint64_t n);
@@ -323,8 +339,11 @@ jx_val jx_builtin_fn(jx_ctx *c, const char *name, jx_builtin fn, jx_val self);
 /* Filters, tests and methods are tables (jinja_filters.c, jinja_methods.c). */
 jx_filter_fn jx_find_filter(const char *name);
 jx_test_fn jx_find_test(const char *name);
-/* A method of a str, list or dict (NULL when the type has none by that name). */
-jx_builtin jx_find_method(jx_val self, const char *name);
+/* self.name when it is a method of a str, list or dict: the bound method,
+   or for one that changes a list or dict in place the undefined value that
+   the immutable sandbox gives (it fails when called); false when the type
+   has no method by that name. */
+bool jx_method(jx_ctx *c, jx_val self, const char *name, jx_val *out);
 void jx_install_globals(jx_ctx *c, jx_scope *s);
 /* The range() global, and the count of range(start, stop, step) after the
    sandbox's size check (for loops count it without building the list). */

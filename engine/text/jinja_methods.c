@@ -4,9 +4,10 @@
  * string formatting languages (str % args and str.format) and argument
  * binding.  Like the filters, these are tables from name to function.
  *
- * Mutating methods (list.append, dict.update ...) work on the render's own
- * copy of the variables: Hugging Face's immutable sandbox would refuse
- * them, but llama.cpp accepts them and some published templates rely on it. */
+ * Mutating methods (list.append, dict.update ...) are refused as Hugging
+ * Face's ImmutableSandboxedEnvironment refuses them (an unsafe, undefined
+ * attribute that fails when called), so a template that relies on them
+ * fails here as it fails in transformers, though llama.cpp accepts it. */
 #include "config.h"
 
 #include "jinja_impl.h"
@@ -377,6 +378,7 @@ static jx_val m_count(jx_ctx *c, jx_val self, const jx_args *a)
     size_t b, e;
     str_range(c, s, p[1], p[2], &b, &e);
     if (!sub->len) return jv_int((int64_t)jx_utf8_count(s->s + b, e - b) + 1);
+    jx_step(c, (e - b) >> 6);
     int64_t n = 0;
     for (size_t i = b; i + sub->len <= e;) {
         const char *hit = memmem(s->s + i, e - i, sub->s, sub->len);
@@ -407,6 +409,7 @@ static jx_val char_class(jx_ctx *c, jx_val self, int cls)
 {
     const jx_str *s = self.u.s;
     if (!s->len) return jv_bool(false);
+    jx_step(c, s->len >> 4);          /* a class lookup per character */
     for (size_t i = 0; i < s->len;) {
         uint32_t cp = jx_utf8_next(s->s, s->len, &i);
         bool ok = cls == 0 ? jx_is_digit(cp) : cls == 1 ? jx_is_alpha(cp) && !jx_is_digit(cp)
@@ -546,96 +549,11 @@ static jx_val m_dict_copy(jx_ctx *c, jx_val self, const jx_args *a)
     return r;
 }
 
-static jx_val m_dict_pop(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("pop", "key", "default");
-    jx_val *v = jx_dict_find(self.u.d, p[0]);
-    if (!v) {
-        if (given(p[1])) return p[1];
-        jx_sb b;
-        jx_sb_init(&b, c->a);
-        jx_repr_of(c, &b, p[0], 0);
-        jx_sb_addc(&b, 0);
-        jx_rt_fail(c, "KeyError: %.200s", b.p);
-    }
-    jx_val r = *v;
-    jx_dict_del(self.u.d, p[0]);
-    return r;
-}
-
-static jx_val m_setdefault(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("setdefault", "key", "default");
-    jx_val *v = jx_dict_find(self.u.d, p[0]);
-    if (v) return *v;
-    jx_val d = given(p[1]) ? p[1] : jv_none();
-    jx_dict_set(c->a, self.u.d, p[0], d);
-    return d;
-}
-
-static jx_val m_update(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    if (a->npos > 1) jx_rt_fail(c, "update expected at most 1 argument, got %d", a->npos);
-    if (a->npos) {
-        jx_val o = a->pos[0];
-        if (o.t != JT_DICT) jx_rt_fail(c, "update(): expected a mapping, got '%s'", jx_type_name(o));
-        for (size_t i = 0; i < o.u.d->n; i++) jx_dict_set(c->a, self.u.d, o.u.d->k[i], o.u.d->v[i]);
-    }
-    for (int k = 0; k < a->nkw; k++) jx_dict_set(c->a, self.u.d, jv_strv(a->kwname[k]), a->kw[k]);
-    return jv_none();
-}
-
 /* ---- list methods ------------------------------------------------------------ */
-static jx_val m_append(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("append", "object");
-    if (self.u.l->tuple) jx_rt_fail(c, "'tuple' object has no attribute 'append'");
-    jx_list_push(c->a, self.u.l, p[0]);
-    return jv_none();
-}
-
-static jx_val m_extend(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("extend", "iterable");
-    size_t n;
-    jx_val *it = jx_iterate(c, p[0], &n);
-    jx_val snap = jv_list(c->a, n);
-    if (n) memcpy(snap.u.l->v, it, n * sizeof *it);
-    for (size_t i = 0; i < n; i++) jx_list_push(c->a, self.u.l, snap.u.l->v[i]);
-    return jv_none();
-}
-
-static jx_val m_pop(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("pop", "index");
-    jx_list *l = self.u.l;
-    if (!l->n) jx_rt_fail(c, "pop from empty list");
-    int64_t i = given(p[0]) ? jx_arg_int(c, "pop", p[0]) : -1;
-    if (i < 0) i += (int64_t)l->n;
-    if (i < 0 || (uint64_t)i >= l->n) jx_rt_fail(c, "pop index out of range");
-    jx_val r = l->v[i];
-    memmove(l->v + i, l->v + i + 1, (l->n - (size_t)i - 1) * sizeof(jx_val));
-    l->n--;
-    return r;
-}
-
-static jx_val m_insert(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("insert", "index", "object");
-    jx_list *l = self.u.l;
-    int64_t i = jx_arg_int(c, "insert", p[0]), n = (int64_t)l->n;
-    if (i < 0) i += n;
-    if (i < 0) i = 0;
-    if (i > n) i = n;
-    jx_list_push(c->a, l, p[1]);
-    memmove(l->v + i + 1, l->v + i, (size_t)(n - i) * sizeof(jx_val));
-    l->v[i] = p[1];
-    return jv_none();
-}
-
 static jx_val m_list_index(jx_ctx *c, jx_val self, const jx_args *a)
 {
     BIND("index", "value");
+    jx_step(c, self.u.l->n >> 4);
     for (size_t i = 0; i < self.u.l->n; i++)
         if (jx_equal(self.u.l->v[i], p[0])) return jv_int((int64_t)i);
     jx_rt_fail(c, "value is not in list");
@@ -644,22 +562,10 @@ static jx_val m_list_index(jx_ctx *c, jx_val self, const jx_args *a)
 static jx_val m_list_count(jx_ctx *c, jx_val self, const jx_args *a)
 {
     BIND("count", "value");
+    jx_step(c, self.u.l->n >> 4);
     int64_t n = 0;
     for (size_t i = 0; i < self.u.l->n; i++) n += jx_equal(self.u.l->v[i], p[0]);
     return jv_int(n);
-}
-
-static jx_val m_remove(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    BIND("remove", "value");
-    jx_list *l = self.u.l;
-    for (size_t i = 0; i < l->n; i++)
-        if (jx_equal(l->v[i], p[0])) {
-            memmove(l->v + i, l->v + i + 1, (l->n - i - 1) * sizeof(jx_val));
-            l->n--;
-            return jv_none();
-        }
-    jx_rt_fail(c, "list.remove(x): x not in list");
 }
 
 static jx_val m_list_copy(jx_ctx *c, jx_val self, const jx_args *a)
@@ -671,56 +577,63 @@ static jx_val m_list_copy(jx_ctx *c, jx_val self, const jx_args *a)
     return r;
 }
 
-static jx_val m_clear(jx_ctx *c, jx_val self, const jx_args *a)
-{
-    NOARGS("clear");
-    if (self.t == JT_LIST) self.u.l->n = 0;
-    else self.u.d->n = 0;
-    return jv_none();
-}
-
 typedef struct method {
     const char *name;
-    jx_builtin fn;
-    bool mutates;             /* not on tuples */
+    jx_builtin fn;            /* NULL: a method that changes the list or dict in place */
 } method;
 
 static const method str_methods[] = {
-    {"capitalize", m_capitalize, 0}, {"center", m_center, 0}, {"count", m_count, 0},
-    {"endswith", m_endswith, 0}, {"find", m_find, 0}, {"format", jx_str_format, 0},
-    {"index", m_index, 0}, {"isalnum", m_isalnum, 0}, {"isalpha", m_isalpha, 0},
-    {"isdigit", m_isdigit, 0}, {"islower", m_islower, 0}, {"isspace", m_isspace, 0},
-    {"isupper", m_isupper, 0}, {"join", m_join, 0}, {"ljust", m_ljust, 0}, {"lower", m_lower, 0},
-    {"lstrip", m_lstrip, 0}, {"partition", m_partition, 0}, {"removeprefix", m_removeprefix, 0},
-    {"removesuffix", m_removesuffix, 0}, {"replace", m_replace, 0}, {"rfind", m_rfind, 0},
-    {"rindex", m_rindex, 0}, {"rjust", m_rjust, 0}, {"rpartition", m_rpartition, 0},
-    {"rsplit", m_rsplit, 0}, {"rstrip", m_rstrip, 0}, {"split", m_split, 0},
-    {"splitlines", m_splitlines, 0}, {"startswith", m_startswith, 0}, {"strip", m_strip, 0},
-    {"swapcase", m_swapcase, 0}, {"title", m_title, 0}, {"upper", m_upper, 0}, {"zfill", m_zfill, 0},
-    {NULL, NULL, 0},
+    {"capitalize", m_capitalize}, {"center", m_center}, {"count", m_count},
+    {"endswith", m_endswith}, {"find", m_find}, {"format", jx_str_format},
+    {"index", m_index}, {"isalnum", m_isalnum}, {"isalpha", m_isalpha},
+    {"isdigit", m_isdigit}, {"islower", m_islower}, {"isspace", m_isspace},
+    {"isupper", m_isupper}, {"join", m_join}, {"ljust", m_ljust}, {"lower", m_lower},
+    {"lstrip", m_lstrip}, {"partition", m_partition}, {"removeprefix", m_removeprefix},
+    {"removesuffix", m_removesuffix}, {"replace", m_replace}, {"rfind", m_rfind},
+    {"rindex", m_rindex}, {"rjust", m_rjust}, {"rpartition", m_rpartition},
+    {"rsplit", m_rsplit}, {"rstrip", m_rstrip}, {"split", m_split},
+    {"splitlines", m_splitlines}, {"startswith", m_startswith}, {"strip", m_strip},
+    {"swapcase", m_swapcase}, {"title", m_title}, {"upper", m_upper}, {"zfill", m_zfill},
+    {NULL, NULL},
 };
 
+/* The in-place ones are jinja2's sandbox list (_mutable_spec): the
+   immutable sandbox that Hugging Face uses refuses them. */
 static const method dict_methods[] = {
-    {"clear", m_clear, 1}, {"copy", m_dict_copy, 0}, {"get", m_get, 0}, {"items", m_items, 0},
-    {"keys", m_keys, 0}, {"pop", m_dict_pop, 1}, {"setdefault", m_setdefault, 1},
-    {"update", m_update, 1}, {"values", m_values, 0},
-    {NULL, NULL, 0},
+    {"clear", NULL}, {"copy", m_dict_copy}, {"get", m_get}, {"items", m_items},
+    {"keys", m_keys}, {"pop", NULL}, {"popitem", NULL}, {"setdefault", NULL},
+    {"update", NULL}, {"values", m_values},
+    {NULL, NULL},
 };
 
 static const method list_methods[] = {
-    {"append", m_append, 1}, {"clear", m_clear, 1}, {"copy", m_list_copy, 0},
-    {"count", m_list_count, 0}, {"extend", m_extend, 1}, {"index", m_list_index, 0},
-    {"insert", m_insert, 1}, {"pop", m_pop, 1}, {"remove", m_remove, 1},
-    {NULL, NULL, 0},
+    {"append", NULL}, {"clear", NULL}, {"copy", m_list_copy}, {"count", m_list_count},
+    {"extend", NULL}, {"index", m_list_index}, {"insert", NULL}, {"pop", NULL},
+    {"remove", NULL}, {"reverse", NULL}, {"sort", NULL},
+    {NULL, NULL},
 };
 
-jx_builtin jx_find_method(jx_val self, const char *name)
+bool jx_method(jx_ctx *c, jx_val self, const char *name, jx_val *out)
 {
     const method *t = self.t == JT_STR ? str_methods : self.t == JT_DICT ? dict_methods
                     : self.t == JT_LIST ? list_methods : NULL;
-    for (; t && t->name; t++)
-        if (!strcmp(t->name, name)) return t->mutates && self.t == JT_LIST && self.u.l->tuple ? NULL : t->fn;
-    return NULL;
+    bool tuple = self.t == JT_LIST && self.u.l->tuple;
+    for (; t && t->name; t++) {
+        if (strcmp(t->name, name)) continue;
+        if (tuple && t->fn != m_list_index && t->fn != m_list_count) return false;   /* a tuple has only these */
+        if (t->fn) {
+            *out = jx_builtin_fn(c, t->name, t->fn, self);
+            return true;
+        }
+        /* Hugging Face renders in jinja2's ImmutableSandboxedEnvironment:
+           list.append, dict.update and the other methods that change a
+           list or dict in place are unsafe attributes, an undefined value
+           that fails when called, so a template that collects items with
+           `{% set _ = l.append(x) %}` fails there (Kimi K2 with tool calls) */
+        *out = jv_undef_hint(c->a, "access to attribute '%s' of '%s' object is unsafe.", name, jx_type_name(self));
+        return true;
+    }
+    return false;
 }
 
 /* ---- globals ----------------------------------------------------------------- */

@@ -41,6 +41,7 @@ static bool lower_is(char ch, char want) { return ch == want || ch == want - 'a'
 
 jx_numparse jx_parse_int(const jx_str *s, int base, int64_t *out)
 {
+    jx_work += s->len >> 6;
     size_t b, e;
     trim(s, &b, &e);
     const char *p = s->s + b, *end = s->s + e;
@@ -115,6 +116,7 @@ static bool word_is(const char *p, const char *end, const char *w)
 
 bool jx_parse_float(const jx_str *s, double *out)
 {
+    jx_work += s->len >> 6;
     size_t b, e;
     trim(s, &b, &e);
     const char *p = s->s + b, *end = s->s + e;

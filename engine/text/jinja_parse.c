@@ -4,8 +4,8 @@
  *
  * Node fields by kind (see jinja_impl.h):
  *   N_ATTR x.name      N_ITEM x[y]        N_SLICE x[y:z:w]
- *   N_CALL x(args, kwnames=kwargs)        N_FILTER x|name(args)
- *   N_TEST x is [not: op=1] name(args)    N_UNARY op x   N_BIN x op y
+ *   N_CALL x(args, kwnames=kwargs, *y, **z)   N_FILTER x|name(args ... *y, **z)
+ *   N_TEST x is [not: op=1] name(args ... *y, **z)    N_UNARY op x   N_BIN x op y
  *   N_CMP x (ops[i] args[i])...           N_COND x if y else z
  *   S_IF if x: body else orelse           S_FOR for x in y if z: body else orelse
  *   S_SET x = y       S_SETBLOCK x |z: body     S_MACRO name(args=kwargs): body
@@ -165,19 +165,37 @@ static jx_node *parse_tuple(parser *P, bool simplified, bool with_condexpr, end_
     return t;
 }
 
+/* (args, name=value, *dyn_args, **dyn_kwargs) into x's args, kwnames and
+   kwargs, and y and z for the starred ones, in the orders jinja2 accepts:
+   no positional after a keyword or a star, no * after **, nothing after **
+   but keywords (AI21 Jamba's template calls `macros[i](*params[i])`). */
 static void parse_call_args(parser *P, jx_node *x)
 {
     expect_op(P, OP_LPAREN, "'('");
     nbuild pos = {0}, kw = {0};
     const jx_str **names = NULL;
     int cap = 0;
+    bool first = true;
     while (!is_op(P, OP_RPAREN)) {
-        if (pos.n || kw.n) {
+        if (!first) {
             expect_op(P, OP_COMMA, "',' or ')'");
             if (is_op(P, OP_RPAREN)) break;
         }
-        if (is_op(P, OP_MUL) || is_op(P, OP_POW)) pfail(P, "*args and **kwargs in calls are not supported");
+        first = false;
+        if (is_op(P, OP_MUL)) {
+            if (x->y || x->z) pfail(P, "invalid syntax for function call expression");
+            next(P);
+            x->y = parse_expression(P, true);
+            continue;
+        }
+        if (is_op(P, OP_POW)) {
+            if (x->z) pfail(P, "invalid syntax for function call expression");
+            next(P);
+            x->z = parse_expression(P, true);
+            continue;
+        }
         if (cur(P)->t == TK_NAME && peek(P, 1)->t == TK_OP && peek(P, 1)->op == OP_ASSIGN) {
+            if (x->z) pfail(P, "invalid syntax for function call expression");
             const jx_str *name = cur(P)->s;
             next(P);
             next(P);
@@ -189,7 +207,7 @@ static void parse_call_args(parser *P, jx_node *x)
             names[kw.n] = name;
             nb_push(P, &kw, parse_expression(P, true));
         } else {
-            if (kw.n) pfail(P, "invalid syntax for function call expression");
+            if (kw.n || x->y || x->z) pfail(P, "invalid syntax for function call expression");
             nb_push(P, &pos, parse_expression(P, true));
         }
     }
@@ -635,6 +653,84 @@ static void parse_params(parser *P, jx_node *m)
     m->kwargs = nb_done(&defs);
 }
 
+/* jinja2 gives a macro a caller, kwargs or varargs parameter only when its
+   body reads that name (find_undeclared): without it, extra positional or
+   keyword arguments are an error.  Like jinja2's visitor this walks in
+   source order, and a name assigned or taken as a parameter before it is
+   read stops counting; it does not look into {% block %}s. */
+typedef struct uses_walk {
+    unsigned tracked, used;
+} uses_walk;
+
+static unsigned special_name(const jx_str *n)
+{
+    return !strcmp(n->s, "caller") ? USES_CALLER : !strcmp(n->s, "kwargs") ? USES_KWARGS
+         : !strcmp(n->s, "varargs") ? USES_VARARGS : 0;
+}
+
+static void uses_load(uses_walk *w, const jx_node *x, int depth);
+
+static void uses_load_all(uses_walk *w, jx_nodes v, int depth)
+{
+    for (int i = 0; i < v.n; i++) uses_load(w, v.v[i], depth);
+}
+
+static void uses_store(uses_walk *w, const jx_node *t, int depth)
+{
+    if (!t) return;
+    if (t->kind == N_NAME) w->tracked &= ~special_name(t->name);
+    else if (t->kind == N_TUPLE)
+        for (int i = 0; i < t->args.n; i++) uses_store(w, t->args.v[i], depth);
+    else uses_load(w, t, depth);                      /* ns.attr reads ns */
+}
+
+static void uses_load(uses_walk *w, const jx_node *x, int depth)
+{
+    if (!x || depth > MAX_NEST * 4) return;           /* deeper (long operator chains) fails at render */
+    depth++;
+    switch (x->kind) {
+    case N_NAME: w->used |= special_name(x->name) & w->tracked; return;
+    case S_BLOCK: return;
+    case S_SET: uses_store(w, x->x, depth); uses_load(w, x->y, depth); return;
+    case S_SETBLOCK: uses_store(w, x->x, depth); uses_load(w, x->z, depth); uses_load_all(w, x->body, depth); return;
+    case S_FOR:
+        uses_store(w, x->x, depth);
+        uses_load(w, x->y, depth);
+        uses_load_all(w, x->body, depth);
+        uses_load_all(w, x->orelse, depth);
+        uses_load(w, x->z, depth);
+        return;
+    case S_WITH:
+        for (int i = 0; i < x->args.n; i++) uses_store(w, x->args.v[i], depth);
+        uses_load_all(w, x->kwargs, depth);
+        uses_load_all(w, x->body, depth);
+        return;
+    case S_MACRO: case S_CALLBLOCK:
+        if (x->kind == S_CALLBLOCK) uses_load(w, x->x, depth);
+        for (int i = 0; i < x->args.n; i++) uses_store(w, x->args.v[i], depth);
+        uses_load_all(w, x->kwargs, depth);
+        uses_load_all(w, x->body, depth);
+        return;
+    default:
+        uses_load(w, x->x, depth);
+        uses_load_all(w, x->args, depth);
+        uses_load_all(w, x->kwargs, depth);
+        uses_load(w, x->y, depth);
+        uses_load(w, x->z, depth);
+        uses_load(w, x->w, depth);
+        uses_load_all(w, x->body, depth);
+        uses_load_all(w, x->orelse, depth);
+        return;
+    }
+}
+
+static unsigned char body_uses(jx_nodes body)
+{
+    uses_walk w = {USES_CALLER | USES_KWARGS | USES_VARARGS, 0};
+    uses_load_all(&w, body, 0);
+    return (unsigned char)w.used;
+}
+
 static jx_node *parse_statement(parser *P)
 {
     const jx_tok *t = cur(P);
@@ -719,6 +815,7 @@ static jx_node *parse_statement(parser *P)
         P->loops = 0;
         x->body = parse_body(P, ends, &which);
         P->loops = loops;
+        x->uses = body_uses(x->body);
         if (cur(P)->t == TK_NAME) next(P);    /* {% endmacro name %} */
         expect_block_end(P);
         return x;
@@ -734,6 +831,7 @@ static jx_node *parse_statement(parser *P)
         P->loops = 0;
         x->body = parse_body(P, ends, &which);
         P->loops = loops;
+        x->uses = body_uses(x->body);
         expect_block_end(P);
         x->name = jx_str_c(P->a, "caller");
         return x;

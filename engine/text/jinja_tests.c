@@ -5,6 +5,7 @@
 
 #include "jinja_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 
@@ -21,8 +22,15 @@ static bool t_number(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("number"); 
 static bool t_integer(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("integer"); return v.t == JT_INT; }
 static bool t_float(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("float"); return v.t == JT_FLOAT; }
 static bool t_mapping(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("mapping"); return v.t == JT_DICT; }
-static bool t_callable(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("callable"); return v.t == JT_FUNC; }
-static bool t_escaped(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("escaped"); return false; }
+/* jinja2's Undefined has a __call__ (that raises), so Python's callable()
+   holds for it: `x is callable` is true for a missing x or attribute. */
+static bool t_callable(jx_ctx *c, jx_val v, const jx_args *a)
+{
+    NOARGS("callable");
+    return v.t == JT_FUNC || v.t == JT_UNDEF;
+}
+/* markupsafe's Markup (escape and safe filter results) has __html__ */
+static bool t_escaped(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("escaped"); return v.t == JT_STR && v.u.s->safe; }
 
 static bool t_iterable(jx_ctx *c, jx_val v, const jx_args *a)
 {
@@ -36,9 +44,16 @@ static bool t_sequence(jx_ctx *c, jx_val v, const jx_args *a)
     return v.t == JT_STR || v.t == JT_LIST || v.t == JT_DICT || v.t == JT_UNDEF;
 }
 
+/* jinja2 tests value % 2 == 1 (or 0), which a float passes too when it is
+   whole (3.0 is odd, 2.5 neither); Python's % takes the divisor's sign. */
 static bool parity(jx_ctx *c, jx_val v, int want)
 {
     jx_need_defined(c, v);
+    if (v.t == JT_FLOAT) {
+        double r = fmod(v.u.f, 2.0);
+        if (r < 0) r += 2.0;
+        return r == want;
+    }
     if (v.t != JT_INT && v.t != JT_BOOL) jx_rt_fail(c, "odd/even need an integer, got '%s'", jx_type_name(v));
     int64_t i = v.t == JT_BOOL ? v.u.b : v.u.i;
     return (i & 1) == want;
@@ -49,6 +64,15 @@ static bool t_even(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("even"); retu
 static bool t_divisibleby(jx_ctx *c, jx_val v, const jx_args *a)
 {
     BIND("divisibleby", "num");
+    if (v.t == JT_FLOAT || p[0].t == JT_FLOAT) {         /* value % num == 0, in floats */
+        jx_need_defined(c, v);
+        jx_need_defined(c, p[0]);
+        if (!jv_is_num(v) || !jv_is_num(p[0])) jx_rt_fail(c, "divisibleby(): expected numbers");
+        double x = v.t == JT_FLOAT ? v.u.f : (double)jx_arg_int(c, "divisibleby", v);
+        double y = p[0].t == JT_FLOAT ? p[0].u.f : (double)jx_arg_int(c, "divisibleby", p[0]);
+        if (y == 0) jx_rt_fail(c, "float modulo");
+        return fmod(x, y) == 0;
+    }
     int64_t d = jx_arg_int(c, "divisibleby", p[0]), x = jx_arg_int(c, "divisibleby", v);
     if (d == 0) jx_rt_fail(c, "integer division or modulo by zero");
     return d == -1 || x % d == 0;
@@ -77,9 +101,11 @@ static bool t_in(jx_ctx *c, jx_val v, const jx_args *a)
     return false;
 }
 
+/* jinja2 tests str(value).islower(): a list or dict prints its letters */
 static bool case_test(jx_ctx *c, jx_val v, bool up)
 {
-    if (v.t != JT_STR) return false;
+    v = jv_strv(jx_to_str(c, v));
+    jx_step(c, v.u.s->len >> 4);      /* a case lookup per character */
     bool cased = false;
     for (size_t i = 0; i < v.u.s->len;) {
         uint32_t cp = jx_utf8_next(v.u.s->s, v.u.s->len, &i);

@@ -240,18 +240,104 @@ void jx_list_push(jx_arena *a, jx_list *l, jx_val v)
     l->v[l->n++] = v;
 }
 
+enum { DICT_INDEX_MIN = 32 };
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;            /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return mix64(h);
+}
+
+/* Equal values (jx_equal) hash alike: 1, 1.0 and True; a list and a
+   tuple of equal items.  Other types only equal their own type, so their
+   type is enough (dicts and the like are not keys in practice).  A
+   sequence hashes its length and its first items, a few levels deep, so
+   the cost stays bounded for tuples that share sub-tuples. */
+static uint64_t hash_val(jx_val v, int depth)
+{
+    switch (v.t) {
+    case JT_BOOL: return mix64((uint64_t)v.u.b);
+    case JT_INT: return mix64((uint64_t)v.u.i);
+    case JT_FLOAT: {
+        double f = v.u.f;
+        if (f >= -9223372036854775808.0 && f < 9223372036854775808.0 && f == (double)(int64_t)f)
+            return mix64((uint64_t)(int64_t)f);
+        uint64_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        return mix64(bits ^ 0x5bd1e995ULL);
+    }
+    case JT_STR: return hash_bytes(v.u.s->s, v.u.s->len);
+    case JT_LIST: {
+        uint64_t h = mix64(v.u.l->n + 0x51ULL);
+        if (depth < 4)
+            for (size_t i = 0; i < v.u.l->n && i < 8; i++) h = mix64(h ^ hash_val(v.u.l->v[i], depth + 1));
+        return h;
+    }
+    default: return mix64(0x1000u + (unsigned)v.t);
+    }
+}
+
+static void index_put(jx_dict *d, uint64_t h, size_t at)
+{
+    size_t mask = d->ixcap - 1;
+    size_t i = (size_t)h & mask;
+    while (d->ix[i]) i = (i + 1) & mask;
+    d->ix[i] = (uint32_t)(at + 1);
+    d->ixused++;
+}
+
+static void index_build(jx_arena *a, jx_dict *d)
+{
+    size_t cap = 64;
+    while (cap < 4 * d->n) cap *= 2;
+    d->ix = jx_alloc(a, cap * sizeof *d->ix);
+    d->ixcap = cap;
+    d->ixused = 0;
+    for (size_t i = 0; i < d->n; i++) index_put(d, hash_val(d->k[i], 0), i);
+}
+
 jx_val *jx_dict_find(jx_dict *d, jx_val key)
 {
+    if (d->ix) {
+        size_t mask = d->ixcap - 1;
+        for (size_t i = (size_t)hash_val(key, 0) & mask; d->ix[i]; i = (i + 1) & mask) {
+            size_t at = d->ix[i] - 1;
+            if (at < d->n && jx_equal(d->k[at], key)) return &d->v[at];
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < d->n; i++)
         if (jx_equal(d->k[i], key)) return &d->v[i];
     return NULL;
 }
 
+static bool key_is(jx_val k, const char *key, size_t n)
+{
+    return k.t == JT_STR && k.u.s->len == n && !memcmp(k.u.s->s, key, n);
+}
+
 jx_val *jx_dict_finds(jx_dict *d, const char *key, size_t n)
 {
+    if (d->ix) {
+        size_t mask = d->ixcap - 1;
+        for (size_t i = (size_t)hash_bytes(key, n) & mask; d->ix[i]; i = (i + 1) & mask) {
+            size_t at = d->ix[i] - 1;
+            if (at < d->n && key_is(d->k[at], key, n)) return &d->v[at];
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < d->n; i++)
-        if (d->k[i].t == JT_STR && d->k[i].u.s->len == n && !memcmp(d->k[i].u.s->s, key, n))
-            return &d->v[i];
+        if (key_is(d->k[i], key, n)) return &d->v[i];
     return NULL;
 }
 
@@ -264,7 +350,7 @@ void jx_dict_set(jx_arena *a, jx_dict *d, jx_val key, jx_val v)
     }
     if (d->n == d->cap) {
         size_t nc = d->cap ? d->cap * 2 : 4;
-        if (nc > SIZE_MAX / sizeof(jx_val)) jx_fail(a->fail, JINJA_ERR_LIMIT, "dict too large");
+        if (nc > SIZE_MAX / sizeof(jx_val) || nc >= UINT32_MAX) jx_fail(a->fail, JINJA_ERR_LIMIT, "dict too large");
         d->k = jx_grow(a, d->k, d->cap * sizeof(jx_val), nc * sizeof(jx_val));
         d->v = jx_grow(a, d->v, d->cap * sizeof(jx_val), nc * sizeof(jx_val));
         d->cap = nc;
@@ -272,18 +358,8 @@ void jx_dict_set(jx_arena *a, jx_dict *d, jx_val key, jx_val v)
     d->k[d->n] = key;
     d->v[d->n] = v;
     d->n++;
-}
-
-bool jx_dict_del(jx_dict *d, jx_val key)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (jx_equal(d->k[i], key)) {
-            memmove(d->k + i, d->k + i + 1, (d->n - i - 1) * sizeof(jx_val));
-            memmove(d->v + i, d->v + i + 1, (d->n - i - 1) * sizeof(jx_val));
-            d->n--;
-            return true;
-        }
-    return false;
+    if (d->ix && 2 * (d->ixused + 1) <= d->ixcap) index_put(d, hash_val(key, 0), d->n - 1);
+    else if (d->n >= DICT_INDEX_MIN) index_build(a, d);
 }
 
 jx_val jx_deep_copy(jx_arena *a, jx_val v, int depth, jx_fail_ctx *f)
@@ -348,9 +424,18 @@ const char *jx_type_name(jx_val v)
 static double num_of(jx_val v) { return v.t == JT_FLOAT ? v.u.f : v.t == JT_BOOL ? v.u.b : (double)v.u.i; }
 static int64_t int_of(jx_val v) { return v.t == JT_BOOL ? v.u.b : v.u.i; }
 
+/* Past this much work in one comparison (lists that share sublists can
+   hold 2^60 paths in a few kB), equality gives up: it answers false and
+   leaves jx_work so high that the render's next step fails the budget. */
+enum { EQUAL_WORK_MAX = 1 << 26 };
+
 static bool equal_depth(jx_val a, jx_val b, int depth)
 {
     if (depth > 200) return false;
+    if (jx_work > EQUAL_WORK_MAX) {
+        jx_work = UINT64_MAX / 2;
+        return false;
+    }
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a.t != JT_FLOAT && b.t != JT_FLOAT) return int_of(a) == int_of(b);
         return num_of(a) == num_of(b);
@@ -359,10 +444,14 @@ static bool equal_depth(jx_val a, jx_val b, int depth)
     switch (a.t) {
     case JT_UNDEF: case JT_NONE: case JT_ABSENT: return true;
     case JT_STR:
-        return a.u.s == b.u.s || (a.u.s->len == b.u.s->len && !memcmp(a.u.s->s, b.u.s->s, a.u.s->len));
+        if (a.u.s == b.u.s) return true;
+        if (a.u.s->len != b.u.s->len) return false;
+        jx_work += a.u.s->len >> 6;
+        return !memcmp(a.u.s->s, b.u.s->s, a.u.s->len);
     case JT_LIST:
         if (a.u.l == b.u.l) return true;
         if (a.u.l->tuple != b.u.l->tuple || a.u.l->n != b.u.l->n) return false;
+        jx_work += 1 + (a.u.l->n >> 4);
         for (size_t i = 0; i < a.u.l->n; i++)
             if (!equal_depth(a.u.l->v[i], b.u.l->v[i], depth + 1)) return false;
         return true;
@@ -370,9 +459,7 @@ static bool equal_depth(jx_val a, jx_val b, int depth)
         if (a.u.d == b.u.d) return true;
         if (a.u.d->n != b.u.d->n) return false;
         for (size_t i = 0; i < a.u.d->n; i++) {
-            jx_val *o = NULL;
-            for (size_t j = 0; j < b.u.d->n && !o; j++)
-                if (equal_depth(a.u.d->k[i], b.u.d->k[j], depth + 1)) o = &b.u.d->v[j];
+            jx_val *o = jx_dict_find(b.u.d, a.u.d->k[i]);
             if (!o || !equal_depth(a.u.d->v[i], *o, depth + 1)) return false;
         }
         return true;
@@ -408,6 +495,7 @@ int jx_compare(jx_ctx *c, jx_val a, jx_val b)
     if (a.t == JT_LIST && b.t == JT_LIST && a.u.l->tuple == b.u.l->tuple) {
         if (++c->depth > c->max_depth) jx_rt_fail(c, "values nested too deeply to compare");
         size_t n = a.u.l->n < b.u.l->n ? a.u.l->n : b.u.l->n;
+        jx_step(c, 1 + (n >> 4));
         for (size_t i = 0; i < n; i++) {
             if (jx_equal(a.u.l->v[i], b.u.l->v[i])) continue;
             int r = jx_compare(c, a.u.l->v[i], b.u.l->v[i]);
@@ -534,7 +622,21 @@ static bool printable(uint32_t cp)
     return true;
 }
 
+static void repr_str_plain(jx_sb *b, const jx_str *s);
+
+/* markupsafe's Markup (safe and escape results) prints as Markup('...') */
 static void repr_str(jx_sb *b, const jx_str *s)
+{
+    if (!s->safe) {
+        repr_str_plain(b, s);
+        return;
+    }
+    jx_sb_add(b, "Markup(", 7);
+    repr_str_plain(b, s);
+    jx_sb_addc(b, ')');
+}
+
+static void repr_str_plain(jx_sb *b, const jx_str *s)
 {
     bool has_sq = memchr(s->s, '\'', s->len) != NULL;
     bool has_dq = memchr(s->s, '"', s->len) != NULL;
@@ -558,7 +660,22 @@ static void repr_str(jx_sb *b, const jx_str *s)
     jx_sb_addc(b, q);
 }
 
-void jx_repr_of(jx_ctx *c, jx_sb *b, jx_val v, int depth)
+/* The lists and dicts being printed, innermost first: Python prints one
+   met again inside itself as [...] or {...} (a namespace that holds a
+   list holding itself: <Namespace {'l': [<Namespace {...}>]}>). */
+typedef struct repr_frame {
+    const void *obj;
+    const struct repr_frame *up;
+} repr_frame;
+
+static bool repr_seen(const repr_frame *f, const void *obj)
+{
+    for (; f; f = f->up)
+        if (f->obj == obj) return true;
+    return false;
+}
+
+static void repr_in(jx_ctx *c, jx_sb *b, jx_val v, int depth, const repr_frame *up)
 {
     if (depth > 200) jx_rt_fail(c, "maximum recursion depth exceeded while getting the repr of an object");
     jx_step(c, 1);
@@ -567,10 +684,15 @@ void jx_repr_of(jx_ctx *c, jx_sb *b, jx_val v, int depth)
     case JT_UNDEF: case JT_ABSENT: jx_sb_add(b, "Undefined", 9); return;
     case JT_LIST: {
         jx_list *l = v.u.l;
+        if (repr_seen(up, l)) {
+            jx_sb_add(b, l->tuple ? "(...)" : "[...]", 5);
+            return;
+        }
+        repr_frame here = {l, up};
         jx_sb_addc(b, l->tuple ? '(' : '[');
         for (size_t i = 0; i < l->n; i++) {
             if (i) jx_sb_add(b, ", ", 2);
-            jx_repr_of(c, b, l->v[i], depth + 1);
+            repr_in(c, b, l->v[i], depth + 1, &here);
         }
         if (l->tuple && l->n == 1) jx_sb_addc(b, ',');
         jx_sb_addc(b, l->tuple ? ')' : ']');
@@ -587,7 +709,7 @@ void jx_repr_of(jx_ctx *c, jx_sb *b, jx_val v, int depth)
         jx_sb_add(b, "([", 2);
         for (size_t i = 0; i < l->n; i++) {
             if (i) jx_sb_add(b, ", ", 2);
-            jx_repr_of(c, b, l->v[i], depth + 1);
+            repr_in(c, b, l->v[i], depth + 1, up);
         }
         jx_sb_add(b, "])", 2);
         return;
@@ -595,20 +717,27 @@ void jx_repr_of(jx_ctx *c, jx_sb *b, jx_val v, int depth)
     case JT_DICT: case JT_NS: {
         jx_dict *d = v.u.d;
         if (v.t == JT_NS) jx_sb_add(b, "<Namespace ", 11);
-        jx_sb_addc(b, '{');
-        for (size_t i = 0; i < d->n; i++) {
-            if (i) jx_sb_add(b, ", ", 2);
-            jx_repr_of(c, b, d->k[i], depth + 1);
-            jx_sb_add(b, ": ", 2);
-            jx_repr_of(c, b, d->v[i], depth + 1);
+        if (repr_seen(up, d)) {
+            jx_sb_add(b, "{...}", 5);
+        } else {
+            repr_frame here = {d, up};
+            jx_sb_addc(b, '{');
+            for (size_t i = 0; i < d->n; i++) {
+                if (i) jx_sb_add(b, ", ", 2);
+                repr_in(c, b, d->k[i], depth + 1, &here);
+                jx_sb_add(b, ": ", 2);
+                repr_in(c, b, d->v[i], depth + 1, &here);
+            }
+            jx_sb_addc(b, '}');
         }
-        jx_sb_addc(b, '}');
         if (v.t == JT_NS) jx_sb_addc(b, '>');
         return;
     }
     default: jx_str_of(c, b, v); return;
     }
 }
+
+void jx_repr_of(jx_ctx *c, jx_sb *b, jx_val v, int depth) { repr_in(c, b, v, depth, NULL); }
 
 void jx_str_of(jx_ctx *c, jx_sb *b, jx_val v)
 {
@@ -624,6 +753,7 @@ void jx_str_of(jx_ctx *c, jx_sb *b, jx_val v)
         if (v.u.fn->kind == FN_BUILTIN && v.u.fn->self.t != JT_ABSENT)
             jx_sb_printf(b, "<built-in method %s of %s object>", v.u.fn->name, jx_type_name(v.u.fn->self));
         else if (v.u.fn->kind == FN_BUILTIN) jx_sb_printf(b, "<built-in function %s>", v.u.fn->name);
+        else if (v.u.fn->kind == FN_CALLER) jx_sb_add(b, "<Macro anonymous>", 17);   /* a call block has no name */
         else jx_sb_printf(b, "<Macro '%s'>", v.u.fn->name);
         return;
     case JT_LOOP: jx_sb_printf(b, "<LoopContext %zu/%zu>", v.u.loop->i + 1, v.u.loop->n); return;
@@ -670,6 +800,7 @@ bad:
 
 size_t jx_utf8_count(const char *s, size_t n)
 {
+    jx_work += n >> 6;
     size_t cnt = 0;
     for (size_t i = 0; i < n;) {
         if ((unsigned char)s[i] < 0x80) i++;
