@@ -547,6 +547,41 @@ INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k
     (void)p0;
 }
 
+static EMBER_TARGET_AVX512 void scores_f32q_avx512(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
+                                                   const float *q, size_t q_stride, int nh, int npos, int hd,
+                                                   float scale, float *mx)
+{
+    enum { HQ = 4 };
+    const int nq = hd / 16, pe = npos & ~15;
+    for (int h0 = 0; h0 < nh; h0 += HQ) {
+        const int hn = nh - h0 < HQ ? nh - h0 : HQ;
+        __m512 qv[HQ * SCORES_MAXQ];
+        for (int h = 0; h < hn; h++)
+            for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = _mm512_loadu_ps(q + (size_t)(h0 + h) * q_stride + 16 * i);
+        float *sch = sc + (size_t)h0 * sc_stride;
+#define SH_BLOCK(NQ) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, 1, scale, mx + h0, NQ)
+        if (nq == 4) SH_BLOCK(4);
+        else if (nq == 8) SH_BLOCK(8);
+        else if (nq == 6) SH_BLOCK(6);
+        else if (nq == 16) SH_BLOCK(16);
+        else if (nq == 32) SH_BLOCK(32);
+        else SH_BLOCK(nq);
+#undef SH_BLOCK
+        for (int h = 0; h < hn; h++) {
+            float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];
+            for (int p = pe; p < npos; p++) {
+                __m512 a = _mm512_setzero_ps();
+                for (int i = 0; i < nq; i++) a = _mm512_fmadd_ps(ldh(k + (size_t)p * stride + 16 * i), qv[h * SCORES_MAXQ + i], a);
+                float lane[16];
+                _mm512_storeu_ps(lane, a);
+                sh[p] = ember_ref_sum16(lane) * scale;
+                if (sh[p] > m) m = sh[p];
+            }
+            mx[h0 + h] = m;
+        }
+    }
+}
+
 /* A single token's scores of one query over npos rows when hd is not whole
    64-wide steps (Phi-3's heads of 96): each row's steps as dot_vec_avx512
    takes them, then its tail of hd % 64 products added one by one in double,
@@ -857,4 +892,22 @@ float ember_ref_softcap_max(float *x, size_t n, float cap)
 void ember_ref_softcap(float *x, size_t n, float cap)
 {
     ember_ref_softcap_max(x, n, cap);
+}
+
+/* ember_attf_scores (att_f32.h) by the batched block above: its order is
+   that definition's (lane d % 16 of fmas over the row, the 16-lane tree),
+   so only the queries differ: taken as the f32 they are.  Rows past the
+   last whole 16 one at a time, in the same order. */
+int ember_ref_scores_f32q(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const float *q,
+                          size_t q_stride, int nh, int npos, int hd, float scale, float *mx)
+{
+#ifdef EMBER_SIMD
+    if (ember_cpu_isa() < EMBER_ISA_AVX512 || hd % 16 || hd > 16 * SCORES_MAXQ) return 0;
+    scores_f32q_avx512(sc, sc_stride, k, stride, q, q_stride, nh, npos, hd, scale, mx);
+    return 1;
+#else
+    (void)sc, (void)sc_stride, (void)k, (void)stride, (void)q, (void)q_stride, (void)nh, (void)npos, (void)hd;
+    (void)scale, (void)mx;
+    return 0;
+#endif
 }

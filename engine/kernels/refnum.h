@@ -51,6 +51,12 @@ void ember_ref_softcap(float *x, size_t n, float cap);
 /* The same, returning the largest capped value (the softmax's max). */
 float ember_ref_softcap_max(float *x, size_t n, float cap);
 
+/* ember_attf_scores (att_f32.h) where AVX-512 and hd % 16 == 0 (up to 512)
+   let the batched block take f32 queries: returns 1 when done, 0 when the
+   caller must compute them itself. */
+int ember_ref_scores_f32q(float *sc, size_t sc_stride, const uint16_t *k, size_t stride, const float *q,
+                          size_t q_stride, int nh, int npos, int hd, float scale, float *mx);
+
 /* Attention scores: sc[p] = dot(k row p, q) * scale for p < npos (rows
    `stride` apart, hd each, every product exact in f32), returning the max.
    gemm: the reference's batched order, 16 lanes over hd (hd % 16 == 0).

@@ -221,9 +221,12 @@ static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0
     const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = v_rows(s, j->layer, kvh) + r0;
     float mx[ng];
     for (int i = 0; i < ng; i++) att_query(c, i, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd);
-    if (c->f32q)
+    if (c->f32q && s->batched)
         ember_attf_scores(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, (const float *)c->qh, (size_t)hd, ng, npos,
                           hd, c->scale, mx);
+    else if (c->f32q)
+        ember_kv_attf_scores_vpf(c->sc, c->scs, (const uint16_t *)Kr, (const uint16_t *)Vr, (const float *)c->qh, ng,
+                                 npos, hd, c->scale, mx);
     else if (c->q8) ember_attq8_scores(c->sc, c->scs, Kr, (const uint8_t *)c->qh, c->qb, ng, npos, hd, c->scale, mx);
     else if (s->batched) ember_ref_scores_f16_heads(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, c->qh, (size_t)hd,
                                                     ng, npos, hd, c->kq_gemm, c->scale, mx);

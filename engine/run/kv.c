@@ -11,6 +11,7 @@
 
 #include "att_q8.h"
 #include "recurrent.h"
+#include "att_f32.h"
 #include "kv.h"
 #include "refnum.h"
 #include "session.h"
@@ -49,23 +50,49 @@ void ember_kv_store(ember_kv_type t, void *dst, const float *src, int hd)
 #define VPF_CHUNK 512
 #define VPF_MAX (512 * 1024)
 
+/* The scores of one chunk of positions [p0, p0 + n), in either query form. */
+typedef struct {
+    const uint16_t *k, *qh;
+    const float *qf;
+    int nh, hd;
+    float scale;
+} vpf_args;
+
+static void vpf_chunk(const vpf_args *a, float *sc, size_t sc_stride, int p0, int n, float *mx)
+{
+    const uint16_t *k = a->k + (size_t)p0 * (size_t)a->hd;
+    if (a->qf) ember_attf_scores(sc + p0, sc_stride, k, (size_t)a->hd, a->qf, (size_t)a->hd, a->nh, n, a->hd, a->scale, mx);
+    else ember_ref_scores_f16_heads(sc + p0, sc_stride, k, (size_t)a->hd, a->qh, (size_t)a->hd, a->nh, n, a->hd, 0,
+                                    a->scale, mx);
+}
+
+static void scores_vpf(const vpf_args *a, float *sc, size_t sc_stride, const uint16_t *v, int npos, float *mx)
+{
+    if ((size_t)npos * (size_t)a->hd * 2 > VPF_MAX) {
+        vpf_chunk(a, sc, sc_stride, 0, npos, mx);
+        return;
+    }
+    float cmx[a->nh];
+    for (int p0 = 0; p0 < npos; p0 += VPF_CHUNK) {
+        const int n = npos - p0 < VPF_CHUNK ? npos - p0 : VPF_CHUNK;
+        const char *vr = (const char *)(v + (size_t)p0 * (size_t)a->hd);
+        for (size_t o = 0; o < (size_t)n * (size_t)a->hd * 2; o += 64) __builtin_prefetch(vr + o, 0, 2);
+        vpf_chunk(a, sc, sc_stride, p0, n, p0 ? cmx : mx);
+        for (int i = 0; p0 && i < a->nh; i++)
+            if (cmx[i] > mx[i]) mx[i] = cmx[i];
+    }
+}
+
 void ember_kv_f16_scores_vpf(float *sc, size_t sc_stride, const uint16_t *k, const uint16_t *v, const uint16_t *q,
                              int nh, int npos, int hd, float scale, float *mx)
 {
-    if ((size_t)npos * (size_t)hd * 2 > VPF_MAX) {
-        ember_ref_scores_f16_heads(sc, sc_stride, k, (size_t)hd, q, (size_t)hd, nh, npos, hd, 0, scale, mx);
-        return;
-    }
-    float cmx[nh];
-    for (int p0 = 0; p0 < npos; p0 += VPF_CHUNK) {
-        const int n = npos - p0 < VPF_CHUNK ? npos - p0 : VPF_CHUNK;
-        const char *vr = (const char *)(v + (size_t)p0 * (size_t)hd);
-        for (size_t o = 0; o < (size_t)n * (size_t)hd * 2; o += 64) __builtin_prefetch(vr + o, 0, 2);
-        ember_ref_scores_f16_heads(sc + p0, sc_stride, k + (size_t)p0 * (size_t)hd, (size_t)hd, q, (size_t)hd, nh, n,
-                                   hd, 0, scale, p0 ? cmx : mx);
-        for (int i = 0; p0 && i < nh; i++)
-            if (cmx[i] > mx[i]) mx[i] = cmx[i];
-    }
+    scores_vpf(&(vpf_args){k, q, NULL, nh, hd, scale}, sc, sc_stride, v, npos, mx);
+}
+
+void ember_kv_attf_scores_vpf(float *sc, size_t sc_stride, const uint16_t *k, const uint16_t *v, const float *q,
+                              int nh, int npos, int hd, float scale, float *mx)
+{
+    scores_vpf(&(vpf_args){k, NULL, q, nh, hd, scale}, sc, sc_stride, v, npos, mx);
 }
 
 int ember_kv_ring(const ember_model *m, int n_ctx, int ubatch)

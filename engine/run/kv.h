@@ -17,6 +17,9 @@ void ember_kv_store(ember_kv_type t, void *dst, const float *src, int hd);
    weighted sum reads next asked for into L2 while K streams. */
 void ember_kv_f16_scores_vpf(float *sc, size_t sc_stride, const uint16_t *k, const uint16_t *v, const uint16_t *q,
                              int nh, int npos, int hd, float scale, float *mx);
+/* The same for f32 queries (att_f32.h, ember_attf_scores). */
+void ember_kv_attf_scores_vpf(float *sc, size_t sc_stride, const uint16_t *k, const uint16_t *v, const float *q,
+                              int nh, int npos, int hd, float scale, float *mx);
 /* The layout session.c allocates and forward.c reads (session.h): the
    ring of the sliding layers for an n_ctx-token context (0: none), and
    layer l's rows per KV head under it. */
