@@ -547,6 +547,23 @@ INLINE512 void scores_heads_block(float *sc, size_t sc_stride, const uint16_t *k
     (void)p0;
 }
 
+/* scores_heads_block with the row width as a constant for the heads
+   models have (64, 128; Phi-3's 96 and Gemma's 256 in a prompt): the
+   general body's loops over nq are not unrolled */
+static EMBER_TARGET_AVX512 void scores_heads_blocks(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
+                                                    const __m512 *qv, int hn, int npos, int gemm, float scale,
+                                                    float *mx, int nq)
+{
+#define SH_BLOCK(NQ) scores_heads_block(sc, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx, NQ)
+    if (nq == 4) SH_BLOCK(4);
+    else if (nq == 8) SH_BLOCK(8);
+    else if (nq == 6) SH_BLOCK(6);
+    else if (nq == 16) SH_BLOCK(16);
+    else if (nq == 32) SH_BLOCK(32);
+    else SH_BLOCK(nq);
+#undef SH_BLOCK
+}
+
 static EMBER_TARGET_AVX512 void scores_f32q_avx512(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
                                                    const float *q, size_t q_stride, int nh, int npos, int hd,
                                                    float scale, float *mx)
@@ -559,14 +576,7 @@ static EMBER_TARGET_AVX512 void scores_f32q_avx512(float *sc, size_t sc_stride, 
         for (int h = 0; h < hn; h++)
             for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = _mm512_loadu_ps(q + (size_t)(h0 + h) * q_stride + 16 * i);
         float *sch = sc + (size_t)h0 * sc_stride;
-#define SH_BLOCK(NQ) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, 1, scale, mx + h0, NQ)
-        if (nq == 4) SH_BLOCK(4);
-        else if (nq == 8) SH_BLOCK(8);
-        else if (nq == 6) SH_BLOCK(6);
-        else if (nq == 16) SH_BLOCK(16);
-        else if (nq == 32) SH_BLOCK(32);
-        else SH_BLOCK(nq);
-#undef SH_BLOCK
+        scores_heads_blocks(sch, sc_stride, k, stride, qv, hn, npos, 1, scale, mx + h0, nq);
         for (int h = 0; h < hn; h++) {
             float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];
             for (int p = pe; p < npos; p++) {
@@ -656,17 +666,7 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
         for (int h = 0; h < hn; h++)
             for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = ldh(q + (size_t)(h0 + h) * q_stride + 16 * i);
         float *sch = sc + (size_t)h0 * sc_stride;
-        /* the row width as a constant for the heads models have (64, 128;
-           Phi-3's 96 and Gemma's 256 in a prompt): the general body's
-           loops over nq are not unrolled */
-#define SH_BLOCK(NQ) scores_heads_block(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, NQ)
-        if (nq == 4) SH_BLOCK(4);
-        else if (nq == 8) SH_BLOCK(8);
-        else if (nq == 6) SH_BLOCK(6);
-        else if (nq == 16) SH_BLOCK(16);
-        else if (nq == 32) SH_BLOCK(32);
-        else SH_BLOCK(nq);
-#undef SH_BLOCK
+        scores_heads_blocks(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, nq);
         for (int h = 0; h < hn; h++) {
             const uint16_t *qh = q + (size_t)(h0 + h) * q_stride;
             float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];

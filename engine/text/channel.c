@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "channel.h"
+#include "piece.h"
 
 enum { CH_TEXT, CH_NAME, CH_THOUGHT };
 static const char OPEN[] = "<|channel>", CLOSE[] = "<channel|>";
@@ -17,15 +18,6 @@ bool ember_channel_marker(const char *text) { return text && (!strcmp(text, OPEN
 
 void ember_channel_init(ember_channel *c) { memset(c, 0, sizeof *c); }
 
-static int put(char *out, int cap, const char *s, int n)
-{
-    if (cap <= 0) return 0;
-    if (n > cap - 1) n = cap - 1;
-    memmove(out, s, (size_t)n);   /* out may be the piece itself */
-    out[n] = '\0';
-    return n;
-}
-
 int ember_channel_step(ember_channel *c, const char *ctl, const char *piece, int n, char *out, int cap)
 {
     if (ctl) {
@@ -34,25 +26,25 @@ int ember_channel_step(ember_channel *c, const char *ctl, const char *piece, int
             c->nname = 0;
             if (!c->thinking) {
                 c->thinking = true;
-                return put(out, cap, "<think>\n", 8);
+                return ember_piece_put(out, cap, "<think>\n", 8);
             }
         } else if (!strcmp(ctl, CLOSE)) {
             c->state = CH_TEXT;
             if (c->thinking) {
                 c->thinking = false;
-                return put(out, cap, "\n</think>\n\n", 11);
+                return ember_piece_put(out, cap, "\n</think>\n\n", 11);
             }
         }
-        return put(out, cap, "", 0);
+        return ember_piece_put(out, cap, "", 0);
     }
     if (c->state == CH_NAME) {
         const char *nl = memchr(piece, '\n', (size_t)n);
         if (!nl && c->nname + n <= NAME_MAX) {
             c->nname += n;
-            return put(out, cap, "", 0);
+            return ember_piece_put(out, cap, "", 0);
         }
         c->state = CH_THOUGHT;
-        if (nl) return put(out, cap, nl + 1, n - (int)(nl + 1 - piece));
+        if (nl) return ember_piece_put(out, cap, nl + 1, n - (int)(nl + 1 - piece));
     }
-    return put(out, cap, piece, n);
+    return ember_piece_put(out, cap, piece, n);
 }

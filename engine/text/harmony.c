@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harmony.h"
+#include "piece.h"
 
 enum { HM_TEXT, HM_ROLE, HM_CHANNEL };
 
@@ -26,24 +27,15 @@ bool ember_harmony_marker(const char *text)
 
 void ember_harmony_init(ember_harmony *h) { memset(h, 0, sizeof *h); }
 
-static int put(char *out, int cap, const char *s, int n)
-{
-    if (cap <= 0) return 0;
-    if (n > cap - 1) n = cap - 1;
-    memmove(out, s, (size_t)n);   /* out may be the piece itself */
-    out[n] = '\0';
-    return n;
-}
-
 int ember_harmony_step(ember_harmony *h, const char *ctl, const char *piece, int n, char *out, int cap)
 {
     if (!ctl) {
-        if (h->state == HM_TEXT) return put(out, cap, piece, n);
+        if (h->state == HM_TEXT) return ember_piece_put(out, cap, piece, n);
         /* a header's words: the role is dropped, the channel name kept to
            decide what its message is */
         for (int i = 0; h->state == HM_CHANNEL && i < n && h->nchan < (int)sizeof h->chan - 1; i++)
             h->chan[h->nchan++] = piece[i];
-        return put(out, cap, "", 0);
+        return ember_piece_put(out, cap, "", 0);
     }
     if (!strcmp(ctl, "<|start|>")) {
         h->state = HM_ROLE;
@@ -58,14 +50,14 @@ int ember_harmony_step(ember_harmony *h, const char *ctl, const char *piece, int
         h->nchan = 0;
         if (final && h->thinking) {
             h->thinking = false;
-            return put(out, cap, "\n</think>\n\n", 11);
+            return ember_piece_put(out, cap, "\n</think>\n\n", 11);
         }
         if (!final && !h->thinking) {
             h->thinking = true;
-            return put(out, cap, "<think>\n", 8);
+            return ember_piece_put(out, cap, "<think>\n", 8);
         }
     }
     /* <|end|>, <|constrain|> and the rest: nothing shown (a constraint's
        words stay in the header) */
-    return put(out, cap, "", 0);
+    return ember_piece_put(out, cap, "", 0);
 }
