@@ -39,13 +39,30 @@ static void stream(const char *const *toks, int n, char *out, size_t cap)
 
 #define N(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
+/* s with its newlines as \n, for a TAP line (a raw newline would start
+   a line the harness reads as a result) */
+static const char *esc(const char *s)
+{
+    static char b[1024];
+    size_t n = 0;
+    for (; *s && n + 3 < sizeof b; s++) {
+        if (*s == '\n') {
+            b[n++] = '\\';
+            b[n++] = 'n';
+        } else
+            b[n++] = *s;
+    }
+    b[n] = '\0';
+    return b;
+}
+
 int main(void)
 {
     char out[512];
     const char *a[] = {"<|channel>", "thought", "\n", "Two and ", "two.", "<channel|>", "It is ", "4."};
     stream(a, N(a), out, sizeof out);
     tap_ok(!strcmp(out, "<think>\nTwo and two.\n</think>\n\nIt is 4."), "a thought channel in the <think> form: '%s'",
-           out);
+           esc(out));
     ui_think th;
     ui_think_split(out, strlen(out), &th);
     tap_ok(th.has && !th.open && !strcmp(out + th.body, "It is 4."), "... which the chat folds, the answer after it");
@@ -53,7 +70,7 @@ int main(void)
     const char *b[] = {"<|channel>", "thou", "ght\nHm", "m", "<channel|>", "Yes"};
     stream(b, N(b), out, sizeof out);
     tap_ok(!strcmp(out, "<think>\nHmm\n</think>\n\nYes"), "the name cut across pieces, the newline inside one: '%s'",
-           out);
+           esc(out));
 
     const char *c[] = {"Just ", "an answer", "."};
     stream(c, N(c), out, sizeof out);
@@ -69,13 +86,13 @@ int main(void)
     const char *e[] = {"<|channel>", "0123456789abcdefghij", "0123456789abcdefghij", "!", "<channel|>", "ok"};
     stream(e, N(e), out, sizeof out);
     tap_ok(!strcmp(out, "<think>\n0123456789abcdefghij!\n</think>\n\nok"),
-           "a name past 32 bytes without its newline: the text after it is shown: '%s'", out);
+           "a name past 32 bytes without its newline: the text after it is shown: '%s'", esc(out));
 
     const char *f[] = {"<channel|>", "plain", "<|channel>", "thought\n", "x", "<|channel>", "thought\n", "y",
                        "<channel|>", "z"};
     stream(f, N(f), out, sizeof out);
     tap_ok(!strcmp(out, "plain<think>\nxy\n</think>\n\nz"),
-           "a stray close shows nothing, a second open inside the thinking opens nothing: '%s'", out);
+           "a stray close shows nothing, a second open inside the thinking opens nothing: '%s'", esc(out));
 
     tap_ok(ember_channel_marker("<|channel>") && ember_channel_marker("<channel|>") &&
                !ember_channel_marker("<|channel|>") && !ember_channel_marker(NULL),
