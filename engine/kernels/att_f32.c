@@ -1,8 +1,8 @@
 /* Attention with f32 queries and weights over fp16 KV rows (att_f32.h).
-   The scores convert a K row once and take it against up to four query
-   heads at a time (one accumulator each, so a head's sum is the same
-   whatever it is grouped with); the weighted sum converts each V slab
-   once for up to four heads that share it. */
+   On AVX-512 the scores are refnum's batched block (its order is this
+   definition's); AVX2 converts a K row once for every head.  The
+   weighted sum converts each V slab once for up to four heads that share
+   it. */
 #include "config.h"
 
 #include <math.h>
@@ -51,87 +51,10 @@ void ember_attf_wsum_scalar(float *out, size_t out_stride, const float *w, size_
 
 /* ---- AVX-512 ------------------------------------------------------------- */
 
-/* ember_ref_sum16's tree ((v[i] + v[i+8]), then + the upper 4, then
-   (u0 + u2) + (u1 + u3)) of four sums at once, the same pairs added (an
-   addition's operand order does not change its bits): the halves of two
-   sums side by side, then the quarters of four, then the in-lane pairs;
-   sum i ends in lane 4i, returned in lane i. */
-static inline EMBER_TARGET_AVX512 __attribute__((always_inline)) __m128 sum16x4_512(__m512 a0, __m512 a1, __m512 a2,
-                                                                                    __m512 a3)
-{
-    /* t01 = [a0.lo8 + a0.hi8 | a1.lo8 + a1.hi8], t23 likewise */
-    const __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xee));
-    const __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xee));
-    /* u = [t0.lo4 + t0.hi4 | t1... | t2... | t3...] */
-    const __m512 u = _mm512_add_ps(_mm512_shuffle_f32x4(t01, t23, 0x88), _mm512_shuffle_f32x4(t01, t23, 0xdd));
-    /* (u0 + u2), (u1 + u3) in lanes 0, 1 of each group, then their sum in lane 0 */
-    const __m512 w = _mm512_add_ps(u, _mm512_permute_ps(u, 0xee));
-    const __m512 x = _mm512_add_ps(w, _mm512_permute_ps(w, 0x55));
-    return _mm512_castps512_ps128(_mm512_maskz_compress_ps(0x1111, x));
-}
-
 static inline EMBER_TARGET_AVX512 __attribute__((always_inline)) __mmask16 tail16(int hd, int c)
 {
     const int r = hd - 16 * c;
     return r >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << r) - 1);
-}
-
-/* Four K rows against four query heads at a time: per 16-wide chunk, 4
-   row loads and 4 query loads feed 16 fmas (one accumulator per row and
-   head, so each score's arithmetic is the definition's whatever the
-   grouping); a short block repeats its last row or head and drops those
-   results. */
-static EMBER_TARGET_AVX512 void scores_avx512(float *sc, size_t sc_stride, const uint16_t *k, size_t k_stride,
-                                              const float *q, size_t q_stride, int nh, int npos, int hd, float scale,
-                                              float *mx)
-{
-    const int nc = (hd + 15) / 16;
-    float kf[4][512 + 16] __attribute__((aligned(64)));
-    for (int h = 0; h < nh; h++) mx[h] = -INFINITY;
-    const __m128 vs = _mm_set1_ps(scale);
-    for (int p = 0; p < npos; p += 4) {
-        const int pb = npos - p < 4 ? npos - p : 4;
-        for (int r = 0; r < pb; r++) {
-            const uint16_t *kp = k + (size_t)(p + r) * k_stride;
-            for (int c = 0; c < nc; c++)
-                _mm512_store_ps(kf[r] + 16 * c, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(tail16(hd, c), kp + 16 * c)));
-        }
-        const float *k0 = kf[0], *k1 = kf[pb > 1 ? 1 : 0], *k2 = kf[pb > 2 ? 2 : 0], *k3 = kf[pb > 3 ? 3 : 0];
-        for (int h = 0; h < nh; h += 4) {
-            const int hb = nh - h < 4 ? nh - h : 4;
-            const float *q0 = q + (size_t)h * q_stride, *q1 = q0 + (hb > 1 ? q_stride : 0),
-                        *q2 = q0 + (hb > 2 ? 2 * q_stride : 0), *q3 = q0 + (hb > 3 ? 3 * q_stride : 0);
-            __m512 a[4][4];
-            for (int r = 0; r < 4; r++)
-                for (int i = 0; i < 4; i++) a[r][i] = _mm512_setzero_ps();
-            for (int c = 0; c < nc; c++) {
-                const __mmask16 m = tail16(hd, c);
-                const __m512 x0 = _mm512_maskz_loadu_ps(m, q0 + 16 * c), x1 = _mm512_maskz_loadu_ps(m, q1 + 16 * c),
-                             x2 = _mm512_maskz_loadu_ps(m, q2 + 16 * c), x3 = _mm512_maskz_loadu_ps(m, q3 + 16 * c);
-#define ROW(r, kr)                                                   \
-    {                                                                \
-        const __m512 kv = _mm512_load_ps(kr + 16 * c);               \
-        a[r][0] = _mm512_mask3_fmadd_ps(x0, kv, a[r][0], m);         \
-        a[r][1] = _mm512_mask3_fmadd_ps(x1, kv, a[r][1], m);         \
-        a[r][2] = _mm512_mask3_fmadd_ps(x2, kv, a[r][2], m);         \
-        a[r][3] = _mm512_mask3_fmadd_ps(x3, kv, a[r][3], m);         \
-    }
-                ROW(0, k0)
-                ROW(1, k1)
-                ROW(2, k2)
-                ROW(3, k3)
-#undef ROW
-            }
-            for (int r = 0; r < pb; r++) {
-                float v[4];
-                _mm_storeu_ps(v, _mm_mul_ps(sum16x4_512(a[r][0], a[r][1], a[r][2], a[r][3]), vs));
-                for (int i = 0; i < hb; i++) {
-                    sc[(size_t)(h + i) * sc_stride + p + r] = v[i];
-                    if (v[i] > mx[h + i]) mx[h + i] = v[i];
-                }
-            }
-        }
-    }
 }
 
 /* H heads x C 16-wide chunks of one 64-wide slab at d0; H and C are
@@ -251,13 +174,11 @@ static EMBER_TARGET_AVX2 void wsum_avx2(float *out, size_t out_stride, const flo
 void ember_attf_scores(float *sc, size_t sc_stride, const uint16_t *k, size_t k_stride, const float *q,
                        size_t q_stride, int nh, int npos, int hd, float scale, float *mx)
 {
-    /* the batched reference block's order is this definition's (refnum.c) */
+    /* AVX-512 (hd % 16 == 0): the batched reference block, whose order is
+       this definition's (refnum.c); other widths take AVX2 or the
+       definition */
     if (ember_ref_scores_f32q(sc, sc_stride, k, k_stride, q, q_stride, nh, npos, hd, scale, mx)) return;
 #ifdef EMBER_SIMD
-    if (hd <= 512 && ember_cpu_isa() >= EMBER_ISA_AVX512) {
-        scores_avx512(sc, sc_stride, k, k_stride, q, q_stride, nh, npos, hd, scale, mx);
-        return;
-    }
     if (hd <= 512 && hd % 8 == 0 && ember_cpu_isa() >= EMBER_ISA_AVX2) {
         scores_avx2(sc, sc_stride, k, k_stride, q, q_stride, nh, npos, hd, scale, mx);
         return;

@@ -220,13 +220,14 @@ static void att_token(const att_ctx *c, const att_job *j, int t, int kvh, int h0
     size_t r0 = kv_row(s, j->layer, first) * ember_kv_row_bytes(s->kv_type, hd);
     const uint8_t *Kr = kv_rows(s, s->kcache, j->layer, kvh) + r0, *Vr = v_rows(s, j->layer, kvh) + r0;
     float mx[ng];
-    for (int i = 0; i < ng; i++) att_query(c, i, s->q + ((size_t)t * c->nh + (size_t)(h0 + i)) * hd);
+    /* the run's f32 queries are side by side in s->q already */
+    const float *qf = s->q + ((size_t)t * c->nh + (size_t)h0) * hd;
+    for (int i = 0; !c->f32q && i < ng; i++) att_query(c, i, qf + (size_t)i * hd);
     if (c->f32q && s->batched)
-        ember_attf_scores(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, (const float *)c->qh, (size_t)hd, ng, npos,
-                          hd, c->scale, mx);
+        ember_attf_scores(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, qf, (size_t)hd, ng, npos, hd, c->scale, mx);
     else if (c->f32q)
-        ember_kv_attf_scores_vpf(c->sc, c->scs, (const uint16_t *)Kr, (const uint16_t *)Vr, (const float *)c->qh, ng,
-                                 npos, hd, c->scale, mx);
+        ember_kv_attf_scores_vpf(c->sc, c->scs, (const uint16_t *)Kr, (const uint16_t *)Vr, qf, ng, npos, hd, c->scale,
+                                 mx);
     else if (c->q8) ember_attq8_scores(c->sc, c->scs, Kr, (const uint8_t *)c->qh, c->qb, ng, npos, hd, c->scale, mx);
     else if (s->batched) ember_ref_scores_f16_heads(c->sc, c->scs, (const uint16_t *)Kr, (size_t)hd, c->qh, (size_t)hd,
                                                     ng, npos, hd, c->kq_gemm, c->scale, mx);

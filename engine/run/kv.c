@@ -9,10 +9,10 @@
 
 #include <string.h>
 
-#include "att_q8.h"
-#include "recurrent.h"
 #include "att_f32.h"
+#include "att_q8.h"
 #include "kv.h"
+#include "recurrent.h"
 #include "refnum.h"
 #include "session.h"
 
