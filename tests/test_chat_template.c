@@ -362,6 +362,85 @@ static void test_opens_think(void)
     free(src);
 }
 
+static char *read_fixture(const char *rel)
+{
+    char path[1024];
+    if (!tap_shared(rel, path, sizeof path)) return NULL;
+    FILE *f = fopen(path, "rb");
+    char *src = f ? calloc(1, 1 << 16) : NULL;
+    size_t n = src ? fread(src, 1, (1 << 16) - 1, f) : 0;
+    if (f) fclose(f);
+    if (!n) free(src), src = NULL;
+    return src;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t a = s ? strlen(s) : 0, b = strlen(tail);
+    return a >= b && !memcmp(s + a - b, tail, b);
+}
+
+/* The reasoning switch (--reasoning, /set reasoning): enable_thinking is
+   passed only when set, so "auto" keeps the template's own default; a
+   template that never reads it says it has no switch. */
+static void test_set_thinking(void)
+{
+    ember_chat_template *t = make("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+                                  "{% if add_generation_prompt %}<assistant>"
+                                  "{% if enable_thinking is not defined %}[default]"
+                                  "{% elif enable_thinking %}[on]{% else %}[off]{% endif %}{% endif %}",
+                                  NULL, false);
+    ember_chat_msg m[] = {{"user", "Hi"}};
+    const char *want[] = {"<assistant>[default]", "<assistant>[off]", "<assistant>[on]", "<assistant>[default]"};
+    int modes[] = {-1, 0, 1, -1};
+    bool ok = true, has = true;
+    for (int i = 0; i < 4; i++) {
+        has = ember_chat_template_set_thinking(t, modes[i]) && has;
+        char *s = ember_chat_template_render(t, m, 1, true, NULL);
+        ok = ok && ends_with(s, want[i]);
+        free(s);
+    }
+    ember_chat_template_free(t);
+    tap_ok(ok && has, "enable_thinking: undefined (auto), false, true, and undefined again; the template has a switch");
+    ember_chat_template *c = make(CHATML, NULL, false);
+    tap_ok(!ember_chat_template_set_thinking(c, 0), "ChatML reads no enable_thinking: no switch");
+    ember_chat_template_free(c);
+
+    char *src = read_fixture("fixtures/templates/Qwen-Qwen3-0.6B.jinja");
+    if (!src) {
+        tap_skip("fixture templates absent");
+    } else {
+        ember_chat_template_opts o = {.jinja = src, .controls = CONTROLS};
+        t = ember_chat_template_new(&o);
+        char *dflt = ember_chat_template_render(t, m, 1, true, NULL);
+        bool sw = ember_chat_template_set_thinking(t, 0);
+        char *off = ember_chat_template_render(t, m, 1, true, NULL);
+        tap_ok(sw && ends_with(dflt, "<|im_start|>assistant\n") &&
+                   ends_with(off, "<|im_start|>assistant\n<think>\n\n</think>\n\n"),
+               "Qwen3: reasoning off closes an empty thinking in the generation prompt, as its template does");
+        free(dflt);
+        free(off);
+        ember_chat_template_free(t);
+        free(src);
+    }
+    src = read_fixture("fixtures/templates/google-gemma-4-31B-it.jinja");
+    if (!src) {
+        tap_skip("fixture templates absent");
+    } else {
+        ember_chat_template_opts o = {.jinja = src, .controls = CONTROLS};
+        t = ember_chat_template_new(&o);
+        char *dflt = ember_chat_template_render(t, m, 1, true, NULL);
+        bool sw = ember_chat_template_set_thinking(t, 1);
+        char *on = ember_chat_template_render(t, m, 1, true, NULL);
+        tap_ok(sw && dflt && on && !strstr(dflt, "<|think|>") && strstr(on, "<|think|>"),
+               "Gemma 4: reasoning on puts <|think|> in the system turn; by default it thinks not");
+        free(dflt);
+        free(on);
+        ember_chat_template_free(t);
+        free(src);
+    }
+}
+
 /* A reply kept in the <think> form (Qwen3's, or gpt-oss's translated,
    harmony.h) goes to a template that does not know that form as its
    answer only: the reasoning never reaches the prompt as text.  One that
@@ -401,6 +480,7 @@ int main(void)
     test_fixtures();
     test_qwen3_thinking();
     test_opens_think();
+    test_set_thinking();
     test_answer_only();
     return tap_done();
 }

@@ -70,6 +70,8 @@ static const struct bad {
     {"rules: {a: b}\n", PROFILE_E_TYPE, 1, 8, NULL},
     {R "kv_cache: q4\n", PROFILE_E_ENUM, 4, 11, "f16, q8_0"},
     {R "kv_cache: [f16]\n", PROFILE_E_TYPE, 4, 11, "word"},
+    {R "reasoning: maybe\n", PROFILE_E_ENUM, 4, 12, "auto, on, off"},
+    {R "reasoning: [on]\n", PROFILE_E_TYPE, 4, 12, "word"},
     {R "allow_fallback: 1\n", PROFILE_E_TYPE, 4, 17, NULL},
     {"base: &b {arch: llama}\n" R, PROFILE_E_ALIAS, 1, 7, "anchor"},
     {"rules:\n  - match: *m\n    strategy: eager\n", PROFILE_E_ALIAS, 2, 12, "alias"},
@@ -114,6 +116,22 @@ static void test_malformed(void)
         }
         profile_free(p);
     }
+}
+
+/* reasoning: the option table's words, kept as a value the chat passes on */
+static void test_reasoning(void)
+{
+    static const char doc[] = "rules:\n  - match: {}\n    strategy: compressed\nreasoning: off\n";
+    profile_err err;
+    profile *p = profile_load_mem("t.yaml", doc, strlen(doc), &err);
+    gen_opts g;
+    gen_opts_default(&g);
+    if (p) gen_opts_overlay(&g, &p->vals);
+    tap_ok(p && (p->vals.set & GEN_OPT_BIT(OPT_REASONING)) && gen_opts_reasoning_mode(&g) == 0,
+           "reasoning: off is kept (enable_thinking false)");
+    profile_free(p);
+    gen_opts_default(&g);
+    tap_ok(gen_opts_reasoning_mode(&g) == -1, "without it, the template decides (enable_thinking undefined)");
 }
 
 static void test_sizes(void)
@@ -600,6 +618,7 @@ static void test_man_examples(void)
 int main(void)
 {
     test_malformed();
+    test_reasoning();
     test_sizes();
     test_shipped();
     test_match();

@@ -24,7 +24,7 @@ static double ms(void)
 }
 
 typedef struct {
-    char text[4096], tmpl[768], error[512];
+    char text[4096], tmpl[768], error[512], notice[512];
     int prefill, total;            /* from "prefill N of M tokens" */
     int n_tokens, n_errors;
     ember_stats final;
@@ -52,6 +52,7 @@ static bool wait_for(ember_worker *w, turn *t, ember_event_kind until, double ti
                 t->n_errors++;
                 snprintf(t->error, sizeof t->error, "%s", ev.text ? ev.text : "");
                 break;
+            case EMBER_EV_NOTICE: snprintf(t->notice, sizeof t->notice, "%s", ev.text ? ev.text : ""); break;
             case EMBER_EV_DONE: t->final = ev.stats; break;
             default: break;
             }
@@ -94,7 +95,7 @@ static void chat_mini(void)
     turn t = {0};
     ember_worker *w = start("fixtures/models/chat-mini-Q8_0.gguf", &t);
     if (!w) {
-        for (int i = 0; i < 4; i++) tap_skip("fixture chat-mini-Q8_0.gguf absent");
+        for (int i = 0; i < 5; i++) tap_skip("fixture chat-mini-Q8_0.gguf absent");
         return;
     }
     tap_ok(!strcmp(t.tmpl, "gguf (jinja)"), "chat-mini: the worker reports its own template (%s)", t.tmpl);
@@ -113,6 +114,13 @@ static void chat_mini(void)
     tap_ok(t.total > 0 && t.prefill == t.total - cached && t.n_errors == 0,
            "the second turn prefills only what follows the cache (%d of %d, %d cached)", t.prefill, t.total, cached);
     tap_ok(t.n_tokens > 0 && t.n_tokens < 24, "and answers, ending its turn (%d tokens: '%s')", t.n_tokens, t.text);
+    /* Llama 3's template reads no enable_thinking: turning reasoning off is
+       said to change nothing, not silently ignored */
+    memset(&t, 0, sizeof t);
+    ember_worker_set_thinking(w, 0);
+    wait_for(w, &t, EMBER_EV_NOTICE, 5000);
+    tap_ok(strstr(t.notice, "no thinking switch") != NULL, "reasoning off on a template without the switch says so (%s)",
+           t.notice);
     ember_worker_free(w);
 }
 
@@ -121,7 +129,7 @@ static void qwen3(void)
     turn t = {0};
     ember_worker *w = start("fixtures/models/qwen3-mini-Q8_0.gguf", &t);
     if (!w) {
-        for (int i = 0; i < 2; i++) tap_skip("fixture qwen3-mini-Q8_0.gguf absent");
+        for (int i = 0; i < 3; i++) tap_skip("fixture qwen3-mini-Q8_0.gguf absent");
         return;
     }
     ember_chat_msg m1[] = {{"user", "q1"}};
@@ -141,6 +149,16 @@ static void qwen3(void)
            "qwen3: a rewritten earlier turn shortens the shared part (%d shared, prompt %d, first prompt %d)", shared,
            t.total, first);
     tap_ok(t.n_tokens > 0, "and the turn still generates (%d tokens)", t.n_tokens);
+    /* reasoning off: Qwen3's generation prompt closes an empty thinking, so
+       the same first turn's prompt is longer, and no notice is given */
+    ember_worker_clear(w);
+    ember_worker_set_thinking(w, 0);
+    memset(&t, 0, sizeof t);
+    ember_worker_generate(w, m1, 1);
+    wait_for(w, &t, EMBER_EV_DONE, 60000);
+    tap_ok(t.n_errors == 0 && !strstr(t.notice, "thinking switch") && t.total > first,
+           "qwen3: reasoning off lengthens the first prompt (%d tokens, %d with the template's default)", t.total,
+           first);
     ember_worker_free(w);
 }
 

@@ -2,8 +2,9 @@
 # End to end: a reasoning reply in the full-screen chat (fake engine
 # scripted to answer "<think>...</think> answer", streaming slowly): the
 # thinking is folded to "thinking… (N tokens)" while it streams and after,
-# /think show|hide and F5 unfold and fold it, and /info names the model,
-# architecture, template, context and profile; --think show starts it
+# /think show|hide and F5 unfold and fold it, /info names the model,
+# architecture, template, reasoning switch, context and profile, and
+# /set reasoning off on a template without enable_thinking says so; --think show starts it
 # unfolded; plain line mode on a terminal folds it too.  TAP; SKIP without
 # tmux.
 name=think; . "${EMBER_SRCDIR:-.}/tests/tmux_lib.sh"
@@ -69,9 +70,21 @@ wait_for '^ +template: ' 5
 screen > "$tmp/info.txt"
 grep -Eq '^ +model: fake-echo$' "$tmp/info.txt" && grep -Eq '^ +architecture: fake$' "$tmp/info.txt" &&
     grep -Eq '^ +template: fake \(echo\)$' "$tmp/info.txt" &&
-    grep -Eq '^ +context: [0-9]+ tokens, [0-9]+ in use$' "$tmp/info.txt" && grep -Eq '^ +profile: ' "$tmp/info.txt"
-ok $? "/info: model, architecture, template, context and profile"
+    grep -Eq '^ +context: [0-9]+ tokens, [0-9]+ in use$' "$tmp/info.txt" && grep -Eq '^ +profile: ' "$tmp/info.txt" &&
+    grep -Eq '^ +reasoning: auto \(as the template decides' "$tmp/info.txt"
+ok $? "/info: model, architecture, template, reasoning, context and profile"
 echo "# info:"; sed -n '/^ *model:/,/^ *plan:/p' "$tmp/info.txt" | sed 's/^/#   /'
+
+# the reasoning switch: the fake engine's template has none, which is said
+$T send-keys -t ember '/set reasoning off' Enter
+wait_for 'no thinking switch' 5
+ok $? "/set reasoning off on a template without enable_thinking says it changes nothing"
+$T send-keys -t ember '/set reasoning maybe' Enter
+wait_for "/set reasoning: expected one of auto, on, off, got 'maybe'" 5
+ok $? "/set reasoning refuses another word, naming the three"
+$T send-keys -t ember '/info' Enter
+wait_for '^ +reasoning: off$' 5
+ok $? "/info then says reasoning: off"
 
 $T send-keys -t ember C-d
 i=0

@@ -104,6 +104,7 @@ static void switch_profile(app *a, int idx, const char *name)
     /* the new profile's sampling applies from the next reply */
     c->gen = g;
     ember_worker_set_sampling(a->w, &c->gen.samp, c->gen.n_predict);
+    ember_worker_set_thinking(a->w, gen_opts_reasoning_mode(&c->gen));
     snprintf(a->load_profile, sizeof a->load_profile, "%s", name);
     a->load_index = idx;
     a->load_seq = ember_worker_load_model(a->w, &l);
@@ -525,7 +526,7 @@ static void show_info(app *a)
 {
     char buf[2048];
     ui_info in = {a->model, a->arch, a->tmpl, a->profile, a->plan, a->n_ctx,
-                  a->st.have_stats ? a->st.st.n_past : -1};
+                  a->st.have_stats ? a->st.st.n_past : -1, gen_opt_table[OPT_REASONING].names(a->cfg->gen.reasoning)};
     ui_info_text(&in, buf, sizeof buf);
     note(a, TR_INFO, buf);
 }
@@ -762,6 +763,7 @@ int ui_app_run(ui_config *cfg)
     ember_worker_opts_default(&wo);
     wo.sampling = cfg->gen.samp;
     wo.n_predict = cfg->gen.n_predict;
+    wo.think = gen_opts_reasoning_mode(&cfg->gen);
     ember_err eerr = {{0}};
     a->w = ember_worker_start(cfg->backend, &wo, &eerr);
     if (!a->w) {

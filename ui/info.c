@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "info.h"
 
@@ -17,9 +18,12 @@ void ui_info_text(const ui_info *in, char *buf, size_t cap)
              "model: %s\n"
              "architecture: %s\n"
              "template: %s\n"
+             "reasoning: %s\n"
              "context: %s\n"
              "profile: %s\n"
              "plan: %s",
-             or_else(in->model, "none loaded"), or_else(in->arch, "unknown"), or_else(in->tmpl, "not known yet"), ctx,
+             or_else(in->model, "none loaded"), or_else(in->arch, "unknown"), or_else(in->tmpl, "not known yet"),
+             !in->think || !strcmp(in->think, "auto") ? "auto (as the template decides; /set reasoning on|off)" : in->think,
+             ctx,
              or_else(in->profile, "none (defaults)"), or_else(in->plan, "--"));
 }

@@ -8,6 +8,7 @@
 typedef struct ui_info {
     const char *model, *arch, *tmpl, *profile, *plan;   /* NULL or "": unknown / none */
     int n_ctx, n_past;                                  /* n_past < 0: not known yet */
+    const char *think;                                  /* --think's word; NULL: auto */
 } ui_info;
 
 /* The lines /info prints (no trailing newline). */

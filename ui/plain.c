@@ -307,7 +307,7 @@ static void plain_info(ui_host *h, const ui_slash *s)
 {
     char buf[2048];
     ui_info in = {shown.model, shown.arch, shown.tmpl, h->cfg->load.profile, shown.plan, shown.n_ctx,
-                  shown.n_past};
+                  shown.n_past, gen_opt_table[OPT_REASONING].names(h->cfg->gen.reasoning)};
     ui_info_text(&in, buf, sizeof buf);
     note(buf);
 }
@@ -377,6 +377,7 @@ int ui_plain_run(ui_config *cfg)
     ember_worker_opts_default(&wo);
     wo.sampling = cfg->gen.samp;
     wo.n_predict = cfg->gen.n_predict;
+    wo.think = gen_opts_reasoning_mode(&cfg->gen);
     ember_err err = {{0}};
     ember_worker *w = ember_worker_start(cfg->backend, &wo, &err);
     if (!w) {

@@ -23,7 +23,7 @@ const ui_command ui_commands[] = {
      run_front},
     {"/system", "TEXT", "set the system prompt (empty: remove it) and restart", SL_SYSTEM,
      UI_ARG_OPTIONAL, false, run_front},
-    {"/set", "KEY VALUE", "change a sampling value; alone: list them", SL_SET, UI_ARG_OPTIONAL, true,
+    {"/set", "KEY VALUE", "change a sampling value or reasoning (auto, on, off); alone: list them", SL_SET, UI_ARG_OPTIONAL, true,
      run_set},
     {"/profile", "[NAME]", "switch profile (no name: list them; F2 cycles)", SL_PROFILE,
      UI_ARG_OPTIONAL, false, run_front},
@@ -196,6 +196,7 @@ static void run_set(ui_host *h, const ui_slash *s)
     if (s->set_opt >= 0) {
         gen_opts_overlay(&c->gen, &s->set_val);
         ember_worker_set_sampling(h->worker, &c->gen.samp, c->gen.n_predict);
+        if (s->set_opt == OPT_REASONING) ember_worker_set_thinking(h->worker, gen_opts_reasoning_mode(&c->gen));
     }
     char msg[400];
     gen_opts_set_summary(&c->gen, msg, sizeof msg);

@@ -40,6 +40,7 @@ struct ember_chat_template {
     char name[768];
     bool is_jinja;
     bool opens_think;
+    int think;                     /* enable_thinking: -1 undefined, 0 false, 1 true */
     int32_t eot;
     char eot_text[64];
 };
@@ -182,7 +183,8 @@ static char *render_jinja(ember_chat_template *t, const ember_chat_msg *msgs, si
     }
     if (jinja_vars_set_messages(v, jm, n, &e) || jinja_vars_set_bool(v, "add_generation_prompt", gen, &e) ||
         (t->bos && jinja_vars_set_string(v, "bos_token", t->bos, &e)) ||
-        (t->eos && jinja_vars_set_string(v, "eos_token", t->eos, &e))) {
+        (t->eos && jinja_vars_set_string(v, "eos_token", t->eos, &e)) ||
+        (t->think >= 0 && jinja_vars_set_bool(v, "enable_thinking", t->think > 0, &e))) {
         set_reason(why, why_cap, &e);
         goto done;
     }
@@ -312,6 +314,14 @@ char *ember_chat_template_render(ember_chat_template *t, const ember_chat_msg *m
 
 bool ember_chat_template_opens_think(const ember_chat_template *t) { return t->opens_think; }
 
+bool ember_chat_template_set_thinking(ember_chat_template *t, int mode)
+{
+    t->think = mode < 0 ? -1 : mode > 0;
+    /* the switch is a variable the template reads: one that never names it
+       (or that does not parse, so a built-in family renders) has none */
+    return t->parsed && t->jinja && strstr(t->jinja, "enable_thinking");
+}
+
 static char *render_any(ember_chat_template *t, const ember_chat_msg *msgs, size_t n,
                         bool add_generation_prompt, uint8_t **user_mask)
 {
@@ -397,6 +407,7 @@ ember_chat_template *ember_chat_template_new(const ember_chat_template_opts *o)
     t->tok = o->tok;
     t->controls = o->controls;
     t->limits = o->limits;
+    t->think = -1;
     if (o->now) {
         t->now = *o->now;
         t->has_now = true;

@@ -55,6 +55,13 @@ bool ember_chat_template_is_jinja(const ember_chat_template *t);
    model writes then starts inside it, and a front end shows it so. */
 bool ember_chat_template_opens_think(const ember_chat_template *t);
 
+/* The reasoning switch Hugging Face's apply_chat_template passes as
+   enable_thinking (Qwen3, Gemma 4, SmolLM3, DeepSeek-V3.1, Nemotron read
+   it): mode -1 leaves it undefined, so the template's own default holds;
+   0 passes false, 1 true.  Returns true when the template reads the
+   variable, false when setting it changes nothing. */
+bool ember_chat_template_set_thinking(ember_chat_template *t, int mode);
+
 /* The token the template writes after an assistant message (<|im_end|>,
    <end_of_turn>, <|eot_id|>, <|end|> ...), derived by rendering a reply;
    -1 without a tokenizer or when it writes none.  Its text in *text. */

@@ -17,7 +17,7 @@
 #include "clock.h"
 #include "worker.h"
 
-typedef enum { CMD_LOAD, CMD_GEN, CMD_SAMPLING, CMD_CLEAR, CMD_SET_CONV, CMD_QUIT } cmd_kind;
+typedef enum { CMD_LOAD, CMD_GEN, CMD_SAMPLING, CMD_THINK, CMD_CLEAR, CMD_SET_CONV, CMD_QUIT } cmd_kind;
 
 typedef struct cmd {
     cmd_kind kind;
@@ -27,6 +27,7 @@ typedef struct cmd {
     size_t n_msgs;
     ember_sampler_opts samp;
     int n_predict;
+    int think;
     double queued_ms;              /* when it was sent */
     struct cmd *next;
 } cmd;
@@ -83,6 +84,7 @@ void ember_worker_opts_default(ember_worker_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->n_predict = -1;
+    o->think = -1;
     o->stats_interval_ms = 200;
     o->sampling.temperature = 0.7f;
     o->sampling.top_p = 0.9f;
@@ -677,6 +679,7 @@ static void do_load(ember_worker *w, cmd *c)
     w->n_cache = 0;
     snprintf(w->label, sizeof w->label, "%s", c->load.profile[0] ? c->load.profile : "the model");
     w->be->set_sampling(h, &w->opts.sampling);
+    if (w->be->set_thinking) w->be->set_thinking(h, w->opts.think);
     char name[256], plan[512];
     w->be->describe(h, name, sizeof name, plan, sizeof plan);
     /* before LOADED: a front end that waits for it knows the template too */
@@ -694,6 +697,19 @@ static void do_load(ember_worker *w, cmd *c)
         if (prepare(w, c->seq, true, &err) < 0) emit_text(w, EMBER_EV_ERROR, c->seq, err.msg, NULL);
     }
     emit_text(w, EMBER_EV_PROGRESS, c->seq, "", NULL);
+}
+
+/* The switch applies from the next render; a template without one is
+   said to have none, so "/set reasoning off" on it is not a silent no-op. */
+static void do_think(ember_worker *w, const cmd *c)
+{
+    w->opts.think = c->think;
+    if (!w->h) return;
+    bool has = w->be->set_thinking && w->be->set_thinking(w->h, c->think);
+    if (!has && c->think >= 0)
+        emit_text(w, EMBER_EV_NOTICE, c->seq,
+                  "this model's chat template has no thinking switch (enable_thinking): its replies are "
+                  "unchanged; the setting holds for models whose template has one", NULL);
 }
 
 static void *worker_main(void *arg)
@@ -718,6 +734,7 @@ static void *worker_main(void *arg)
             w->opts.n_predict = c->n_predict;
             if (w->h) w->be->set_sampling(w->h, &c->samp);
             break;
+        case CMD_THINK: do_think(w, c); break;
         case CMD_CLEAR:
             if (w->h) w->be->truncate(w->h, 0);
             w->n_cache = 0;
@@ -824,6 +841,14 @@ uint64_t ember_worker_set_sampling(ember_worker *w, const ember_sampler_opts *o,
     if (!c) return 0;
     c->samp = *o;
     c->n_predict = n_predict;
+    return push(w, c);
+}
+
+uint64_t ember_worker_set_thinking(ember_worker *w, int mode)
+{
+    cmd *c = new_cmd(CMD_THINK);
+    if (!c) return 0;
+    c->think = mode < 0 ? -1 : mode > 0;
     return push(w, c);
 }
 

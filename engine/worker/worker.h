@@ -87,6 +87,10 @@ typedef struct ember_worker_backend {
        the worker then prefills a turn's history and its generation prompt
        apart, so that the next turn can go back to the history's end. */
     bool (*recurrent)(void *h);
+    /* Optional: the template's reasoning switch (enable_thinking): -1
+       undefined (the template's default), 0 off, 1 on.  Returns true when
+       the template has such a switch. */
+    bool (*set_thinking)(void *h, int mode);
 } ember_worker_backend;
 
 /* The real engine (worker_engine.c). */
@@ -143,6 +147,7 @@ typedef struct ember_worker_opts {
     int n_predict;                 /* per turn; <= 0: until EOG or context */
     int stats_interval_ms;         /* live stats cadence (default 200) */
     ember_sampler_opts sampling;
+    int think;                     /* enable_thinking: -1 the template's default, 0 off, 1 on */
 } ember_worker_opts;
 
 void ember_worker_opts_default(ember_worker_opts *o);
@@ -159,6 +164,9 @@ uint64_t ember_worker_load_model(ember_worker *w, const ember_worker_load *l);
 /* Replies to the conversation (messages copied). */
 uint64_t ember_worker_generate(ember_worker *w, const ember_chat_msg *msgs, size_t n);
 uint64_t ember_worker_set_sampling(ember_worker *w, const ember_sampler_opts *o, int n_predict);
+/* The reasoning switch for the next renders (ember_worker_opts.think); a
+   NOTICE says so when the loaded model's template has none. */
+uint64_t ember_worker_set_thinking(ember_worker *w, int mode);
 /* Replaces the cached conversation with msgs (copied; a reopened chat,
    whose last message is the assistant's) and prefills it at once, so the
    next turn prefills only its new message; before a load, the load does. */

@@ -193,6 +193,7 @@ static bool e_is_eog(void *h, int32_t t)
     return ember_tok_is_eog(e->tok, t) || (e->eot >= 0 && t == e->eot);
 }
 
+static bool e_set_thinking(void *h, int mode) { return ember_chat_template_set_thinking(((eng *)h)->tmpl, mode); }
 static const char *e_template_name(void *h) { return ember_chat_template_name(((eng *)h)->tmpl); }
 static const char *e_arch(void *h) { return ember_model_get_info(((eng *)h)->m)->arch; }
 static const char *e_reply_prefix(void *h) { return ember_chat_template_opens_think(((eng *)h)->tmpl) ? "<think>\n" : NULL; }
@@ -250,6 +251,7 @@ const ember_worker_backend ember_worker_engine_backend = {
     .stats = e_stats,
     .turn_end = e_turn_end,
     .template_name = e_template_name,
+    .set_thinking = e_set_thinking,
     .arch = e_arch,
     .reply_prefix = e_reply_prefix,
 };

@@ -122,6 +122,7 @@ int cmd_run(int argc, char **argv)
     ro.samp = r.gen.samp;
     ro.n_predict = r.gen.n_predict;
     ro.n_ctx = r.gen.n_ctx;
+    ro.think = gen_opts_reasoning_mode(&r.gen);
     char *owned = NULL;
     if (!strcmp(prompt, "-")) {
         size_t len = 0;

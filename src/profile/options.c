@@ -12,6 +12,12 @@
 
 /* The words of an on/off option, by value. */
 static const char *onoff_name(int v) { return v == 0 ? "off" : v == 1 ? "on" : NULL; }
+static const char *reasoning_name(int v)
+{
+    return v == GEN_REASONING_AUTO ? "auto" : v == GEN_REASONING_ON ? "on" : v == GEN_REASONING_OFF ? "off" : NULL;
+}
+
+int gen_opts_reasoning_mode(const gen_opts *g) { return g->reasoning == GEN_REASONING_ON ? 1 : g->reasoning == GEN_REASONING_OFF ? 0 : -1; }
 
 /* Ranges: what the sampler and the engine can honour, and small enough
    that no arithmetic on them overflows (n_predict + prompt fits an int;
@@ -46,6 +52,10 @@ const gen_opt gen_opt_table[OPT_COUNT] = {
     [OPT_PACK_CACHE] = {"--pack-cache", 0, "on|off", GEN_PROFILE_TOP, "pack_cache", NULL, GEN_WORD, RANGE(0, 1), 1,
                         AT(pack_cache), "keep packed tiles in a cache file and map them on the next load",
                         onoff_name},
+    [OPT_REASONING] = {"--reasoning", 0, "auto|on|off", GEN_PROFILE_TOP, "reasoning", "reasoning", GEN_WORD,
+                   RANGE(0, 2), GEN_REASONING_AUTO, AT(reasoning),
+                   "a reasoning model thinks first (its template's enable_thinking); auto: as the template decides",
+                   reasoning_name},
 };
 
 /* "f16, q8_0": the names of a GEN_WORD option */

@@ -16,7 +16,7 @@
 
 typedef enum {
     OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_SEED,
-    OPT_N_PREDICT, OPT_CTX, OPT_THREADS, OPT_KV_CACHE, OPT_PACK_CACHE,
+    OPT_N_PREDICT, OPT_CTX, OPT_THREADS, OPT_KV_CACHE, OPT_PACK_CACHE, OPT_REASONING,
     OPT_COUNT
 } gen_opt_id;
 
@@ -36,8 +36,15 @@ typedef struct gen_opts {
     int threads;         /* 0: one per core */
     int kv_cache;        /* ember_kv_type */
     int pack_cache;      /* 0 off, 1 on: ember_plan_opts.pack_cache */
+    int reasoning;       /* GEN_REASONING_*: the template's enable_thinking */
     uint32_t set;        /* GEN_OPT_BIT(id): this layer gives option id */
 } gen_opts;
+
+/* The words of --reasoning, by value: auto leaves enable_thinking undefined,
+   so the template's own default holds. */
+enum { GEN_REASONING_AUTO, GEN_REASONING_ON, GEN_REASONING_OFF };
+/* As the worker takes it (ember_worker_opts.think): -1, 1, 0. */
+int gen_opts_reasoning_mode(const gen_opts *g);
 
 typedef struct gen_opt {
     const char *cli;          /* "--temp" (getopt's long name is cli + 2) */

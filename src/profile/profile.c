@@ -424,7 +424,7 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
 {
     static const char *const keys[] = {"name", "description", "rules", "threads", "context",
                                        "kv_cache", "sampling", "system", "allow_fallback",
-                                       "pack_cache"};
+                                       "pack_cache", "reasoning"};
     int fl[NKEYS(keys)] = {0}, fc[NKEYS(keys)] = {0};
     if (root->kind != YN_MAP)
         return profile_seterr(c->err, PROFILE_E_NOT_MAPPING, c->label, root->line, root->col,
@@ -487,6 +487,18 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
             if (!rc) {
                 p->vals.pack_cache = t;
                 p->vals.set |= GEN_OPT_BIT(OPT_PACK_CACHE);
+            }
+            break;
+        }
+        case 10: {
+            /* auto, on, off: the option table's words */
+            const char *words[3];
+            for (int t = 0; t < 3; t++) words[t] = gen_opt_table[OPT_REASONING].names(t);
+            int t = GEN_REASONING_AUTO;
+            rc = want_word(c, v, keys[k], "reasoning value", words, 3, &t);
+            if (!rc) {
+                p->vals.reasoning = t;
+                p->vals.set |= GEN_OPT_BIT(OPT_REASONING);
             }
             break;
         }

@@ -60,6 +60,7 @@ void profile_print(const profile *p, FILE *out)
     else fprintf(out, "kv_cache: f16    # default\n");
     if (p->vals.set & GEN_OPT_BIT(OPT_PACK_CACHE)) fprintf(out, "pack_cache: %s\n", p->vals.pack_cache ? "on" : "off");
     else fprintf(out, "pack_cache: on    # default\n");
+    if (p->vals.set & GEN_OPT_BIT(OPT_REASONING)) fprintf(out, "reasoning: %s\n", gen_opt_table[OPT_REASONING].names(p->vals.reasoning));
     fprintf(out, "allow_fallback: %s\n", p->allow_fallback ? "true" : "false");
     /* unset sampling keys show the defaults of the option table, marked as such */
     gen_opts g;

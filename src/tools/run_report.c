@@ -13,6 +13,7 @@ void run_opts_default(run_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->n_predict = 128;
+    o->think = -1;
     ember_plan_opts_default(&o->plan);
     ember_sampler_opts_default(&o->samp);
     o->samp.temperature = 0;
@@ -40,6 +41,8 @@ static int32_t *tokenize_prompt(const run_opts *o, ember_model *m, run_result *r
             ember_seterr(err, "out of memory");
             return NULL;
         }
+        if (!ember_chat_template_set_thinking(t, o->think) && o->think >= 0 && !o->json)
+            fprintf(stderr, "reasoning: the chat template has no thinking switch (enable_thinking); nothing changes\n");
         ember_chat_msg msgs[2];
         size_t nm = 0;
         if (o->system) msgs[nm++] = (ember_chat_msg){"system", o->system};

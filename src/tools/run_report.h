@@ -16,6 +16,7 @@ typedef struct {
     int n_prompt_ids;
     int n_predict;
     bool chat;
+    int think;                 /* --chat: enable_thinking, -1 the template's default */
     const char *system;
     bool json;
     bool ignore_eos;           /* bench: always decode n_predict tokens */
