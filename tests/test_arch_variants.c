@@ -254,11 +254,23 @@ static void mat(gguf_writer *w, const char *name, int in, int out)
    one 2-D tensor each (blk.N.ffn_gate.E.weight) */
 static bool g_legacy;
 
+/* f16_expert_inputs: the experts' tensors written in F32, the F16 values */
+static bool g_experts_f32;
+
 /* n F16 matrices of `in` x `out` as one 3-D tensor NAME, or (g_legacy)
    as n 2-D tensors named as old Mixtral files name them */
 static void put3(gguf_writer *w, const char *name, const uint16_t *d, int in, int out, int n)
 {
     const char *suffix = strstr(name, "_exps.weight");
+    if (g_experts_f32 && suffix) {   /* the same values in F32 */
+        const size_t cnt = (size_t)in * out * n;
+        float *f = malloc(cnt * sizeof *f);
+        for (size_t i = 0; i < cnt; i++) f[i] = ember_fp16_to_f32(d[i]);
+        int64_t ne[3] = {in, out, n};
+        gguf_w_tensor(w, name, EMBER_F32, 3, ne, f, (uint64_t)cnt * 4);
+        free(f);
+        return;
+    }
     if (!g_legacy || !suffix) {
         int64_t ne[3] = {in, out, n};
         gguf_w_tensor(w, name, EMBER_F16, 3, ne, d, (uint64_t)in * out * n * 2);
@@ -1352,6 +1364,48 @@ static void gemma4_split_gate_up(const char *path)
                 "experts with gate and up apart (ffn_gate_exps, ffn_up_exps) as in one slab");
 }
 
+/* The reference's expert products (mul_mat_id) convert their input to the
+   slabs' vec-dot type: F16 experts read fp16-rounded activations, F32
+   ones f32 (moe.c, round_to_vec_dot), where a plain F16 matrix reads f32
+   ones here as in ik_llama.cpp's dense products.  So the same expert
+   values in F32 and in F16 give different logits, close to each other,
+   both with the experts chosen alike (the top-1 of every row). */
+static void f16_expert_inputs(const char *path, const char *name)
+{
+    const vcase c = find_case(name);
+    static const struct { ember_strategy st; const char *name; } sts[] = {
+        {EMBER_STRATEGY_EAGER, "eager"}, {EMBER_STRATEGY_COMPRESSED, "compressed"}};
+    for (int s = 0; s < 2; s++) {
+        static float rows[2][(NP + NF) * V];
+        ember_err err = {{0}};
+        int ok = 1;
+        for (int i = 0; i < 2 && ok; i++) {
+            g_experts_f32 = i == 1;
+            ok = write_model(&c, path) == 0 && run(path, sts[s].st, rows[i], &err) == 0;
+        }
+        g_experts_f32 = false;
+        double worst = 1;
+        int same_top = 0;
+        for (int r = 0; ok && r < NP + NF; r++) {
+            const float *a = rows[0] + (size_t)r * V, *b = rows[1] + (size_t)r * V;
+            double ab = 0, aa = 0, bb = 0;
+            int ta = 0, tb = 0;
+            for (int v = 0; v < V; v++) {
+                ab += (double)a[v] * b[v], aa += (double)a[v] * a[v], bb += (double)b[v] * b[v];
+                if (a[v] > a[ta]) ta = v;
+                if (b[v] > b[tb]) tb = v;
+            }
+            const double cs = ab / sqrt(aa * bb);
+            if (cs < worst) worst = cs;
+            same_top += ta == tb;
+        }
+        tap_ok(ok && memcmp(rows[0], rows[1], sizeof rows[0]) && worst > 0.999 && same_top == NP + NF,
+               "%s (%s): F16 experts read fp16-rounded inputs, F32 experts of the same values f32 ones: the logits "
+               "differ (worst cosine %.7f), the top-1 of all %d rows the same%s%s",
+               c.arch, sts[s].name, worst, NP + NF, err.msg[0] ? ": " : "", err.msg);
+    }
+}
+
 /* The delta-net state cannot be cut back like a KV cache: a truncate goes
    back to the latest copy at or before the position asked (the end of a
    prefill or a generation), or to the start, and says where through
@@ -1635,6 +1689,8 @@ int main(void)
     moe_equals_dense(path);
     legacy_experts(path);
     gemma4_split_gate_up(path);
+    f16_expert_inputs(path, "gemma4-moe");
+    f16_expert_inputs(path, "qwen3moe-8x3");
     gemma4_moe_refusals(path);
     unlink(path);
     return tap_done();

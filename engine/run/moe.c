@@ -200,6 +200,19 @@ static void router_in_tokens(ember_session *s, const void *ctx, int t0, int t1, 
     }
 }
 
+/* The reference's expert products (mul_mat_id) take their input in the
+   slabs' vec-dot type: F16 experts read fp16-rounded activations, in
+   ik_llama.cpp as in mainline, where a plain F16 matrix here (and in
+   ik's dense products) reads f32 ones.  Gemma 4 renormalises the
+   experts' sum beside its dense FFN, so the rounding shows in its logits:
+   tiny-gemma4moe F16 against ik, median cosine 0.999998 without it,
+   0.9999995 with it (doc/PERFORMANCE.md).  The file's dtype decides, so
+   eager (f32 copies of the slabs) rounds as compressed does. */
+static void round_to_vec_dot(const ember_weight *w, float *x, size_t n)
+{
+    if (w->dtype == EMBER_F16) ember_ref_scale_f16r(x, 1.0f, (int)n);
+}
+
 /* One token's MoE FFN after routing, in two jobs on the pool instead of
    three per expert: every chosen expert's gate and up products (one
    quantized input), then every down product, each on its own expert's
@@ -214,6 +227,9 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     /* gate and up (or gate_up) of each chosen expert; ungated: up alone, into g */
     const bool ungated = !moe->gate && !moe->gate_up;
     const int nw = moe->gate_up || ungated ? K : 2 * K;
+    /* (the shared expert and the router have read s->xn already) */
+    round_to_vec_dot(moe->gate_up ? &moe->gate_up[sel[0]] : ungated ? &moe->up[sel[0]] : &moe->gate[sel[0]], s->xn,
+                     (size_t)m->info.n_embd);
     for (int k = 0; k < nw; k++) {
         const ember_weight *w = moe->gate_up ? &moe->gate_up[sel[k]]
                                 : ungated  ? &moe->up[sel[k]]
@@ -233,6 +249,7 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
         }
         ember_fw_ffn_act(m)(s->g + (size_t)k * F, s->u + (size_t)k * F, F);
     }
+    round_to_vec_dot(&moe->down[sel[0]], s->g, (size_t)K * F);
     ember_mm_act_dirty(s);
     ember_mm_start(&j, 1);
     size_t stride;
@@ -264,6 +281,8 @@ static void moe_experts(ember_session *s, const ember_moe *moe, int F)
         if (!cnt) continue;
         for (int i = 0; i < cnt; i++)
             memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
+        round_to_vec_dot(moe->gate_up ? &moe->gate_up[e] : moe->gate ? &moe->gate[e] : &moe->up[e], s->moe_x,
+                         (size_t)cnt * E);
         ember_mm_act_dirty(s);   /* moe_x holds another expert's rows than last time */
         if (moe->gate_up) {
             ember_mm(s, &moe->gate_up[e], s->fused, s->moe_x, cnt);
@@ -280,6 +299,7 @@ static void moe_experts(ember_session *s, const ember_moe *moe, int F)
             ember_fw_add_bias(s, s->u, moe->up_b + (size_t)e * F, F, (size_t)F, cnt);
         }
         ember_fw_glu(s, s->g, s->u, F, (size_t)F, ember_fw_ffn_act(m), cnt);
+        round_to_vec_dot(&moe->down[e], s->g, (size_t)cnt * F);
         ember_mm_act_dirty(s);
         ember_mm(s, &moe->down[e], s->moe_out + (size_t)p0 * E, s->g, cnt);
         if (moe->down_b) ember_fw_add_bias(s, s->moe_out + (size_t)p0 * E, moe->down_b + (size_t)e * E, E, (size_t)E, cnt);
