@@ -101,10 +101,12 @@ static void switch_profile(app *a, int idx, const char *name)
         note(a, TR_ERROR, msg);
         return;
     }
-    /* the new profile's sampling applies from the next reply */
+    /* the new profile's sampling applies from the next reply (its reasoning
+       switch only if it changes it: the worker says when a template has none) */
+    const int reasoning = gen_opts_reasoning_mode(&c->gen);
     c->gen = g;
     ember_worker_set_sampling(a->w, &c->gen.samp, c->gen.n_predict);
-    ember_worker_set_thinking(a->w, gen_opts_reasoning_mode(&c->gen));
+    if (gen_opts_reasoning_mode(&c->gen) != reasoning) ember_worker_set_thinking(a->w, gen_opts_reasoning_mode(&c->gen));
     snprintf(a->load_profile, sizeof a->load_profile, "%s", name);
     a->load_index = idx;
     a->load_seq = ember_worker_load_model(a->w, &l);
