@@ -434,6 +434,57 @@ static void test_statements(void)
            "yn[]c");
 }
 
+/* for ... recursive: loop(items) renders the whole loop again over the
+   items, one level deeper; loop.changed() compares with its last call */
+static void test_recursive_loops(void)
+{
+    const char *tree = "{\"tree\": [{\"n\": \"a\", \"c\": [{\"n\": \"a1\", \"c\": []}, {\"n\": \"a2\", \"c\": [{\"n\": \"a21\"}]}]}, {\"n\": \"b\"}]}";
+    expect_v("{% for x in tree recursive %}[{{ x.n }} d{{ loop.depth }}/{{ loop.depth0 }} i{{ loop.index }}/{{ loop.length }}{% if x.c %}:{{ loop(x.c) }}{% endif %}]{% endfor %}",
+             tree, "[a d1/0 i1/2:[a1 d2/1 i1/2][a2 d2/1 i2/2:[a21 d3/2 i1/1]]][b d1/0 i2/2]");
+    /* each level runs the if and the else too */
+    expect_v("{% for x in tree recursive %}{{ x.n }}{% if x.c is defined %}({{ loop(x.c) }}){% endif %}{% else %}E{% endfor %}",
+             tree, "a(a1(E)a2(a21))b");
+    expect_v("{% for x in tree if x.n != 'a2' recursive %}{{ x.n }}{{ loop.first }}{% if x.c %}({{ loop(x.c) }}){% endif %}{% endfor %}",
+             tree, "aTrue(a1True)bFalse");
+    expect("{% for x in [[1,[2,[3]]]] recursive %}{% if x is iterable %}<{{ loop(x) }}>{% else %}{{ x }}{{ loop.depth }}{% endif %}{% endfor %}",
+           "<12<23<34>>>");
+    /* a level's variables are its own; an inner plain loop is depth 1; break
+       ends only the level it is in */
+    expect("{% for x in [1,2] recursive %}{% set y = x %}{{ y }}{% if x == 1 %}{{ loop([5]) }}{{ y }}{% endif %}{% endfor %}", "1512");
+    expect("{% for a in [1,2] recursive %}{% for b in [3] %}{{ loop.depth }}{% endfor %}{% if a == 1 %}{{ loop([7]) }}{% endif %}{% endfor %}",
+           "111");
+    expect("{% for x in [1, 2] recursive %}{{ x }}{% if x == 1 %}{{ loop([3, 4]) }}{% break %}{% endif %}{% endfor %}", "134");
+    expect("{% for x in range(3) recursive %}{{ x }}{% if x > 0 %}[{{ loop(range(x - 1)) }}]{% endif %}{% endfor %}", "01[]2[0]");
+    expect("{% for k, v in {'a': {'b': {}}}.items() recursive %}{{ k }}{{ loop(v.items()) }}{% endfor %}", "ab");
+    expect("{% for x in [1] recursive %}{% set t = loop([]) %}[{{ t }}]{{ loop(undefined_v) }}{% endfor %}|{% for x in [1] recursive %}{{ loop([]) }}{% else %}E{% endfor %}",
+           "[]|E");
+    expect("{% for x in [1] recursive %}{{ loop }}|{{ loop is callable }}{% endfor %}|{% for x in [1] %}{{ loop is callable }}{% endfor %}",
+           "<LoopContext 1/1>|True|True");
+    expect_err("{% for x in [1] %}{{ loop([1]) }}{% endfor %}", JINJA_ERR_RUNTIME,
+               "The loop must have the 'recursive' marker to be called recursively.");
+    expect_err("{% for x in [1] recursive %}{{ loop() }}{% endfor %}", JINJA_ERR_RUNTIME,
+               "LoopContext.__call__() missing 1 required positional argument: 'iterable'");
+    expect_err("{% for x in [1] recursive %}{{ loop([1], 2) }}{% endfor %}", JINJA_ERR_RUNTIME,
+               "LoopContext.__call__() takes 2 positional arguments but 3 were given");
+    expect_err("{% for x in [1] recursive %}{{ loop(none) }}{% endfor %}", JINJA_ERR_RUNTIME, "'NoneType' object is not iterable");
+    /* jinja2 runs out of Python's recursion limit; this meets the depth cap,
+       and a fan-out the step budget */
+    expect_err("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}", JINJA_ERR_LIMIT, "nested too deeply");
+    expect_err("{% for x in [1] recursive %}{% set r = loop %}{% for y in [2] %}{{ r([]) }}|{{ r([9]) }}{% endfor %}{% endfor %}",
+               JINJA_ERR_LIMIT, "nested too deeply");
+    expect_err("{% for x in [1, 2, 3] recursive %}{{ loop([1, 2, 3]) }}{% endfor %}", JINJA_ERR_LIMIT, NULL);
+
+    expect("{% for x in [1,1,2,3,3] %}{% if loop.changed(x) %}{{ x }}{% endif %}{% endfor %}", "123");
+    expect("{% for x in [1,1,2,3,3] %}{{ loop.changed(x) }}{{ loop.changed(x) }},{% endfor %}",
+           "TrueFalse,FalseFalse,TrueFalse,TrueFalse,FalseFalse,");
+    expect("{% for x in [1,1,2] %}{{ loop.changed() }}{% endfor %}|{% for x in [[1],[1],(1,)] %}{{ loop.changed(x) }}{% endfor %}",
+           "TrueFalseFalse|TrueFalseTrue");
+    expect("{% for x in [1] %}{{ loop.changed }}|{{ loop.cycle }}{% endfor %}",
+           "<bound method LoopContext.changed of <LoopContext 1/1>>|<bound method LoopContext.cycle of <LoopContext 1/1>>");
+    expect_err("{% for x in [1,1,2] %}{{ loop.changed(x, 1) }}{{ loop.changed(a=1) }}{% endfor %}", JINJA_ERR_RUNTIME,
+               "LoopContext.changed() got an unexpected keyword argument 'a'");
+}
+
 static void test_whitespace(void)
 {
     expect("{% if true %}\n  yes\n{% endif %}\nafter",
@@ -1041,6 +1092,7 @@ int main(void)
     test_basics();
     test_access();
     test_statements();
+    test_recursive_loops();
     test_whitespace();
     test_expressions();
     test_filters();

@@ -285,6 +285,22 @@ static jx_val loop_cycle(jx_ctx *c, jx_val self, const jx_args *a)
     return a->pos[self.u.loop->i % (size_t)a->npos];
 }
 
+/* loop.changed(*values): true on the first call and whenever the values
+   differ from the previous call's (jinja2 keeps them per loop, so one
+   call per iteration compares with the last iteration that called it). */
+static jx_val loop_changed(jx_ctx *c, jx_val self, const jx_args *a)
+{
+    if (a->nkw) jx_rt_fail(c, "LoopContext.changed() got an unexpected keyword argument '%.100s'", a->kwname[0]->s);
+    jx_loop *l = self.u.loop;
+    jx_val now = jv_list(c->a, (size_t)a->npos);
+    now.u.l->tuple = true;
+    if (a->npos) memcpy(now.u.l->v, a->pos, (size_t)a->npos * sizeof *a->pos);
+    now.u.l->n = (size_t)a->npos;
+    if (l->changed.t != JT_ABSENT && jx_equal(l->changed, now)) return jv_bool(false);
+    l->changed = now;
+    return jv_bool(true);
+}
+
 static jx_val loop_attr(jx_ctx *c, jx_loop *l, const jx_str *name, jx_val self)
 {
     const char *k = name->s;
@@ -303,6 +319,7 @@ static jx_val loop_attr(jx_ctx *c, jx_loop *l, const jx_str *name, jx_val self)
     if (!strcmp(k, "nextitem"))
         return i + 1 < n ? loop_item(l, (size_t)i + 1) : jv_undef_hint(c->a, "there is no next item");
     if (!strcmp(k, "cycle")) return jx_builtin_fn(c, "cycle", loop_cycle, self);
+    if (!strcmp(k, "changed")) return jx_builtin_fn(c, "changed", loop_changed, self);
     return no_attr(c, self, name);
 }
 
@@ -345,10 +362,11 @@ static bool counted_range(jx_ctx *c, jx_scope *s, const jx_node *it, jx_loop *l)
     return true;
 }
 
-static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
+/* Runs for statement x over the items in l, in scope s: the items the
+   `if` keeps, the body once per item, or the else branch when none is
+   left.  A recursive loop's loop(items) comes back here one level deeper. */
+static flow run_loop(jx_ctx *c, jx_scope *s, const jx_node *x, jx_loop *l)
 {
-    jx_loop *l = jx_alloc(c->a, sizeof *l);
-    if (!counted_range(c, s, x->y, l)) l->items = jx_iterate(c, eval(c, s, x->y), &l->n);
     jx_scope *it = scope_new(c, s);
     if (x->z) {
         /* `for a in b if cond`: loop.length and friends count what passes */
@@ -364,8 +382,10 @@ static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
         l->items = kept;
         l->n = m;
     }
+    l->node = x;
+    l->scope = s;
+    l->changed = jv_absent();
     const jx_str *loop_name = jx_str_c(c->a, "loop");
-    l->depth = 1;
     jx_val lv = {JT_LOOP, {0}};
     lv.u.loop = l;
     for (size_t i = 0; i < l->n; i++) {
@@ -378,6 +398,46 @@ static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
     }
     if (!l->n && x->orelse.n) return exec_body(c, s, x->orelse);
     return FLOW_NORMAL;
+}
+
+static flow exec_for(jx_ctx *c, jx_scope *s, const jx_node *x)
+{
+    jx_loop *l = jx_alloc(c->a, sizeof *l);
+    if (!counted_range(c, s, x->y, l)) l->items = jx_iterate(c, eval(c, s, x->y), &l->n);
+    l->depth = 1;
+    return run_loop(c, s, x, l);
+}
+
+/* loop(items) in a recursive loop: the whole for statement (its if, body
+   and else) over the new items, one level deeper, as a string.  Each
+   level costs nesting depth, so a loop that recurses forever meets the
+   depth cap rather than the C stack's end. */
+static jx_val loop_call(jx_ctx *c, jx_loop *l, const jx_args *a)
+{
+    if (!l->node || !l->node->op)
+        jx_rt_fail(c, "The loop must have the 'recursive' marker to be called recursively.");
+    if (a->npos > 1)
+        jx_rt_fail(c, "LoopContext.__call__() takes 2 positional arguments but %d were given", a->npos + 1);
+    jx_val items = a->npos ? a->pos[0] : jv_absent();
+    for (int k = 0; k < a->nkw; k++) {
+        if (strcmp(a->kwname[k]->s, "iterable"))
+            jx_rt_fail(c, "LoopContext.__call__() got an unexpected keyword argument '%.100s'", a->kwname[k]->s);
+        if (items.t != JT_ABSENT)
+            jx_rt_fail(c, "LoopContext.__call__() got multiple values for argument 'iterable'");
+        items = a->kw[k];
+    }
+    if (items.t == JT_ABSENT)
+        jx_rt_fail(c, "LoopContext.__call__() missing 1 required positional argument: 'iterable'");
+    jx_loop *sub = jx_alloc(c->a, sizeof *sub);
+    sub->items = jx_iterate(c, items, &sub->n);
+    sub->depth = l->depth + 1;
+    enter(c);
+    size_t start = c->out_len;
+    run_loop(c, l->scope, l->node, sub);
+    const jx_str *r = jx_str_new(c->a, c->out ? c->out + start : "", c->out_len - start);
+    c->out_len = start;
+    c->depth--;
+    return jv_strv(r);
 }
 
 /* ---- calls ----------------------------------------------------------------- */
@@ -460,6 +520,10 @@ static jx_val invoke(jx_ctx *c, const jx_func *fn, const jx_args *a)
 jx_val jx_call(jx_ctx *c, jx_val fn, const jx_args *a)
 {
     jx_need_defined(c, fn);
+    if (fn.t == JT_LOOP) {
+        jx_step(c, 1);
+        return loop_call(c, fn.u.loop, a);
+    }
     if (fn.t != JT_FUNC) jx_rt_fail(c, "'%s' object is not callable", jx_type_name(fn));
     jx_step(c, 1);
     if (fn.u.fn->kind == FN_BUILTIN) return fn.u.fn->fn(c, fn.u.fn->self, a);

@@ -137,7 +137,10 @@ struct jx_loop {
     const jx_val *items;      /* NULL when counting a range */
     int64_t start, step;      /* the range: item i is start + i * step */
     size_t n, i;
-    int depth;                /* 1: loops are not recursive here */
+    int depth;                /* 1, and one more per loop(...) of a recursive loop */
+    const jx_node *node;      /* the for statement, which loop(items) runs again when recursive */
+    jx_scope *scope;          /* the scope it runs in */
+    jx_val changed;           /* loop.changed()'s last arguments; JT_ABSENT before its first call */
 };
 
 /* Constructors (strings are copied into the arena). */
@@ -273,7 +276,7 @@ enum { USES_CALLER = 1, USES_KWARGS = 2, USES_VARARGS = 4 };
 struct jx_node {
     jx_nkind kind;
     int line;
-    jx_op op;                 /* N_UNARY, N_BIN; N_TEST: 1 when negated */
+    jx_op op;                 /* N_UNARY, N_BIN; N_TEST: 1 when negated; S_FOR: 1 when recursive */
     unsigned char uses;       /* S_MACRO, S_CALLBLOCK: USES_* */
     jx_val lit;               /* N_LIT, S_TEXT */
     const jx_str *name;       /* names, attributes, filters, tests, macros */

@@ -7,7 +7,7 @@
  *   N_CALL x(args, kwnames=kwargs, *y, **z)   N_FILTER x|name(args ... *y, **z)
  *   N_TEST x is [not: op=1] name(args ... *y, **z)    N_UNARY op x   N_BIN x op y
  *   N_CMP x (ops[i] args[i])...           N_COND x if y else z
- *   S_IF if x: body else orelse           S_FOR for x in y if z: body else orelse
+ *   S_IF if x: body else orelse           S_FOR for x in y if z [recursive: op=1]: body else orelse
  *   S_SET x = y       S_SETBLOCK x |z: body     S_MACRO name(args=kwargs): body
  *   S_CALLBLOCK call(args=kwargs) x: body     S_FILTERBLOCK x: body
  *   S_WITH args=kwargs: body                  S_BLOCK body */
@@ -770,7 +770,10 @@ static jx_node *parse_statement(parser *P)
             next(P);
             x->z = parse_expression(P, true);
         }
-        if (is_name(P, "recursive")) pfail(P, "recursive for loops are not supported");
+        if (is_name(P, "recursive")) {
+            next(P);
+            x->op = 1;
+        }
         expect_block_end(P);
         static const char *const ends[] = {"endfor", "else", NULL};
         P->loops++;

@@ -23,11 +23,12 @@ static bool t_integer(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("integer")
 static bool t_float(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("float"); return v.t == JT_FLOAT; }
 static bool t_mapping(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("mapping"); return v.t == JT_DICT; }
 /* jinja2's Undefined has a __call__ (that raises), so Python's callable()
-   holds for it: `x is callable` is true for a missing x or attribute. */
+   holds for it: `x is callable` is true for a missing x or attribute.  So
+   does a loop's LoopContext, recursive or not. */
 static bool t_callable(jx_ctx *c, jx_val v, const jx_args *a)
 {
     NOARGS("callable");
-    return v.t == JT_FUNC || v.t == JT_UNDEF;
+    return v.t == JT_FUNC || v.t == JT_UNDEF || v.t == JT_LOOP;
 }
 /* markupsafe's Markup (escape and safe filter results) has __html__ */
 static bool t_escaped(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("escaped"); return v.t == JT_STR && v.u.s->safe; }

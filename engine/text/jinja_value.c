@@ -750,7 +750,10 @@ void jx_str_of(jx_ctx *c, jx_sb *b, jx_val v)
     case JT_FLOAT: jx_float_repr(buf, sizeof buf, v.u.f); jx_sb_add(b, buf, strlen(buf)); return;
     case JT_STR: jx_sb_add(b, v.u.s->s, v.u.s->len); return;
     case JT_FUNC:
-        if (v.u.fn->kind == FN_BUILTIN && v.u.fn->self.t != JT_ABSENT)
+        if (v.u.fn->kind == FN_BUILTIN && v.u.fn->self.t == JT_LOOP)     /* loop.cycle, loop.changed */
+            jx_sb_printf(b, "<bound method LoopContext.%s of <LoopContext %zu/%zu>>", v.u.fn->name,
+                         v.u.fn->self.u.loop->i + 1, v.u.fn->self.u.loop->n);
+        else if (v.u.fn->kind == FN_BUILTIN && v.u.fn->self.t != JT_ABSENT)
             jx_sb_printf(b, "<built-in method %s of %s object>", v.u.fn->name, jx_type_name(v.u.fn->self));
         else if (v.u.fn->kind == FN_BUILTIN) jx_sb_printf(b, "<built-in function %s>", v.u.fn->name);
         else if (v.u.fn->kind == FN_CALLER) jx_sb_add(b, "<Macro anonymous>", 17);   /* a call block has no name */
