@@ -363,6 +363,16 @@ static void test_access(void)
              "\xc3\xa9|\xc3\xa9l|oll\xc3\xa9h|5|o");
     expect_v("{{ d.b.c.upper() }}|{{ d.get('a') }}|{{ d.get('q', 'dflt') }}|{{ d.get('q') }}", v, "X|1|dflt|None");
     expect_err_v("{{ d.zz.yy }}", v, JINJA_ERR_RUNTIME, "'dict object' has no attribute 'zz'");
+    /* jinja2 quotes the object's type for a missing attribute, not for a
+       missing element, and names each kind of callable as Python does */
+    expect_err("{{ [1][5].x }}", JINJA_ERR_RUNTIME, "list object has no element 5");
+    expect_err("{{ none[0].x }}", JINJA_ERR_RUNTIME, "None has no element 0");
+    expect_err("{% macro m() %}{% endmacro %}{{ m.foo.x }}", JINJA_ERR_RUNTIME, "'jinja2.runtime.Macro object' has no attribute 'foo'");
+    expect_err("{{ range.foo.x }}", JINJA_ERR_RUNTIME, "'function object' has no attribute 'foo'");
+    expect_err("{{ namespace.foo.x }}", JINJA_ERR_RUNTIME, "'type object' has no attribute 'foo'");
+    expect_err("{{ joiner().x.y }}", JINJA_ERR_RUNTIME, "'jinja2.utils.Joiner object' has no attribute 'x'");
+    expect_err("{{ 'a'.upper.foo.x }}", JINJA_ERR_RUNTIME, "'builtin_function_or_method object' has no attribute 'foo'");
+    expect_err("{% for x in [1] %}{{ loop.changed.x.y }}{% endfor %}", JINJA_ERR_RUNTIME, "'method object' has no attribute 'x'");
     expect_err("{{ nope.attr }}", JINJA_ERR_RUNTIME, "'nope' is undefined");
     expect_err("{{ nope + 1 }}", JINJA_ERR_RUNTIME, "'nope' is undefined");
     expect_err("{{ nope() }}", JINJA_ERR_RUNTIME, "'nope' is undefined");
@@ -483,6 +493,49 @@ static void test_recursive_loops(void)
            "<bound method LoopContext.changed of <LoopContext 1/1>>|<bound method LoopContext.cycle of <LoopContext 1/1>>");
     expect_err("{% for x in [1,1,2] %}{{ loop.changed(x, 1) }}{{ loop.changed(a=1) }}{% endfor %}", JINJA_ERR_RUNTIME,
                "LoopContext.changed() got an unexpected keyword argument 'a'");
+}
+
+/* {% block %} without inheritance renders in place, seeing the top level
+   only (unless scoped); self.name() renders it again; self.missing is
+   undefined (the Qwen2.5-VL template of llama-cpp-python prints
+   self.DEFAULT_SYSTEM_MESSAGE, which no block defines) */
+static void test_blocks(void)
+{
+    expect("{{ self.X }}|{{ self }}|{% block a %}A{% endblock %}|{{ self.a() }}|{{ self['a']() }}|{{ self.a.name }}",
+           "|<TemplateReference None>|A|A|A|a");
+    expect("{{ self.a() }}{% block a %}[{{ x }}]{% endblock %}|{% set x = 5 %}{{ self.a() }}", "[][]|[5]");
+    expect("{% for i in [1,2] %}{% block a %}[{{ i }}]{% endblock %}{% endfor %}", "[][]");
+    expect("{% for i in [1,2] %}{% block a scoped %}[{{ i }}]{% endblock %}{% endfor %}{{ self.a() }}", "[1][2][]");
+    expect("{% with x = 3 %}{% block a %}{{ x }}{% endblock %}{% block b scoped %}{{ x }}{% endblock %}{% endwith %}", "3");
+    expect("{% if true %}{% set x = 3 %}{% endif %}{% block a %}{% set q = 1 %}{{ x }}{{ q }}{% endblock %}[{{ q }}]", "31[]");
+    expect("{% macro m(v) %}{% block a %}[{{ v }}]{% endblock %}{% endmacro %}{{ m(1) }}{{ self.a() }}", "[][]");
+    expect("{% block outer %}O{% block inner %}I{% endblock %}O{% endblock %}|{{ self.inner() }}|{{ self.outer() }}",
+           "OIO|I|OIO");
+    expect("{% set ns = namespace(c=0) %}{% block a %}{% set ns.c = ns.c + 1 %}{{ ns.c }}{% endblock %}{{ self.a() }}{{ self.a() }}",
+           "123");
+    expect("{% if false %}{% block a %}x{% endblock %}{% endif %}{{ self.a() }}|{% set v %}{% block b %}f{% endblock %}{% endset %}[{{ v|upper }}]",
+           "x|[F]");
+    expect("{% block a %}x{% endblock %}{{ self.b }}|{{ self.b is defined }}|{{ self.a is callable }}|{{ self is callable }}|{{ self.a == self.a }}|{{ self == self }}",
+           "x|False|True|False|False|True");
+    expect("{% block a %}[{{ self.a.super }}|{{ super }}]{% endblock %}|{{ self[0] }}", "[|]|");
+    expect_err("{{ self.X.y }}", JINJA_ERR_RUNTIME, "'jinja2.runtime.TemplateReference object' has no attribute 'X'");
+    expect_err("{{ self[0].y }}", JINJA_ERR_RUNTIME, "jinja2.runtime.TemplateReference object has no element 0");
+    expect_err("{% block a %}{{ super() }}{% endblock %}", JINJA_ERR_RUNTIME, "there is no parent block called 'a'.");
+    expect_err("{% block a %}A{% endblock %}{{ self.a.super() }}", JINJA_ERR_RUNTIME, "there is no parent block called 'a'.");
+    expect_err("{% for i in [1] %}{% block a %}[{{ loop.index }}]{% endblock %}{% endfor %}", JINJA_ERR_RUNTIME, "'loop' is undefined");
+    expect_err("{{ self() }}", JINJA_ERR_RUNTIME, "'TemplateReference' object is not callable");
+    expect_err("{% block a %}A{% endblock %}{{ self.a(1) }}", JINJA_ERR_RUNTIME,
+               "BlockReference.__call__() takes 1 positional argument but 2 were given");
+    expect_err("{% block a %}A{% endblock %}{{ self.a(x=1) }}", JINJA_ERR_RUNTIME,
+               "BlockReference.__call__() got an unexpected keyword argument 'x'");
+    expect_err("{% block a %}A{% endblock %}{{ self.a|tojson }}", JINJA_ERR_RUNTIME, "Object of type BlockReference is not JSON serializable");
+    expect_err("{% block a %}{{ self.a() }}{% endblock %}", JINJA_ERR_LIMIT, "nested too deeply");
+    expect_err("{% block a required %}  {% endblock %}", JINJA_ERR_RUNTIME, "Required block 'a' not found");
+    expect_err("{% block a required %}x{% endblock %}", JINJA_ERR_SYNTAX, "Required blocks can only contain comments or whitespace");
+    expect_err("{% block a-b %}x{% endblock %}", JINJA_ERR_SYNTAX, "may not contain hyphens");
+    expect_err("{% block a %}{% block a %}x{% endblock %}{% endblock %}", JINJA_ERR_SYNTAX, "block 'a' defined twice");
+    expect_err("{% block a %}A{% endblock b %}", JINJA_ERR_SYNTAX, "got 'b'");
+    expect("{% set self = 1 %}{{ self }}", "1");
 }
 
 static void test_whitespace(void)
@@ -1093,6 +1146,7 @@ int main(void)
     test_access();
     test_statements();
     test_recursive_loops();
+    test_blocks();
     test_whitespace();
     test_expressions();
     test_filters();

@@ -64,7 +64,7 @@ static int parse_into(jinja_template *t, jx_fail_ctx *f, const char *src, size_t
     if (setjmp(f->jb)) return -1;
     jx_toks toks = {0};
     jx_lex(&t->arena, f, src, len, &toks);
-    t->body = jx_parse_tokens(&t->arena, f, &toks);
+    t->body = jx_parse_tokens(&t->arena, f, &toks, &t->blocks);
     jx_check_names(f, t->body);
     return 0;
 }
@@ -288,7 +288,7 @@ static char *render_c(const jinja_template *t, const jinja_vars *vars, const jin
         for (size_t i = 0; i < vars->vars.n; i++)
             jx_dict_set(a, copy, vars->vars.k[i], jx_deep_copy(a, vars->vars.v[i], 0, &c->fail));
     }
-    jx_render_body(c, t->body, copy);
+    jx_render_body(c, t->body, t->blocks, copy);
     jx_step(c, 0);                /* bills the last helper's work (a comparison that gave up) */
     char *out = realloc(c->out, c->out_len + 1);
     if (!out) jx_fail(&c->fail, JINJA_ERR_LIMIT, "out of memory");

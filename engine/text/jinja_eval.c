@@ -129,6 +129,25 @@ static const char *obj_desc(jx_val v)
     case JT_BOOL: return "bool object";
     case JT_NS: return "jinja2.utils.Namespace object";
     case JT_LOOP: return "jinja2.runtime.LoopContext object";
+    case JT_FUNC:
+        switch (v.u.fn->kind) {
+        case FN_SELF: return "jinja2.runtime.TemplateReference object";
+        case FN_BLOCK: return "jinja2.runtime.BlockReference object";
+        case FN_MACRO: case FN_CALLER: return "jinja2.runtime.Macro object";
+        case FN_BUILTIN: break;
+        }
+        /* Python's kind of callable: a loop's bound method, a global that
+           is a class (dict, namespace, joiner) or a function, a joiner(),
+           or a str, list or dict method */
+        if (v.u.fn->self.t == JT_LOOP) return "method object";
+        if (v.u.fn->self.t == JT_ABSENT) {
+            static const char *const classes[] = {"dict", "namespace", "joiner", NULL};
+            for (int i = 0; classes[i]; i++)
+                if (!strcmp(v.u.fn->name, classes[i])) return "type object";
+            return "function object";
+        }
+        if (!strcmp(v.u.fn->name, "joiner")) return "jinja2.utils.Joiner object";
+        return "builtin_function_or_method object";
     default: return "object";
     }
 }
@@ -140,6 +159,21 @@ static jx_val no_attr(jx_ctx *c, jx_val obj, const jx_str *name)
 
 static jx_val loop_attr(jx_ctx *c, jx_loop *l, const jx_str *name, jx_val self);
 static jx_val loop_item(const jx_loop *l, size_t i);
+static jx_val make_func(jx_ctx *c, jx_fnkind kind, const jx_node *node, jx_scope *closure, const char *name);
+
+static jx_val no_super(jx_ctx *c, const char *block)
+{
+    return jv_undef_hint(c->a, "there is no parent block called '%.100s'.", block);
+}
+
+/* self.name: the block of that name, wherever the template defines it. */
+static jx_val self_block(jx_ctx *c, jx_val self, const jx_str *name)
+{
+    for (int i = 0; i < c->blocks.n; i++)
+        if (!strcmp(c->blocks.v[i]->name->s, name->s))
+            return make_func(c, FN_BLOCK, c->blocks.v[i], NULL, c->blocks.v[i]->name->s);
+    return no_attr(c, self, name);
+}
 static void eval_args(jx_ctx *c, jx_scope *s, const jx_node *x, jx_args *a, jx_val extra_kw, const jx_str *extra_name);
 
 jx_val jx_getattr(jx_ctx *c, jx_val obj, const jx_str *name)
@@ -171,7 +205,13 @@ jx_val jx_getattr(jx_ctx *c, jx_val obj, const jx_str *name)
     case JT_FUNC: {
         /* a macro's (or call block's) name, parameters and what it catches */
         const jx_func *fn = obj.u.fn;
-        if (fn->kind == FN_BUILTIN) return no_attr(c, obj, name);
+        if (fn->kind == FN_SELF) return self_block(c, obj, name);
+        if (fn->kind == FN_BLOCK) {
+            if (!strcmp(name->s, "name")) return jv_cstr(c->a, fn->name);
+            /* there is no parent template, so no parent block */
+            if (!strcmp(name->s, "super")) return no_super(c, fn->name);
+        }
+        if (fn->kind == FN_BUILTIN || fn->kind == FN_BLOCK) return no_attr(c, obj, name);
         const jx_node *m = fn->node;
         if (!strcmp(name->s, "name")) return fn->kind == FN_CALLER ? jv_none() : jv_cstr(c->a, fn->name);
         if (!strcmp(name->s, "arguments")) {
@@ -234,7 +274,7 @@ jx_val jx_getitem(jx_ctx *c, jx_val obj, jx_val key)
     jx_sb_init(&b, c->a);
     jx_repr_of(c, &b, key, 0);
     jx_sb_addc(&b, 0);
-    return jv_undef_hint(c->a, "'%s' has no element %.200s", obj_desc(obj), b.p);
+    return jv_undef_hint(c->a, "%s has no element %.200s", obj_desc(obj), b.p);
 }
 
 jx_val *jx_iterate(jx_ctx *c, jx_val v, size_t *n)
@@ -517,6 +557,34 @@ static jx_val invoke(jx_ctx *c, const jx_func *fn, const jx_args *a)
     return jv_strv(out);
 }
 
+/* A named block renders in a scope of its own under the template's top
+   level (or, scoped, under the scope it stands in), so it sees the
+   render's variables and top-level sets but not the loop or macro around
+   it, as jinja2's block functions see only the template's context; its
+   `super` is undefined, for there is no parent template. */
+static void render_block(jx_ctx *c, jx_scope *under, const jx_node *b)
+{
+    jx_scope *s = scope_new(c, under);
+    scope_set(c, s, jx_str_c(c->a, "super"), no_super(c, b->name->s));
+    enter(c);
+    exec_body(c, s, b->body);
+    c->depth--;
+}
+
+/* self.name(): the block again, under the top level whatever the block's
+   own modifiers (jinja2 calls it with the template's context) */
+static jx_val call_block(jx_ctx *c, const jx_func *fn, const jx_args *a)
+{
+    if (a->npos)
+        jx_rt_fail(c, "BlockReference.__call__() takes 1 positional argument but %d were given", a->npos + 1);
+    if (a->nkw) jx_rt_fail(c, "BlockReference.__call__() got an unexpected keyword argument '%.100s'", a->kwname[0]->s);
+    size_t start = c->out_len;
+    render_block(c, c->top, fn->node);
+    const jx_str *r = jx_str_new(c->a, c->out ? c->out + start : "", c->out_len - start);
+    c->out_len = start;
+    return jv_strv(r);
+}
+
 jx_val jx_call(jx_ctx *c, jx_val fn, const jx_args *a)
 {
     jx_need_defined(c, fn);
@@ -527,6 +595,8 @@ jx_val jx_call(jx_ctx *c, jx_val fn, const jx_args *a)
     if (fn.t != JT_FUNC) jx_rt_fail(c, "'%s' object is not callable", jx_type_name(fn));
     jx_step(c, 1);
     if (fn.u.fn->kind == FN_BUILTIN) return fn.u.fn->fn(c, fn.u.fn->self, a);
+    if (fn.u.fn->kind == FN_SELF) jx_rt_fail(c, "'TemplateReference' object is not callable");
+    if (fn.u.fn->kind == FN_BLOCK) return call_block(c, fn.u.fn, a);
     return invoke(c, fn.u.fn, a);
 }
 
@@ -1006,7 +1076,12 @@ static flow exec_stmt(jx_ctx *c, jx_scope *s, const jx_node *x)
         for (int i = 0; i < x->args.n; i++) assign(c, w, x->args.v[i], eval(c, s, x->kwargs.v[i]));
         return exec_body(c, w, x->body);
     }
-    case S_BLOCK: return exec_body(c, s, x->body);
+    case S_BLOCK:
+        if (!x->name) return exec_body(c, s, x->body);      /* {% generation %} */
+        /* without a child template to fill it, a required block is missing */
+        if (x->uses & BLOCK_REQUIRED) jx_rt_fail(c, "Required block '%.100s' not found", x->name->s);
+        render_block(c, x->uses & BLOCK_SCOPED ? s : c->top, x);
+        return FLOW_NORMAL;
     case S_BREAK: return FLOW_BREAK;
     case S_CONTINUE: return FLOW_CONTINUE;
     default:
@@ -1031,12 +1106,16 @@ static flow exec_body(jx_ctx *c, jx_scope *s, jx_nodes body)
 
 jx_val jx_binop_add(jx_ctx *c, jx_val a, jx_val b) { return binop(c, OP_ADD, a, b); }
 
-void jx_render_body(jx_ctx *c, jx_nodes body, jx_dict *vars)
+void jx_render_body(jx_ctx *c, jx_nodes body, jx_nodes blocks, jx_dict *vars)
 {
     jx_scope *g = scope_new(c, NULL);
     jx_install_globals(c, g);
+    /* jinja2 gives every template `self`, a reference to its blocks */
+    scope_set(c, g, jx_str_c(c->a, "self"), make_func(c, FN_SELF, NULL, NULL, "self"));
     c->globals = g;
+    c->blocks = blocks;
     jx_scope *top = scope_new(c, g);
+    c->top = top;
     for (size_t i = 0; vars && i < vars->n; i++) jx_dict_set(c->a, &top->vars, vars->k[i], vars->v[i]);
     exec_body(c, top, body);
 }

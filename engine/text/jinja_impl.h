@@ -123,13 +123,16 @@ typedef struct jx_node jx_node;
 typedef struct jx_scope jx_scope;
 typedef jx_val (*jx_builtin)(jx_ctx *c, jx_val self, const jx_args *a);
 
-typedef enum { FN_BUILTIN, FN_MACRO, FN_CALLER } jx_fnkind;
+/* FN_SELF is jinja2's `self` (a TemplateReference: its attributes are the
+   template's blocks, it is not callable); FN_BLOCK is one of those blocks
+   (a BlockReference: calling it renders the block again). */
+typedef enum { FN_BUILTIN, FN_MACRO, FN_CALLER, FN_SELF, FN_BLOCK } jx_fnkind;
 struct jx_func {
     jx_fnkind kind;
     const char *name;
     jx_builtin fn;            /* FN_BUILTIN */
     jx_val self;              /* bound receiver of a method, or JT_ABSENT */
-    const jx_node *node;      /* FN_MACRO: the macro; FN_CALLER: the call block */
+    const jx_node *node;      /* FN_MACRO: the macro; FN_CALLER: the call block; FN_BLOCK: the block */
     jx_scope *closure;
 };
 
@@ -272,12 +275,14 @@ typedef struct jx_nodes {
 
 /* jx_node.uses: the special names a macro or call block body reads */
 enum { USES_CALLER = 1, USES_KWARGS = 2, USES_VARARGS = 4 };
+/* and for an S_BLOCK with a name, its modifiers */
+enum { BLOCK_SCOPED = 1, BLOCK_REQUIRED = 2 };
 
 struct jx_node {
     jx_nkind kind;
     int line;
     jx_op op;                 /* N_UNARY, N_BIN; N_TEST: 1 when negated; S_FOR: 1 when recursive */
-    unsigned char uses;       /* S_MACRO, S_CALLBLOCK: USES_* */
+    unsigned char uses;       /* S_MACRO, S_CALLBLOCK: USES_*; S_BLOCK: BLOCK_* */
     jx_val lit;               /* N_LIT, S_TEXT */
     const jx_str *name;       /* names, attributes, filters, tests, macros */
     jx_node *x, *y, *z, *w;   /* operands; see jinja_parse.c per kind */
@@ -290,8 +295,9 @@ struct jx_node {
     jx_test_fn test_fn;       /* N_TEST: likewise */
 };
 
-/* Parses the token list into the top-level statement list. */
-jx_nodes jx_parse_tokens(jx_arena *a, jx_fail_ctx *f, const jx_toks *toks);
+/* Parses the token list into the top-level statement list; *blocks gets
+   the template's named {% block %}s, wherever they are. */
+jx_nodes jx_parse_tokens(jx_arena *a, jx_fail_ctx *f, const jx_toks *toks, jx_nodes *blocks);
 /* Fails, as jinja2's compiler, on an unknown filter or test name outside
    an if (jinja_names.c). */
 void jx_check_names(jx_fail_ctx *f, jx_nodes body);
@@ -299,6 +305,7 @@ void jx_check_names(jx_fail_ctx *f, jx_nodes body);
 struct jinja_template {
     jx_arena arena;
     jx_nodes body;
+    jx_nodes blocks;          /* named {% block %}s, for self.name() */
 };
 
 /* ---- evaluation ------------------------------------------------------------ */
@@ -316,6 +323,8 @@ struct jx_ctx {
     int depth, max_depth;
     struct tm now;
     jx_scope *globals;        /* builtins, under the render's variables */
+    jx_scope *top;            /* the render's variables and top-level sets: what blocks see */
+    jx_nodes blocks;          /* the template's named blocks */
 };
 
 JX_NORETURN void jx_rt_fail(jx_ctx *c, const char *fmt, ...) JX_PRINTF(2, 3);
@@ -388,7 +397,7 @@ jx_val jx_strip(jx_ctx *c, const jx_str *s, jx_val chars, bool left, bool right)
 jx_val jx_binop_add(jx_ctx *c, jx_val a, jx_val b);
 jx_val jx_str_format(jx_ctx *c, jx_val self, const jx_args *a);            /* str.format */
 /* Runs a parsed template with vars as its top-level scope (jinja_eval.c). */
-void jx_render_body(jx_ctx *c, jx_nodes body, jx_dict *vars);
+void jx_render_body(jx_ctx *c, jx_nodes body, jx_nodes blocks, jx_dict *vars);
 
 /* JSON (jinja_json.c): parse into values, and Python's json.dumps. */
 jx_val jx_json_parse(jx_arena *a, jx_fail_ctx *f, const char *s, size_t n);

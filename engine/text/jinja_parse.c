@@ -10,7 +10,8 @@
  *   S_IF if x: body else orelse           S_FOR for x in y if z [recursive: op=1]: body else orelse
  *   S_SET x = y       S_SETBLOCK x |z: body     S_MACRO name(args=kwargs): body
  *   S_CALLBLOCK call(args=kwargs) x: body     S_FILTERBLOCK x: body
- *   S_WITH args=kwargs: body                  S_BLOCK body */
+ *   S_WITH args=kwargs: body
+ *   S_BLOCK name [uses=BLOCK_*]: body        (name NULL: {% generation %}) */
 #include "config.h"
 
 #include "jinja_impl.h"
@@ -21,6 +22,11 @@
 
 enum { MAX_NEST = 300 };   /* parser recursion: about 100 nested parentheses */
 
+typedef struct nbuild {
+    jx_node **v;
+    int n, cap;
+} nbuild;
+
 typedef struct parser {
     jx_arena *a;
     jx_fail_ctx *f;
@@ -28,12 +34,8 @@ typedef struct parser {
     size_t i, n;
     int depth;
     int loops;                /* enclosing for loops (break/continue are valid) */
+    nbuild *blocks;           /* named blocks so far */
 } parser;
-
-typedef struct nbuild {
-    jx_node **v;
-    int n, cap;
-} nbuild;
 
 static void nb_push(parser *P, nbuild *b, jx_node *x)
 {
@@ -690,7 +692,10 @@ static void uses_load(uses_walk *w, const jx_node *x, int depth)
     depth++;
     switch (x->kind) {
     case N_NAME: w->used |= special_name(x->name) & w->tracked; return;
-    case S_BLOCK: return;
+    case S_BLOCK:
+        if (x->name) return;                          /* a named block is a function of its own */
+        uses_load_all(w, x->body, depth);
+        return;
     case S_SET: uses_store(w, x->x, depth); uses_load(w, x->y, depth); return;
     case S_SETBLOCK: uses_store(w, x->x, depth); uses_load(w, x->z, depth); uses_load_all(w, x->body, depth); return;
     case S_FOR:
@@ -874,22 +879,55 @@ static jx_node *parse_statement(parser *P)
         expect_block_end(P);
         return x;
     }
-    if (IS("generation") || IS("block")) {
-        /* {% generation %} marks assistant text for Hugging Face's
-           assistant-mask tracking; {% block %} without inheritance renders
-           in place.  Both are their bodies here. */
-        bool blk = IS("block");
+    if (IS("generation")) {
+        /* Hugging Face's assistant-mask tag: its body, rendered in place */
         jx_node *x = node(P, S_BLOCK, line);
-        if (blk) {
-            if (cur(P)->t != TK_NAME) unexpected(P, "a block name");
+        expect_block_end(P);
+        static const char *const ends[] = {"endgeneration", NULL};
+        x->body = parse_body(P, ends, &which);
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("block")) {
+        /* jinja2's parse_block.  Without inheritance a block renders in
+           place and self.name() renders it again (jinja_eval.c).  Its body
+           is a function of its own in jinja2: no break or continue from
+           an enclosing loop reaches into it. */
+        jx_node *x = node(P, S_BLOCK, line);
+        if (cur(P)->t != TK_NAME) unexpected(P, "a block name");
+        x->name = cur(P)->s;
+        next(P);
+        if (is_name(P, "scoped")) {
             next(P);
-            while (is_name(P, "scoped") || is_name(P, "required")) next(P);
+            x->uses |= BLOCK_SCOPED;
         }
+        if (is_name(P, "required")) {
+            next(P);
+            x->uses |= BLOCK_REQUIRED;
+        }
+        if (is_op(P, OP_SUB))
+            pfail(P, "Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an "
+                     "underscore instead.");
         expect_block_end(P);
-        static const char *const gen_end[] = {"endgeneration", NULL}, *const blk_end[] = {"endblock", NULL};
-        x->body = parse_body(P, blk ? blk_end : gen_end, &which);
-        if (blk && cur(P)->t == TK_NAME) next(P);
+        static const char *const ends[] = {"endblock", NULL};
+        int loops = P->loops;
+        P->loops = 0;
+        x->body = parse_body(P, ends, &which);
+        P->loops = loops;
+        if (x->uses & BLOCK_REQUIRED) {
+            /* jinja2 allows only whitespace (Python's isspace: not empty) */
+            for (int i = 0; i < x->body.n; i++) {
+                const jx_node *b = x->body.v[i];
+                bool space = b->kind == S_TEXT && b->lit.u.s->len > 0;
+                for (size_t k = 0; space && k < b->lit.u.s->len;)
+                    space = jx_is_space(jx_utf8_next(b->lit.u.s->s, b->lit.u.s->len, &k));
+                if (!space) pfail(P, "Required blocks can only contain comments or whitespace");
+            }
+        }
+        if (cur(P)->t == TK_NAME && cur(P)->s->len == x->name->len && !memcmp(cur(P)->s->s, x->name->s, x->name->len))
+            next(P);                          /* {% endblock name %} */
         expect_block_end(P);
+        nb_push(P, P->blocks, x);
         return x;
     }
 #undef IS
@@ -950,8 +988,21 @@ static jx_nodes parse_body(parser *P, const char *const *ends, const jx_str **wh
     return nb_done(&body);
 }
 
-jx_nodes jx_parse_tokens(jx_arena *a, jx_fail_ctx *f, const jx_toks *toks)
+jx_nodes jx_parse_tokens(jx_arena *a, jx_fail_ctx *f, const jx_toks *toks, jx_nodes *blocks)
 {
-    parser P = {a, f, toks->v, 0, toks->n, 0, 0};
-    return parse_body(&P, NULL, NULL);
+    nbuild named = {0};
+    parser P = {a, f, toks->v, 0, toks->n, 0, 0, &named};
+    jx_nodes body = parse_body(&P, NULL, NULL);
+    /* jinja2's compiler checks this once the whole template has parsed */
+    jx_dict seen = {0};
+    for (int i = 0; i < named.n; i++) {
+        const jx_str *name = named.v[i]->name;
+        if (jx_dict_finds(&seen, name->s, name->len)) {
+            f->line = named.v[i]->line;
+            jx_fail(f, JINJA_ERR_SYNTAX, "block '%.100s' defined twice", name->s);
+        }
+        jx_dict_set(a, &seen, jv_strv(name), jv_none());
+    }
+    *blocks = nb_done(&named);
+    return body;
 }

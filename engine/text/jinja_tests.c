@@ -24,11 +24,11 @@ static bool t_float(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("float"); re
 static bool t_mapping(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("mapping"); return v.t == JT_DICT; }
 /* jinja2's Undefined has a __call__ (that raises), so Python's callable()
    holds for it: `x is callable` is true for a missing x or attribute.  So
-   does a loop's LoopContext, recursive or not. */
+   does a loop's LoopContext, recursive or not; `self` is not. */
 static bool t_callable(jx_ctx *c, jx_val v, const jx_args *a)
 {
     NOARGS("callable");
-    return v.t == JT_FUNC || v.t == JT_UNDEF || v.t == JT_LOOP;
+    return (v.t == JT_FUNC && v.u.fn->kind != FN_SELF) || v.t == JT_UNDEF || v.t == JT_LOOP;
 }
 /* markupsafe's Markup (escape and safe filter results) has __html__ */
 static bool t_escaped(jx_ctx *c, jx_val v, const jx_args *a) { NOARGS("escaped"); return v.t == JT_STR && v.u.s->safe; }

@@ -413,7 +413,14 @@ const char *jx_type_name(jx_val v)
     case JT_LIST: return v.u.l->tuple ? "tuple" : "list";
     case JT_DICT: return "dict";
     case JT_NS: return "Namespace";
-    case JT_FUNC: return v.u.fn->kind == FN_BUILTIN ? "builtin_function_or_method" : "Macro";
+    case JT_FUNC:
+        switch (v.u.fn->kind) {
+        case FN_BUILTIN: return "builtin_function_or_method";
+        case FN_SELF: return "TemplateReference";
+        case FN_BLOCK: return "BlockReference";
+        case FN_MACRO: case FN_CALLER: break;
+        }
+        return "Macro";
     case JT_LOOP: return "LoopContext";
     case JT_ITER: return v.u.l->iter;
     }
@@ -757,6 +764,9 @@ void jx_str_of(jx_ctx *c, jx_sb *b, jx_val v)
             jx_sb_printf(b, "<built-in method %s of %s object>", v.u.fn->name, jx_type_name(v.u.fn->self));
         else if (v.u.fn->kind == FN_BUILTIN) jx_sb_printf(b, "<built-in function %s>", v.u.fn->name);
         else if (v.u.fn->kind == FN_CALLER) jx_sb_add(b, "<Macro anonymous>", 17);   /* a call block has no name */
+        else if (v.u.fn->kind == FN_SELF) jx_sb_add(b, "<TemplateReference None>", 24);   /* from_string: no name */
+        /* Python adds the object's address, which no one can match */
+        else if (v.u.fn->kind == FN_BLOCK) jx_sb_add(b, "<jinja2.runtime.BlockReference object>", 38);
         else jx_sb_printf(b, "<Macro '%s'>", v.u.fn->name);
         return;
     case JT_LOOP: jx_sb_printf(b, "<LoopContext %zu/%zu>", v.u.loop->i + 1, v.u.loop->n); return;
