@@ -137,13 +137,14 @@ static jx_val f_attr(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_batch(jx_ctx *c, jx_val in, const jx_args *a)
 {
     BIND("batch", "linecount", "fill_with");
+    /* as jinja2's loop: a row is full when its length equals linecount,
+       so 0 yields an empty row first and a negative count never fills */
     int64_t n = jx_arg_int(c, "batch", p[0]);
-    if (n <= 0) jx_rt_fail(c, "batch(): linecount must be positive");
     size_t cnt;
     jx_val *it = jx_iterate(c, in, &cnt);
     jx_val r = jv_list(c->a, 0), row = jv_list(c->a, 0);
     for (size_t i = 0; i < cnt; i++) {
-        if (row.u.l->n == (uint64_t)n) {
+        if ((int64_t)row.u.l->n == n) {
             jx_list_push(c->a, r.u.l, row);
             row = jv_list(c->a, 0);
         }
@@ -151,7 +152,7 @@ static jx_val f_batch(jx_ctx *c, jx_val in, const jx_args *a)
     }
     if (row.u.l->n) {
         if (given(p[1]) && p[1].t != JT_NONE)
-            while (row.u.l->n < (uint64_t)n) jx_list_push(c->a, row.u.l, p[1]);
+            while ((int64_t)row.u.l->n < n) jx_list_push(c->a, row.u.l, p[1]);
         jx_list_push(c->a, r.u.l, row);
     }
     return jv_iter(r, "generator", false);
@@ -235,6 +236,53 @@ static jx_val f_forceescape(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("forceescape");
     return jv_strv(jx_html_escape(c->a, jx_to_str(c, in)));
+}
+
+/* jinja2's do_filesizeformat: float(value) in decimal (kB) or binary (KiB)
+   units, one decimal past a kilobyte */
+static jx_val f_filesizeformat(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    BIND("filesizeformat", "binary");
+    double x;
+    jx_need_defined(c, in);
+    if (in.t == JT_FLOAT) x = in.u.f;
+    else if (in.t == JT_INT || in.t == JT_BOOL) x = in.t == JT_INT ? (double)in.u.i : in.u.b;
+    else if (in.t == JT_STR) {
+        if (!jx_parse_float(in.u.s, &x)) {
+            jx_sb b;
+            jx_sb_init(&b, c->a);
+            jx_repr_of(c, &b, in, 0);
+            jx_rt_fail(c, "could not convert string to float: %.200s", jx_sb_str(&b)->s);
+        }
+    } else {
+        jx_rt_fail(c, "float() argument must be a string or a real number, not '%s'", jx_type_name(in));
+    }
+    bool bin = flag(p[0], false);
+    double base = bin ? 1024 : 1000;
+    static const char *const dec[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+    static const char *const two[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+    /* base ** (i + 2) as Python turns the exact integer into a float */
+    static const double dec_unit[] = {1e6, 1e9, 1e12, 1e15, 1e18, 1e21, 1e24, 1e27};
+    jx_sb b;
+    jx_sb_init(&b, c->a);
+    if (x == 1) return jv_cstr(c->a, "1 Byte");
+    if (x < base) {
+        if (isinf(x)) jx_rt_fail(c, "cannot convert float infinity to integer");
+        jx_sb_printf(&b, "%.0f Bytes", trunc(x) == 0 ? 0.0 : trunc(x));    /* int(): no "-0" */
+        return jx_sb_val(&b);
+    }
+    int i = 0;
+    double unit = 0;
+    for (; i < 8; i++) {
+        unit = bin ? ldexp(1.0, 10 * (i + 2)) : dec_unit[i];
+        if (x < unit) break;
+    }
+    if (i == 8) i = 7;
+    double v = base * x / unit;
+    if (isnan(v)) jx_sb_add(&b, "nan", 3);            /* C may print "-nan" */
+    else jx_sb_printf(&b, "%.1f", v);
+    jx_sb_printf(&b, " %s", bin ? two[i] : dec[i]);
+    return jx_sb_val(&b);
 }
 
 static jx_val f_first(jx_ctx *c, jx_val in, const jx_args *a)
@@ -358,28 +406,28 @@ static jx_val f_indent(jx_ctx *c, jx_val in, const jx_args *a)
         for (int64_t k = 0; k < w; k++) jx_sb_addc(&ind, ' ');
     }
     bool first = flag(p[1], false), blank = flag(p[2], false);
+    /* jinja2 appends a newline, then rejoins s.splitlines(): a line is
+       indented unless it is blank (and blank is false), the first only
+       with first */
+    jx_sb t;
+    jx_sb_init(&t, c->a);
+    jx_sb_add(&t, s->s, s->len);
+    jx_sb_addc(&t, '\n');
     jx_sb b;
     jx_sb_init(&b, c->a);
     if (first) jx_sb_add(&b, ind.p, ind.n);
-    /* jinja2 appends a newline, then rejoins s.splitlines() */
-    size_t i = 0, line = 0;
-    while (i < s->len) {
-        size_t e = i;
-        while (e < s->len && s->s[e] != '\n' && s->s[e] != '\r') e++;
+    size_t i = 0;
+    for (int line = 0; i < t.n; line++) {
+        size_t st = i, e = jx_line_end(t.p, t.n, &i);
         if (line) {
             jx_sb_addc(&b, '\n');
-            if (blank || e > i) jx_sb_add(&b, ind.p, ind.n);
+            if (blank || e > st) jx_sb_add(&b, ind.p, ind.n);
         }
-        jx_sb_add(&b, s->s + i, e - i);
-        line++;
-        if (e < s->len && s->s[e] == '\r' && e + 1 < s->len && s->s[e + 1] == '\n') e++;
-        i = e + 1;
-        if (e < s->len && i == s->len) {
-            jx_sb_addc(&b, '\n');
-            if (blank) jx_sb_add(&b, ind.p, ind.n);
-        }
+        jx_sb_add(&b, t.p + st, e - st);
     }
-    return jx_sb_val(&b);
+    jx_str *r = (jx_str *)jx_sb_str(&b);
+    r->safe = s->safe;                /* Markup in, Markup out */
+    return jv_strv(r);
 }
 
 static jx_val f_items(jx_ctx *c, jx_val in, const jx_args *a)
@@ -537,6 +585,40 @@ static jx_val f_reject(jx_ctx *c, jx_val in, const jx_args *a) { return select_c
 static jx_val f_selectattr(jx_ctx *c, jx_val in, const jx_args *a) { return select_common(c, in, a, true, true); }
 static jx_val f_rejectattr(jx_ctx *c, jx_val in, const jx_args *a) { return select_common(c, in, a, true, false); }
 
+/* random.choice(): any item of a sequence (a dict is indexed by position
+   as Python does, which finds a key only when the keys are 0, 1, ...).
+   The pick comes from the render's step count: no state, no clock. */
+static jx_val f_random(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    NOARGS("random");
+    size_t n;
+    switch (in.t) {
+    case JT_UNDEF: n = 0; break;
+    case JT_STR: n = jx_utf8_count(in.u.s->s, in.u.s->len); break;
+    case JT_LIST: n = in.u.l->n; break;
+    case JT_DICT: n = in.u.d->n; break;
+    default:                  /* of the iterators, only a view has a len() */
+        if (in.t != JT_ITER || !in.u.l->view) jx_rt_fail(c, "object of type '%s' has no len()", jx_type_name(in));
+        n = in.u.l->n;
+    }
+    if (!n) return jv_undef_hint(c->a, "No random item, sequence was empty.");
+    uint64_t z = c->steps + 0x9E3779B97F4A7C15ull;    /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    size_t i = (size_t)(z % n);
+    switch (in.t) {
+    case JT_STR: return jx_getitem(c, in, jv_int((int64_t)i));
+    case JT_DICT: {
+        jx_val *v = jx_dict_find(in.u.d, jv_int((int64_t)i));
+        if (!v) jx_rt_fail(c, "%zu", i);          /* Python's KeyError */
+        return *v;
+    }
+    case JT_ITER: jx_rt_fail(c, "'%s' object is not subscriptable", in.u.l->iter);
+    default: return in.u.l->v[i];
+    }
+}
+
 static jx_val f_replace(jx_ctx *c, jx_val in, const jx_args *a)
 {
     BIND("replace", "old", "new", "count");
@@ -610,6 +692,33 @@ static jx_val f_safe(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("safe");
     return jv_strv(jx_str_safe(c->a, jx_to_str(c, in)));
+}
+
+/* jinja2's do_slice: the items in `slices` columns, the first
+   len % slices of them one longer; fill_with pads the others */
+static jx_val f_slice(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    BIND("slice", "slices", "fill_with");
+    int64_t k = jx_arg_int(c, "slice", p[0]);
+    jx_val l = list_of(c, in);
+    int64_t len = (int64_t)l.u.l->n;
+    if (k == 0) jx_rt_fail(c, "integer division or modulo by zero");
+    jx_val r = jv_list(c->a, 0);
+    bool fill = given(p[1]) && p[1].t != JT_NONE;
+    /* k > 0 here (range(k) is empty otherwise), so / and % are Python's */
+    int64_t per = k > 0 ? len / k : 0, extra = k > 0 ? len % k : 0, offset = 0;
+    for (int64_t n = 0; n < k; n++) {
+        jx_step(c, 1);
+        int64_t start = offset + n * per;
+        if (n < extra) offset++;
+        int64_t end = offset + (n + 1) * per;
+        jx_val col = jv_list(c->a, (size_t)(end - start) + 1);
+        memcpy(col.u.l->v, l.u.l->v + start, (size_t)(end - start) * sizeof(jx_val));
+        col.u.l->n = (size_t)(end - start);
+        if (fill && n >= extra) jx_list_push(c->a, col.u.l, p[1]);
+        jx_list_push(c->a, r.u.l, col);
+    }
+    return jv_iter(r, "generator", false);
 }
 
 static jx_val f_sort(jx_ctx *c, jx_val in, const jx_args *a)
@@ -768,6 +877,56 @@ static jx_val f_unique(jx_ctx *c, jx_val in, const jx_args *a)
     return jv_iter(r, "generator", false);
 }
 
+/* urllib's quote: UTF-8 bytes, letters, digits and _.-~ kept (and / in a
+   path); in a query string (for_qs) / is quoted and a space is '+' */
+static void url_quote(jx_ctx *c, jx_sb *b, jx_val v, bool for_qs)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const jx_str *s = jx_to_str(c, v);
+    for (size_t i = 0; i < s->len; i++) {
+        unsigned char ch = (unsigned char)s->s[i];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+            ch == '.' || ch == '-' || ch == '~' || (ch == '/' && !for_qs)) {
+            jx_sb_addc(b, (char)ch);
+        } else if (ch == ' ' && for_qs) {
+            jx_sb_addc(b, '+');
+        } else {
+            jx_sb_addc(b, '%');
+            jx_sb_addc(b, hex[ch >> 4]);
+            jx_sb_addc(b, hex[ch & 15]);
+        }
+    }
+}
+
+/* jinja2's do_urlencode: a string (or anything not iterable) is quoted as
+   a path; a dict or a sequence of pairs becomes a query string */
+static jx_val f_urlencode(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    NOARGS("urlencode");
+    jx_sb b;
+    jx_sb_init(&b, c->a);
+    if (in.t != JT_DICT && in.t != JT_LIST && in.t != JT_ITER && in.t != JT_UNDEF) {
+        url_quote(c, &b, in, false);
+        return jx_sb_val(&b);
+    }
+    size_t n;
+    jx_val pairs = in.t == JT_DICT ? jx_dict_pairs(c->a, in.u.d) : in;
+    jx_val *it = jx_iterate(c, pairs, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (it[i].t != JT_STR && it[i].t != JT_LIST && it[i].t != JT_ITER && it[i].t != JT_DICT)
+            jx_rt_fail(c, "cannot unpack non-iterable %s object", jx_type_name(it[i]));
+        size_t m;
+        jx_val *kv = jx_iterate(c, it[i], &m);
+        if (m != 2)
+            jx_rt_fail(c, m > 2 ? "too many values to unpack (expected 2)" : "not enough values to unpack (expected 2, got %zu)", m);
+        if (i) jx_sb_addc(&b, '&');
+        url_quote(c, &b, kv[0], true);
+        jx_sb_addc(&b, '=');
+        url_quote(c, &b, kv[1], true);
+    }
+    return jx_sb_val(&b);
+}
+
 static jx_val f_wordcount(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("wordcount");
@@ -784,22 +943,66 @@ static jx_val f_wordcount(jx_ctx *c, jx_val in, const jx_args *a)
     return jv_int(words);
 }
 
+static jx_val f_wordwrap(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    BIND("wordwrap", "width", "break_long_words", "wrapstring", "break_on_hyphens");
+    const jx_str *s = jx_to_str(c, in);
+    int64_t width = given(p[0]) ? jx_arg_int(c, "wordwrap", p[0]) : 79;
+    const jx_str *sep = given(p[2]) && p[2].t != JT_NONE ? jx_arg_str(c, "wordwrap", p[2]) : jx_str_c(c->a, "\n");
+    return jx_wordwrap(c, s, width, flag(p[1], true), sep, p[3]);
+}
+
+/* jinja2's do_xmlattr: ' key="value"' for each item whose value is not
+   none or undefined, both escaped; a key with a space, '/', '>' or '='
+   is refused */
+static jx_val f_xmlattr(jx_ctx *c, jx_val in, const jx_args *a)
+{
+    BIND("xmlattr", "autospace");
+    jx_need_defined(c, in);
+    if (in.t != JT_DICT) jx_rt_fail(c, "'%s' object has no attribute 'items'", jx_type_name(in));
+    jx_sb b;
+    jx_sb_init(&b, c->a);
+    for (size_t i = 0; i < in.u.d->n; i++) {
+        jx_val k = in.u.d->k[i], v = in.u.d->v[i];
+        if (v.t == JT_NONE || v.t == JT_UNDEF) continue;
+        if (k.t != JT_STR) jx_rt_fail(c, "expected string or bytes-like object, got '%s'", jx_type_name(k));
+        for (size_t j = 0; j < k.u.s->len; j++)
+            if (strchr(" \t\n\r\f\v/>=", k.u.s->s[j]) && k.u.s->s[j]) {
+                jx_sb r;
+                jx_sb_init(&r, c->a);
+                jx_repr_of(c, &r, k, 0);
+                jx_rt_fail(c, "Invalid character in attribute name: %.200s", jx_sb_str(&r)->s);
+            }
+        const jx_str *ek = jx_html_escape(c->a, k.u.s);
+        const jx_str *ev = v.t == JT_STR && v.u.s->safe ? v.u.s : jx_html_escape(c->a, jx_to_str(c, v));
+        jx_sb_addc(&b, ' ');
+        jx_sb_add(&b, ek->s, ek->len);
+        jx_sb_add(&b, "=\"", 2);
+        jx_sb_add(&b, ev->s, ev->len);
+        jx_sb_addc(&b, '"');
+    }
+    /* the items are joined by spaces; autospace keeps the leading one */
+    if (b.n && !flag(p[0], true)) return jv_str(c->a, b.p + 1, b.n - 1);
+    return jx_sb_val(&b);
+}
+
 static const struct {
     const char *name;
     jx_filter_fn fn;
 } filters[] = {
     {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
     {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
-    {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"first", f_first},
+    {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"filesizeformat", f_filesizeformat},
+    {"first", f_first},
     {"float", f_float}, {"forceescape", f_forceescape}, {"format", f_format}, {"groupby", f_groupby},
     {"indent", f_indent}, {"int", f_int}, {"items", f_items}, {"join", f_join}, {"last", f_last},
     {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"map", f_map}, {"max", f_max},
-    {"min", f_min}, {"pprint", f_pprint}, {"reject", f_reject}, {"rejectattr", f_rejectattr},
+    {"min", f_min}, {"pprint", f_pprint}, {"random", f_random}, {"reject", f_reject}, {"rejectattr", f_rejectattr},
     {"replace", f_replace}, {"reverse", f_reverse}, {"round", f_round}, {"safe", f_safe},
-    {"select", f_select}, {"selectattr", f_selectattr}, {"sort", f_sort}, {"string", f_string},
+    {"select", f_select}, {"selectattr", f_selectattr}, {"slice", f_slice}, {"sort", f_sort}, {"string", f_string},
     {"striptags", f_striptags}, {"sum", f_sum}, {"title", f_title}, {"tojson", f_tojson},
     {"trim", f_trim}, {"truncate", f_truncate}, {"unique", f_unique}, {"upper", f_upper},
-    {"wordcount", f_wordcount},
+    {"urlencode", f_urlencode}, {"wordcount", f_wordcount}, {"wordwrap", f_wordwrap}, {"xmlattr", f_xmlattr},
 };
 
 jx_filter_fn jx_find_filter(const char *name)

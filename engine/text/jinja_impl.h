@@ -224,6 +224,10 @@ uint32_t jx_upper(uint32_t cp);
 uint32_t jx_lower(uint32_t cp);
 bool jx_is_alpha(uint32_t cp);          /* a cased letter or a non-ASCII letter */
 bool jx_is_digit(uint32_t cp);
+/* Python's str.splitlines(): the line that starts at *i ends at the offset
+   returned, and *i moves past its line break (\n, \r\n, \r, \v, \f,
+   \x1c-\x1e, U+0085, U+2028, U+2029), or to n on the last line. */
+size_t jx_line_end(const char *s, size_t n, size_t *i);
 
 /* ---- tokens and AST -------------------------------------------------------- */
 typedef enum {
@@ -396,6 +400,9 @@ jx_val jx_str_replace(jx_ctx *c, const jx_str *s, const jx_str *old, const jx_st
 jx_val jx_strip(jx_ctx *c, const jx_str *s, jx_val chars, bool left, bool right);
 jx_val jx_binop_add(jx_ctx *c, jx_val a, jx_val b);
 jx_val jx_str_format(jx_ctx *c, jx_val self, const jx_args *a);            /* str.format */
+/* The wordwrap filter: Python's textwrap as jinja2 calls it (jinja_textwrap.c). */
+jx_val jx_wordwrap(jx_ctx *c, const jx_str *s, int64_t width, bool break_long, const jx_str *wrapstring,
+                   jx_val break_on_hyphens);
 /* Runs a parsed template with vars as its top-level scope (jinja_eval.c). */
 void jx_render_body(jx_ctx *c, jx_nodes body, jx_nodes blocks, jx_dict *vars);
 

@@ -287,12 +287,8 @@ static jx_val m_splitlines(jx_ctx *c, jx_val self, const jx_args *a)
     jx_val r = jv_list(c->a, 0);
     size_t i = 0;
     while (i < s->len) {
-        size_t e = i;
-        while (e < s->len && s->s[e] != '\n' && s->s[e] != '\r') e++;
-        size_t next = e;
-        if (e < s->len) next = e + (s->s[e] == '\r' && e + 1 < s->len && s->s[e + 1] == '\n' ? 2 : 1);
-        jx_list_push(c->a, r.u.l, jv_str(c->a, s->s + i, (keep ? next : e) - i));
-        i = next;
+        size_t st = i, e = jx_line_end(s->s, s->len, &i);
+        jx_list_push(c->a, r.u.l, jv_str(c->a, s->s + st, (keep ? i : e) - st));
     }
     return r;
 }

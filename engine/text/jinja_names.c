@@ -21,8 +21,7 @@ enum { MAX_WALK = 1000 };     /* deeper expressions fail at render (the evaluato
 /* jinja2 3.1's built-in filters that jinja_filters.c does not implement. */
 static bool jinja2_filter(const char *name)
 {
-    static const char *const names[] = {"filesizeformat", "random", "slice", "urlencode", "urlize", "wordwrap",
-                                        "xmlattr", NULL};
+    static const char *const names[] = {"urlize", NULL};
     for (int i = 0; names[i]; i++)
         if (!strcmp(names[i], name)) return true;
     return false;

@@ -832,6 +832,23 @@ bool jx_is_space(uint32_t cp)
 
 bool jx_is_digit(uint32_t cp) { return cp >= '0' && cp <= '9'; }
 
+size_t jx_line_end(const char *s, size_t n, size_t *i)
+{
+    size_t k = *i;
+    while (k < n) {
+        size_t at = k;
+        uint32_t cp = jx_utf8_next(s, n, &k);
+        if (cp == '\r' && k < n && s[k] == '\n') k++;
+        if (cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C || (cp >= 0x1C && cp <= 0x1E) || cp == 0x85 ||
+            cp == 0x2028 || cp == 0x2029) {
+            *i = k;
+            return at;
+        }
+    }
+    *i = n;
+    return n;
+}
+
 /* Case mapping for the scripts chat text mostly holds: ASCII, Latin-1,
    Latin Extended-A, Greek and Cyrillic.  Other letters keep their case. */
 uint32_t jx_upper(uint32_t cp)
