@@ -1082,6 +1082,9 @@ static flow exec_stmt(jx_ctx *c, jx_scope *s, const jx_node *x)
         if (x->uses & BLOCK_REQUIRED) jx_rt_fail(c, "Required block '%.100s' not found", x->name->s);
         render_block(c, x->uses & BLOCK_SCOPED ? s : c->top, x);
         return FLOW_NORMAL;
+    case S_LOAD:
+        eval(c, s, x->x);         /* jinja2 evaluates the name before it looks for a loader */
+        jx_rt_fail(c, "no loader for this environment specified");
     case S_BREAK: return FLOW_BREAK;
     case S_CONTINUE: return FLOW_CONTINUE;
     default:

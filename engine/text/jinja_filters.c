@@ -396,7 +396,12 @@ static jx_val f_groupby(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_indent(jx_ctx *c, jx_val in, const jx_args *a)
 {
     BIND("indent", "width", "first", "blank");
-    const jx_str *s = jx_to_str(c, in);
+    /* jinja2 does s += "\n" and s.splitlines(): only a string has both */
+    jx_need_defined(c, in);
+    if (in.t == JT_LIST && in.u.l->tuple) jx_rt_fail(c, "can only concatenate tuple (not \"str\") to tuple");
+    if (in.t == JT_LIST) jx_rt_fail(c, "'list' object has no attribute 'splitlines'");
+    if (in.t != JT_STR) jx_rt_fail(c, "unsupported operand type(s) for +=: '%s' and 'str'", jx_type_name(in));
+    const jx_str *s = in.u.s;
     jx_sb ind;
     jx_sb_init(&ind, c->a);
     if (given(p[0]) && p[0].t == JT_STR) jx_sb_add(&ind, p[0].u.s->s, p[0].u.s->len);
@@ -739,28 +744,7 @@ static jx_val f_string(jx_ctx *c, jx_val in, const jx_args *a)
 static jx_val f_striptags(jx_ctx *c, jx_val in, const jx_args *a)
 {
     NOARGS("striptags");
-    const jx_str *s = jx_to_str(c, in);
-    jx_sb b;
-    jx_sb_init(&b, c->a);
-    bool space = false;
-    for (size_t i = 0; i < s->len; i++) {
-        char ch = s->s[i];
-        if (ch == '<') {
-            const char *e = memchr(s->s + i, '>', s->len - i);
-            if (e) {
-                i = (size_t)(e - s->s);
-                continue;
-            }
-        }
-        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
-            space = b.n > 0;
-            continue;
-        }
-        if (space) jx_sb_addc(&b, ' ');
-        space = false;
-        jx_sb_addc(&b, ch);
-    }
-    return jx_sb_val(&b);
+    return jx_striptags(c, jx_to_str(c, in));
 }
 
 static jx_val f_sum(jx_ctx *c, jx_val in, const jx_args *a)

@@ -267,6 +267,7 @@ typedef enum {
     /* statements */
     S_TEXT, S_OUT, S_IF, S_FOR, S_SET, S_SETBLOCK, S_MACRO, S_CALLBLOCK,
     S_FILTERBLOCK, S_BREAK, S_CONTINUE, S_WITH, S_BLOCK,
+    S_LOAD,                   /* extends, include, import, from: need a template loader */
 } jx_nkind;
 
 typedef jx_val (*jx_filter_fn)(jx_ctx *c, jx_val in, const jx_args *a);
@@ -403,6 +404,8 @@ jx_val jx_str_format(jx_ctx *c, jx_val self, const jx_args *a);            /* st
 /* The wordwrap filter: Python's textwrap as jinja2 calls it (jinja_textwrap.c). */
 jx_val jx_wordwrap(jx_ctx *c, const jx_str *s, int64_t width, bool break_long, const jx_str *wrapstring,
                    jx_val break_on_hyphens);
+/* The striptags filter: markupsafe's Markup.striptags() (jinja_striptags.c). */
+jx_val jx_striptags(jx_ctx *c, const jx_str *s);
 /* Runs a parsed template with vars as its top-level scope (jinja_eval.c). */
 void jx_render_body(jx_ctx *c, jx_nodes body, jx_nodes blocks, jx_dict *vars);
 

@@ -196,6 +196,18 @@ static void lex_string(lexer *L, int line)
     emit(L, TK_STRING, line)->s = jx_sb_str(&b);
 }
 
+/* \d+(_\d+)*: an underscore only between digits, as jinja2's number
+   rules have it, so `10_` is 10 and a name */
+static bool digit_at(const lexer *L, size_t i) { return i < L->n && L->s[i] >= '0' && L->s[i] <= '9'; }
+static void lex_digits(lexer *L, char *digits, size_t *nd, size_t cap)
+{
+    while (digit_at(L, L->i) || (L->s[L->i] == '_' && L->i < L->n && digit_at(L, L->i + 1) && L->i > 0 &&
+                                 digit_at(L, L->i - 1))) {
+        if (L->s[L->i] != '_' && *nd < cap) digits[(*nd)++] = L->s[L->i];
+        L->i++;
+    }
+}
+
 static void lex_number(lexer *L, int line)
 {
     const char *s = L->s;
@@ -211,9 +223,11 @@ static void lex_number(lexer *L, int line)
         bool any = false;
         for (; L->i < L->n; L->i++) {
             char h = s[L->i];
-            if (h == '_') continue;
+            bool under = h == '_' && L->i + 1 < L->n;        /* (_?[digit])+ */
+            if (under) h = s[L->i + 1];
             int d = h >= '0' && h <= '9' ? h - '0' : (h | 32) >= 'a' && (h | 32) <= 'z' ? (h | 32) - 'a' + 10 : -1;
             if (d < 0 || d >= base) break;
+            L->i += under;
             if (v > (UINT64_MAX >> 4)) lex_fail(L, "integer literal too large");
             v = v * (uint64_t)base + (uint64_t)d;
             any = true;
@@ -222,17 +236,11 @@ static void lex_number(lexer *L, int line)
         emit(L, TK_INT, line)->i = (int64_t)v;
         return;
     }
-    while (L->i < L->n && ((s[L->i] >= '0' && s[L->i] <= '9') || s[L->i] == '_')) {
-        if (s[L->i] != '_' && nd < sizeof digits - 8) digits[nd++] = s[L->i];
-        L->i++;
-    }
+    lex_digits(L, digits, &nd, sizeof digits - 8);
     if (!after_dot && L->i + 1 < L->n && s[L->i] == '.' && s[L->i + 1] >= '0' && s[L->i + 1] <= '9') {
         is_float = true;
         digits[nd++] = s[L->i++];
-        while (L->i < L->n && ((s[L->i] >= '0' && s[L->i] <= '9') || s[L->i] == '_')) {
-            if (s[L->i] != '_' && nd < sizeof digits - 8) digits[nd++] = s[L->i];
-            L->i++;
-        }
+        lex_digits(L, digits, &nd, sizeof digits - 8);
     }
     if (!after_dot && L->i < L->n && (s[L->i] | 32) == 'e') {
         size_t k = L->i + 1;
@@ -242,10 +250,7 @@ static void lex_number(lexer *L, int line)
             digits[nd++] = 'e';
             for (size_t m = L->i + 1; m < k; m++) digits[nd++] = s[m];
             L->i = k;
-            while (L->i < L->n && ((s[L->i] >= '0' && s[L->i] <= '9') || s[L->i] == '_')) {
-                if (s[L->i] != '_' && nd < sizeof digits - 2) digits[nd++] = s[L->i];
-                L->i++;
-            }
+            lex_digits(L, digits, &nd, sizeof digits - 2);
         }
     }
     digits[nd] = 0;
@@ -362,8 +367,9 @@ void jx_lex(jx_arena *a, jx_fail_ctx *f, const char *src, size_t n, jx_toks *out
             break;
         }
         char kind = s[j + 1];
+        /* {{+ takes the '+' as a modifier too (a no-op there), as jinja2's
+           lexer does for every opening tag */
         char mod = j + 2 < L.n && (s[j + 2] == '-' || s[j + 2] == '+') ? s[j + 2] : 0;
-        if (kind == '{' && mod == '+') mod = 0;
         int line = L.line;
         char raw_mod;
         size_t raw_end;

@@ -564,6 +564,39 @@ static jx_val m_list_count(jx_ctx *c, jx_val self, const jx_args *a)
     return jv_int(n);
 }
 
+/* pop and clear change the list in place, and the immutable sandbox
+   allows them: its list of unsafe list methods (_mutable_spec) leaves
+   them out, so templates can use them */
+static jx_val m_list_pop(jx_ctx *c, jx_val self, const jx_args *a)
+{
+    if (a->nkw) jx_rt_fail(c, "list.pop() takes no keyword arguments");
+    if (a->npos > 1) jx_rt_fail(c, "pop expected at most 1 argument, got %d", a->npos);
+    jx_list *l = self.u.l;
+    int64_t i = -1;
+    if (a->npos) {
+        jx_val k = a->pos[0];
+        jx_need_defined(c, k);
+        if (k.t != JT_INT && k.t != JT_BOOL)
+            jx_rt_fail(c, "'%s' object cannot be interpreted as an integer", jx_type_name(k));
+        i = k.t == JT_BOOL ? k.u.b : k.u.i;
+    }
+    if (!l->n) jx_rt_fail(c, "pop from empty list");
+    if (i < 0) i += (int64_t)l->n;
+    if (i < 0 || (uint64_t)i >= l->n) jx_rt_fail(c, "pop index out of range");
+    jx_val v = l->v[i];
+    jx_step(c, (l->n - (size_t)i) >> 4);
+    memmove(l->v + i, l->v + i + 1, (l->n - (size_t)i - 1) * sizeof *l->v);
+    l->n--;
+    return v;
+}
+
+static jx_val m_list_clear(jx_ctx *c, jx_val self, const jx_args *a)
+{
+    NOARGS("clear");
+    self.u.l->n = 0;
+    return jv_none();
+}
+
 static jx_val m_list_copy(jx_ctx *c, jx_val self, const jx_args *a)
 {
     NOARGS("copy");
@@ -593,7 +626,7 @@ static const method str_methods[] = {
     {NULL, NULL},
 };
 
-/* The in-place ones are jinja2's sandbox list (_mutable_spec): the
+/* The NULL ones are in jinja2's sandbox list (_mutable_spec): the
    immutable sandbox that Hugging Face uses refuses them. */
 static const method dict_methods[] = {
     {"clear", NULL}, {"copy", m_dict_copy}, {"get", m_get}, {"items", m_items},
@@ -603,8 +636,8 @@ static const method dict_methods[] = {
 };
 
 static const method list_methods[] = {
-    {"append", NULL}, {"clear", NULL}, {"copy", m_list_copy}, {"count", m_list_count},
-    {"extend", NULL}, {"index", m_list_index}, {"insert", NULL}, {"pop", NULL},
+    {"append", NULL}, {"clear", m_list_clear}, {"copy", m_list_copy}, {"count", m_list_count},
+    {"extend", NULL}, {"index", m_list_index}, {"insert", NULL}, {"pop", m_list_pop},
     {"remove", NULL}, {"reverse", NULL}, {"sort", NULL},
     {NULL, NULL},
 };

@@ -11,7 +11,8 @@
  *   S_SET x = y       S_SETBLOCK x |z: body     S_MACRO name(args=kwargs): body
  *   S_CALLBLOCK call(args=kwargs) x: body     S_FILTERBLOCK x: body
  *   S_WITH args=kwargs: body
- *   S_BLOCK name [uses=BLOCK_*]: body        (name NULL: {% generation %}) */
+ *   S_BLOCK name [uses=BLOCK_*]: body        (name NULL: {% generation %})
+ *   S_LOAD name x: {% extends x %}, {% include x %}, {% import x as ... %}, {% from x import ... %} */
 #include "config.h"
 
 #include "jinja_impl.h"
@@ -885,6 +886,50 @@ static jx_node *parse_statement(parser *P)
         expect_block_end(P);
         static const char *const ends[] = {"endgeneration", NULL};
         x->body = parse_body(P, ends, &which);
+        expect_block_end(P);
+        return x;
+    }
+    if (IS("extends") || IS("include") || IS("import") || IS("from")) {
+        /* Hugging Face renders from a string, with no loader: jinja2 fails
+           any of these once it runs, so they parse (a template may carry
+           one in a branch it never takes) and fail when reached */
+        jx_node *x = node(P, S_LOAD, line);
+        x->name = name;
+        x->x = parse_expression(P, true);
+        if (IS("include") && is_name(P, "ignore") && tok_is_name(peek(P, 1), "missing")) {
+            next(P);
+            next(P);
+        }
+        bool names = IS("from");
+        if (IS("import")) {
+            if (!is_name(P, "as")) unexpected(P, "'as'");
+            next(P);
+            if (cur(P)->t != TK_NAME) unexpected(P, "a name");
+            next(P);
+        }
+        if (names) {
+            if (!is_name(P, "import")) unexpected(P, "'import'");
+            next(P);
+        }
+        for (bool first = true; names; first = false) {
+            /* jinja2's parse_from: names, each maybe `as alias`, up to an
+               optional with/without context */
+            if (!first) expect_op(P, OP_COMMA, "','");
+            if ((is_name(P, "with") || is_name(P, "without")) && tok_is_name(peek(P, 1), "context")) break;
+            if (cur(P)->t != TK_NAME) unexpected(P, "name");
+            if (cur(P)->s->s[0] == '_') pfail(P, "names starting with an underline can not be imported");
+            next(P);
+            if (is_name(P, "as")) {
+                next(P);
+                if (cur(P)->t != TK_NAME) unexpected(P, "name");
+                next(P);
+            }
+            if (!is_op(P, OP_COMMA)) break;
+        }
+        if (!IS("extends") && (is_name(P, "with") || is_name(P, "without")) && tok_is_name(peek(P, 1), "context")) {
+            next(P);
+            next(P);
+        }
         expect_block_end(P);
         return x;
     }
