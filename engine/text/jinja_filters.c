@@ -718,7 +718,7 @@ static jx_val f_slice(jx_ctx *c, jx_val in, const jx_args *a)
         if (n < extra) offset++;
         int64_t end = offset + (n + 1) * per;
         jx_val col = jv_list(c->a, (size_t)(end - start) + 1);
-        memcpy(col.u.l->v, l.u.l->v + start, (size_t)(end - start) * sizeof(jx_val));
+        if (end > start) memcpy(col.u.l->v, l.u.l->v + start, (size_t)(end - start) * sizeof(jx_val));
         col.u.l->n = (size_t)(end - start);
         if (fill && n >= extra) jx_list_push(c->a, col.u.l, p[1]);
         jx_list_push(c->a, r.u.l, col);
