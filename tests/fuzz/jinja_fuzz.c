@@ -6,7 +6,8 @@
  * With libFuzzer (clang), from a configured build directory B (config.h)
  * and the source tree S:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DEMBER_LIBFUZZER \
- *     -I$B -I$S/engine/text $S/tests/fuzz/jinja_fuzz.c $S/engine/text/jinja_*.c -lm -o jinja_fuzz
+ *     -I$B -I$S/engine/text -I$S/engine $S/tests/fuzz/jinja_fuzz.c $S/engine/text/jinja_*.c \
+ *     $S/engine/text/utf8.c -lm -o jinja_fuzz
  *   cp -r $S/tests/fuzz/jinja_corpus /tmp/jcorp    (libFuzzer writes into it)
  *   ./jinja_fuzz -max_total_time=60 -max_len=4096 -dict=$S/tests/fuzz/jinja.dict /tmp/jcorp
  *
