@@ -1285,6 +1285,27 @@ static void legacy_phi3_window(const char *path)
     tap_ok(memcmp(last[1], last[2], sizeof last[1]) != 0, "... and not those of a window past the context");
 }
 
+/* Two runs' (NP + NF) rows of V logits: the worst row's cosine, and in
+   *same_top how many rows have the same top-1 */
+static double rows_agree(const float *ra, const float *rb, int *same_top)
+{
+    double worst = 1;
+    *same_top = 0;
+    for (int r = 0; r < NP + NF; r++) {
+        const float *a = ra + (size_t)r * V, *b = rb + (size_t)r * V;
+        double ab = 0, aa = 0, bb = 0;
+        int ia = 0, ib = 0;
+        for (int i = 0; i < V; i++) {
+            ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+            if (a[i] > a[ia]) ia = i;
+            if (b[i] > b[ib]) ib = i;
+        }
+        if (ab / sqrt(aa * bb) < worst) worst = ab / sqrt(aa * bb);
+        *same_top += ia == ib;
+    }
+    return worst;
+}
+
 /* A mixture whose experts are all the dense FFN gives the dense model's
    logits (the k weights sum to 1): the MoE wiring of llama files
    (Mixtral) and granitemoe, which the reference cannot check (its llama
@@ -1305,20 +1326,8 @@ static void moe_equals_dense(const char *path)
             }
         }
         g_copies = 0;
-        double worst = 1;
         int top = 0;
-        for (int r = 0; ok && r < NP + NF; r++) {
-            const float *a = rows[0] + (size_t)r * V, *b = rows[1] + (size_t)r * V;
-            double ab = 0, aa = 0, bb = 0;
-            int ia = 0, ib = 0;
-            for (int i = 0; i < V; i++) {
-                ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
-                if (a[i] > a[ia]) ia = i;
-                if (b[i] > b[ib]) ib = i;
-            }
-            if (ab / sqrt(aa * bb) < worst) worst = ab / sqrt(aa * bb);
-            top += ia == ib;
-        }
+        const double worst = ok ? rows_agree(rows[0], rows[1], &top) : 0;
         tap_ok(ok && worst >= 0.99999 && top == NP + NF,
                "%s with 4 identical experts, 2 a token: the logits of the dense %s (worst cosine %.7f, top-1 %d/%d)",
                cs[c].moe, cs[c].dense, worst, top, NP + NF);
@@ -1384,21 +1393,8 @@ static void f16_expert_inputs(const char *path, const char *name)
             ok = write_model(&c, path) == 0 && run(path, sts[s].st, rows[i], &err) == 0;
         }
         g_experts_f32 = false;
-        double worst = 1;
         int same_top = 0;
-        for (int r = 0; ok && r < NP + NF; r++) {
-            const float *a = rows[0] + (size_t)r * V, *b = rows[1] + (size_t)r * V;
-            double ab = 0, aa = 0, bb = 0;
-            int ta = 0, tb = 0;
-            for (int v = 0; v < V; v++) {
-                ab += (double)a[v] * b[v], aa += (double)a[v] * a[v], bb += (double)b[v] * b[v];
-                if (a[v] > a[ta]) ta = v;
-                if (b[v] > b[tb]) tb = v;
-            }
-            const double cs = ab / sqrt(aa * bb);
-            if (cs < worst) worst = cs;
-            same_top += ta == tb;
-        }
+        const double worst = ok ? rows_agree(rows[0], rows[1], &same_top) : 0;
         tap_ok(ok && memcmp(rows[0], rows[1], sizeof rows[0]) && worst > 0.999 && same_top == NP + NF,
                "%s (%s): F16 experts read fp16-rounded inputs, F32 experts of the same values f32 ones: the logits "
                "differ (worst cosine %.7f), the top-1 of all %d rows the same%s%s",

@@ -380,6 +380,33 @@ static bool ends_with(const char *s, const char *tail)
     return a >= b && !memcmp(s + a - b, tail, b);
 }
 
+/* A fixture template rendered for one user message with the switch left
+   alone and then set to mode: the switch exists, and the set render holds
+   `has` where the default one does not, or ends in `tail` where the
+   default one does not. */
+static void fixture_switch(const char *rel, int mode, const char *has, const char *tail, const char *what)
+{
+    char *src = read_fixture(rel);
+    if (!src) {
+        tap_skip("fixture templates absent");
+        return;
+    }
+    ember_chat_template_opts o = {.jinja = src, .controls = CONTROLS};
+    ember_chat_template *t = ember_chat_template_new(&o);
+    ember_chat_msg m[] = {{"user", "Hi"}};
+    char *dflt = ember_chat_template_render(t, m, 1, true, NULL);
+    bool sw = ember_chat_template_set_thinking(t, mode);
+    char *set = ember_chat_template_render(t, m, 1, true, NULL);
+    bool ok = sw && dflt && set;
+    if (ok && has) ok = !strstr(dflt, has) && strstr(set, has);
+    if (ok && tail) ok = !ends_with(dflt, tail) && ends_with(set, tail);
+    tap_ok(ok, "%s", what);
+    free(dflt);
+    free(set);
+    ember_chat_template_free(t);
+    free(src);
+}
+
 /* The reasoning switch (--reasoning, /set reasoning): enable_thinking is
    passed only when set, so "auto" keeps the template's own default; a
    template that never reads it says it has no switch. */
@@ -406,39 +433,12 @@ static void test_set_thinking(void)
     tap_ok(!ember_chat_template_set_thinking(c, 0), "ChatML reads no enable_thinking: no switch");
     ember_chat_template_free(c);
 
-    char *src = read_fixture("fixtures/templates/Qwen-Qwen3-0.6B.jinja");
-    if (!src) {
-        tap_skip("fixture templates absent");
-    } else {
-        ember_chat_template_opts o = {.jinja = src, .controls = CONTROLS};
-        t = ember_chat_template_new(&o);
-        char *dflt = ember_chat_template_render(t, m, 1, true, NULL);
-        bool sw = ember_chat_template_set_thinking(t, 0);
-        char *off = ember_chat_template_render(t, m, 1, true, NULL);
-        tap_ok(sw && ends_with(dflt, "<|im_start|>assistant\n") &&
-                   ends_with(off, "<|im_start|>assistant\n<think>\n\n</think>\n\n"),
-               "Qwen3: reasoning off closes an empty thinking in the generation prompt, as its template does");
-        free(dflt);
-        free(off);
-        ember_chat_template_free(t);
-        free(src);
-    }
-    src = read_fixture("fixtures/templates/google-gemma-4-31B-it.jinja");
-    if (!src) {
-        tap_skip("fixture templates absent");
-    } else {
-        ember_chat_template_opts o = {.jinja = src, .controls = CONTROLS};
-        t = ember_chat_template_new(&o);
-        char *dflt = ember_chat_template_render(t, m, 1, true, NULL);
-        bool sw = ember_chat_template_set_thinking(t, 1);
-        char *on = ember_chat_template_render(t, m, 1, true, NULL);
-        tap_ok(sw && dflt && on && !strstr(dflt, "<|think|>") && strstr(on, "<|think|>"),
-               "Gemma 4: reasoning on puts <|think|> in the system turn; by default it thinks not");
-        free(dflt);
-        free(on);
-        ember_chat_template_free(t);
-        free(src);
-    }
+    /* Qwen3 closes an empty thinking when it is off; Gemma 4 asks for its
+       thought channel in the system turn when it is on */
+    fixture_switch("fixtures/templates/Qwen-Qwen3-0.6B.jinja", 0, NULL, "<|im_start|>assistant\n<think>\n\n</think>\n\n",
+                   "Qwen3: reasoning off closes an empty thinking in the generation prompt, as its template does");
+    fixture_switch("fixtures/templates/google-gemma-4-31B-it.jinja", 1, "<|think|>", NULL,
+                   "Gemma 4: reasoning on puts <|think|> in the system turn; by default it thinks not");
 }
 
 /* A reply kept in the <think> form (Qwen3's, or gpt-oss's translated,
