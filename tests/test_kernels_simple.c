@@ -212,7 +212,8 @@ static void run_case(const fmt_t *f, const ember_kernel *ks[3], int rows, int64_
        rounding of one fma and one product per block */
     for (int t = 0; t < nt; t++) {
         const float *x = xf + (size_t)t * k;
-        if (!f->is_int) memcpy(xd, x, sizeof(float) * (size_t)k);
+        /* float rows as the quantizer left them (BF16's rounded to bf16) */
+        if (!f->is_int) memcpy(xd, xq + (size_t)t * xq_stride, sizeof(float) * (size_t)k);
         for (int r = r0; r < r1; r++) {
             const float *wr = wd + (size_t)r * k;
             double ref = 0, qerr = 0, mag = 0, sgap = 0;
@@ -282,6 +283,23 @@ static void run_case(const fmt_t *f, const ember_kernel *ks[3], int rows, int64_
 /* Every ISA's activation quantizer writes the reference quantizer's bytes,
    including round-half-away-from-zero ties, zeros, tiny, huge and
    non-finite blocks. */
+/* BF16 matrices read their activations rounded to bf16 (to nearest,
+   ties to even), as the reference's vec-dot type: the BF16 kernels'
+   quantizer, whatever the ISA */
+static void test_bf16r_act(ember_isa have)
+{
+    static const float x[] = {1.00390625f, 1.01171875f, -1.00390625f, 3.0f, 1.0f + 0x1p-9f, 0.1f};
+    static const float want[] = {1.0f, 1.015625f, -1.0f, 3.0f, 1.0f, 0.10009765625f};
+    for (int isa = 0; isa <= (int)have; isa++) {
+        const ember_kernel *k = ember_kernels_simple(EMBER_BF16, (ember_isa)isa);
+        float y[6];
+        if (k) k->quantize_act(x, y, 6);
+        int ok = k && k->act_type == EMBER_ACT_BF16R;
+        for (int i = 0; ok && i < 6; i++) ok = y[i] == want[i];
+        tap_ok(ok, "BF16 activations rounded to bf16, ties to even (%s)", k ? k->name : "no kernel");
+    }
+}
+
 static void test_quantize_act(ember_isa have)
 {
     enum { NB = 24, K = NB * QK };
@@ -360,6 +378,7 @@ int main(void)
     static const int nts_big[] = {1, 5};
     ember_isa have = ember_cpu_isa();
     test_quantize_act(have);
+    test_bf16r_act(have);
 
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
         const fmt_t *f = &fmts[fi];
@@ -369,10 +388,12 @@ int main(void)
                                : ember_kernels_simple(f->wtype, (ember_isa)isa);
         if (!tap_ok(ks[0] != NULL, "%s%s has a scalar kernel", ember_dtype_name(f->wtype),
                     f->tiled ? " (8-row tile order)" : "")) continue;
-        int want_act = !f->is_int ? EMBER_F32
+        int want_act = f->wtype == EMBER_BF16 ? EMBER_ACT_BF16R
+                     : !f->is_int ? EMBER_F32
                      : f->wtype == EMBER_Q4_1 || f->wtype == EMBER_Q5_1 ? EMBER_Q8_1 : EMBER_Q8_0;
         tap_ok(ks[0]->act_type == want_act && ks[0]->wtype == f->wtype,
-               "%s activations are %s", ember_dtype_name(f->wtype), ember_dtype_name(want_act));
+               "%s activations are %s", ember_dtype_name(f->wtype),
+               want_act == EMBER_ACT_BF16R ? "f32 rounded to bf16" : ember_dtype_name(want_act));
         stats_t st = {0};
         for (size_t ki = 0; ki < sizeof ks_list / sizeof ks_list[0]; ki++) {
             int64_t k = ks_list[ki];

@@ -136,5 +136,6 @@ const ember_kernel *ember_kernel_packed_for_matrix(int src_type, ember_isa isa, 
 size_t ember_act_bytes(int act_type, int64_t k)
 {
     if (act_type == EMBER_ACT_Q8_0U) return (size_t)(k / 32) * sizeof(ember_block_q8_0u);
+    if (act_type == EMBER_ACT_BF16R) return (size_t)k * sizeof(float);
     return ember_row_bytes(act_type, k);
 }

@@ -122,6 +122,10 @@ size_t ember_act_bytes(int act_type, int64_t k);
    unsigned), so that the prefill reads them as they are, once quantized
    for all threads, instead of each kernel call reworking its tokens' rows. */
 #define EMBER_ACT_Q8_0U 100
+/* BF16 matrices' activations: f32 rows whose values are rounded to bf16
+   (the reference's vec-dot type for BF16; F16 and F32 matrices read f32
+   rows as they are: EMBER_F32) */
+#define EMBER_ACT_BF16R 101
 typedef struct {
     float d;                   /* the Q8_0 block's fp16 d, widened */
     uint8_t xu[32];

@@ -53,6 +53,16 @@ void ember_f32_quantize_act(const float *x, void *xq, int64_t k)
     memcpy(xq, x, (size_t)k * sizeof(float));
 }
 
+/* BF16 matrices' activations (EMBER_ACT_BF16R): each value rounded to
+   bf16, as the reference converts a BF16 product's input to its vec-dot
+   type (and ik_llama.cpp's bf16 dot products need); kept as f32, so the
+   float kernels read them as they read f32 rows. */
+void ember_bf16r_quantize_act(const float *x, void *xq, int64_t k)
+{
+    float *y = xq;
+    for (int64_t i = 0; i < k; i++) y[i] = ember_bf16_to_f32(ember_f32_to_bf16(x[i]));
+}
+
 /* ---- integer formats: the reference's 8-lane order ----------------------
    Lane g of a block is the int32 dot of its inputs 4g..4g+3; each lane keeps
    its own f32 sum over the blocks, fmaf(lane, d_w * d_x, sum), and the row's
@@ -267,12 +277,14 @@ void ember_matmul_bf16_scalar(EMBER_MATMUL_ARGS)
     {#nm "_" #isaname, isa, wt, EMBER_Q8_1, ember_q8_1_quantize_act, ember_matmul_##nm##_##isaname, NULL}
 #define KF(wt, nm, isa, isaname) \
     {#nm "_" #isaname, isa, wt, EMBER_F32, ember_f32_quantize_act, ember_matmul_##nm##_##isaname, NULL}
+#define KB(wt, nm, isa, isaname) \
+    {#nm "_" #isaname, isa, wt, EMBER_ACT_BF16R, ember_bf16r_quantize_act, ember_matmul_##nm##_##isaname, NULL}
 #define KSET(isa, isaname) \
     KQ(EMBER_Q8_0, q8_0, isa, isaname), KQ(EMBER_Q4_0, q4_0, isa, isaname), \
     KQ(EMBER_Q5_0, q5_0, isa, isaname), KQ(EMBER_IQ4_NL, iq4_nl, isa, isaname), \
     K1(EMBER_Q4_1, q4_1, isa, isaname), K1(EMBER_Q5_1, q5_1, isa, isaname), \
     KF(EMBER_F32, f32, isa, isaname),  \
-    KF(EMBER_F16, f16, isa, isaname), KF(EMBER_BF16, bf16, isa, isaname)
+    KF(EMBER_F16, f16, isa, isaname), KB(EMBER_BF16, bf16, isa, isaname)
 
 static const ember_kernel table[] = {
     KSET(EMBER_ISA_SCALAR, scalar),

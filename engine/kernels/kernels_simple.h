@@ -18,6 +18,8 @@ void ember_q8_0u_quantize_act_avx512(const float *x, void *xq, int64_t k);
 /* Q8_1 (Q4_1/Q5_1 activations): one quantizer for every ISA. */
 void ember_q8_1_quantize_act(const float *x, void *xq, int64_t k);
 void ember_f32_quantize_act(const float *x, void *xq, int64_t k);
+/* EMBER_ACT_BF16R rows: f32 values rounded to bf16 (BF16 matrices). */
+void ember_bf16r_quantize_act(const float *x, void *xq, int64_t k);
 
 #define EMBER_DECLARE_SIMPLE(isa) \
     void ember_matmul_q8_0_##isa(EMBER_MATMUL_ARGS); \

@@ -195,7 +195,7 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     }
     s->logits = resident((size_t)I->n_vocab * 4, &ok);
     s->embd_row = resident(m->tok_embd.row_bytes, &ok);
-    static const int act_types[EMBER_ACT_TYPES] = {EMBER_Q8_0, EMBER_Q8_K, EMBER_Q8_1, EMBER_ACT_Q8_0U};
+    static const int act_types[EMBER_ACT_TYPES] = {EMBER_Q8_0, EMBER_Q8_K, EMBER_Q8_1, EMBER_ACT_Q8_0U, EMBER_ACT_BF16R};
     for (int i = 0; i < EMBER_ACT_TYPES; i++) {
         int64_t blk = act_types[i] == EMBER_Q8_K ? 256 : 32;
         s->act[i].type = act_types[i];

@@ -18,7 +18,7 @@ typedef struct {
     const float *src;
     int k, nt;
 } ember_act_cache;
-#define EMBER_ACT_TYPES 4
+#define EMBER_ACT_TYPES 5
 #define EMBER_ROPE_TABLES 4    /* rotary settings cached per pass (a model has 1 or 2) */
 /* copies of the recurrent state kept (recurrent.c): the ends of the last
    prefills and generations, where a chat's next turn or a regenerate
