@@ -54,7 +54,7 @@ const gen_opt gen_opt_table[OPT_COUNT] = {
                         onoff_name},
     [OPT_REASONING] = {"--reasoning", 0, "auto|on|off", GEN_PROFILE_TOP, "reasoning", "reasoning", GEN_WORD,
                    RANGE(0, 2), GEN_REASONING_AUTO, AT(reasoning),
-                   "a reasoning model thinks first (its template's enable_thinking); auto: as the template decides",
+                   "think first (the template's enable_thinking; auto: as it decides)",
                    reasoning_name},
 };
 
@@ -271,8 +271,10 @@ void gen_opts_usage(FILE *out, uint32_t mask, const gen_opts *dflt, const char *
         else if (o->type == GEN_WORD) word_list(o, range, sizeof range);
         else numarg_range_text(&o->range, o->type == GEN_INT, range, sizeof range);
         snprintf(tail, sizeof tail, "[%s; default%s]", range, v);
-        /* the range and default on the same line when it fits 80 columns */
-        int used = fprintf(out, "  %-22s %s", head, o->help);
+        /* the range and default on the same line when it fits 80 columns;
+           a head too wide for its column has the help on the next line */
+        if (strlen(head) > 22) fprintf(out, "  %s\n", head);
+        int used = fprintf(out, "  %-22s %s", strlen(head) > 22 ? "" : head, o->help);
         if (used + 1 + (int)strlen(tail) < 80) fprintf(out, " %s\n", tail);
         else fprintf(out, "\n  %-22s %s\n", "", tail);
     }
