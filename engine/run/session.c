@@ -43,6 +43,15 @@ static void *resident(size_t n, bool *ok)
     return p;
 }
 
+/* Whether a matrix of m runs a BF16 kernel (whose activations are
+   EMBER_ACT_BF16R rows), not an f32 copy of its values */
+static bool runs_bf16(const ember_model *m)
+{
+    for (int i = 0; i < m->plan.n; i++)
+        if (m->plan.e[i].dtype == EMBER_BF16 && !strncmp(m->plan.e[i].kernel, "bf16", 4)) return true;
+    return false;
+}
+
 /* What executes: a packed plan that packs nothing (no packed kernel on
    this CPU, no Q8_0 projection) runs the compressed kernels. */
 static ember_strategy running_strategy(const ember_model *m)
@@ -199,6 +208,9 @@ ember_session *ember_session_new(ember_model *m, const ember_session_opts *o, em
     for (int i = 0; i < EMBER_ACT_TYPES; i++) {
         int64_t blk = act_types[i] == EMBER_Q8_K ? 256 : 32;
         s->act[i].type = act_types[i];
+        /* BF16's rows are 4 bytes a value (4 MiB at 128 tokens of 8192):
+           only for a model with a BF16 kernel */
+        if (act_types[i] == EMBER_ACT_BF16R && !runs_bf16(m)) continue;
         s->act[i].buf = resident(BF * (ember_act_bytes(act_types[i], (int64_t)(maxk + blk - 1) / blk * blk) + 64), &ok);
     }
     /* per thread, for the q heads of one KV head: scores, lane
