@@ -171,6 +171,25 @@ static void semantics(void)
     for (int b = 0; b < nb; b++)
         same &= !memcmp(row + 2 * b, &ref[b].d, 2) && !memcmp(row + 2 * nb + 32 * b, ref[b].qs, 32);
     tap_ok(same, "a stored q8_0 row holds the reference's q8_0 blocks: %d scales, then %d values", nb, HD);
+
+    /* a query block as the reference's flash attention quantizes it (q8_2):
+       the scale amax / 127 rounded to bf16 first, the values divided by
+       that, to nearest even.  amax 1.1 gives a scale of 0.0086614 whose
+       bf16 (0.0086670) moves 0.55 from 63.5 to 63.46 (-> 63, not 64) */
+    float qx[32] = {1.1f, 0.55f, -1.1f, 0.3f};
+    uint8_t qb1[32 + 8];
+    ember_attq8_query(qb1, qx, 32);
+    float dq;
+    int32_t bias;
+    memcpy(&dq, qb1, 4);
+    memcpy(&bias, qb1 + 4, 4);
+    const float dwant = ember_bf16_to_f32(ember_f32_to_bf16(1.1f / 127.f));
+    const int8_t *qq = (const int8_t *)(qb1 + 8);
+    int qok = dq == dwant && qq[1] == (int8_t)nearbyintf(0.55f / dwant) && qq[1] == 63 && qq[0] == 127 &&
+              qq[2] == -127 && qq[3] == (int8_t)nearbyintf(0.3f / dwant) && qq[31] == 0 &&
+              bias == -128 * (qq[0] + qq[1] + qq[2] + qq[3]);
+    tap_ok(qok, "a query block: scale amax / 127 in bf16 (%.7g), values over it to nearest (0.55 -> %d), the "
+           "correction -128 x their sum", dq, qq[1]);
 }
 
 int main(void)

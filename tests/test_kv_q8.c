@@ -120,8 +120,12 @@ static void synth_case(const synth_dir *sd, const char *like, double min_cos, do
 }
 
 /* n_ctx 4096 puts gemma3's sliding layers in a ring (session.h) of window
-   32 + passes of 16, which the fixture's 105 rows wrap */
-static void golden_case(const char *name, const char *arch, int n_ctx, double min_top1)
+   32 + passes of 16, which the fixture's 105 rows wrap.  The goldens are
+   the f16 cache's: the q8_0 cache's own rounding is what separates them
+   (about 1e-3), and it moves with the query's quantization (att_q8.h:
+   as the reference's q8_0 flash attention, gemma3-mini-Q8_0 at 0.99900,
+   with llama.cpp's q8_0 query 0.99908), so min_cos is that margin */
+static void golden_case(const char *name, const char *arch, int n_ctx, double min_cos, double min_top1)
 {
     char model[1024], ids[1024], greedy[1024], logits[1024], rel[256];
     snprintf(rel, sizeof rel, "fixtures/models/%s.gguf", name);
@@ -143,7 +147,7 @@ static void golden_case(const char *name, const char *arch, int n_ctx, double mi
     if (tap_ok(q8 && nref == (size_t)(np + ng) * (size_t)V, "%s q8_0 KV: ran, %d rows", name, np + ng)) {
         char what[128];
         snprintf(what, sizeof what, "%s q8_0 KV%s vs golden", name, n_ctx ? " (ring)" : "");
-        compare(what, q8, ref, np + ng, V, 0.999, min_top1, 0.25);
+        compare(what, q8, ref, np + ng, V, min_cos, min_top1, 0.25);
     }
     free(p);
     free(g);
@@ -239,14 +243,14 @@ int main(void)
     /* llama-mini's logits have near-ties: 5 of its 75 rows flip (93.3%),
        each where the golden's top two are within 0.15; eager's f32
        weights flip 2 (test_golden's bound there is 90%) */
-    golden_case("llama-mini-Q8_0", "llama", 0, 0.90);
-    golden_case("gemma3-mini-f16", "gemma3", 4096, 0.95);
-    golden_case("gemma3-mini-Q8_0", "gemma3", 4096, 0.95);
+    golden_case("llama-mini-Q8_0", "llama", 0, 0.999, 0.90);
+    golden_case("gemma3-mini-f16", "gemma3", 4096, 0.999, 0.95);
+    golden_case("gemma3-mini-Q8_0", "gemma3", 4096, 0.998, 0.95);
     /* gemma4: shared KV, heads of 128 and 256; phi3: heads of 96; qwen3: Q/K norms (the
        query's q8_0 rounding: min cos 0.99920, 0.99981, 0.99979, top-1
        99.1%, 97.6%, 94.7% on the Zen 5 VM) */
-    golden_case("gemma4-mini-f16", "gemma4", 0, 0.95);
-    golden_case("phi3-mini-f16", "phi3", 0, 0.95);
-    golden_case("qwen3-mini-f16", "qwen3", 0, 0.90);
+    golden_case("gemma4-mini-f16", "gemma4", 0, 0.999, 0.95);
+    golden_case("phi3-mini-f16", "phi3", 0, 0.999, 0.95);
+    golden_case("qwen3-mini-f16", "qwen3", 0, 0.999, 0.90);
     return tap_done();
 }

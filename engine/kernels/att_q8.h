@@ -1,6 +1,8 @@
 /* Attention over a q8_0 KV cache (kv.h, EMBER_KV_Q8_0), computed the way
    the reference computes over a quantized cache (its flash-attention
-   path): the query quantized to q8_0 like an activation, each score a sum
+   path): the rows stored as q8_0 blocks, the query quantized as that path
+   quantizes it on x86 (ik_llama.cpp's q8_2: the block's scale rounded to
+   bf16 before the values are divided by it), each score a sum
    of integer block dot products scaled by the two blocks' scales, and the
    weighted sum over the V rows' values d * q.  Nothing is rounded back to
    fp16: the integer sums are exact, so the scores do not depend on how

@@ -20,13 +20,15 @@ static void usage(FILE *out)
     fprintf(out,
         "Usage: ember eval -m MODEL --ids PROMPT_IDS [--force IDS] --logits OUT\n"
         "                  [--strategy eager|compressed|packed] [--threads N] [--ctx N]\n"
+        "                  [--kv-cache f16|q8_0]\n"
         "\n"
         "Runs the prompt ids (a file of whitespace-separated ids, - for stdin) as one\n"
         "batched prefill, then decodes each id of --force (a file) one at a time, and\n"
         "writes f32 little-endian logits: one row of n_vocab per prompt position, then\n"
         "one row after each forced id.  --ctx sets the session's context size (default:\n"
         "prompt + forced + 1; at least that): settings chosen by the context size, such\n"
-        "as LongRoPE's long or short factors, follow it.\n");
+        "as LongRoPE's long or short factors, follow it.  --kv-cache picks the KV\n"
+        "cache's rows (default f16), as for the chat.\n");
 }
 
 int cmd_eval(int argc, char **argv)
@@ -39,7 +41,8 @@ int cmd_eval(int argc, char **argv)
         {"model", required_argument, 0, 'm'}, {"ids", required_argument, 0, 'i'},
         {"force", required_argument, 0, 'f'}, {"logits", required_argument, 0, 'o'},
         {"strategy", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
-        {"ctx", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"ctx", required_argument, 0, 'c'}, {"kv-cache", required_argument, 0, 'k'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -56,15 +59,16 @@ int cmd_eval(int argc, char **argv)
             break;
         }
         case 't':
-        case 'c': {
-            /* the thread count's and the context's ranges are the option table's */
+        case 'c':
+        case 'k': {
+            /* the thread count's, the context's and the cache's words are the option table's */
             gen_opts g;
             gen_opts_default(&g);
-            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + (c == 't' ? OPT_THREADS : OPT_CTX), "ember eval", argc, argv,
-                                       optarg, &g) < 0)
-                return 2;
+            const int id = c == 't' ? OPT_THREADS : c == 'c' ? OPT_CTX : OPT_KV_CACHE;
+            if (gen_opts_getopt_handle(GEN_OPT_GETOPT + id, "ember eval", argc, argv, optarg, &g) < 0) return 2;
             if (c == 't') po.threads = g.threads;
-            else n_ctx = g.n_ctx;
+            else if (c == 'c') n_ctx = g.n_ctx;
+            else po.kv_cache = (ember_kv_type)g.kv_cache;
             break;
         }
         case 'h': usage(stdout); return 0;
