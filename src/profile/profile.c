@@ -104,6 +104,19 @@ static int want_word(ctx *c, const ynode *v, const char *key, const char *what,
                           profile_dym(hint, sizeof hint, v->str, words, n), list);
 }
 
+/* A GEN_WORD option of the table (kv_cache, pack_cache, reasoning): one
+   of its words, with want_word's messages, kept as the table keeps it. */
+static int want_option_word(ctx *c, const ynode *v, const char *key, const char *what, int id, gen_opts *vals)
+{
+    const char *words[8];
+    int n = 0;
+    for (const char *w; n < 8 && (w = gen_opt_table[id].names(n)); n++) words[n] = w;
+    int t = 0;
+    if (want_word(c, v, key, what, words, n, &t)) return -1;
+    char msg[128];
+    return gen_opt_parse(id, words[t], vals, msg, sizeof msg) == NUMARG_OK ? 0 : -1;
+}
+
 /* Parameter counts: 7000000000, 7B, 1.5B, 500M, 135m, 2K, 1T. */
 static int want_params(ctx *c, const ynode *v, const char *key, uint64_t *out)
 {
@@ -461,47 +474,15 @@ static int parse_top(ctx *c, const ynode *root, profile *p)
             }
             break;
         case 4: rc = want_opt(c, v, keys[k], OPT_CTX, &p->vals); break;
-        case 5: {
-            /* the engine's KV row types (ember_kv_type_name), as the option table has them */
-            const char *words[EMBER_KV_TYPES];
-            for (int t = 0; t < EMBER_KV_TYPES; t++) words[t] = ember_kv_type_name(t);
-            int t = 0;
-            rc = want_word(c, v, keys[k], "kv_cache type", words, EMBER_KV_TYPES, &t);
-            if (!rc) {
-                p->vals.kv_cache = t;
-                p->vals.set |= GEN_OPT_BIT(OPT_KV_CACHE);
-            }
-            break;
-        }
+        case 5: rc = want_option_word(c, v, keys[k], "kv_cache type", OPT_KV_CACHE, &p->vals); break;
         case 6: rc = parse_sampling(c, v, p); break;
         case 7: rc = want_string(c, v, keys[k], &p->system); break;
         case 8:
             rc = want_bool(c, v, keys[k], &p->allow_fallback);
             p->has_allow_fallback = true;
             break;
-        case 9: {
-            /* on, off: the option table's words */
-            const char *words[2] = {gen_opt_table[OPT_PACK_CACHE].names(0), gen_opt_table[OPT_PACK_CACHE].names(1)};
-            int t = 1;
-            rc = want_word(c, v, keys[k], "pack_cache value", words, 2, &t);
-            if (!rc) {
-                p->vals.pack_cache = t;
-                p->vals.set |= GEN_OPT_BIT(OPT_PACK_CACHE);
-            }
-            break;
-        }
-        case 10: {
-            /* auto, on, off: the option table's words */
-            const char *words[3];
-            for (int t = 0; t < 3; t++) words[t] = gen_opt_table[OPT_REASONING].names(t);
-            int t = GEN_REASONING_AUTO;
-            rc = want_word(c, v, keys[k], "reasoning value", words, 3, &t);
-            if (!rc) {
-                p->vals.reasoning = t;
-                p->vals.set |= GEN_OPT_BIT(OPT_REASONING);
-            }
-            break;
-        }
+        case 9: rc = want_option_word(c, v, keys[k], "pack_cache value", OPT_PACK_CACHE, &p->vals); break;
+        case 10: rc = want_option_word(c, v, keys[k], "reasoning value", OPT_REASONING, &p->vals); break;
         }
         if (rc) return -1;
     }
