@@ -103,10 +103,10 @@ static void switch_profile(app *a, int idx, const char *name)
     }
     /* the new profile's sampling applies from the next reply (its reasoning
        switch only if it changes it: the worker says when a template has none) */
-    const int reasoning = gen_opts_reasoning_mode(&c->gen);
+    const int before = gen_opts_reasoning_mode(&c->gen), after = gen_opts_reasoning_mode(&g);
     c->gen = g;
     ember_worker_set_sampling(a->w, &c->gen.samp, c->gen.n_predict);
-    if (gen_opts_reasoning_mode(&c->gen) != reasoning) ember_worker_set_thinking(a->w, gen_opts_reasoning_mode(&c->gen));
+    if (after != before) ember_worker_set_thinking(a->w, after);
     snprintf(a->load_profile, sizeof a->load_profile, "%s", name);
     a->load_index = idx;
     a->load_seq = ember_worker_load_model(a->w, &l);

@@ -213,6 +213,13 @@ static void round_to_vec_dot(const ember_weight *w, float *x, size_t n)
     if (w->dtype == EMBER_F16) ember_ref_scale_f16r(x, 1.0f, (int)n);
 }
 
+/* The matrix expert e's input rows go into first: gate_up, gate, or (an
+   ungated activation) up; the slabs of a layer share one dtype */
+static const ember_weight *expert_in(const ember_moe *moe, int e)
+{
+    return moe->gate_up ? &moe->gate_up[e] : moe->gate ? &moe->gate[e] : &moe->up[e];
+}
+
 /* One token's MoE FFN after routing, in two jobs on the pool instead of
    three per expert: every chosen expert's gate and up products (one
    quantized input), then every down product, each on its own expert's
@@ -228,8 +235,7 @@ static void moe_one_token(ember_session *s, const ember_moe *moe, int F)
     const bool ungated = !moe->gate && !moe->gate_up;
     const int nw = moe->gate_up || ungated ? K : 2 * K;
     /* (the shared expert and the router have read s->xn already) */
-    round_to_vec_dot(moe->gate_up ? &moe->gate_up[sel[0]] : ungated ? &moe->up[sel[0]] : &moe->gate[sel[0]], s->xn,
-                     (size_t)m->info.n_embd);
+    round_to_vec_dot(expert_in(moe, sel[0]), s->xn, (size_t)m->info.n_embd);
     for (int k = 0; k < nw; k++) {
         const ember_weight *w = moe->gate_up ? &moe->gate_up[sel[k]]
                                 : ungated  ? &moe->up[sel[k]]
@@ -281,8 +287,7 @@ static void moe_experts(ember_session *s, const ember_moe *moe, int F)
         if (!cnt) continue;
         for (int i = 0; i < cnt; i++)
             memcpy(s->moe_x + (size_t)i * E, s->xn + (size_t)(s->moe_pair[p0 + i] / K) * E, (size_t)E * sizeof(float));
-        round_to_vec_dot(moe->gate_up ? &moe->gate_up[e] : moe->gate ? &moe->gate[e] : &moe->up[e], s->moe_x,
-                         (size_t)cnt * E);
+        round_to_vec_dot(expert_in(moe, e), s->moe_x, (size_t)cnt * E);
         ember_mm_act_dirty(s);   /* moe_x holds another expert's rows than last time */
         if (moe->gate_up) {
             ember_mm(s, &moe->gate_up[e], s->fused, s->moe_x, cnt);

@@ -44,11 +44,13 @@ static void *resident(size_t n, bool *ok)
 }
 
 /* Whether a matrix of m runs a BF16 kernel (whose activations are
-   EMBER_ACT_BF16R rows), not an f32 copy of its values */
+   EMBER_ACT_BF16R rows), not an f32 copy of its values (eager) */
 static bool runs_bf16(const ember_model *m)
 {
-    for (int i = 0; i < m->plan.n; i++)
-        if (m->plan.e[i].dtype == EMBER_BF16 && !strncmp(m->plan.e[i].kernel, "bf16", 4)) return true;
+    for (int i = 0; i < m->plan.n; i++) {
+        const ember_plan_entry *e = &m->plan.e[i];
+        if (e->dtype == EMBER_BF16 && e->kernel[0] && e->rep != EMBER_REP_EAGER_F32) return true;
+    }
     return false;
 }
 
