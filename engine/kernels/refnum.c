@@ -564,9 +564,24 @@ static EMBER_TARGET_AVX512 void scores_heads_blocks(float *sc, size_t sc_stride,
 #undef SH_BLOCK
 }
 
-static EMBER_TARGET_AVX512 void scores_f32q_avx512(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
-                                                   const float *q, size_t q_stride, int nh, int npos, int hd,
-                                                   float scale, float *mx)
+/* One row against an f32 query already in registers: lane d % 16 of fmas
+   over the row, the 16-lane tree (the block's order, att_f32.h) */
+static inline EMBER_TARGET_AVX512 float dot_f32q_avx512(const uint16_t *k, const __m512 *qv, int nq)
+{
+    __m512 a = _mm512_setzero_ps();
+    for (int i = 0; i < nq; i++) a = _mm512_fmadd_ps(ldh(k + 16 * i), qv[i], a);
+    float lane[16];
+    _mm512_storeu_ps(lane, a);
+    return ember_ref_sum16(lane);
+}
+
+/* hd % 16 == 0 heads, HQ at a time, their queries converted once -- the
+   fp16 ones (qh) or the f32 ones (qf, att_f32.h, always the batched
+   order) -- through the batched block; the rows past the last whole 16
+   one at a time, each in its form's order */
+static EMBER_TARGET_AVX512 void scores_heads_groups(float *sc, size_t sc_stride, const uint16_t *k, size_t stride,
+                                                    const uint16_t *qh, const float *qf, size_t q_stride, int nh,
+                                                    int npos, int hd, int gemm, float scale, float *mx)
 {
     enum { HQ = 4 };
     const int nq = hd / 16, pe = npos & ~15;
@@ -574,17 +589,19 @@ static EMBER_TARGET_AVX512 void scores_f32q_avx512(float *sc, size_t sc_stride, 
         const int hn = nh - h0 < HQ ? nh - h0 : HQ;
         __m512 qv[HQ * SCORES_MAXQ];
         for (int h = 0; h < hn; h++)
-            for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = _mm512_loadu_ps(q + (size_t)(h0 + h) * q_stride + 16 * i);
+            for (int i = 0; i < nq; i++) {
+                const size_t o = (size_t)(h0 + h) * q_stride + 16 * (size_t)i;
+                qv[h * SCORES_MAXQ + i] = qf ? _mm512_loadu_ps(qf + o) : ldh(qh + o);
+            }
         float *sch = sc + (size_t)h0 * sc_stride;
-        scores_heads_blocks(sch, sc_stride, k, stride, qv, hn, npos, 1, scale, mx + h0, nq);
+        scores_heads_blocks(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, nq);
         for (int h = 0; h < hn; h++) {
             float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];
             for (int p = pe; p < npos; p++) {
-                __m512 a = _mm512_setzero_ps();
-                for (int i = 0; i < nq; i++) a = _mm512_fmadd_ps(ldh(k + (size_t)p * stride + 16 * i), qv[h * SCORES_MAXQ + i], a);
-                float lane[16];
-                _mm512_storeu_ps(lane, a);
-                sh[p] = ember_ref_sum16(lane) * scale;
+                const uint16_t *kp = k + (size_t)p * stride;
+                sh[p] = (qf ? dot_f32q_avx512(kp, qv + h * SCORES_MAXQ, nq)
+                            : (gemm ? dot_gemm_avx512 : dot_vec_avx512)(kp, qh + (size_t)(h0 + h) * q_stride, hd)) *
+                        scale;
                 if (sh[p] > m) m = sh[p];
             }
             mx[h0 + h] = m;
@@ -637,7 +654,6 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
                                                     const uint16_t *q, size_t q_stride, int nh, int npos, int hd,
                                                     int gemm, float scale, float *mx)
 {
-    enum { HQ = 4 };
     if ((gemm ? hd % 16 != 0 : hd % 64 != 0) || hd > 16 * SCORES_MAXQ) {
         /* one score at a time: a single token's dot product (any hd: its
            64-wide steps, then the reference's scalar tail, as Phi-3's heads
@@ -659,24 +675,7 @@ static EMBER_TARGET_AVX512 void scores_heads_avx512(float *sc, size_t sc_stride,
         }
         return;
     }
-    const int nq = hd / 16, pe = npos & ~15;
-    for (int h0 = 0; h0 < nh; h0 += HQ) {
-        const int hn = nh - h0 < HQ ? nh - h0 : HQ;
-        __m512 qv[HQ * SCORES_MAXQ];   /* the queries, converted once */
-        for (int h = 0; h < hn; h++)
-            for (int i = 0; i < nq; i++) qv[h * SCORES_MAXQ + i] = ldh(q + (size_t)(h0 + h) * q_stride + 16 * i);
-        float *sch = sc + (size_t)h0 * sc_stride;
-        scores_heads_blocks(sch, sc_stride, k, stride, qv, hn, npos, gemm, scale, mx + h0, nq);
-        for (int h = 0; h < hn; h++) {
-            const uint16_t *qh = q + (size_t)(h0 + h) * q_stride;
-            float *sh = sch + (size_t)h * sc_stride, m = mx[h0 + h];
-            for (int p = pe; p < npos; p++) {
-                sh[p] = (gemm ? dot_gemm_avx512 : dot_vec_avx512)(k + (size_t)p * stride, qh, hd) * scale;
-                if (sh[p] > m) m = sh[p];
-            }
-            mx[h0 + h] = m;
-        }
-    }
+    scores_heads_groups(sc, sc_stride, k, stride, q, NULL, q_stride, nh, npos, hd, gemm, scale, mx);
 }
 /* fmsub(x0, c, x1 s) is fmaf(x0, c, -(x1 s)): one rounding of the same
    value.  Interleaved pairs (not neox) are split into even and odd lanes
@@ -903,7 +902,7 @@ int ember_ref_scores_f32q(float *sc, size_t sc_stride, const uint16_t *k, size_t
 {
 #ifdef EMBER_SIMD
     if (ember_cpu_isa() < EMBER_ISA_AVX512 || hd % 16 || hd > 16 * SCORES_MAXQ) return 0;
-    scores_f32q_avx512(sc, sc_stride, k, stride, q, q_stride, nh, npos, hd, scale, mx);
+    scores_heads_groups(sc, sc_stride, k, stride, NULL, q, q_stride, nh, npos, hd, 1, scale, mx);
     return 1;
 #else
     (void)sc, (void)sc_stride, (void)k, (void)stride, (void)q, (void)q_stride, (void)nh, (void)npos, (void)hd;
